@@ -1,0 +1,33 @@
+# trawl — the commands a person (and CI) runs. See README.md.
+CARGO ?= cargo
+
+.PHONY: all build test lint fmt bench synthweb clean
+
+all: build
+
+build:
+	$(CARGO) build --workspace --release
+
+## The whole test suite (the README's test command; .ci/run calls it).
+test:
+	$(CARGO) test --workspace --all-features
+
+## Format check and clippy with warnings as errors, over every target (benches included,
+## so they keep compiling).
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+## Criterion micro-benchmarks (results under target/criterion; figures go to docs/benchmarks.md).
+bench:
+	$(CARGO) bench --workspace
+
+## Build the synthetic web server (tools/synthweb).
+synthweb:
+	$(CARGO) build --release -p synthweb
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,1 @@
+//! Subcommands of the `trawl` binary (not part of the library API).
