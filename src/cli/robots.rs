@@ -42,7 +42,12 @@ pub struct RobotsArgs {
     #[arg(long, conflicts_with = "robots")]
     jsonl: bool,
     /// Which conventions to follow.
-    #[arg(long, visible_alias = "robots-mode", value_enum, default_value = "rfc9309")]
+    #[arg(
+        long,
+        visible_alias = "robots-mode",
+        value_enum,
+        default_value = "rfc9309"
+    )]
     mode: ModeArg,
     /// URLs (absolute, or paths with query) to test.
     #[arg(value_name = "URL")]
@@ -74,7 +79,12 @@ pub fn run(args: RobotsArgs) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::new(stdout.lock());
     for url in &args.urls {
         let decision = rules.decide(url);
-        writeln!(out, "{} {url} ({})", verdict_word(&decision), explain(&decision))?;
+        writeln!(
+            out,
+            "{} {url} ({})",
+            verdict_word(&decision),
+            explain(&decision)
+        )?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
@@ -85,7 +95,10 @@ fn read_limited(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
     let limit = MAX_ROBOTS_BYTES as u64 + 1;
     let mut bytes = Vec::new();
     if path.as_os_str() == "-" {
-        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)?;
+        std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut bytes)?;
     } else {
         let file = std::fs::File::open(path)
             .with_context(|| format!("cannot open robots.txt {}", path.display()))?;
@@ -135,7 +148,9 @@ fn run_jsonl(mode: Mode) -> anyhow::Result<ExitCode> {
     let mut had_error = false;
     loop {
         line.clear();
-        let n = (&mut input).take(MAX_JSONL_LINE_BYTES).read_until(b'\n', &mut line)?;
+        let n = (&mut input)
+            .take(MAX_JSONL_LINE_BYTES)
+            .read_until(b'\n', &mut line)?;
         if n == 0 {
             break;
         }
@@ -143,7 +158,11 @@ fn run_jsonl(mode: Mode) -> anyhow::Result<ExitCode> {
             // Skip the rest of an over-long line.
             let mut sink = Vec::new();
             input.read_until(b'\n', &mut sink)?;
-            writeln!(out, "{}", serde_json::json!({"id": null, "error": "line too long"}))?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"id": null, "error": "line too long"})
+            )?;
             had_error = true;
             continue;
         }
@@ -153,7 +172,11 @@ fn run_jsonl(mode: Mode) -> anyhow::Result<ExitCode> {
         let query: Query = match serde_json::from_slice(&line) {
             Ok(q) => q,
             Err(err) => {
-                writeln!(out, "{}", serde_json::json!({"id": null, "error": err.to_string()}))?;
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::json!({"id": null, "error": err.to_string()})
+                )?;
                 had_error = true;
                 continue;
             }
@@ -173,5 +196,9 @@ fn run_jsonl(mode: Mode) -> anyhow::Result<ExitCode> {
         writeln!(out, "{answer}")?;
     }
     out.flush()?;
-    Ok(if had_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if had_error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -59,28 +59,57 @@ fn push_encoded(out: &mut Vec<u8>, b: u8) {
     out.push(hex(b & 0x0F));
 }
 
-/// Whether `input` is already in normal form, so the hot path can skip allocating.
-fn is_normal(input: &[u8]) -> bool {
-    input.iter().all(|&b| b != b'%' && !needs_encoding(b))
+/// Which side of a comparison a string is on. They differ in one point (RFC 9309
+/// §2.2.3): in a pattern `*` and `$` are metacharacters, so a URL's literal `*` or `$`
+/// is compared in its encoded form (`%2A`, `%24`), which is how a pattern names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// A rule's pattern: `*` and `$` pass through.
+    Pattern,
+    /// The path of a URL being checked (or a literal 1996-style pattern).
+    Target,
 }
 
-/// Normalizes the percent-encoding of a path (or pattern) so that equivalent spellings
-/// compare equal byte for byte:
+/// Whether `input` is already in normal form, so the hot path can skip allocating.
+fn is_normal(input: &[u8], side: Side) -> bool {
+    let body = match (side, input.split_last()) {
+        (Side::Pattern, Some((b'$', body))) => body,
+        _ => input,
+    };
+    body.iter()
+        .all(|&b| b != b'%' && b != b'$' && !needs_encoding(b))
+        && (side == Side::Pattern || memchr::memchr(b'*', input).is_none())
+}
+
+/// Reserved characters that RFC 9309's own percent-encoding table (§2.2.2) treats
+/// as equal to their encoded form inside the query: `/foo/bar?baz=https://foo.bar`
+/// matches `/foo/bar?baz=https%3A%2F%2Ffoo.bar`. These four have no delimiter role
+/// in a query (RFC 3986 §3.4); `& = + ;` do and stay distinct.
+fn is_query_plain(b: u8) -> bool {
+    matches!(b, b':' | b'/' | b'?' | b'@')
+}
+
+/// Normalizes the percent-encoding of a URL path (or rule pattern) so that
+/// equivalent spellings compare equal byte for byte:
 ///
 /// - `%XX` naming an unreserved character is decoded (`%7E` -> `~`, `%41` -> `A`);
 /// - any other `%XX` is kept, with upper-case hex (`%2f` -> `%2F`, which stays
-///   distinct from `/`, as RFC 9309 §2.2.2 and the 1996 draft require);
+///   distinct from `/` in the path, as RFC 9309 §2.2.2 and the 1996 draft require);
+///   in the query (after the first raw `?`) `%3A %2F %3F %40` are decoded, following
+///   the RFC's example table;
 /// - a `%` not followed by two hex digits is itself encoded as `%25`;
 /// - raw bytes that cannot appear in a URL (non-ASCII UTF-8, controls, space, ...) are
-///   percent-encoded with upper-case hex.
+///   percent-encoded with upper-case hex;
+/// - on the [`Side::Target`] side, raw `*` and `$` are encoded as `%2A` and `%24`;
+///   in a pattern, a `$` that is not the last byte is encoded too.
 ///
-/// The same function runs over patterns and over URLs, so the result only has to be
-/// canonical, not pretty. `*` and `$` are reserved characters and pass through.
-pub fn normalize(input: &[u8]) -> Cow<'_, [u8]> {
-    if is_normal(input) {
+/// The result only has to be canonical, not pretty.
+pub fn normalize(input: &[u8], side: Side) -> Cow<'_, [u8]> {
+    if is_normal(input, side) {
         return Cow::Borrowed(input);
     }
     let mut out = Vec::with_capacity(input.len() + 8);
+    let mut in_query = false;
     let mut i = 0;
     while let Some(&b) = input.get(i) {
         if b == b'%' {
@@ -88,7 +117,7 @@ pub fn normalize(input: &[u8]) -> Cow<'_, [u8]> {
             let lo = input.get(i + 2).copied().and_then(hex_value);
             if let (Some(hi), Some(lo)) = (hi, lo) {
                 let decoded = (hi << 4) | lo;
-                if is_unreserved(decoded) {
+                if is_unreserved(decoded) || (in_query && is_query_plain(decoded)) {
                     out.push(decoded);
                 } else {
                     push_encoded(&mut out, decoded);
@@ -97,9 +126,15 @@ pub fn normalize(input: &[u8]) -> Cow<'_, [u8]> {
                 continue;
             }
             push_encoded(&mut out, b'%');
-        } else if needs_encoding(b) {
+        } else if needs_encoding(b)
+            || (side == Side::Target && (b == b'*' || b == b'$'))
+            // Only a final `$` anchors; elsewhere it is a literal (as in Google's
+            // parser), compared like a URL's `$`.
+            || (b == b'$' && i + 1 != input.len())
+        {
             push_encoded(&mut out, b);
         } else {
+            in_query |= b == b'?';
             out.push(b);
         }
         i += 1;
@@ -139,7 +174,11 @@ pub struct Pattern {
 impl Pattern {
     /// Compiles a rule value (already trimmed of whitespace and comments).
     pub fn new(raw: &[u8], syntax: Syntax) -> Self {
-        let text: Box<[u8]> = normalize(raw).into_owned().into_boxed_slice();
+        let side = match syntax {
+            Syntax::Wildcards => Side::Pattern,
+            Syntax::Literal => Side::Target,
+        };
+        let text: Box<[u8]> = normalize(raw, side).into_owned().into_boxed_slice();
         match syntax {
             Syntax::Literal => Pattern {
                 prefix_len: text.len(),
@@ -279,7 +318,7 @@ mod tests {
 
     fn m(pattern: &str, path: &str) -> bool {
         let p = Pattern::new(pattern.as_bytes(), Syntax::Wildcards);
-        p.matches(&normalize(path.as_bytes()))
+        p.matches(&normalize(path.as_bytes(), Side::Target))
     }
 
     #[test]
@@ -296,11 +335,14 @@ mod tests {
             ("/%zz", "/%25zz"),
             ("/%3F", "/%3F"),
             ("/*$", "/*$"),
+            ("/q?u=https%3a%2f%2fx", "/q?u=https://x"),
+            ("/a%2Fb?c%2Fd", "/a%2Fb?c/d"),
+            ("/a?b=%26%3d", "/a?b=%26%3D"),
             ("/plain/path?q=1", "/plain/path?q=1"),
         ];
         for (input, want) in cases {
             assert_eq!(
-                normalize(input.as_bytes()).as_ref(),
+                normalize(input.as_bytes(), Side::Pattern).as_ref(),
                 want.as_bytes(),
                 "normalize({input:?})"
             );
@@ -328,6 +370,9 @@ mod tests {
             ("/a*$", "/abc", true),
             ("*", "/x", true),
             ("/a$b", "/a$b/c", true),
+            ("/a$b", "/a%24b/c", true),
+            ("/a%24b", "/a$b/c", true),
+            ("/file-%2A.html", "/file-*.html", true),
             ("/ab*b$", "/ab", false),
             ("/ab*b$", "/abb", true),
             ("/a**b", "/axxb", true),
@@ -339,7 +384,7 @@ mod tests {
             assert_eq!(
                 naive_matches(
                     Pattern::new(pattern.as_bytes(), Syntax::Wildcards).as_bytes(),
-                    &normalize(path.as_bytes())
+                    &normalize(path.as_bytes(), Side::Target)
                 ),
                 *want,
                 "naive {pattern:?} vs {path:?}"
@@ -350,7 +395,7 @@ mod tests {
     #[test]
     fn literal_syntax_treats_metacharacters_as_text() {
         let p = Pattern::new(b"/tmp/*", Syntax::Literal);
-        assert!(p.matches(b"/tmp/*x"));
+        assert!(p.matches(&normalize(b"/tmp/*x", Side::Target)));
         assert!(!p.matches(b"/tmp/x"));
     }
 }

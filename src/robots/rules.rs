@@ -13,7 +13,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::parse::{product_token, Group, Mode, RobotsTxt, RuleKind, Sitemap};
-use super::pattern::{normalize, Pattern, Syntax};
+use super::pattern::{normalize, Pattern, Side, Syntax};
 
 /// One compiled rule.
 #[derive(Clone, Debug)]
@@ -314,7 +314,7 @@ impl Rules {
 
     /// The verdict for a path (with params and query, without fragment).
     pub fn decide_path(&self, path: &[u8]) -> Decision<'_> {
-        let path = normalize(path);
+        let path = normalize(path, Side::Target);
         let path = path.as_ref();
         if path == b"/robots.txt" {
             return Decision {
