@@ -6,6 +6,7 @@
 //! through the engine and where each concept lives.
 
 pub mod frontier;
+pub mod robots;
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

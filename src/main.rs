@@ -16,13 +16,16 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Test URLs against a robots.txt (RFC 9309 or the 1996 draft).
+    Robots(cli::robots::RobotsArgs),
+}
 
-// The enum has no variants until the first subcommand lands; the match is then live.
-#[allow(unreachable_code, unused_variables)]
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: anyhow::Result<ExitCode> = match cli.command {};
+    let result: anyhow::Result<ExitCode> = match cli.command {
+        Command::Robots(args) => cli::robots::run(args),
+    };
     match result {
         Ok(code) => code,
         Err(err) => {

@@ -1,0 +1,304 @@
+//! A byte-bounded LRU cache of per-host robots policies.
+//!
+//! A large crawl meets millions of hosts; keeping every parsed robots.txt would grow
+//! without end. The cache counts the heap bytes of each entry and, past `max_bytes`,
+//! drops the least recently used hosts. A dropped host simply starts again at
+//! `NeedsFetch` (and gets a conditional-free fetch); correctness never depends on an
+//! entry staying. The one entry being updated is never dropped by its own update, so
+//! the cache can exceed `max_bytes` by at most one entry (itself bounded, since only
+//! 500 KiB of a robots.txt are parsed) until the next update.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use super::policy::{
+    robots_url, Access, FetchRequest, PolicyConfig, RobotsPolicy, RobotsResponse, Step,
+};
+
+/// The key of a host: scheme, host and port (RFC 9309 §2.3: one robots.txt per
+/// authority and protocol), as the ASCII origin serialization `https://host:port`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HostKey(String);
+
+impl HostKey {
+    /// The key of `url`'s host; `None` for URLs without a host.
+    pub fn of(url: &Url) -> Option<HostKey> {
+        url.host_str()?;
+        Some(HostKey(url.origin().ascii_serialization()))
+    }
+
+    /// The origin text, e.g. `http://example.com:8080`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    policy: RobotsPolicy,
+    bytes: usize,
+    stamp: u64,
+}
+
+/// Overhead charged per entry on top of the policy's own heap bytes (map slot, key,
+/// LRU node).
+const ENTRY_OVERHEAD_BYTES: usize = 128;
+
+/// A byte-bounded LRU map from host to [`RobotsPolicy`].
+#[derive(Debug)]
+pub struct RobotsCache {
+    config: PolicyConfig,
+    max_bytes: usize,
+    bytes: usize,
+    clock: u64,
+    evictions: u64,
+    slots: HashMap<HostKey, Slot>,
+    order: BTreeMap<u64, HostKey>,
+}
+
+impl RobotsCache {
+    /// An empty cache holding at most about `max_bytes` of policies.
+    pub fn new(config: PolicyConfig, max_bytes: usize) -> RobotsCache {
+        RobotsCache {
+            config,
+            max_bytes,
+            bytes: 0,
+            clock: 0,
+            evictions: 0,
+            slots: HashMap::new(),
+            order: BTreeMap::new(),
+        }
+    }
+
+    /// The policy settings.
+    pub fn config(&self) -> &PolicyConfig {
+        &self.config
+    }
+
+    /// Hosts held.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether no host is held.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Bytes charged for the hosts held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The byte budget.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    /// Hosts dropped so far to stay within the budget.
+    pub fn evictions(&self) -> u64 {
+        self.evictions
+    }
+
+    /// The policy of a host, without touching its recency.
+    pub fn get(&self, key: &HostKey) -> Option<&RobotsPolicy> {
+        self.slots.get(key).map(|s| &s.policy)
+    }
+
+    /// The answer for `url` at `now`: `Pending` if the host is unknown (or its rules
+    /// expired), so the caller calls [`RobotsCache::poll_fetch`] first.
+    pub fn check(&mut self, url: &Url, now: Instant) -> Access<'_> {
+        let Some(key) = HostKey::of(url) else {
+            return Access::Pending;
+        };
+        self.touch(&key);
+        match self.slots.get(&key) {
+            Some(slot) => slot.policy.check(url.as_str(), now, &self.config),
+            None => Access::Pending,
+        }
+    }
+
+    /// Starts a robots.txt fetch for `url`'s host if one is due, creating the entry.
+    pub fn poll_fetch(&mut self, url: &Url, now: Instant) -> Option<FetchRequest> {
+        let key = HostKey::of(url)?;
+        if !self.slots.contains_key(&key) {
+            let policy = RobotsPolicy::new(robots_url(url)?);
+            self.insert(key.clone(), policy);
+        }
+        self.update(&key, |p, _| p.poll_fetch(now)).flatten()
+    }
+
+    /// Feeds a robots.txt response for the host `key`. `None` if the host was
+    /// dropped meanwhile (the response is then discarded; the host will be refetched).
+    pub fn on_response(
+        &mut self,
+        key: &HostKey,
+        now: Instant,
+        response: &RobotsResponse<'_>,
+    ) -> Option<Step> {
+        self.update(key, |p, config| p.on_response(now, response, config))
+    }
+
+    /// Reports a network failure of the fetch in flight for `key`.
+    pub fn on_network_error(&mut self, key: &HostKey, now: Instant) -> Option<Step> {
+        self.update(key, |p, config| p.on_network_error(now, config))
+    }
+
+    /// The capped crawl-delay of `url`'s host, if known.
+    pub fn crawl_delay(&self, url: &Url) -> Option<Duration> {
+        let key = HostKey::of(url)?;
+        self.slots.get(&key)?.policy.crawl_delay(&self.config)
+    }
+
+    fn insert(&mut self, key: HostKey, policy: RobotsPolicy) {
+        self.clock += 1;
+        let bytes = policy.heap_bytes() + key.0.len() + ENTRY_OVERHEAD_BYTES;
+        self.bytes += bytes;
+        self.order.insert(self.clock, key.clone());
+        if let Some(old) = self.slots.insert(
+            key,
+            Slot {
+                policy,
+                bytes,
+                stamp: self.clock,
+            },
+        ) {
+            self.bytes -= old.bytes;
+            self.order.remove(&old.stamp);
+        }
+        self.evict_except(self.clock);
+    }
+
+    fn touch(&mut self, key: &HostKey) {
+        if let Some(slot) = self.slots.get_mut(key) {
+            self.clock += 1;
+            self.order.remove(&slot.stamp);
+            slot.stamp = self.clock;
+            self.order.insert(self.clock, key.clone());
+        }
+    }
+
+    /// Runs `f` on a host's policy, then re-measures it and evicts to fit.
+    fn update<R>(
+        &mut self,
+        key: &HostKey,
+        f: impl FnOnce(&mut RobotsPolicy, &PolicyConfig) -> R,
+    ) -> Option<R> {
+        self.touch(key);
+        let slot = self.slots.get_mut(key)?;
+        let result = f(&mut slot.policy, &self.config);
+        let bytes = slot.policy.heap_bytes() + key.0.len() + ENTRY_OVERHEAD_BYTES;
+        self.bytes = self.bytes - slot.bytes + bytes;
+        slot.bytes = bytes;
+        let stamp = slot.stamp;
+        self.evict_except(stamp);
+        Some(result)
+    }
+
+    fn evict_except(&mut self, keep: u64) {
+        while self.bytes > self.max_bytes {
+            let victim = self.order.keys().copied().find(|s| *s != keep);
+            let Some(stamp) = victim else { break };
+            let Some(key) = self.order.remove(&stamp) else {
+                break;
+            };
+            if let Some(slot) = self.slots.remove(&key) {
+                self.bytes -= slot.bytes;
+                self.evictions += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(n: usize) -> String {
+        let mut s = String::from("user-agent: *\n");
+        for i in 0..n {
+            s.push_str(&format!("disallow: /private/{i}/*.html$\n"));
+        }
+        s
+    }
+
+    #[test]
+    fn fetch_check_and_evict_lru() {
+        let now = Instant::now();
+        let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 40_000);
+        let hosts: Vec<Url> = (0..20)
+            .map(|i| Url::parse(&format!("http://h{i}.example/page")).unwrap())
+            .collect();
+        for url in &hosts {
+            assert!(matches!(cache.check(url, now), Access::Pending));
+            let req = cache.poll_fetch(url, now).unwrap();
+            assert_eq!(req.url.path(), "/robots.txt");
+            let key = HostKey::of(url).unwrap();
+            let text = body(20);
+            let step = cache.on_response(
+                &key,
+                now,
+                &RobotsResponse {
+                    status: 200,
+                    headers: &[],
+                    body: text.as_bytes(),
+                },
+            );
+            assert_eq!(step, Some(Step::Done));
+            assert!(
+                cache.bytes() <= cache.max_bytes(),
+                "{} > {}",
+                cache.bytes(),
+                cache.max_bytes()
+            );
+            // Keep host 0 hot.
+            let _ = cache.check(&hosts[0], now);
+        }
+        assert!(cache.evictions() > 0);
+        assert!(cache.len() < hosts.len());
+        let url0 = Url::parse("http://h0.example/private/3/x.html").unwrap();
+        assert_eq!(
+            cache.check(&url0, now).is_allowed(),
+            Some(false),
+            "hot host kept"
+        );
+        assert!(
+            cache.get(&HostKey::of(&hosts[1]).unwrap()).is_none(),
+            "cold host dropped"
+        );
+        let sum: usize = cache
+            .slots
+            .values()
+            .map(|s| s.policy.heap_bytes() + ENTRY_OVERHEAD_BYTES)
+            .sum::<usize>()
+            + cache.slots.keys().map(|k| k.0.len()).sum::<usize>();
+        assert_eq!(sum, cache.bytes(), "byte accounting");
+    }
+
+    #[test]
+    fn response_for_dropped_host_is_reported() {
+        let now = Instant::now();
+        let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 1_000_000);
+        let key = HostKey::of(&Url::parse("http://gone.example/").unwrap()).unwrap();
+        let r = RobotsResponse {
+            status: 200,
+            headers: &[],
+            body: b"",
+        };
+        assert_eq!(cache.on_response(&key, now, &r), None);
+    }
+
+    #[test]
+    fn host_key_includes_scheme_and_port() {
+        let a = HostKey::of(&Url::parse("http://x.example/").unwrap()).unwrap();
+        let b = HostKey::of(&Url::parse("https://x.example/").unwrap()).unwrap();
+        let c = HostKey::of(&Url::parse("http://x.example:8080/").unwrap()).unwrap();
+        let d = HostKey::of(&Url::parse("http://X.example:80/q").unwrap()).unwrap();
+        assert_ne!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a, d);
+        assert_eq!(c.as_str(), "http://x.example:8080");
+    }
+}

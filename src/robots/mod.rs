@@ -1,0 +1,82 @@
+//! The Robots Exclusion Protocol: robots.txt (RFC 9309, and the 1994/1996 conventions
+//! as an option), the per-host fetch policy and cache, and page-level directives
+//! (`<meta name="robots">`, `X-Robots-Tag`).
+//!
+//! Everything here is sans-IO: bytes and `now: Instant` in, verdicts out. The layers:
+//!
+//! - [`RobotsTxt::parse`] reads a file into groups, never failing (`parse.rs`);
+//! - [`RobotsTxt::rules_for`] picks the groups for one crawler and compiles them into
+//!   [`Rules`], whose [`Rules::decide`] names the deciding line (`rules.rs`), using
+//!   linear-time wildcard [patterns](pattern) with percent-encoding normalization;
+//! - [`RobotsPolicy`] is the per-host state machine the engine drives (fetch, redirects,
+//!   status codes, expiry, backoff), and [`RobotsCache`] bounds many of them in bytes;
+//! - [`RobotRules`] is the simple many-sites interface of `WWW::RobotRules`;
+//! - [`PageDirectives`] combines meta tags and headers.
+//!
+//! `docs/robots.md` records the conformance table and how each RFC ambiguity was read.
+
+mod cache;
+mod http_date;
+mod meta;
+mod parse;
+pub mod pattern;
+mod policy;
+mod robot_rules;
+mod rules;
+
+pub use cache::{HostKey, RobotsCache};
+pub use http_date::parse_http_date;
+pub use meta::PageDirectives;
+pub use parse::{
+    product_token, AgentLine, Group, Mode, ParseReport, RawRule, RobotsTxt, RuleKind, Sitemap,
+    MAX_ROBOTS_BYTES,
+};
+pub use policy::{
+    freshness, robots_url, Access, FetchRequest, Fetching, Forbidden4xx, HostRules, PolicyConfig,
+    Prior, Ready, RobotsPolicy, RobotsResponse, RobotsState, Step, Unreachable, Validators,
+};
+pub use robot_rules::{Answer, RobotRules, RobotsError};
+pub use rules::{match_target, Decision, Reason, Rule, Rules};
+
+/// Fuzz entry point: parses `data` as a robots.txt in both modes and matches paths
+/// taken from the data itself, checking the linear matcher against the naive one on
+/// short inputs. Must never panic; a panic here is a bug (a mismatch is a matcher bug).
+pub fn fuzz_parse(data: &[u8]) {
+    let (agent, body) = match data.split_first() {
+        Some((&b, rest)) if b & 1 == 0 => ("trawl", rest),
+        Some((_, rest)) => ("Googlebot/2.1", rest),
+        None => ("trawl", data),
+    };
+    for mode in [Mode::Rfc9309, Mode::Draft1996] {
+        let robots = RobotsTxt::parse(body, mode);
+        let rules = robots.rules_for(agent);
+        let _ = rules.heap_bytes();
+        // Paths: each line of the input, used as a URL path.
+        for line in body.split(|&b| b == b'\n').take(16) {
+            let path = String::from_utf8_lossy(line);
+            let a = rules.decide(&path);
+            let b = rules.decide(&path);
+            assert_eq!(a.allowed, b.allowed, "deterministic");
+            let target = match_target(&path);
+            let normalized = pattern::normalize(target.as_bytes(), pattern::Side::Target);
+            if normalized.len() <= 64 {
+                for rule in rules.rules().iter().take(8) {
+                    if rule.pattern().len() <= 24 && mode == Mode::Rfc9309 {
+                        let compiled =
+                            pattern::Pattern::new(rule.pattern(), pattern::Syntax::Wildcards);
+                        assert_eq!(
+                            compiled.matches(&normalized),
+                            pattern::naive_matches(rule.pattern(), &normalized),
+                            "linear and naive matchers disagree"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let _ = PageDirectives::from_x_robots_tag(
+        body.split(|&b| b == b'\n')
+            .filter_map(|l| std::str::from_utf8(l).ok()),
+        agent,
+    );
+}
