@@ -1,0 +1,442 @@
+//! What the engine hands the writer for one fetch (a [`Capture`]), and how it becomes
+//! WARC records: `request`, then `response` (or `revisit`), then `metadata`, all tied to
+//! the response by `WARC-Concurrent-To` and to their file's `warcinfo` by
+//! `WARC-Warcinfo-ID`. Also the `warcinfo` record itself.
+//!
+//! Sans-IO: records are handed to a callback; the file writer compresses them.
+
+use std::borrow::Cow;
+use std::io;
+use std::net::IpAddr;
+
+use super::date::WarcDate;
+use super::digest::{Digest, DigestHasher};
+use super::http;
+use super::record::{sanitize_uri, FieldValueError, Record, RecordId, RecordType, Truncation};
+use crate::crawllog::{FetchTimings, Hop};
+
+/// `Content-Type` of `request` records.
+pub const HTTP_REQUEST_TYPE: &str = "application/http;msgtype=request";
+/// `Content-Type` of `response` and `revisit` records.
+pub const HTTP_RESPONSE_TYPE: &str = "application/http;msgtype=response";
+/// `Content-Type` of `warcinfo` and `metadata` records (WARC 1.1 section 7).
+pub const WARC_FIELDS_TYPE: &str = "application/warc-fields";
+/// The revisit profile trawl writes (WARC 1.1 section 6.7.2).
+pub const IDENTICAL_PAYLOAD_PROFILE: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+/// The `conformsTo` value of the `warcinfo` record.
+pub const WARC_1_1_SPEC_URL: &str =
+    "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/";
+
+/// How a response whose body has a transfer coding (chunked) is stored. See
+/// `docs/warc.md`, "Payload digest and transfer coding", for the trade-off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TransferCodingStorage {
+    /// Store the de-chunked payload and rename the `Transfer-Encoding` field to
+    /// `X-Trawl-Transfer-Encoding`. The payload digest is then both what WARC 1.1
+    /// prescribes (over the payload without transfer coding) and what warcio, pywb and
+    /// Heritrix compute (over the block after the HTTP head), so every reader agrees.
+    #[default]
+    Decoded,
+    /// Store the bytes exactly as received (chunk framing included) and compute the
+    /// payload digest over the de-chunked payload as WARC 1.1 prescribes. warcio's
+    /// `check` reports such chunked records as payload-digest failures, because it
+    /// hashes the block after the head without removing the framing.
+    Raw,
+}
+
+/// An HTTP response as the fetcher read it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// Status line and header fields up to and including the empty line, as received.
+    pub head: Vec<u8>,
+    /// The message body as received on the wire: chunk framing included.
+    pub wire_body: Vec<u8>,
+    /// The body with the transfer coding removed (content coding, e.g. gzip, kept), when
+    /// the fetcher has it. `None` means: the writer derives it (`wire_body` itself when
+    /// there is no transfer coding, or de-chunks `wire_body`).
+    pub payload: Option<Vec<u8>>,
+}
+
+/// The earlier capture a duplicate payload refers to (for a `revisit` record).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisitOf {
+    /// The payload digest shared by both captures.
+    pub payload_digest: Digest,
+    /// `WARC-Refers-To-Target-URI`: the URL of the original capture.
+    pub target_uri: String,
+    /// `WARC-Refers-To-Date`: the `WARC-Date` of the original capture.
+    pub date: WarcDate,
+    /// `WARC-Refers-To`: the original response record's id, when known.
+    pub record_id: Option<RecordId>,
+}
+
+/// A link found in the response, for the `metadata` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outlink {
+    /// The absolute URL.
+    pub url: String,
+    /// How it was found (`L` link, `E` embed, `R` redirect...).
+    pub hop: Hop,
+}
+
+/// Crawler-side facts about a capture, written as a `metadata` record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaptureMetadata {
+    /// The URL whose page linked here, if any.
+    pub via: Option<String>,
+    /// The hop codes from the seed, Heritrix style (`LLE`).
+    pub hops_path: String,
+    /// Links found in the response.
+    pub outlinks: Vec<Outlink>,
+    /// How long each step of the fetch took.
+    pub timings: FetchTimings,
+}
+
+/// One fetch, as the engine submits it to the writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// The URL fetched (`WARC-Target-URI`).
+    pub target_uri: String,
+    /// When the request was sent (`WARC-Date` of every record of the capture).
+    pub date: WarcDate,
+    /// The server's address (`WARC-IP-Address`).
+    pub ip: Option<IpAddr>,
+    /// The request bytes exactly as sent; empty means no `request` record.
+    pub request: Vec<u8>,
+    /// The response as received.
+    pub response: HttpResponse,
+    /// Why the body is incomplete, if it is (`WARC-Truncated`).
+    pub truncated: Option<Truncation>,
+    /// Set when the payload duplicates an earlier capture: a `revisit` record with the
+    /// response head only is written instead of a `response`.
+    pub revisit: Option<RevisitOf>,
+    /// Outlinks and timings; `None` means no `metadata` record.
+    pub metadata: Option<CaptureMetadata>,
+}
+
+/// What the writer did with a capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureWritten {
+    /// The `response` (or `revisit`) record's id.
+    pub response_id: RecordId,
+    /// The payload digest, as written in `WARC-Payload-Digest`.
+    pub payload_digest: Digest,
+    /// Final name of the file holding the records.
+    pub file_name: String,
+    /// Offset of the first record of the capture in that file (compressed bytes).
+    pub offset: u64,
+    /// Compressed bytes the capture took.
+    pub bytes: u64,
+}
+
+/// The fields of a `warcinfo` record (WARC 1.1 section 6.2 and annex: the IIPC's
+/// recommended `software`, `format`, `conformsTo`, `robots`, `operator`,
+/// `http-header-user-agent`, `http-header-from`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarcinfoFields {
+    /// Name and version of the crawler.
+    pub software: String,
+    /// robots.txt policy (`obey`, or a description of the policy).
+    pub robots: String,
+    /// Who runs the crawl (contact).
+    pub operator: Option<String>,
+    /// The `User-Agent` sent.
+    pub user_agent: Option<String>,
+    /// The `From` header sent.
+    pub from: Option<String>,
+    /// Host name of the crawling machine.
+    pub hostname: Option<String>,
+    /// Name of the crawl or collection this file belongs to.
+    pub is_part_of: Option<String>,
+    /// Free text about the crawl.
+    pub description: Option<String>,
+}
+
+impl Default for WarcinfoFields {
+    fn default() -> Self {
+        Self {
+            software: crate::default_user_agent(),
+            robots: "obey".to_owned(),
+            operator: None,
+            user_agent: Some(crate::default_user_agent()),
+            from: None,
+            hostname: None,
+            is_part_of: None,
+            description: None,
+        }
+    }
+}
+
+impl WarcinfoFields {
+    /// The `application/warc-fields` block.
+    pub fn block(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(512);
+        push_warc_field(&mut out, "software", &self.software);
+        if let Some(hostname) = &self.hostname {
+            push_warc_field(&mut out, "hostname", hostname);
+        }
+        push_warc_field(&mut out, "format", "WARC File Format 1.1");
+        push_warc_field(&mut out, "conformsTo", WARC_1_1_SPEC_URL);
+        push_warc_field(&mut out, "robots", &self.robots);
+        let optional = [
+            ("operator", &self.operator),
+            ("http-header-user-agent", &self.user_agent),
+            ("http-header-from", &self.from),
+            ("isPartOf", &self.is_part_of),
+            ("description", &self.description),
+        ];
+        for (name, value) in optional {
+            if let Some(value) = value {
+                push_warc_field(&mut out, name, value);
+            }
+        }
+        out
+    }
+}
+
+/// Appends `name: value CRLF`, replacing line breaks and other controls in the value by
+/// spaces (a `warc-fields` value is one line; an operator string is not worth an error).
+fn push_warc_field(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend(
+        value
+            .bytes()
+            .map(|b| if b.is_ascii_control() { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Builds the `warcinfo` record that opens the file `file_name`.
+///
+/// # Errors
+/// [`FieldValueError`] if the file name holds a control byte.
+pub fn warcinfo_record<'a>(
+    id: RecordId,
+    date: WarcDate,
+    file_name: &str,
+    block: &'a [u8],
+) -> Result<Record<'a>, FieldValueError> {
+    Ok(Record::new(RecordType::Warcinfo, id, date)
+        .field("WARC-Filename", file_name)?
+        .content_type(WARC_FIELDS_TYPE)?
+        .block_part(block)
+        .with_block_digest())
+}
+
+/// The ids of the records of one capture, drawn before serialization so that records
+/// can point at each other whatever order they are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaptureIds {
+    /// The `request` record.
+    pub request: RecordId,
+    /// The `response` or `revisit` record.
+    pub response: RecordId,
+    /// The `metadata` record.
+    pub metadata: RecordId,
+}
+
+impl CaptureIds {
+    /// Three fresh random ids.
+    pub fn new_v4() -> Self {
+        Self {
+            request: RecordId::new_v4(),
+            response: RecordId::new_v4(),
+            metadata: RecordId::new_v4(),
+        }
+    }
+}
+
+/// The response block's head and body after applying the storage policy, and the
+/// payload digest.
+struct StoredResponse<'c> {
+    head: Cow<'c, [u8]>,
+    body: Cow<'c, [u8]>,
+    payload_digest: Digest,
+    dechunk_incomplete: bool,
+}
+
+fn stored_response(response: &HttpResponse, policy: TransferCodingStorage) -> StoredResponse<'_> {
+    let head = response.head.as_slice();
+    if !http::has_transfer_encoding(head) {
+        return StoredResponse {
+            head: Cow::Borrowed(head),
+            body: Cow::Borrowed(&response.wire_body),
+            payload_digest: Digest::of(&response.wire_body),
+            dechunk_incomplete: false,
+        };
+    }
+    let (payload, incomplete): (Cow<'_, [u8]>, bool) = match &response.payload {
+        Some(payload) => (Cow::Borrowed(payload), false),
+        None if http::is_chunked(head) => {
+            let decoded = http::dechunk(&response.wire_body, usize::MAX);
+            (Cow::Owned(decoded.payload), !decoded.complete)
+        }
+        // A transfer coding other than chunked that the fetcher did not decode: the
+        // wire bytes are the best payload we have.
+        None => (Cow::Borrowed(response.wire_body.as_slice()), false),
+    };
+    let payload_digest = Digest::of(&payload);
+    match policy {
+        TransferCodingStorage::Decoded => StoredResponse {
+            head: Cow::Owned(http::rename_transfer_encoding(head)),
+            body: payload,
+            payload_digest,
+            dechunk_incomplete: incomplete,
+        },
+        TransferCodingStorage::Raw => StoredResponse {
+            head: Cow::Borrowed(head),
+            body: Cow::Borrowed(&response.wire_body),
+            payload_digest,
+            dechunk_incomplete: incomplete,
+        },
+    }
+}
+
+/// Serializes a capture's records in order (`request`, `response` or `revisit`,
+/// `metadata`), handing each to `emit`. Returns the payload digest written.
+///
+/// # Errors
+/// `InvalidInput` for a field value that cannot be written (see [`FieldValueError`]),
+/// or whatever `emit` returns.
+pub fn encode_capture(
+    capture: &Capture,
+    ids: CaptureIds,
+    warcinfo_id: RecordId,
+    policy: TransferCodingStorage,
+    mut emit: impl FnMut(&Record<'_>) -> io::Result<()>,
+) -> io::Result<Digest> {
+    let uri = sanitize_uri(&capture.target_uri);
+    let warcinfo = warcinfo_id.to_string();
+    let response_id = ids.response.to_string();
+    let ip = capture.ip.map(|ip| ip.to_string());
+    let common = |record_type: RecordType, id: RecordId| -> Result<Record<'_>, FieldValueError> {
+        let mut record = Record::new(record_type, id, capture.date)
+            .field("WARC-Target-URI", uri.as_ref())?
+            .field("WARC-Warcinfo-ID", warcinfo.as_str())?;
+        if let Some(ip) = &ip {
+            record = record.field("WARC-IP-Address", ip.as_str())?;
+        }
+        Ok(record)
+    };
+
+    if !capture.request.is_empty() {
+        let record = common(RecordType::Request, ids.request)
+            .and_then(|r| r.field("WARC-Concurrent-To", response_id.as_str()))
+            .and_then(|r| r.content_type(HTTP_REQUEST_TYPE))
+            .map_err(invalid)?
+            .block_part(&capture.request)
+            .with_block_digest();
+        emit(&record)?;
+    }
+
+    // A revisit stores the head only; the policy still renames its `Transfer-Encoding`
+    // so it reads like the original capture's head.
+    let stored = stored_response(&capture.response, policy);
+    let truncated = capture
+        .truncated
+        .or(stored.dechunk_incomplete.then_some(Truncation::Unspecified));
+    let payload_digest = match &capture.revisit {
+        Some(revisit) => {
+            let refers_date = revisit.date.to_string();
+            let mut record = common(RecordType::Revisit, ids.response)
+                .and_then(|r| r.field("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE))
+                .and_then(|r| {
+                    r.field(
+                        "WARC-Refers-To-Target-URI",
+                        sanitize_uri(&revisit.target_uri),
+                    )
+                })
+                .and_then(|r| r.field("WARC-Refers-To-Date", refers_date))
+                .and_then(|r| r.field("WARC-Payload-Digest", revisit.payload_digest.to_string()))
+                .map_err(invalid)?;
+            if let Some(original) = revisit.record_id {
+                record = record
+                    .field("WARC-Refers-To", original.to_string())
+                    .map_err(invalid)?;
+            }
+            let record = record
+                .content_type(HTTP_RESPONSE_TYPE)
+                .map_err(invalid)?
+                .block_part(&stored.head)
+                .with_block_digest();
+            emit(&record)?;
+            revisit.payload_digest
+        }
+        None => {
+            let mut record = common(RecordType::Response, ids.response)
+                .and_then(|r| r.field("WARC-Payload-Digest", stored.payload_digest.to_string()))
+                .map_err(invalid)?;
+            if let Some(truncated) = truncated {
+                record = record
+                    .field("WARC-Truncated", truncated.as_str())
+                    .map_err(invalid)?;
+            }
+            let record = record
+                .content_type(HTTP_RESPONSE_TYPE)
+                .map_err(invalid)?
+                .block_part(&stored.head)
+                .block_part(&stored.body)
+                .with_block_digest();
+            emit(&record)?;
+            stored.payload_digest
+        }
+    };
+
+    if let Some(metadata) = &capture.metadata {
+        let block = metadata_block(metadata);
+        let record = common(RecordType::Metadata, ids.metadata)
+            .and_then(|r| r.field("WARC-Concurrent-To", response_id.as_str()))
+            .and_then(|r| r.content_type(WARC_FIELDS_TYPE))
+            .map_err(invalid)?
+            .block_part(&block)
+            .with_block_digest();
+        emit(&record)?;
+    }
+    Ok(payload_digest)
+}
+
+fn invalid(err: FieldValueError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, err)
+}
+
+/// The `metadata` block: `warc-fields` lines in the style Heritrix writes and tools
+/// such as pywb and the Wayback Machine's indexers read.
+pub fn metadata_block(metadata: &CaptureMetadata) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + metadata.outlinks.len() * 64);
+    if let Some(via) = &metadata.via {
+        push_warc_field(&mut out, "via", &sanitize_uri(via));
+    }
+    if !metadata.hops_path.is_empty() {
+        push_warc_field(&mut out, "hopsFromSeed", &metadata.hops_path);
+    }
+    let t = &metadata.timings;
+    let timings = [
+        ("dnsTimeMs", t.dns_ms),
+        ("connectTimeMs", t.connect_ms),
+        ("tlsTimeMs", t.tls_ms),
+        ("firstByteTimeMs", t.first_byte_ms),
+        ("fetchTimeMs", t.total_ms),
+    ];
+    for (name, value) in timings {
+        if let Some(value) = value {
+            push_warc_field(&mut out, name, &value.to_string());
+        }
+    }
+    for link in &metadata.outlinks {
+        let line = format!("{} {}", sanitize_uri(&link.url), link.hop.code());
+        push_warc_field(&mut out, "outlink", &line);
+    }
+    out
+}
+
+/// The SHA-1 of a response block as [`encode_capture`] would store it, for tests and
+/// tools that want to predict `WARC-Block-Digest`.
+pub fn response_block_digest(response: &HttpResponse, policy: TransferCodingStorage) -> Digest {
+    let stored = stored_response(response, policy);
+    let mut hasher = DigestHasher::new();
+    hasher.update(&stored.head);
+    hasher.update(&stored.body);
+    hasher.finish()
+}
