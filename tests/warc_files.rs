@@ -393,11 +393,7 @@ fn rotates_by_size_and_continues_serials() {
         // A file is cut only between captures, once past the limit: every file but the
         // last ends within one capture of the limit.
         let len = fs::metadata(file).unwrap().len();
-        let last_capture = written
-            .iter()
-            .filter(|w| w.file_name == name)
-            .last()
-            .unwrap();
+        let last_capture = written.iter().rfind(|w| w.file_name == name).unwrap();
         assert_eq!(last_capture.offset + last_capture.bytes, len);
         assert!(last_capture.offset < cfg.max_file_bytes, "{name}: {len}");
     }
@@ -546,7 +542,7 @@ fn repair_to_a_checkpoint_offset_and_recover_a_directory() {
     let report = recovered.iter().find(|r| r.path.is_some()).unwrap().repair;
     assert!(report.new_len < crashed.len() as u64);
     assert!(report.new_len >= checkpoint.offset);
-    warcio_check(&[kept.clone()]);
+    warcio_check(std::slice::from_ref(&kept));
 
     // Cutting back to the checkpoint drops the records written after it.
     let at_checkpoint = repair(&kept, Some(checkpoint.offset)).unwrap();
