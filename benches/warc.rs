@@ -1,0 +1,164 @@
+//! WARC writer throughput: captures of a 20 KB HTML response (request, response,
+//! metadata records) written to a `.warc.gz` file at gzip levels 1 and 6, against
+//! same-run baselines: gzip alone over the same bytes, and SHA-1 alone.
+//!
+//! Validation: after each measured run the file is read back with `warc::scan` (every
+//! gzip member decompressed, CRC and record framing checked) and the record count must
+//! equal 1 warcinfo + 3 records per capture written.
+//!
+//! Run: `cargo bench --bench warc`. Figures in `docs/benchmarks.md`, "WARC writer".
+
+use std::cell::Cell;
+use std::io::Write;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use trawl::crawllog::{FetchTimings, Hop};
+use trawl::warc::{
+    scan, Capture, CaptureMetadata, Digest, HttpResponse, Outlink, WarcDate, WarcWriter,
+    WarcWriterConfig,
+};
+
+const BODY_BYTES: usize = 20 * 1024;
+
+/// An HTML-like body: tags, links and varied words, compressing about like real pages.
+fn html_body(seed: u64) -> Vec<u8> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let words = [
+        "crawler",
+        "archive",
+        "the",
+        "of",
+        "politeness",
+        "frontier",
+        "robots",
+        "and",
+        "record",
+        "digest",
+        "a",
+        "to",
+        "web",
+        "page",
+        "host",
+        "link",
+        "shard",
+        "memory",
+    ];
+    let mut out = b"<!doctype html><html><head><title>bench</title></head><body>\n".to_vec();
+    while out.len() < BODY_BYTES {
+        match rng.u8(..10) {
+            0 => {
+                let n = rng.u32(..100_000);
+                writeln!(out, "<a href=\"/p/{n}\">link {n}</a>").unwrap_or_default();
+            }
+            1 => out.extend_from_slice(b"</p>\n<p>"),
+            _ => {
+                out.extend_from_slice(words[rng.usize(..words.len())].as_bytes());
+                out.push(b' ');
+            }
+        }
+    }
+    out.truncate(BODY_BYTES);
+    out
+}
+
+fn capture(body: &[u8]) -> Capture {
+    Capture {
+        target_uri: "http://bench.example/some/page?id=12345".into(),
+        date: WarcDate::now(),
+        ip: Some(std::net::IpAddr::from([127, 0, 0, 1])),
+        request: b"GET /some/page?id=12345 HTTP/1.1\r\nHost: bench.example\r\n\
+                   User-Agent: trawl/0.1 (+https://github.com/trawl-crawler/trawl)\r\n\
+                   Accept: */*\r\nAccept-Encoding: gzip\r\n\r\n"
+            .to_vec(),
+        response: HttpResponse {
+            head: format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                 Content-Length: {}\r\nServer: synthweb\r\n\r\n",
+                body.len()
+            )
+            .into_bytes(),
+            wire_body: body.to_vec(),
+            payload: None,
+        },
+        truncated: None,
+        revisit: None,
+        metadata: Some(CaptureMetadata {
+            via: Some("http://bench.example/".into()),
+            hops_path: "LL".into(),
+            outlinks: (0..20)
+                .map(|i| Outlink {
+                    url: format!("http://bench.example/p/{i}"),
+                    hop: Hop::Link,
+                })
+                .collect(),
+            timings: FetchTimings {
+                total_ms: Some(3),
+                ..FetchTimings::default()
+            },
+        }),
+    }
+}
+
+fn bench_writer(c: &mut Criterion) {
+    let body = html_body(1);
+    let capture = capture(&body);
+    let mut group = c.benchmark_group("warc_write_20KB");
+    group.throughput(Throughput::Bytes(BODY_BYTES as u64));
+    group.sample_size(30);
+    for level in [1u32, 6] {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let mut config = WarcWriterConfig::new(dir.path());
+        config.gzip_level = level;
+        config.max_file_bytes = u64::MAX;
+        let mut writer = WarcWriter::new(config).unwrap_or_else(|e| panic!("writer: {e}"));
+        let count = Cell::new(0u64);
+        group.bench_function(BenchmarkId::new("capture", format!("gzip{level}")), |b| {
+            b.iter(|| {
+                let written = writer
+                    .write_capture(&capture)
+                    .unwrap_or_else(|e| panic!("write: {e}"));
+                count.set(count.get() + 1);
+                written.bytes
+            });
+        });
+        let summary = writer.close().unwrap_or_else(|e| panic!("close: {e}"));
+        // Validate: every record is read back whole.
+        let file = std::fs::read_dir(dir.path())
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok)
+            .map(|e| e.path())
+            .unwrap_or_else(|| panic!("no warc file written"));
+        let report = scan(&file).unwrap_or_else(|e| panic!("scan: {e}"));
+        assert!(!report.is_torn());
+        assert_eq!(report.records, 1 + 3 * count.get());
+        assert_eq!(report.valid_len, summary.bytes);
+        eprintln!(
+            "gzip level {level}: {} captures, {:.3} compressed/raw bytes",
+            count.get(),
+            summary.bytes as f64 / summary.raw_bytes as f64
+        );
+    }
+
+    // Baselines over the same bytes: the response record's content through gzip
+    // alone (no WARC formatting, no digest, no file), and SHA-1 alone.
+    let mut raw = capture.response.head.clone();
+    raw.extend_from_slice(&body);
+    for level in [1u32, 6] {
+        group.bench_function(BenchmarkId::new("gzip_only", format!("gzip{level}")), |b| {
+            b.iter(|| {
+                let mut gz = flate2::write::GzEncoder::new(
+                    Vec::with_capacity(BODY_BYTES),
+                    flate2::Compression::new(level),
+                );
+                gz.write_all(&raw).unwrap_or_default();
+                gz.finish().map(|v| v.len()).unwrap_or_default()
+            });
+        });
+    }
+    group.bench_function("sha1_only", |b| b.iter(|| Digest::of(&raw)));
+    group.finish();
+}
+
+criterion_group!(benches, bench_writer);
+criterion_main!(benches);

@@ -1,0 +1,740 @@
+//! What the engine hands the writer for one fetch (a [`Capture`]), and how it becomes
+//! WARC records: `request`, then `response` (or `revisit`), then `metadata`, all tied to
+//! the response by `WARC-Concurrent-To` and to their file's `warcinfo` by
+//! `WARC-Warcinfo-ID`. Also the `warcinfo` record itself.
+//!
+//! Sans-IO: records are handed to a callback; the file writer compresses them.
+
+use std::borrow::Cow;
+use std::io;
+use std::net::IpAddr;
+
+use super::date::WarcDate;
+use super::digest::{Digest, DigestHasher};
+use super::http;
+use super::record::{sanitize_uri, FieldValueError, Record, RecordId, RecordType, Truncation};
+use crate::crawllog::{FetchTimings, Hop};
+
+/// `Content-Type` of `request` records.
+pub const HTTP_REQUEST_TYPE: &str = "application/http;msgtype=request";
+/// `Content-Type` of `response` and `revisit` records.
+pub const HTTP_RESPONSE_TYPE: &str = "application/http;msgtype=response";
+/// `Content-Type` of `warcinfo` and `metadata` records (WARC 1.1 section 7).
+pub const WARC_FIELDS_TYPE: &str = "application/warc-fields";
+/// The revisit profile trawl writes (WARC 1.1 section 6.7.2).
+pub const IDENTICAL_PAYLOAD_PROFILE: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+/// The `conformsTo` value of the `warcinfo` record.
+pub const WARC_1_1_SPEC_URL: &str =
+    "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/";
+
+/// How a response whose body has a transfer coding (chunked) is stored. See
+/// `docs/warc.md`, "Payload digest and transfer coding", for the trade-off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TransferCodingStorage {
+    /// Store the de-chunked payload and rename the `Transfer-Encoding` field to
+    /// `X-Trawl-Transfer-Encoding`. The payload digest is then both what WARC 1.1
+    /// prescribes (over the payload without transfer coding) and what warcio, pywb and
+    /// Heritrix compute (over the block after the HTTP head), so every reader agrees.
+    #[default]
+    Decoded,
+    /// Store the bytes exactly as received (chunk framing included) and compute the
+    /// payload digest over the de-chunked payload as WARC 1.1 prescribes. warcio's
+    /// `check` reports such chunked records as payload-digest failures, because it
+    /// hashes the block after the head without removing the framing.
+    Raw,
+}
+
+/// An HTTP response as the fetcher read it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// Status line and header fields up to and including the empty line, as received.
+    pub head: Vec<u8>,
+    /// The message body as received on the wire: chunk framing included.
+    pub wire_body: Vec<u8>,
+    /// The body with the transfer coding removed (content coding, e.g. gzip, kept), when
+    /// the fetcher has it. `None` means: the writer derives it (`wire_body` itself when
+    /// there is no transfer coding, or de-chunks `wire_body`).
+    pub payload: Option<Vec<u8>>,
+}
+
+/// The earlier capture a duplicate payload refers to (for a `revisit` record).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisitOf {
+    /// The payload digest shared by both captures.
+    pub payload_digest: Digest,
+    /// `WARC-Refers-To-Target-URI`: the URL of the original capture.
+    pub target_uri: String,
+    /// `WARC-Refers-To-Date`: the `WARC-Date` of the original capture.
+    pub date: WarcDate,
+    /// `WARC-Refers-To`: the original response record's id, when known.
+    pub record_id: Option<RecordId>,
+}
+
+/// A link found in the response, for the `metadata` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outlink {
+    /// The absolute URL.
+    pub url: String,
+    /// How it was found (`L` link, `E` embed, `R` redirect...).
+    pub hop: Hop,
+}
+
+/// Crawler-side facts about a capture, written as a `metadata` record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaptureMetadata {
+    /// The URL whose page linked here, if any.
+    pub via: Option<String>,
+    /// The hop codes from the seed, Heritrix style (`LLE`).
+    pub hops_path: String,
+    /// Links found in the response.
+    pub outlinks: Vec<Outlink>,
+    /// How long each step of the fetch took.
+    pub timings: FetchTimings,
+}
+
+/// One fetch, as the engine submits it to the writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// The URL fetched (`WARC-Target-URI`).
+    pub target_uri: String,
+    /// When the request was sent (`WARC-Date` of every record of the capture).
+    pub date: WarcDate,
+    /// The server's address (`WARC-IP-Address`).
+    pub ip: Option<IpAddr>,
+    /// The request bytes exactly as sent; empty means no `request` record.
+    pub request: Vec<u8>,
+    /// The response as received.
+    pub response: HttpResponse,
+    /// Why the body is incomplete, if it is (`WARC-Truncated`).
+    pub truncated: Option<Truncation>,
+    /// Set when the payload duplicates an earlier capture: a `revisit` record with the
+    /// response head only is written instead of a `response`.
+    pub revisit: Option<RevisitOf>,
+    /// Outlinks and timings; `None` means no `metadata` record.
+    pub metadata: Option<CaptureMetadata>,
+}
+
+/// What the writer did with a capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureWritten {
+    /// The `response` (or `revisit`) record's id.
+    pub response_id: RecordId,
+    /// The payload digest, as written in `WARC-Payload-Digest`.
+    pub payload_digest: Digest,
+    /// Final name of the file holding the records.
+    pub file_name: String,
+    /// Offset of the first record of the capture in that file (compressed bytes).
+    pub offset: u64,
+    /// Compressed bytes the capture took.
+    pub bytes: u64,
+}
+
+/// The fields of a `warcinfo` record (WARC 1.1 section 6.2 and annex: the IIPC's
+/// recommended `software`, `format`, `conformsTo`, `robots`, `operator`,
+/// `http-header-user-agent`, `http-header-from`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarcinfoFields {
+    /// Name and version of the crawler.
+    pub software: String,
+    /// robots.txt policy (`obey`, or a description of the policy).
+    pub robots: String,
+    /// Who runs the crawl (contact).
+    pub operator: Option<String>,
+    /// The `User-Agent` sent.
+    pub user_agent: Option<String>,
+    /// The `From` header sent.
+    pub from: Option<String>,
+    /// Host name of the crawling machine.
+    pub hostname: Option<String>,
+    /// Name of the crawl or collection this file belongs to.
+    pub is_part_of: Option<String>,
+    /// Free text about the crawl.
+    pub description: Option<String>,
+}
+
+impl Default for WarcinfoFields {
+    fn default() -> Self {
+        Self {
+            software: crate::default_user_agent(),
+            robots: "obey".to_owned(),
+            operator: None,
+            user_agent: Some(crate::default_user_agent()),
+            from: None,
+            hostname: None,
+            is_part_of: None,
+            description: None,
+        }
+    }
+}
+
+impl WarcinfoFields {
+    /// The `application/warc-fields` block.
+    pub fn block(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(512);
+        push_warc_field(&mut out, "software", &self.software);
+        if let Some(hostname) = &self.hostname {
+            push_warc_field(&mut out, "hostname", hostname);
+        }
+        push_warc_field(&mut out, "format", "WARC File Format 1.1");
+        push_warc_field(&mut out, "conformsTo", WARC_1_1_SPEC_URL);
+        push_warc_field(&mut out, "robots", &self.robots);
+        let optional = [
+            ("operator", &self.operator),
+            ("http-header-user-agent", &self.user_agent),
+            ("http-header-from", &self.from),
+            ("isPartOf", &self.is_part_of),
+            ("description", &self.description),
+        ];
+        for (name, value) in optional {
+            if let Some(value) = value {
+                push_warc_field(&mut out, name, value);
+            }
+        }
+        out
+    }
+}
+
+/// Appends `name: value CRLF`, replacing line breaks and other controls in the value by
+/// spaces (a `warc-fields` value is one line; an operator string is not worth an error).
+fn push_warc_field(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend(
+        value
+            .bytes()
+            .map(|b| if b.is_ascii_control() { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Builds the `warcinfo` record that opens the file `file_name`.
+///
+/// # Errors
+/// [`FieldValueError`] if the file name holds a control byte.
+pub fn warcinfo_record<'a>(
+    id: RecordId,
+    date: WarcDate,
+    file_name: &str,
+    block: &'a [u8],
+) -> Result<Record<'a>, FieldValueError> {
+    Ok(Record::new(RecordType::Warcinfo, id, date)
+        .field("WARC-Filename", file_name)?
+        .content_type(WARC_FIELDS_TYPE)?
+        .block_part(block)
+        .with_block_digest())
+}
+
+/// The ids of the records of one capture, drawn before serialization so that records
+/// can point at each other whatever order they are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaptureIds {
+    /// The `request` record.
+    pub request: RecordId,
+    /// The `response` or `revisit` record.
+    pub response: RecordId,
+    /// The `metadata` record.
+    pub metadata: RecordId,
+}
+
+impl CaptureIds {
+    /// Three fresh random ids.
+    pub fn new_v4() -> Self {
+        Self {
+            request: RecordId::new_v4(),
+            response: RecordId::new_v4(),
+            metadata: RecordId::new_v4(),
+        }
+    }
+}
+
+/// The response block's head and body after applying the storage policy, and the
+/// payload digest.
+struct StoredResponse<'c> {
+    head: Cow<'c, [u8]>,
+    body: Cow<'c, [u8]>,
+    payload_digest: Digest,
+    dechunk_incomplete: bool,
+}
+
+fn stored_response(response: &HttpResponse, policy: TransferCodingStorage) -> StoredResponse<'_> {
+    let head = response.head.as_slice();
+    if !http::has_transfer_encoding(head) {
+        return StoredResponse {
+            head: Cow::Borrowed(head),
+            body: Cow::Borrowed(&response.wire_body),
+            payload_digest: Digest::of(&response.wire_body),
+            dechunk_incomplete: false,
+        };
+    }
+    let (payload, incomplete): (Cow<'_, [u8]>, bool) = match &response.payload {
+        Some(payload) => (Cow::Borrowed(payload), false),
+        None if http::is_chunked(head) => {
+            let decoded = http::dechunk(&response.wire_body, usize::MAX);
+            (Cow::Owned(decoded.payload), !decoded.complete)
+        }
+        // A transfer coding other than chunked that the fetcher did not decode: the
+        // wire bytes are the best payload we have.
+        None => (Cow::Borrowed(response.wire_body.as_slice()), false),
+    };
+    let payload_digest = Digest::of(&payload);
+    match policy {
+        TransferCodingStorage::Decoded => StoredResponse {
+            head: Cow::Owned(http::rename_transfer_encoding(head)),
+            body: payload,
+            payload_digest,
+            dechunk_incomplete: incomplete,
+        },
+        TransferCodingStorage::Raw => StoredResponse {
+            head: Cow::Borrowed(head),
+            body: Cow::Borrowed(&response.wire_body),
+            payload_digest,
+            dechunk_incomplete: incomplete,
+        },
+    }
+}
+
+/// Serializes a capture's records in order (`request`, `response` or `revisit`,
+/// `metadata`), handing each to `emit`. Returns the payload digest written.
+///
+/// # Errors
+/// `InvalidInput` for a field value that cannot be written (see [`FieldValueError`]),
+/// or whatever `emit` returns.
+pub fn encode_capture(
+    capture: &Capture,
+    ids: CaptureIds,
+    warcinfo_id: RecordId,
+    policy: TransferCodingStorage,
+    mut emit: impl FnMut(&Record<'_>) -> io::Result<()>,
+) -> io::Result<Digest> {
+    let uri = sanitize_uri(&capture.target_uri);
+    let warcinfo = warcinfo_id.to_string();
+    let response_id = ids.response.to_string();
+    let ip = capture.ip.map(|ip| ip.to_string());
+    let common = |record_type: RecordType, id: RecordId| -> Result<Record<'_>, FieldValueError> {
+        let mut record = Record::new(record_type, id, capture.date)
+            .field("WARC-Target-URI", uri.as_ref())?
+            .field("WARC-Warcinfo-ID", warcinfo.as_str())?;
+        if let Some(ip) = &ip {
+            record = record.field("WARC-IP-Address", ip.as_str())?;
+        }
+        Ok(record)
+    };
+
+    if !capture.request.is_empty() {
+        let record = common(RecordType::Request, ids.request)
+            .and_then(|r| r.field("WARC-Concurrent-To", response_id.as_str()))
+            .and_then(|r| r.content_type(HTTP_REQUEST_TYPE))
+            .map_err(invalid)?
+            .block_part(&capture.request)
+            .with_block_digest();
+        emit(&record)?;
+    }
+
+    // A revisit stores the head only; the policy still renames its `Transfer-Encoding`
+    // so it reads like the original capture's head.
+    let stored = stored_response(&capture.response, policy);
+    let truncated = capture
+        .truncated
+        .or(stored.dechunk_incomplete.then_some(Truncation::Unspecified));
+    let payload_digest = match &capture.revisit {
+        Some(revisit) => {
+            let refers_date = revisit.date.to_string();
+            let mut record = common(RecordType::Revisit, ids.response)
+                .and_then(|r| r.field("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE))
+                .and_then(|r| {
+                    r.field(
+                        "WARC-Refers-To-Target-URI",
+                        sanitize_uri(&revisit.target_uri),
+                    )
+                })
+                .and_then(|r| r.field("WARC-Refers-To-Date", refers_date))
+                .and_then(|r| r.field("WARC-Payload-Digest", revisit.payload_digest.to_string()))
+                .map_err(invalid)?;
+            if let Some(original) = revisit.record_id {
+                record = record
+                    .field("WARC-Refers-To", original.to_string())
+                    .map_err(invalid)?;
+            }
+            let record = record
+                .content_type(HTTP_RESPONSE_TYPE)
+                .map_err(invalid)?
+                .block_part(&stored.head)
+                .with_block_digest();
+            emit(&record)?;
+            revisit.payload_digest
+        }
+        None => {
+            let mut record = common(RecordType::Response, ids.response)
+                .and_then(|r| r.field("WARC-Payload-Digest", stored.payload_digest.to_string()))
+                .map_err(invalid)?;
+            if let Some(truncated) = truncated {
+                record = record
+                    .field("WARC-Truncated", truncated.as_str())
+                    .map_err(invalid)?;
+            }
+            let record = record
+                .content_type(HTTP_RESPONSE_TYPE)
+                .map_err(invalid)?
+                .block_part(&stored.head)
+                .block_part(&stored.body)
+                .with_block_digest();
+            emit(&record)?;
+            stored.payload_digest
+        }
+    };
+
+    if let Some(metadata) = &capture.metadata {
+        let block = metadata_block(metadata);
+        let record = common(RecordType::Metadata, ids.metadata)
+            .and_then(|r| r.field("WARC-Concurrent-To", response_id.as_str()))
+            .and_then(|r| r.content_type(WARC_FIELDS_TYPE))
+            .map_err(invalid)?
+            .block_part(&block)
+            .with_block_digest();
+        emit(&record)?;
+    }
+    Ok(payload_digest)
+}
+
+fn invalid(err: FieldValueError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, err)
+}
+
+/// The `metadata` block: `warc-fields` lines in the style Heritrix writes and tools
+/// such as pywb and the Wayback Machine's indexers read.
+pub fn metadata_block(metadata: &CaptureMetadata) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + metadata.outlinks.len() * 64);
+    if let Some(via) = &metadata.via {
+        push_warc_field(&mut out, "via", &sanitize_uri(via));
+    }
+    if !metadata.hops_path.is_empty() {
+        push_warc_field(&mut out, "hopsFromSeed", &metadata.hops_path);
+    }
+    let t = &metadata.timings;
+    let timings = [
+        ("dnsTimeMs", t.dns_ms),
+        ("connectTimeMs", t.connect_ms),
+        ("tlsTimeMs", t.tls_ms),
+        ("firstByteTimeMs", t.first_byte_ms),
+        ("fetchTimeMs", t.total_ms),
+    ];
+    for (name, value) in timings {
+        if let Some(value) = value {
+            push_warc_field(&mut out, name, &value.to_string());
+        }
+    }
+    for link in &metadata.outlinks {
+        let line = format!("{} {}", sanitize_uri(&link.url), link.hop.code());
+        push_warc_field(&mut out, "outlink", &line);
+    }
+    out
+}
+
+/// The SHA-1 of a response block as [`encode_capture`] would store it, for tests and
+/// tools that want to predict `WARC-Block-Digest`.
+pub fn response_block_digest(response: &HttpResponse, policy: TransferCodingStorage) -> Digest {
+    let stored = stored_response(response, policy);
+    let mut hasher = DigestHasher::new();
+    hasher.update(&stored.head);
+    hasher.update(&stored.body);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REQUEST: &[u8] = b"GET /page HTTP/1.1\r\nHost: a.example\r\nUser-Agent: trawl\r\n\r\n";
+    const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n";
+    const CHUNKED_HEAD: &[u8] =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const CHUNKED_BODY: &[u8] = b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+
+    fn ids() -> CaptureIds {
+        CaptureIds {
+            request: RecordId::from_uuid(uuid::Uuid::from_u128(1)),
+            response: RecordId::from_uuid(uuid::Uuid::from_u128(2)),
+            metadata: RecordId::from_uuid(uuid::Uuid::from_u128(3)),
+        }
+    }
+
+    fn warcinfo_id() -> RecordId {
+        RecordId::from_uuid(uuid::Uuid::from_u128(0xabc))
+    }
+
+    fn capture(head: &[u8], body: &[u8]) -> Capture {
+        Capture {
+            target_uri: "http://a.example/page".into(),
+            date: WarcDate::from_unix_micros(1_790_075_101_250_000),
+            ip: Some("127.0.0.1".parse().unwrap()),
+            request: REQUEST.to_vec(),
+            response: HttpResponse {
+                head: head.to_vec(),
+                wire_body: body.to_vec(),
+                payload: None,
+            },
+            truncated: None,
+            revisit: None,
+            metadata: None,
+        }
+    }
+
+    fn encode(capture: &Capture, policy: TransferCodingStorage) -> (Vec<Vec<u8>>, Digest) {
+        let mut records = Vec::new();
+        let digest = encode_capture(capture, ids(), warcinfo_id(), policy, |r| {
+            records.push(r.to_bytes());
+            Ok(())
+        })
+        .unwrap();
+        (records, digest)
+    }
+
+    /// Splits a serialized record into its header text and block, checking framing.
+    fn split(record: &[u8]) -> (String, Vec<u8>) {
+        let end = record.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        let header = String::from_utf8(record[..end].to_vec()).unwrap();
+        let len: usize = field(&header, "Content-Length").parse().unwrap();
+        assert_eq!(record.len(), end + len + 4, "framing of {header}");
+        assert!(record.ends_with(b"\r\n\r\n"));
+        (header, record[end..end + len].to_vec())
+    }
+
+    fn field<'h>(header: &'h str, name: &str) -> &'h str {
+        header
+            .lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(": ")))
+            .unwrap_or_else(|| panic!("no {name} in {header}"))
+    }
+
+    #[test]
+    fn exact_request_and_response_headers() {
+        let (records, digest) = encode(&capture(HEAD, b"hello"), TransferCodingStorage::Decoded);
+        assert_eq!(records.len(), 2);
+        let mut response_block = HEAD.to_vec();
+        response_block.extend_from_slice(b"hello");
+        let expected_request = format!(
+            "WARC/1.1\r\n\
+             WARC-Type: request\r\n\
+             WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000001>\r\n\
+             WARC-Date: 2026-09-22T11:05:01.250000Z\r\n\
+             WARC-Target-URI: http://a.example/page\r\n\
+             WARC-Warcinfo-ID: <urn:uuid:00000000-0000-0000-0000-000000000abc>\r\n\
+             WARC-IP-Address: 127.0.0.1\r\n\
+             WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n\
+             WARC-Block-Digest: {}\r\n\
+             Content-Type: application/http;msgtype=request\r\n\
+             Content-Length: {}\r\n\r\n",
+            Digest::of(REQUEST),
+            REQUEST.len()
+        );
+        let expected_response = format!(
+            "WARC/1.1\r\n\
+             WARC-Type: response\r\n\
+             WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n\
+             WARC-Date: 2026-09-22T11:05:01.250000Z\r\n\
+             WARC-Target-URI: http://a.example/page\r\n\
+             WARC-Warcinfo-ID: <urn:uuid:00000000-0000-0000-0000-000000000abc>\r\n\
+             WARC-IP-Address: 127.0.0.1\r\n\
+             WARC-Payload-Digest: sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N\r\n\
+             WARC-Block-Digest: {}\r\n\
+             Content-Type: application/http;msgtype=response\r\n\
+             Content-Length: {}\r\n\r\n",
+            Digest::of(&response_block),
+            response_block.len()
+        );
+        let (request_header, request_block) = split(&records[0]);
+        assert_eq!(request_header, expected_request);
+        assert_eq!(request_block, REQUEST);
+        let (response_header, block) = split(&records[1]);
+        assert_eq!(response_header, expected_response);
+        assert_eq!(block, response_block);
+        assert_eq!(digest.to_string(), "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N");
+    }
+
+    #[test]
+    fn chunked_decoded_stores_payload_and_renames_header() {
+        let (records, digest) = encode(
+            &capture(CHUNKED_HEAD, CHUNKED_BODY),
+            TransferCodingStorage::Decoded,
+        );
+        let (header, block) = split(&records[1]);
+        let renamed = http::rename_transfer_encoding(CHUNKED_HEAD);
+        assert!(String::from_utf8_lossy(&renamed)
+            .contains("\r\nX-Trawl-Transfer-Encoding: chunked\r\n\r\n"));
+        let mut expected_block = renamed.clone();
+        expected_block.extend_from_slice(b"hello world");
+        assert_eq!(block, expected_block);
+        assert_eq!(digest, Digest::of(b"hello world"));
+        assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+        assert_eq!(
+            field(&header, "WARC-Block-Digest"),
+            Digest::of(&expected_block).to_string()
+        );
+        assert!(!header.contains("WARC-Truncated"));
+        // The fetcher's own de-chunked payload gives the same record.
+        let mut given = capture(CHUNKED_HEAD, CHUNKED_BODY);
+        given.response.payload = Some(b"hello world".to_vec());
+        let (again, _) = encode(&given, TransferCodingStorage::Decoded);
+        assert_eq!(again, records);
+    }
+
+    #[test]
+    fn chunked_raw_keeps_wire_bytes_and_digests_payload() {
+        let (records, digest) = encode(
+            &capture(CHUNKED_HEAD, CHUNKED_BODY),
+            TransferCodingStorage::Raw,
+        );
+        let (header, block) = split(&records[1]);
+        let mut wire = CHUNKED_HEAD.to_vec();
+        wire.extend_from_slice(CHUNKED_BODY);
+        assert_eq!(block, wire);
+        assert_eq!(digest, Digest::of(b"hello world"));
+        assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+        assert_eq!(
+            field(&header, "WARC-Block-Digest"),
+            Digest::of(&wire).to_string()
+        );
+        assert_eq!(
+            response_block_digest(
+                &capture(CHUNKED_HEAD, CHUNKED_BODY).response,
+                TransferCodingStorage::Raw
+            ),
+            Digest::of(&wire)
+        );
+    }
+
+    #[test]
+    fn torn_chunked_body_is_marked_truncated() {
+        let (records, digest) = encode(
+            &capture(CHUNKED_HEAD, b"5\r\nhello\r\n6\r\n wo"),
+            TransferCodingStorage::Decoded,
+        );
+        let (header, _) = split(&records[1]);
+        assert_eq!(field(&header, "WARC-Truncated"), "unspecified");
+        assert_eq!(digest, Digest::of(b"hello wo"));
+        let mut told = capture(HEAD, b"hel");
+        told.truncated = Some(Truncation::Disconnect);
+        let (records, _) = encode(&told, TransferCodingStorage::Decoded);
+        assert_eq!(field(&split(&records[1]).0, "WARC-Truncated"), "disconnect");
+    }
+
+    #[test]
+    fn revisit_has_profile_refers_to_and_head_only() {
+        let mut dup = capture(HEAD, b"hello");
+        let original = RecordId::from_uuid(uuid::Uuid::from_u128(9));
+        dup.revisit = Some(RevisitOf {
+            payload_digest: Digest::of(b"hello"),
+            target_uri: "http://b.example/first".into(),
+            date: WarcDate::from_unix_micros(1_700_000_000_000_000),
+            record_id: Some(original),
+        });
+        let (records, digest) = encode(&dup, TransferCodingStorage::Decoded);
+        assert_eq!(digest, Digest::of(b"hello"));
+        let (header, block) = split(&records[1]);
+        assert_eq!(field(&header, "WARC-Type"), "revisit");
+        assert_eq!(field(&header, "WARC-Profile"), IDENTICAL_PAYLOAD_PROFILE);
+        assert_eq!(
+            field(&header, "WARC-Refers-To-Target-URI"),
+            "http://b.example/first"
+        );
+        assert_eq!(
+            field(&header, "WARC-Refers-To-Date"),
+            "2023-11-14T22:13:20.000000Z"
+        );
+        assert_eq!(field(&header, "WARC-Refers-To"), original.to_string());
+        assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+        assert_eq!(field(&header, "Content-Type"), HTTP_RESPONSE_TYPE);
+        assert_eq!(block, HEAD);
+        assert_eq!(
+            field(&header, "WARC-Block-Digest"),
+            Digest::of(HEAD).to_string()
+        );
+    }
+
+    #[test]
+    fn metadata_lists_outlinks_and_timings() {
+        let mut with_meta = capture(HEAD, b"hello");
+        with_meta.request.clear();
+        with_meta.metadata = Some(CaptureMetadata {
+            via: Some("http://a.example/".into()),
+            hops_path: "LL".into(),
+            outlinks: vec![
+                Outlink {
+                    url: "http://a.example/x".into(),
+                    hop: Hop::Link,
+                },
+                Outlink {
+                    url: "http://a.example/i mg.png".into(),
+                    hop: Hop::Embed,
+                },
+            ],
+            timings: FetchTimings {
+                dns_ms: Some(1),
+                connect_ms: Some(2),
+                tls_ms: None,
+                first_byte_ms: Some(3),
+                total_ms: Some(4),
+            },
+        });
+        let (records, _) = encode(&with_meta, TransferCodingStorage::Decoded);
+        assert_eq!(
+            records.len(),
+            2,
+            "no request record when the request is empty"
+        );
+        let (header, block) = split(&records[1]);
+        assert_eq!(field(&header, "WARC-Type"), "metadata");
+        assert_eq!(field(&header, "Content-Type"), WARC_FIELDS_TYPE);
+        assert_eq!(
+            field(&header, "WARC-Concurrent-To"),
+            ids().response.to_string()
+        );
+        assert_eq!(
+            String::from_utf8(block).unwrap(),
+            "via: http://a.example/\r\n\
+             hopsFromSeed: LL\r\n\
+             dnsTimeMs: 1\r\n\
+             connectTimeMs: 2\r\n\
+             firstByteTimeMs: 3\r\n\
+             fetchTimeMs: 4\r\n\
+             outlink: http://a.example/x L\r\n\
+             outlink: http://a.example/i%20mg.png E\r\n"
+        );
+    }
+
+    #[test]
+    fn warcinfo_record_fields() {
+        let info = WarcinfoFields {
+            operator: Some("Ops <ops@example.org>".into()),
+            from: Some("ops@example.org\r\nX: y".into()),
+            ..WarcinfoFields::default()
+        };
+        let block = info.block();
+        let record = warcinfo_record(
+            warcinfo_id(),
+            WarcDate::from_unix_micros(0),
+            "trawl-19700101000000-00000-0.warc.gz",
+            &block,
+        )
+        .unwrap();
+        let (header, block) = split(&record.to_bytes());
+        assert_eq!(field(&header, "WARC-Type"), "warcinfo");
+        assert_eq!(
+            field(&header, "WARC-Filename"),
+            "trawl-19700101000000-00000-0.warc.gz"
+        );
+        assert_eq!(field(&header, "Content-Type"), WARC_FIELDS_TYPE);
+        let text = String::from_utf8(block).unwrap();
+        assert!(text.starts_with("software: trawl/"), "{text}");
+        for line in [
+            "format: WARC File Format 1.1\r\n",
+            "conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n",
+            "robots: obey\r\n",
+            "operator: Ops <ops@example.org>\r\n",
+            "http-header-from: ops@example.org  X: y\r\n",
+        ] {
+            assert!(text.contains(line), "{line:?} in {text}");
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Repair after a crash: cut a torn last record off a WARC file so that it stays valid.
+//!
+//! The writer appends whole gzip members, one record each, so after `kill -9` a file
+//! holds complete members followed by at most one torn one. [`scan`] finds the end of
+//! the last complete member by decompressing the members one by one (a member is
+//! complete when its gzip trailer checks, CRC-32 and length, and it holds exactly one
+//! WARC record whose `Content-Length` matches). [`repair`] truncates to that boundary,
+//! or to a checkpoint's offset when one is known. [`recover`] does this for every
+//! `.open` file of a directory and gives them their final names.
+
+#![deny(clippy::indexing_slicing)]
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use flate2::bufread::GzDecoder;
+
+use super::writer::{sync_dir, WarcError, OPEN_SUFFIX};
+
+/// Largest WARC header block accepted while checking a record (the writer's are well
+/// under 2 KiB; a bound keeps a damaged file from growing the buffer).
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// What [`scan`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanReport {
+    /// Length of the file.
+    pub file_len: u64,
+    /// End of the last complete record: the length to keep.
+    pub valid_len: u64,
+    /// Complete records before `valid_len`.
+    pub records: u64,
+}
+
+impl ScanReport {
+    /// Whether the file ends in a torn or damaged member.
+    pub fn is_torn(&self) -> bool {
+        self.valid_len < self.file_len
+    }
+}
+
+/// What [`repair`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RepairReport {
+    /// The file's length before.
+    pub old_len: u64,
+    /// Its length now.
+    pub new_len: u64,
+    /// Complete records kept, when the file was scanned.
+    pub records: Option<u64>,
+}
+
+/// Finds the end of the last complete record of a `.warc.gz` file (gzip member per
+/// record), reading it once from the start.
+///
+/// # Errors
+/// [`WarcError::File`] if the file cannot be opened or read; damaged content is not an
+/// error, it ends the valid part.
+pub fn scan(path: &Path) -> Result<ScanReport, WarcError> {
+    let file = fs::File::open(path).map_err(WarcError::file("read", path))?;
+    let file_len = file
+        .metadata()
+        .map_err(WarcError::file("read", path))?
+        .len();
+    let mut reader = CountingReader {
+        inner: BufReader::with_capacity(256 * 1024, file),
+        pos: 0,
+    };
+    let mut report = ScanReport {
+        file_len,
+        valid_len: 0,
+        records: 0,
+    };
+    loop {
+        match reader.fill_buf() {
+            Ok([]) => return Ok(report),
+            Ok(_) => {}
+            Err(source) => return Err(WarcError::file("read", path)(source)),
+        }
+        let mut check = RecordCheck::default();
+        let decoded = io::copy(&mut GzDecoder::new(&mut reader), &mut check);
+        if decoded.is_err() || !check.is_complete() {
+            return Ok(report);
+        }
+        report.valid_len = reader.pos;
+        report.records += 1;
+    }
+}
+
+/// Cuts `path` back to its valid part: to `valid_len` when a checkpoint gives it (the
+/// offset must lie within the file, at the start of a member or at its end), else to
+/// the end of the last complete record found by [`scan`]. The file is fsynced after.
+///
+/// # Errors
+/// [`WarcError::BadCheckpoint`] when `valid_len` is past the end of the file or not at
+/// a member start; [`WarcError::File`] on I/O failure.
+pub fn repair(path: &Path, valid_len: Option<u64>) -> Result<RepairReport, WarcError> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(WarcError::file("read", path))?;
+    let old_len = file
+        .metadata()
+        .map_err(WarcError::file("read", path))?
+        .len();
+    let (new_len, records) = match valid_len {
+        Some(offset) => {
+            let bad = || WarcError::BadCheckpoint {
+                path: path.to_path_buf(),
+                offset,
+                len: old_len,
+            };
+            if offset > old_len {
+                return Err(bad());
+            }
+            // What follows a record boundary is the start of the next member, so its
+            // first bytes (as many as reached the disk) are gzip's magic and method.
+            let mut head = [0u8; 3];
+            io::Seek::seek(&mut file, io::SeekFrom::Start(offset))
+                .map_err(WarcError::file("read", path))?;
+            let n = read_up_to(&mut file, &mut head).map_err(WarcError::file("read", path))?;
+            if head.get(..n) != [0x1f, 0x8b, 0x08].get(..n) {
+                return Err(bad());
+            }
+            (offset, None)
+        }
+        None => {
+            let report = scan(path)?;
+            (report.valid_len, Some(report.records))
+        }
+    };
+    if new_len < old_len {
+        file.set_len(new_len)
+            .map_err(WarcError::file("truncate", path))?;
+        file.sync_all().map_err(WarcError::file("sync", path))?;
+    }
+    Ok(RepairReport {
+        old_len,
+        new_len,
+        records,
+    })
+}
+
+/// One `.open` file found by [`recover`] and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveredFile {
+    /// Where it is now: the final name, or `None` when it held no complete record and
+    /// was removed.
+    pub path: Option<PathBuf>,
+    /// The repair done.
+    pub repair: RepairReport,
+}
+
+/// Repairs every `*.warc.gz.open` file in `dir` (left by a crash) by scanning, then
+/// renames it to its final name, or removes it when not even its `warcinfo` record is
+/// complete. Finished `*.warc.gz` files were fsynced before their rename and are left
+/// alone. Call it before starting a writer on the directory.
+///
+/// Records written after the last checkpoint are kept: the resumed crawl fetches those
+/// URLs again, so they may appear twice (at-least-once output, as usual for web
+/// archives). To drop them instead, call [`repair`] with the checkpoint's offset on
+/// the checkpoint's file first.
+///
+/// # Errors
+/// [`WarcError::Dir`] if the directory cannot be listed; [`WarcError::File`] on a
+/// failed repair, rename or removal.
+pub fn recover(dir: &Path) -> Result<Vec<RecoveredFile>, WarcError> {
+    let list_err = |source| WarcError::Dir {
+        op: "list",
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut open_files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(list_err)? {
+        let entry = entry.map_err(list_err)?;
+        let name = entry.file_name();
+        if let Some(name) = name.to_str() {
+            if name.ends_with(OPEN_SUFFIX) {
+                open_files.push(entry.path());
+            }
+        }
+    }
+    open_files.sort();
+    let mut recovered = Vec::with_capacity(open_files.len());
+    for open_path in open_files {
+        let repair = repair(&open_path, None)?;
+        let path = if repair.records.unwrap_or(0) == 0 {
+            fs::remove_file(&open_path).map_err(WarcError::file("remove", &open_path))?;
+            None
+        } else {
+            let final_path = open_path.with_extension("");
+            fs::rename(&open_path, &final_path).map_err(WarcError::file("rename", &open_path))?;
+            Some(final_path)
+        };
+        recovered.push(RecoveredFile { path, repair });
+    }
+    if !recovered.is_empty() {
+        sync_dir(dir)?;
+    }
+    Ok(recovered)
+}
+
+fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..) {
+        if rest.is_empty() {
+            break;
+        }
+        match reader.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// A `BufRead` that counts the bytes consumed from it, so the gzip decoder (which
+/// consumes exactly one member) tells us where the member ended.
+struct CountingReader<R> {
+    inner: R,
+    pos: u64,
+}
+
+impl<R: BufRead> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for CountingReader<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos += amt as u64;
+        self.inner.consume(amt);
+    }
+}
+
+/// A sink checking that the bytes written to it form exactly one WARC record: a
+/// version line, fields, a `Content-Length`, that many block bytes, then CRLF CRLF.
+/// Memory stays bounded: only the header is kept.
+#[derive(Debug, Default)]
+pub struct RecordCheck {
+    header: Vec<u8>,
+    /// Block length plus 4, once the header has been parsed.
+    expected_rest: Option<u64>,
+    rest_seen: u64,
+    tail: [u8; 4],
+    failed: bool,
+}
+
+impl RecordCheck {
+    /// Whether everything written so far is exactly one whole record.
+    pub fn is_complete(&self) -> bool {
+        !self.failed && self.expected_rest == Some(self.rest_seen) && &self.tail == b"\r\n\r\n"
+    }
+
+    fn take_rest(&mut self, bytes: &[u8]) {
+        self.rest_seen += bytes.len() as u64;
+        for &b in bytes.iter().rev().take(4).rev() {
+            self.tail.rotate_left(1);
+            self.tail[3] = b;
+        }
+        if self.expected_rest.is_some_and(|e| self.rest_seen > e) {
+            self.failed = true;
+        }
+    }
+}
+
+impl Write for RecordCheck {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.failed {
+            return Ok(buf.len());
+        }
+        if self.expected_rest.is_some() {
+            self.take_rest(buf);
+            return Ok(buf.len());
+        }
+        let before = self.header.len();
+        let room = MAX_HEADER_BYTES.saturating_sub(before);
+        self.header
+            .extend_from_slice(buf.get(..room.min(buf.len())).unwrap_or_default());
+        let search_from = before.saturating_sub(3);
+        let found = self
+            .header
+            .get(search_from..)
+            .and_then(|h| h.windows(4).position(|w| w == b"\r\n\r\n"))
+            .map(|p| search_from + p + 4);
+        match found {
+            Some(end) => {
+                let header = self.header.get(..end).unwrap_or_default();
+                match parse_content_length(header) {
+                    Some(len) => {
+                        self.expected_rest = Some(len.saturating_add(4));
+                        let consumed_from_buf = end - before;
+                        self.take_rest(buf.get(consumed_from_buf..).unwrap_or_default());
+                    }
+                    None => self.failed = true,
+                }
+            }
+            None if self.header.len() >= MAX_HEADER_BYTES => self.failed = true,
+            None => {}
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The `Content-Length` of a WARC header block (`WARC/1.0` or `WARC/1.1`).
+fn parse_content_length(header: &[u8]) -> Option<u64> {
+    let mut lines = header.split(|&b| b == b'\n');
+    let version = lines.next()?;
+    if !(version.starts_with(b"WARC/1.0") || version.starts_with(b"WARC/1.1")) {
+        return None;
+    }
+    lines.find_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let colon = line.iter().position(|&b| b == b':')?;
+        let (name, value) = line.split_at(colon);
+        if !name.eq_ignore_ascii_case(b"content-length") {
+            return None;
+        }
+        std::str::from_utf8(value.get(1..)?)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    })
+}

@@ -1,0 +1,500 @@
+//! The WARC file writer: compresses each record into its own gzip member, appends it to
+//! the current file, and rotates files by size.
+//!
+//! Files are written as `NAME.warc.gz.open` and renamed to `NAME.warc.gz` once closed,
+//! so a reader (or a sync to an archive) that takes only `*.warc.gz` never sees a file
+//! in progress. Names: `{prefix}-{YYYYMMDDhhmmss}-{serial:05}-{shard}.warc.gz`, the
+//! serial counting up per shard across restarts (it resumes after the highest serial
+//! found in the directory).
+//!
+//! Every file starts with a `warcinfo` record; every other record names it in
+//! `WARC-Warcinfo-ID`. A capture's records (request, response, metadata) always land in
+//! the same file: rotation happens between captures, so a file may exceed
+//! `max_file_bytes` by at most one capture.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+use super::capture::{
+    encode_capture, warcinfo_record, Capture, CaptureIds, CaptureWritten, TransferCodingStorage,
+    WarcinfoFields,
+};
+use super::date::WarcDate;
+use super::record::{Record, RecordId};
+
+/// Suffix of a finished WARC file.
+pub const WARC_SUFFIX: &str = ".warc.gz";
+/// Suffix added while a file is being written.
+pub const OPEN_SUFFIX: &str = ".open";
+
+/// Settings of a [`WarcWriter`].
+#[derive(Debug, Clone)]
+pub struct WarcWriterConfig {
+    /// Directory the files go to (created if missing).
+    pub dir: PathBuf,
+    /// File name prefix.
+    pub prefix: String,
+    /// Shard (or writer) number, last part of the file name: writers sharing a
+    /// directory must have distinct numbers.
+    pub shard: u32,
+    /// A file is closed and the next one opened once it holds this many bytes.
+    pub max_file_bytes: u64,
+    /// gzip level, 0 (store) to 9 (smallest). See `docs/benchmarks.md`.
+    pub gzip_level: u32,
+    /// How chunked responses are stored.
+    pub transfer_coding: TransferCodingStorage,
+    /// The `warcinfo` record of every file.
+    pub warcinfo: WarcinfoFields,
+}
+
+impl WarcWriterConfig {
+    /// Defaults: prefix `trawl`, 1 GB files (the size the IIPC recommends), gzip level 6
+    /// (zlib's default; level 1 is 2-3 times faster for ~10% more bytes, see
+    /// `docs/benchmarks.md`), chunked bodies stored decoded.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            prefix: "trawl".to_owned(),
+            shard: 0,
+            max_file_bytes: 1_000_000_000,
+            gzip_level: 6,
+            transfer_coding: TransferCodingStorage::default(),
+            warcinfo: WarcinfoFields::default(),
+        }
+    }
+}
+
+/// A WARC writer failure. Every I/O error carries the file it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum WarcError {
+    /// The output directory could not be created or listed.
+    #[error("warc directory {}: cannot {op}", path.display())]
+    Dir {
+        /// `create` or `list`.
+        op: &'static str,
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// A file operation failed.
+    #[error("warc file {}: cannot {op}", path.display())]
+    File {
+        /// `create`, `write`, `sync`, `rename`, `read`, `truncate`, `remove`.
+        op: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// A record could not be built (a field value with a line break).
+    #[error("warc record for {uri} cannot be written")]
+    Record {
+        /// The capture's URL.
+        uri: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// A checkpoint offset lies past the end of the file (data the checkpoint counted
+    /// on never reached the disk) or not on a record boundary.
+    #[error("warc file {}: checkpoint offset {offset} does not fit a file of {len} bytes", path.display())]
+    BadCheckpoint {
+        /// The file.
+        path: PathBuf,
+        /// The offset recorded in the checkpoint.
+        offset: u64,
+        /// The file's length.
+        len: u64,
+    },
+    /// The writer thread has stopped (after an earlier error, or shut down).
+    #[error("warc writer thread has stopped")]
+    Stopped,
+    /// The writer thread panicked.
+    #[error("warc writer thread panicked")]
+    Panicked,
+}
+
+impl WarcError {
+    pub(crate) fn file<'p>(
+        op: &'static str,
+        path: &'p Path,
+    ) -> impl FnOnce(io::Error) -> Self + 'p {
+        move |source| Self::File {
+            op,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Where the output stands: the current file and the offset just after its last
+/// complete record, which is what a checkpoint stores and [`super::repair`] cuts back
+/// to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WarcPosition {
+    /// The file's final name (without `.open`).
+    pub file_name: String,
+    /// Bytes of complete records in it.
+    pub offset: u64,
+}
+
+impl WarcPosition {
+    /// The file on disk in `dir`: the `.open` name while it is written, else the final
+    /// one; `None` if neither exists.
+    pub fn locate(&self, dir: &Path) -> Option<PathBuf> {
+        let open = dir.join(format!("{}{OPEN_SUFFIX}", self.file_name));
+        let done = dir.join(&self.file_name);
+        [open, done].into_iter().find(|p| p.exists())
+    }
+}
+
+/// Counters over a writer's life.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriterSummary {
+    /// Files opened.
+    pub files: u64,
+    /// Records written (warcinfo included).
+    pub records: u64,
+    /// Captures written.
+    pub captures: u64,
+    /// Compressed bytes written.
+    pub bytes: u64,
+    /// Uncompressed record bytes (for the compression ratio).
+    pub raw_bytes: u64,
+    /// Captures refused because a field value could not be written.
+    pub rejected: u64,
+}
+
+#[derive(Debug)]
+struct OpenFile {
+    file: File,
+    name: String,
+    open_path: PathBuf,
+    final_path: PathBuf,
+    len: u64,
+    warcinfo_id: RecordId,
+}
+
+/// Writes captures to rotating `.warc.gz` files. Synchronous: the engine runs it on a
+/// writer thread ([`super::WarcWriterThread`]).
+#[derive(Debug)]
+pub struct WarcWriter {
+    config: WarcWriterConfig,
+    warcinfo_block: Vec<u8>,
+    current: Option<OpenFile>,
+    next_serial: u32,
+    summary: WriterSummary,
+    member: Vec<u8>,
+}
+
+impl WarcWriter {
+    /// A writer for `config`. Creates the directory; opens no file until the first
+    /// capture. Serial numbers continue after the highest one of this prefix and shard
+    /// already in the directory.
+    ///
+    /// # Errors
+    /// [`WarcError::Dir`] if the directory cannot be created or listed.
+    pub fn new(config: WarcWriterConfig) -> Result<Self, WarcError> {
+        fs::create_dir_all(&config.dir).map_err(|source| WarcError::Dir {
+            op: "create",
+            path: config.dir.clone(),
+            source,
+        })?;
+        let next_serial = highest_serial(&config.dir, &config.prefix, config.shard)?
+            .map_or(0, |s| s.saturating_add(1));
+        Ok(Self {
+            warcinfo_block: config.warcinfo.block(),
+            config,
+            current: None,
+            next_serial,
+            summary: WriterSummary::default(),
+            member: Vec::with_capacity(64 * 1024),
+        })
+    }
+
+    /// Writes one capture's records, opening or rotating the file first if needed.
+    ///
+    /// # Errors
+    /// [`WarcError::File`] on an I/O failure (the partial member is cut off again, so
+    /// the file stays valid), [`WarcError::Record`] for an unwritable field value (the
+    /// file is untouched).
+    pub fn write_capture(&mut self, capture: &Capture) -> Result<CaptureWritten, WarcError> {
+        self.write_capture_with_ids(capture, CaptureIds::new_v4())
+    }
+
+    /// [`WarcWriter::write_capture`] with given record ids (tests, reproducible output).
+    ///
+    /// # Errors
+    /// As [`WarcWriter::write_capture`].
+    pub fn write_capture_with_ids(
+        &mut self,
+        capture: &Capture,
+        ids: CaptureIds,
+    ) -> Result<CaptureWritten, WarcError> {
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|f| f.len >= self.config.max_file_bytes)
+        {
+            self.close_current()?;
+        }
+        if self.current.is_none() {
+            self.open_next()?;
+        }
+        let level = Compression::new(self.config.gzip_level.min(9));
+        let policy = self.config.transfer_coding;
+        let Some(file) = self.current.as_mut() else {
+            return Err(WarcError::Stopped);
+        };
+        // Compress every record of the capture into one buffer of members, then write
+        // it with one call: a crash tears at most the capture's tail.
+        let mut buffer = std::mem::take(&mut self.member);
+        buffer.clear();
+        let mut records = 0;
+        let mut raw_bytes = 0;
+        let digest = encode_capture(capture, ids, file.warcinfo_id, policy, |record| {
+            raw_bytes += append_member(&mut buffer, record, level)?;
+            records += 1;
+            Ok(())
+        })
+        .map_err(|source| WarcError::Record {
+            uri: capture.target_uri.clone(),
+            source,
+        });
+        let digest = match digest {
+            Ok(digest) => digest,
+            Err(err) => {
+                self.member = buffer;
+                self.summary.rejected += 1;
+                return Err(err);
+            }
+        };
+        let offset = file.len;
+        let result = write_or_rollback(file, &buffer);
+        let bytes = buffer.len() as u64;
+        self.member = buffer;
+        result?;
+        self.summary.records += records;
+        self.summary.captures += 1;
+        self.summary.bytes += bytes;
+        self.summary.raw_bytes += raw_bytes;
+        Ok(CaptureWritten {
+            response_id: ids.response,
+            payload_digest: digest,
+            file_name: file.name.clone(),
+            offset,
+            bytes,
+        })
+    }
+
+    /// The current file and offset after its last complete record; `None` before the
+    /// first capture and after [`WarcWriter::close`]. Not yet durable: see
+    /// [`WarcWriter::sync`].
+    pub fn position(&self) -> Option<WarcPosition> {
+        self.current.as_ref().map(|f| WarcPosition {
+            file_name: f.name.clone(),
+            offset: f.len,
+        })
+    }
+
+    /// Makes everything written so far durable (fsync) and returns the position, for a
+    /// checkpoint.
+    ///
+    /// # Errors
+    /// [`WarcError::File`] if the fsync fails.
+    pub fn sync(&mut self) -> Result<Option<WarcPosition>, WarcError> {
+        if let Some(file) = &self.current {
+            file.file
+                .sync_data()
+                .map_err(WarcError::file("sync", &file.open_path))?;
+        }
+        Ok(self.position())
+    }
+
+    /// Counters so far.
+    pub fn summary(&self) -> WriterSummary {
+        self.summary
+    }
+
+    /// Closes the current file (fsync, rename to its final name, fsync the directory).
+    ///
+    /// # Errors
+    /// [`WarcError::File`] on a failed fsync or rename.
+    pub fn close(mut self) -> Result<WriterSummary, WarcError> {
+        self.close_current()?;
+        Ok(self.summary)
+    }
+
+    fn open_next(&mut self) -> Result<(), WarcError> {
+        let date = WarcDate::now();
+        let name = file_name(
+            &self.config.prefix,
+            date,
+            self.next_serial,
+            self.config.shard,
+        );
+        let final_path = self.config.dir.join(&name);
+        let open_path = self.config.dir.join(format!("{name}{OPEN_SUFFIX}"));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&open_path)
+            .map_err(WarcError::file("create", &open_path))?;
+        self.next_serial = self.next_serial.saturating_add(1);
+        let warcinfo_id = RecordId::new_v4();
+        let record =
+            warcinfo_record(warcinfo_id, date, &name, &self.warcinfo_block).map_err(|err| {
+                WarcError::Record {
+                    uri: name.clone(),
+                    source: io::Error::new(io::ErrorKind::InvalidInput, err),
+                }
+            })?;
+        let mut buffer = Vec::with_capacity(1024);
+        let level = Compression::new(self.config.gzip_level.min(9));
+        let raw = append_member(&mut buffer, &record, level)
+            .map_err(WarcError::file("write", &open_path))?;
+        let mut open = OpenFile {
+            file,
+            name,
+            open_path,
+            final_path,
+            len: 0,
+            warcinfo_id,
+        };
+        write_or_rollback(&mut open, &buffer)?;
+        self.summary.files += 1;
+        self.summary.records += 1;
+        self.summary.bytes += buffer.len() as u64;
+        self.summary.raw_bytes += raw;
+        self.current = Some(open);
+        Ok(())
+    }
+
+    fn close_current(&mut self) -> Result<(), WarcError> {
+        let Some(file) = self.current.take() else {
+            return Ok(());
+        };
+        file.file
+            .sync_all()
+            .map_err(WarcError::file("sync", &file.open_path))?;
+        drop(file.file);
+        fs::rename(&file.open_path, &file.final_path)
+            .map_err(WarcError::file("rename", &file.open_path))?;
+        sync_dir(&self.config.dir)
+    }
+}
+
+impl Drop for WarcWriter {
+    /// Best effort: a writer dropped without [`WarcWriter::close`] still renames its
+    /// file, so a panic elsewhere does not leave `.open` files behind. Errors are lost
+    /// here; [`super::recover`] would repair the file on the next start anyway.
+    fn drop(&mut self) {
+        let _ = self.close_current();
+    }
+}
+
+/// Appends `record` as one gzip member; returns the uncompressed size.
+fn append_member(buffer: &mut Vec<u8>, record: &Record<'_>, level: Compression) -> io::Result<u64> {
+    let mut encoder = GzEncoder::new(buffer, level);
+    let mut counter = CountingWriter {
+        inner: &mut encoder,
+        count: 0,
+    };
+    record.write_to(&mut counter)?;
+    let raw = counter.count;
+    encoder.finish()?;
+    Ok(raw)
+}
+
+struct CountingWriter<'w, W: Write> {
+    inner: &'w mut W,
+    count: u64,
+}
+
+impl<W: Write> Write for CountingWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Appends `bytes`; on failure cuts the file back to its previous length so no partial
+/// member stays behind.
+fn write_or_rollback(file: &mut OpenFile, bytes: &[u8]) -> Result<(), WarcError> {
+    match file.file.write_all(bytes) {
+        Ok(()) => {
+            file.len += bytes.len() as u64;
+            Ok(())
+        }
+        Err(source) => {
+            let _ = file.file.set_len(file.len);
+            Err(WarcError::File {
+                op: "write",
+                path: file.open_path.clone(),
+                source,
+            })
+        }
+    }
+}
+
+/// `{prefix}-{YYYYMMDDhhmmss}-{serial:05}-{shard}.warc.gz`
+pub fn file_name(prefix: &str, date: WarcDate, serial: u32, shard: u32) -> String {
+    format!(
+        "{prefix}-{}-{serial:05}-{shard}{WARC_SUFFIX}",
+        date.compact()
+    )
+}
+
+/// Reads the serial number from a name made by [`file_name`] (with or without `.open`)
+/// if prefix and shard match.
+pub fn parse_serial(name: &str, prefix: &str, shard: u32) -> Option<u32> {
+    let name = name.strip_suffix(OPEN_SUFFIX).unwrap_or(name);
+    let stem = name.strip_suffix(WARC_SUFFIX)?;
+    let rest = stem.strip_prefix(prefix)?.strip_prefix('-')?;
+    let mut parts = rest.split('-');
+    let (date, serial, shard_text) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || date.len() != 14 || !date.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    (shard_text == shard.to_string()).then_some(())?;
+    serial.parse().ok()
+}
+
+fn highest_serial(dir: &Path, prefix: &str, shard: u32) -> Result<Option<u32>, WarcError> {
+    let list_err = |source| WarcError::Dir {
+        op: "list",
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut highest = None;
+    for entry in fs::read_dir(dir).map_err(list_err)? {
+        let entry = entry.map_err(list_err)?;
+        if let Some(serial) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| parse_serial(name, prefix, shard))
+        {
+            highest = highest.max(Some(serial));
+        }
+    }
+    Ok(highest)
+}
+
+/// fsync a directory so a rename or a new file in it is durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), WarcError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(WarcError::file("sync", dir))
+}

@@ -1,0 +1,616 @@
+//! WARC files as written to disk: one gzip member per record, rotation, repair after a
+//! torn write, the writer thread, and `warcio check` / `warcio index` over every file
+//! these tests write.
+//!
+//! warcio comes from `.venv/bin/warcio` (made by `.ci/run`: `python3 -m venv .venv &&
+//! .venv/bin/pip install warcio`), or the `WARCIO` variable, or `PATH`. Without it the
+//! tests fail, unless `TRAWL_SKIP_WARCIO=1` says to skip that check on purpose.
+
+// Test helpers outside `#[test]` functions: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use flate2::bufread::GzDecoder;
+use trawl::crawllog::{FetchTimings, Hop};
+use trawl::warc::{
+    recover, repair, scan, Capture, CaptureMetadata, Digest, HttpResponse, Outlink, RevisitOf,
+    Truncation, WarcDate, WarcError, WarcWriter, WarcWriterConfig, WarcWriterThread,
+};
+
+// ---------------------------------------------------------------------------------
+// warcio
+
+fn warcio() -> Option<PathBuf> {
+    if std::env::var_os("TRAWL_SKIP_WARCIO").is_some_and(|v| v == "1") {
+        return None;
+    }
+    let candidates = [
+        std::env::var_os("WARCIO").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/warcio")),
+    ];
+    if let Some(found) = candidates.into_iter().flatten().find(|p| p.is_file()) {
+        return Some(found);
+    }
+    if Command::new("warcio").arg("--help").output().is_ok() {
+        return Some(PathBuf::from("warcio"));
+    }
+    panic!(
+        "warcio not found: run `python3 -m venv .venv && .venv/bin/pip install warcio` in \
+         the repository root (as .ci/run does), or set WARCIO=/path/to/warcio, or set \
+         TRAWL_SKIP_WARCIO=1 to skip the warcio checks on purpose"
+    );
+}
+
+/// Runs `warcio check -v` over `files` and asserts it passes and that every record with
+/// a digest had it verified.
+fn warcio_check(files: &[PathBuf]) {
+    let Some(warcio) = warcio() else { return };
+    if files.is_empty() {
+        return;
+    }
+    let out = Command::new(&warcio)
+        .arg("check")
+        .arg("-v")
+        .args(files)
+        .output()
+        .expect("run warcio");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "warcio check failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(!stdout.contains("failed"), "{stdout}");
+    assert!(
+        !stdout.contains("not checked\n") || stdout.contains("(revisit)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("digest pass"), "{stdout}");
+}
+
+/// `warcio index` output (one JSON line per record), or `None` without warcio.
+fn warcio_index(file: &Path) -> Option<Vec<serde_json::Value>> {
+    let warcio = warcio()?;
+    let out = Command::new(&warcio)
+        .arg("index")
+        .arg("-f")
+        .arg("warc-type,warc-target-uri,offset,length,http:status")
+        .arg(file)
+        .output()
+        .expect("run warcio");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    )
+}
+
+// ---------------------------------------------------------------------------------
+// sample captures
+
+const CHUNKED_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+fn body(n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let words = [
+        "<p>", "trawl ", "crawl ", "warc ", "</p>\n", "record ", "a href ",
+    ];
+    let mut out = Vec::with_capacity(n + 16);
+    while out.len() < n {
+        out.extend_from_slice(words[rng.usize(..words.len())].as_bytes());
+    }
+    out.truncate(n);
+    out
+}
+
+fn chunk(payload: &[u8], size: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for piece in payload.chunks(size) {
+        out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        out.extend_from_slice(piece);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    out
+}
+
+/// A mix of capture shapes: plain, chunked, gzip content coding, truncated, revisit,
+/// with and without request and metadata records.
+fn sample_capture(i: u64) -> Capture {
+    let uri = format!("http://host{}.example/page/{i}?q=a%20b", i % 3);
+    let payload = body(200 + (i as usize * 397) % 5000, i);
+    let mut capture = Capture {
+        target_uri: uri.clone(),
+        date: WarcDate::now(),
+        ip: Some(if i % 2 == 0 {
+            "127.0.0.1".parse().unwrap()
+        } else {
+            "::1".parse().unwrap()
+        }),
+        request: format!(
+            "GET /page/{i} HTTP/1.1\r\nHost: host.example\r\nUser-Agent: trawl/test\r\n\r\n"
+        )
+        .into_bytes(),
+        response: HttpResponse::default(),
+        truncated: None,
+        revisit: None,
+        metadata: Some(CaptureMetadata {
+            via: Some("http://host0.example/".into()),
+            hops_path: "LL".into(),
+            outlinks: vec![
+                Outlink {
+                    url: format!("{uri}/next"),
+                    hop: Hop::Link,
+                },
+                Outlink {
+                    url: "http://host1.example/logo.png".into(),
+                    hop: Hop::Embed,
+                },
+            ],
+            timings: FetchTimings {
+                total_ms: Some(i),
+                ..FetchTimings::default()
+            },
+        }),
+    };
+    match i % 6 {
+        0 | 1 => {
+            capture.response.head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
+                payload.len()
+            )
+            .into_bytes();
+            capture.response.wire_body = payload;
+        }
+        2 => {
+            capture.response.head = CHUNKED_HEAD.to_vec();
+            capture.response.wire_body = chunk(&payload, 1000);
+            capture.response.payload = Some(payload);
+        }
+        3 => {
+            // Chunked, de-chunked by the writer itself.
+            capture.response.head = CHUNKED_HEAD.to_vec();
+            capture.response.wire_body = chunk(&payload, 333);
+            capture.metadata = None;
+        }
+        4 => {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, &payload).unwrap();
+            let encoded = gz.finish().unwrap();
+            capture.response.head = format!(
+                "HTTP/1.1 404 Not Found\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+                encoded.len() + 100
+            )
+            .into_bytes();
+            capture.response.wire_body = encoded;
+            capture.truncated = Some(Truncation::Disconnect);
+            capture.request.clear();
+        }
+        _ => {
+            capture.response.head =
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n".to_vec();
+            capture.revisit = Some(RevisitOf {
+                payload_digest: Digest::of(b"hello"),
+                target_uri: "http://host0.example/first".into(),
+                date: WarcDate::from_unix_micros(1_700_000_000_000_000),
+                record_id: None,
+            });
+        }
+    }
+    capture
+}
+
+fn config(dir: &Path) -> WarcWriterConfig {
+    let mut config = WarcWriterConfig::new(dir);
+    config.warcinfo.from = Some("ops@example.org".into());
+    config.gzip_level = 1;
+    config
+}
+
+fn warc_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Decompresses the members of a file one by one: (offset, record bytes) per member.
+fn members(path: &Path) -> Vec<(u64, Vec<u8>)> {
+    let data = fs::read(path).unwrap();
+    let mut rest: &[u8] = &data;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let offset = (data.len() - rest.len()) as u64;
+        let mut record = Vec::new();
+        // A `&[u8]` is a `BufRead` that the decoder advances past exactly one member.
+        GzDecoder::new(&mut rest).read_to_end(&mut record).unwrap();
+        out.push((offset, record));
+    }
+    out
+}
+
+/// (header text, block) of one serialized record, checking its framing.
+fn split(record: &[u8]) -> (String, Vec<u8>) {
+    let end = record.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let header = String::from_utf8(record[..end].to_vec()).unwrap();
+    let len: usize = field(&header, "Content-Length").unwrap().parse().unwrap();
+    assert_eq!(
+        record.len(),
+        end + len + 4,
+        "one record per member: {header}"
+    );
+    assert!(record.ends_with(b"\r\n\r\n"));
+    (header, record[end..end + len].to_vec())
+}
+
+fn field<'h>(header: &'h str, name: &str) -> Option<&'h str> {
+    header
+        .lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(": ")))
+}
+
+/// Where gzip members written by flate2 start: its fixed 10-byte header (no mtime, no
+/// name). A naive reference for the scanner's boundaries.
+fn member_starts(data: &[u8]) -> Vec<u64> {
+    let magic: [u8; 3] = [0x1f, 0x8b, 0x08];
+    data.windows(10)
+        .enumerate()
+        .filter(|(_, w)| w[..3] == magic && w[3..8] == [0, 0, 0, 0, 0] && w[9] == 0xff)
+        .map(|(i, _)| i as u64)
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------
+// tests
+
+#[test]
+fn one_gzip_member_per_record_and_warcio_accepts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = WarcWriter::new(config(dir.path())).unwrap();
+    let mut written = Vec::new();
+    for i in 0..24 {
+        written.push(writer.write_capture(&sample_capture(i)).unwrap());
+    }
+    let position = writer.position().unwrap();
+    let summary = writer.close().unwrap();
+    assert_eq!(summary.captures, 24);
+    assert_eq!(summary.files, 1);
+    let files = warc_files(dir.path());
+    assert_eq!(files.len(), 1);
+    let name = files[0].file_name().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(position.file_name, name);
+    assert_eq!(position.offset, fs::metadata(&files[0]).unwrap().len());
+    assert!(
+        name.starts_with("trawl-") && name.ends_with("-00000-0.warc.gz"),
+        "{name}"
+    );
+
+    let members = members(&files[0]);
+    assert_eq!(members.len() as u64, summary.records);
+    let (info_header, info_block) = split(&members[0].1);
+    assert_eq!(field(&info_header, "WARC-Type"), Some("warcinfo"));
+    assert_eq!(field(&info_header, "WARC-Filename"), Some(name.as_str()));
+    assert!(String::from_utf8(info_block)
+        .unwrap()
+        .contains("http-header-from: ops@example.org\r\n"));
+    let info_id = field(&info_header, "WARC-Record-ID").unwrap().to_owned();
+
+    let mut types = Vec::new();
+    for (offset, record) in &members[1..] {
+        let (header, block) = split(record);
+        assert!(header.starts_with("WARC/1.1\r\nWARC-Type: "));
+        assert_eq!(field(&header, "WARC-Warcinfo-ID"), Some(info_id.as_str()));
+        assert_eq!(
+            field(&header, "WARC-Block-Digest").unwrap(),
+            Digest::of(&block).to_string()
+        );
+        let kind = field(&header, "WARC-Type").unwrap().to_owned();
+        if kind == "response" || kind == "revisit" {
+            let w = written
+                .iter()
+                .find(|w| {
+                    Some(w.response_id.to_string().as_str()) == field(&header, "WARC-Record-ID")
+                })
+                .unwrap();
+            assert!(w.offset <= *offset && *offset < w.offset + w.bytes);
+            assert_eq!(
+                field(&header, "WARC-Payload-Digest").unwrap(),
+                w.payload_digest.to_string()
+            );
+        }
+        if kind == "response" {
+            // The stored payload (after the HTTP head) is what the digest covers.
+            let head_end = block.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            assert_eq!(
+                field(&header, "WARC-Payload-Digest").unwrap(),
+                Digest::of(&block[head_end..]).to_string()
+            );
+        }
+        types.push(kind);
+    }
+    for kind in ["request", "response", "metadata", "revisit"] {
+        assert!(types.iter().any(|t| t == kind), "no {kind} in {types:?}");
+    }
+    warcio_check(&files);
+    if let Some(index) = warcio_index(&files[0]) {
+        assert_eq!(index.len(), members.len());
+        for (entry, (offset, _)) in index.iter().zip(&members) {
+            assert_eq!(entry["offset"].as_str().unwrap(), offset.to_string());
+        }
+        let responses = index
+            .iter()
+            .filter(|e| e["warc-type"] == "response")
+            .count();
+        assert_eq!(responses, 20);
+        assert!(index.iter().any(|e| e["http:status"] == "404"));
+    }
+}
+
+#[test]
+fn rotates_by_size_and_continues_serials() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.max_file_bytes = 8 * 1024;
+    cfg.shard = 3;
+    let mut writer = WarcWriter::new(cfg.clone()).unwrap();
+    let mut written = Vec::new();
+    for i in 0..40 {
+        written.push(writer.write_capture(&sample_capture(i)).unwrap());
+    }
+    let summary = writer.close().unwrap();
+    let files = warc_files(dir.path());
+    assert!(files.len() >= 3, "{files:?}");
+    assert_eq!(summary.files, files.len() as u64);
+    assert!(fs::read_dir(dir.path()).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_str()
+        .unwrap()
+        .ends_with(".open")));
+    for (serial, file) in files.iter().enumerate() {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert!(name.ends_with(&format!("-{serial:05}-3.warc.gz")), "{name}");
+        let members = members(file);
+        let (header, _) = split(&members[0].1);
+        assert_eq!(field(&header, "WARC-Type"), Some("warcinfo"));
+        assert_eq!(field(&header, "WARC-Filename"), Some(name));
+        // A file is cut only between captures, once past the limit: every file but the
+        // last ends within one capture of the limit.
+        let len = fs::metadata(file).unwrap().len();
+        let last_capture = written.iter().rfind(|w| w.file_name == name).unwrap();
+        assert_eq!(last_capture.offset + last_capture.bytes, len);
+        assert!(last_capture.offset < cfg.max_file_bytes, "{name}: {len}");
+    }
+    // Each capture's records are together in one file: the response, and the request
+    // and metadata pointing at it with WARC-Concurrent-To.
+    for w in &written {
+        let id = w.response_id.to_string();
+        let file = dir.path().join(&w.file_name);
+        let in_capture: Vec<_> = members(&file)
+            .into_iter()
+            .filter(|(offset, _)| (w.offset..w.offset + w.bytes).contains(offset))
+            .map(|(_, record)| split(&record).0)
+            .collect();
+        assert!(!in_capture.is_empty());
+        for header in &in_capture {
+            let is_response = field(header, "WARC-Record-ID") == Some(id.as_str());
+            let points_to_it = field(header, "WARC-Concurrent-To") == Some(id.as_str());
+            assert!(is_response || points_to_it, "{header}");
+        }
+        assert_eq!(
+            in_capture
+                .iter()
+                .filter(|h| field(h, "WARC-Record-ID") == Some(id.as_str()))
+                .count(),
+            1
+        );
+    }
+    warcio_check(&files);
+
+    // A new writer on the same directory continues the serial numbers.
+    let mut writer = WarcWriter::new(cfg).unwrap();
+    let next = writer.write_capture(&sample_capture(1)).unwrap();
+    writer.close().unwrap();
+    assert!(
+        next.file_name
+            .ends_with(&format!("-{:05}-3.warc.gz", files.len())),
+        "{}",
+        next.file_name
+    );
+}
+
+#[test]
+fn scan_and_repair_cut_a_torn_last_record_at_random_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = WarcWriter::new(config(dir.path())).unwrap();
+    for i in 0..12 {
+        writer.write_capture(&sample_capture(i)).unwrap();
+    }
+    writer.close().unwrap();
+    let original = warc_files(dir.path()).remove(0);
+    let data = fs::read(&original).unwrap();
+    let mut boundaries = member_starts(&data);
+    let full = scan(&original).unwrap();
+    assert_eq!(full.valid_len, data.len() as u64);
+    assert_eq!(full.records, boundaries.len() as u64);
+    assert!(!full.is_torn());
+    boundaries.push(data.len() as u64);
+
+    let torn_dir = dir.path().join("torn");
+    fs::create_dir(&torn_dir).unwrap();
+    let mut rng = fastrand::Rng::with_seed(7);
+    let last_start = boundaries[boundaries.len() - 2];
+    let mut repaired = Vec::new();
+    for case in 0..40u64 {
+        // Most cuts inside the last member, the rest anywhere.
+        let cut = if case < 25 {
+            rng.u64(last_start + 1..data.len() as u64)
+        } else {
+            rng.u64(1..data.len() as u64)
+        };
+        let path = torn_dir.join(format!("cut-{case}.warc.gz"));
+        fs::write(&path, &data[..cut as usize]).unwrap();
+        let expected = *boundaries.iter().filter(|&&b| b <= cut).max().unwrap();
+        let report = scan(&path).unwrap();
+        assert_eq!(report.valid_len, expected, "cut at {cut}");
+        assert_eq!(report.is_torn(), expected < cut);
+        let fixed = repair(&path, None).unwrap();
+        assert_eq!(fixed.new_len, expected);
+        assert_eq!(fs::metadata(&path).unwrap().len(), expected);
+        // What remains is whole records only.
+        for (_, record) in members(&path) {
+            split(&record);
+        }
+        assert!(!scan(&path).unwrap().is_torn());
+        if expected > 0 {
+            repaired.push(path);
+        }
+    }
+    // Garbage after the last member (not gzip at all) is cut too.
+    let path = torn_dir.join("garbage.warc.gz");
+    let mut garbage = data.clone();
+    garbage.extend_from_slice(b"this is not gzip");
+    fs::write(&path, &garbage).unwrap();
+    assert_eq!(repair(&path, None).unwrap().new_len, data.len() as u64);
+    repaired.push(path);
+    warcio_check(&repaired);
+}
+
+#[test]
+fn repair_to_a_checkpoint_offset_and_recover_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("warc");
+    let mut writer = WarcWriter::new(config(&out)).unwrap();
+    for i in 0..5 {
+        writer.write_capture(&sample_capture(i)).unwrap();
+    }
+    let checkpoint = writer.sync().unwrap().unwrap();
+    for i in 5..9 {
+        writer.write_capture(&sample_capture(i)).unwrap();
+    }
+    // "kill -9": copy the .open file as it is now, torn in its last member.
+    let open = checkpoint.locate(&out).unwrap();
+    assert!(open.to_str().unwrap().ends_with(".warc.gz.open"));
+    let mut crashed = fs::read(&open).unwrap();
+    let complete_len = crashed.len();
+    crashed.truncate(complete_len - 17);
+    writer.close().unwrap();
+    let crash_dir = dir.path().join("crash");
+    fs::create_dir(&crash_dir).unwrap();
+    let crashed_path = crash_dir.join(format!("{}.open", checkpoint.file_name));
+    fs::write(&crashed_path, &crashed).unwrap();
+
+    // Bad checkpoints are refused.
+    let beyond = repair(&crashed_path, Some(crashed.len() as u64 + 1));
+    assert!(
+        matches!(beyond, Err(WarcError::BadCheckpoint { .. })),
+        "{beyond:?}"
+    );
+    let inside = repair(&crashed_path, Some(checkpoint.offset - 5));
+    assert!(
+        matches!(inside, Err(WarcError::BadCheckpoint { .. })),
+        "{inside:?}"
+    );
+
+    // recover() scans, cuts the torn tail and renames.
+    let warcinfo_only = crash_dir.join("trawl-20260101000000-00007-0.warc.gz.open");
+    fs::write(&warcinfo_only, &crashed[..20]).unwrap();
+    let recovered = recover(&crash_dir).unwrap();
+    assert_eq!(recovered.len(), 2);
+    let kept = recovered.iter().find_map(|r| r.path.clone()).unwrap();
+    assert_eq!(kept, crash_dir.join(&checkpoint.file_name));
+    assert!(
+        !warcinfo_only.exists(),
+        "a file without a whole record is removed"
+    );
+    let report = recovered.iter().find(|r| r.path.is_some()).unwrap().repair;
+    assert!(report.new_len < crashed.len() as u64);
+    assert!(report.new_len >= checkpoint.offset);
+    warcio_check(std::slice::from_ref(&kept));
+
+    // Cutting back to the checkpoint drops the records written after it.
+    let at_checkpoint = repair(&kept, Some(checkpoint.offset)).unwrap();
+    assert_eq!(at_checkpoint.new_len, checkpoint.offset);
+    assert_eq!(scan(&kept).unwrap().valid_len, checkpoint.offset);
+    // warcinfo, then captures 0-2 (request, response, metadata), 3 (no metadata) and
+    // 4 (no request).
+    assert_eq!(scan(&kept).unwrap().records, 1 + 3 + 3 + 3 + 2 + 2);
+    warcio_check(&[kept]);
+}
+
+#[test]
+fn writer_thread_applies_back_pressure_and_reports_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let thread = WarcWriterThread::spawn(config(dir.path()), 2).unwrap();
+    // Stall the writer: it blocks handing over the first receipt until we take it.
+    let (receipt_tx, receipt_rx) = crossbeam_channel::bounded(0);
+    thread
+        .submit_with_receipt(sample_capture(0), receipt_tx)
+        .unwrap();
+    // Wait until the writer has taken that capture off the queue.
+    while thread.queued() > 0 {
+        std::thread::yield_now();
+    }
+    thread.try_submit(sample_capture(1)).unwrap();
+    thread.try_submit(sample_capture(2)).unwrap();
+    let full = thread.try_submit(sample_capture(3));
+    assert!(
+        matches!(full, Err(trawl::warc::TrySubmitError::Full(_))),
+        "queue of 2 must refuse a third capture while the writer is stalled"
+    );
+    // A blocking submit waits until the writer makes room.
+    let sender = thread.sender();
+    let blocked = std::thread::spawn(move || sender.submit(sample_capture(4)));
+    let first = receipt_rx.recv().unwrap();
+    blocked.join().unwrap().unwrap();
+    assert_eq!(first.offset, {
+        let info = members(&dir.path().join(format!("{}.open", first.file_name)));
+        info[1].0
+    });
+
+    let position = thread.sync().unwrap().unwrap();
+    let open = position.locate(dir.path()).unwrap();
+    assert_eq!(fs::metadata(&open).unwrap().len(), position.offset);
+    // warcinfo, captures 0-2 with three records each, capture 4 without a request.
+    assert_eq!(scan(&open).unwrap().records, 1 + 3 + 3 + 3 + 2);
+    let sender = thread.sender();
+    let summary = thread.finish().unwrap();
+    assert_eq!(summary.captures, 4);
+    assert!(matches!(
+        sender.submit(sample_capture(5)),
+        Err(WarcError::Stopped)
+    ));
+    assert!(matches!(sender.sync(), Err(WarcError::Stopped)));
+    warcio_check(&warc_files(dir.path()));
+}
+
+#[test]
+fn writer_thread_stops_on_an_io_error_and_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gone");
+    let thread = WarcWriterThread::spawn(config(&out), 4).unwrap();
+    fs::remove_dir(&out).unwrap();
+    thread.submit(sample_capture(0)).unwrap();
+    let err = thread.finish().unwrap_err();
+    assert!(
+        matches!(err, WarcError::File { op: "create", .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("cannot create"), "{err}");
+}
