@@ -749,7 +749,7 @@ mod tests {
     }
 
     fn sample() -> Vec<u8> {
-        (0..50_000u32)
+        (0..12_000u32)
             .flat_map(|i| format!("<p>line {i} of the page</p>\n").into_bytes())
             .collect()
     }
