@@ -9,6 +9,7 @@ pub mod crawllog;
 pub mod frontier;
 pub mod robots;
 pub mod warc;
+pub mod http;
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,203 @@
+//! HTTP/1.1 client protocol, sans-IO: the request writer, the response reader, the
+//! chunked decoder and content decoding.
+//!
+//! Nothing here touches a socket or a clock. `net/` writes [`write_request`]'s bytes to
+//! a connection, feeds what it reads to a [`ResponseReader`], and pushes the body through
+//! a [`ContentDecoder`]. Every input is bounded ([`ResponseLimits`], [`DecodeLimits`]) and
+//! every malformation is a typed error ([`HttpError`], [`DecodeError`]). The framing
+//! rules and RFC 9112 choices are written up in `docs/http.md`.
+
+pub mod chunked;
+pub mod decode;
+pub mod request;
+pub mod response;
+
+pub use decode::{ContentDecoder, ContentEncoding, DecodeError, DecodeLimits};
+pub use request::{write_request, Method, RequestHead};
+pub use response::{BodyLimitMode, Feed, HttpError, ResponseHead, ResponseLimits, ResponseReader};
+
+/// One response reader run over `data` fed in pieces of the given sizes (cycled; a size
+/// of 0 counts as 1), as a keep-alive connection would: each completed response that
+/// allows reuse is followed by a fresh reader on the remaining bytes. Returns, per
+/// response, its head, body, error and flags. Shared by the fuzz entry point and tests.
+#[doc(hidden)]
+pub fn run_responses(
+    data: &[u8],
+    splits: &[usize],
+    method: Method,
+    limits: ResponseLimits,
+) -> Vec<ResponseRun> {
+    let mut runs = Vec::new();
+    let mut pos = 0usize;
+    let mut split_index = 0usize;
+    // Each response consumes at least one byte or stops the loop, so this terminates.
+    loop {
+        let mut reader = ResponseReader::new(method, limits);
+        let mut body = Vec::new();
+        let mut error = None;
+        let start = pos;
+        while pos < data.len() && !reader.is_done() {
+            let size = splits
+                .get(split_index % splits.len().max(1))
+                .copied()
+                .unwrap_or(usize::MAX)
+                .max(1);
+            split_index += 1;
+            let end = pos.saturating_add(size).min(data.len());
+            let mut chunk = data.get(pos..end).unwrap_or_default();
+            // Feed until the reader takes no more of this chunk.
+            loop {
+                match reader.feed(chunk, &mut body) {
+                    Ok(feed) => {
+                        pos += feed.consumed;
+                        chunk = chunk.get(feed.consumed..).unwrap_or_default();
+                        if feed.done || chunk.is_empty() || feed.consumed == 0 {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        error = Some(e);
+                        break;
+                    }
+                }
+            }
+            if error.is_some() || (!reader.is_done() && !chunk.is_empty()) {
+                break;
+            }
+        }
+        if error.is_none() && !reader.is_done() && pos >= data.len() {
+            error = reader.on_eof().err();
+        }
+        runs.push(ResponseRun {
+            head: reader.head().cloned(),
+            body,
+            error,
+            keep_alive: reader.keep_alive(),
+            truncated: reader.body_truncated(),
+            // Consumption before an error depends on the piece sizes; it is not compared.
+            consumed: if error.is_some() { 0 } else { pos - start },
+        });
+        if error.is_some() || !reader.keep_alive() || pos >= data.len() || pos == start {
+            return runs;
+        }
+    }
+}
+
+/// What [`run_responses`] saw of one response.
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseRun {
+    pub head: Option<ResponseHead>,
+    pub body: Vec<u8>,
+    pub error: Option<HttpError>,
+    pub keep_alive: bool,
+    pub truncated: bool,
+    pub consumed: usize,
+}
+
+/// Fuzz entry point for the response reader. Never panics unless the reader is wrong.
+///
+/// Layout: byte 0 holds flags (bit 0: HEAD request; bit 1: abort on body cap; bit 2:
+/// small caps), byte 1 a feed size (0: whole buffer), the rest is the server's byte
+/// stream. The stream is read whole and in pieces; both must agree exactly, and each
+/// body is pushed through the content decoder its head names.
+pub fn fuzz_response(data: &[u8]) {
+    let [flags, split, stream @ ..] = data else {
+        return;
+    };
+    let method = if flags & 1 != 0 {
+        Method::Head
+    } else {
+        Method::Get
+    };
+    let mut limits = ResponseLimits {
+        body_limit_mode: if flags & 2 != 0 {
+            BodyLimitMode::Abort
+        } else {
+            BodyLimitMode::Truncate
+        },
+        ..ResponseLimits::default()
+    };
+    if flags & 4 != 0 {
+        limits.max_head_bytes = 256;
+        limits.max_headers = 4;
+        limits.max_body_bytes = 64;
+    }
+    let whole = run_responses(stream, &[usize::MAX], method, limits);
+    let pieces = run_responses(stream, &[usize::from(*split).max(1)], method, limits);
+    assert_eq!(whole, pieces, "feeding in pieces changed the result");
+    let ones = run_responses(stream, &[1], method, limits);
+    assert_eq!(whole, ones, "feeding byte by byte changed the result");
+    let decode_limits = DecodeLimits {
+        max_decoded_bytes: 1 << 20,
+        max_expansion_ratio: 100,
+    };
+    for run in &whole {
+        let value = run.head.as_ref().and_then(|h| h.header("content-encoding"));
+        if let Ok(encoding) = ContentEncoding::from_header(value) {
+            let mut decoder = ContentDecoder::new(encoding, decode_limits);
+            let mut out = Vec::new();
+            if decoder.push(&run.body, &mut out).is_ok() {
+                // An error here is an outcome like any other.
+                let _ = decoder.finish(&mut out);
+            }
+            assert!(
+                out.len() as u64
+                    <= decode_limits.max_decoded_bytes + decode::OUTPUT_STEP_BYTES as u64
+            );
+        }
+    }
+}
+
+/// Fuzz entry point for the chunked decoder. Never panics unless the decoder is wrong.
+///
+/// Layout: byte 0 is a feed size (0: whole buffer), the rest a chunked body. Decoding it
+/// whole, in pieces and byte by byte must give the same data, consumption and error.
+pub fn fuzz_chunked(data: &[u8]) {
+    let [split, body @ ..] = data else {
+        return;
+    };
+    let whole = run_chunked(body, usize::MAX);
+    let pieces = run_chunked(body, usize::from(*split).max(1));
+    let ones = run_chunked(body, 1);
+    assert_eq!(whole, pieces, "feeding in pieces changed the result");
+    assert_eq!(whole, ones, "feeding byte by byte changed the result");
+    // Decoding with a data cap returns a prefix of the data.
+    let mut decoder = chunked::ChunkedDecoder::default();
+    let mut pos = 0usize;
+    let mut capped = Vec::new();
+    while let Some(rest) = body.get(pos..).filter(|r| !r.is_empty()) {
+        match decoder.step(rest, 3) {
+            Ok(step) => {
+                assert!(step.data.end <= step.consumed && step.data.len() <= 3);
+                capped.extend_from_slice(rest.get(step.data.clone()).unwrap_or_default());
+                pos += step.consumed;
+                if step.done || step.consumed == 0 {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    assert!(whole.0.starts_with(&capped) || capped.starts_with(&whole.0));
+}
+
+/// Decodes `body` in pieces of `size`: (data, consumed, done, error).
+fn run_chunked(body: &[u8], size: usize) -> (Vec<u8>, usize, bool, Option<chunked::ChunkedError>) {
+    let mut decoder = chunked::ChunkedDecoder::default();
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    for piece in body.chunks(size.max(1)) {
+        match decoder.decode(piece, &mut out) {
+            Ok((consumed, done)) => {
+                pos += consumed;
+                if done {
+                    return (out, pos, true, None);
+                }
+            }
+            // Consumption before an error depends on the piece sizes; it is not compared.
+            Err(e) => return (out, 0, false, Some(e)),
+        }
+    }
+    (out, pos, false, None)
+}
