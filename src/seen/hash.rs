@@ -62,11 +62,13 @@ impl Hasher {
         let hi = (h >> 64) as u64;
         let block = ((u128::from(lo) * u128::from(self.blocks)) >> 64) as u64;
         let mut masks = [0u64; BLOCK_WORDS];
-        let mut word = hi;
+        let mut stream = hi; // w(i), kept whole to derive w(i+1)
+        let mut word = hi; // w(i), consumed 9 bits at a time
         let mut left_in_word = 7;
         for _ in 0..self.k {
             if left_in_word == 0 {
-                word = fmix64(word.wrapping_add(GOLDEN));
+                stream = fmix64(stream.wrapping_add(GOLDEN));
+                word = stream;
                 left_in_word = 7;
             }
             let pos = (word & 511) as usize;
@@ -159,14 +161,35 @@ mod tests {
 
     #[test]
     fn the_stream_continues_past_seven_positions() {
-        // With k = 14 the second word must differ from the first, or positions repeat.
-        let h = hasher(1, 14);
-        let distinct = (0u32..1000)
-            .filter(|i| {
-                let p = h.probe(&i.to_le_bytes());
-                p.masks.iter().map(|m| m.count_ones()).sum::<u32>() > 7
+        // Positions 8..=14 come from the second stream word; they must differ from key to
+        // key (a constant second word would put every key's later bits in one place).
+        let (h7, h14) = (hasher(1, 7), hasher(1, 14));
+        let extras: std::collections::HashSet<[u64; 8]> = (0u32..200)
+            .map(|i| {
+                let (a, b) = (h7.probe(&i.to_le_bytes()), h14.probe(&i.to_le_bytes()));
+                let mut extra = [0u64; 8];
+                for ((e, bm), am) in extra.iter_mut().zip(b.masks).zip(a.masks) {
+                    *e = bm & !am;
+                }
+                extra
             })
-            .count();
-        assert!(distinct > 900);
+            .collect();
+        assert!(extras.len() > 190, "only {} distinct", extras.len());
+        // And with k = 32 a key sets close to 32 distinct bits (≈ 31 expected).
+        let h32 = hasher(1, 32);
+        let total: u32 = (0u32..1000)
+            .map(|i| {
+                h32.probe(&i.to_le_bytes())
+                    .masks
+                    .iter()
+                    .map(|m| m.count_ones())
+                    .sum::<u32>()
+            })
+            .sum();
+        assert!(
+            total > 30_000,
+            "mean bits per key {}",
+            total as f64 / 1000.0
+        );
     }
 }

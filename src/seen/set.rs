@@ -97,10 +97,10 @@ pub struct Stats {
     /// The false-positive rate the model expects right now, at `inserted` keys: the
     /// chance that the next new URL is mistaken for a seen one and lost.
     pub expected_fp: f64,
-    /// Expected number of new keys lost so far: the running sum, over every new-key
-    /// insertion, of the probability that a new key arriving at that moment would
-    /// have been a false positive (estimated from the popcount of the block the key
-    /// landed in, which is an unbiased sample of the set's false-positive rate).
+    /// Expected number of new keys lost so far: the running sum of the false-positive
+    /// probability at each arrival of a new key, estimated without bias at every
+    /// insertion from the popcount of the block the key landed in (see
+    /// `losses_per_insertion` in the source and `docs/seen.md`).
     pub expected_lost: f64,
     /// True once `inserted` exceeds `capacity`.
     pub over_capacity: bool,
@@ -181,6 +181,8 @@ pub struct SeenSet {
     /// `g[p] = (p / 512)^k`: chance that a random key of this block is fully set when
     /// the block has `p` bits set.
     block_fp_by_popcount: Box<[f64]>,
+    /// `g / (1 − g)` for the same `g`: see [`losses_per_insertion`].
+    lost_per_insert_by_popcount: Box<[f64]>,
     warned_over_capacity: AtomicBool,
 }
 
@@ -327,6 +329,9 @@ impl SeenSet {
         let block_fp_by_popcount = (0..=BLOCK_BITS)
             .map(|p| (p as f64 / BLOCK_BITS as f64).powi(k as i32))
             .collect();
+        let lost_per_insert_by_popcount = (0..=BLOCK_BITS)
+            .map(|p| losses_per_insertion((p as f64 / BLOCK_BITS as f64).powi(k as i32)))
+            .collect();
         Ok(Self {
             path: path.to_path_buf(),
             file,
@@ -341,6 +346,7 @@ impl SeenSet {
             purpose: header.purpose,
             stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
             block_fp_by_popcount,
+            lost_per_insert_by_popcount,
             warned_over_capacity: AtomicBool::new(false),
         })
     }
@@ -457,10 +463,10 @@ impl SeenSet {
             tally.inserted += 1;
             tally.set_bits += u64::from(flipped);
             tally.lost += self
-                .block_fp_by_popcount
+                .lost_per_insert_by_popcount
                 .get(popcount as usize)
                 .copied()
-                .unwrap_or(1.0);
+                .unwrap_or(0.0);
         }
         present
     }
@@ -632,6 +638,25 @@ impl SeenSet {
         self.file.write_all_at(&header.encode(), 0).map_err(io)?;
         self.file.sync_all().map_err(io)?;
         Ok(())
+    }
+}
+
+/// Expected new keys lost since the previous insertion, sampled at an insertion whose
+/// block has false-positive probability `g`.
+///
+/// New keys arrive; each is lost with the set's current rate `f` and inserted otherwise,
+/// so between two insertions `f / (1 − f)` keys are lost on average. The inserted key's
+/// block is not uniform: blocks are chosen uniformly but the key is only inserted (and
+/// so sampled) with probability `1 − g_b`. Hence `E[g/(1−g) | inserted] = Σ g_b / Σ (1−g_b)
+/// = f / (1 − f)`: summing `g/(1−g)` at every insertion is an unbiased running estimate
+/// of the keys lost so far, at the cost of one table lookup on the popcount of a block
+/// the insertion has in cache anyway.
+fn losses_per_insertion(g: f64) -> f64 {
+    // A full block (g = 1) never takes an insertion, so its entry is never used.
+    if g >= 1.0 {
+        0.0
+    } else {
+        g / (1.0 - g)
     }
 }
 
