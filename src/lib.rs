@@ -10,6 +10,7 @@ pub mod frontier;
 pub mod robots;
 pub mod warc;
 pub mod http;
+pub mod seen;
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,227 @@
+//! The one file of trawl that uses `unsafe`: the memory-mapped bit region seen as
+//! `[AtomicU64]`, the advisory lock on the file, and the prefetch hint.
+//!
+//! Everything here is small on purpose; the argument for why it is sound is in
+//! `docs/safety.md`. In short: we create (or validate) the file ourselves, hold an
+//! exclusive `flock` on it for as long as it is mapped, never truncate or resize it
+//! while mapped, and only ever touch the mapped bytes through atomic operations, so
+//! concurrent access from many threads (and write-back by the kernel) is never a data
+//! race in the Rust memory model.
+#![allow(
+    unsafe_code,
+    reason = "the mmap'd presence bits need raw-pointer access; confined to this file (STYLE.md §6)"
+)]
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::AtomicU64;
+
+use memmap2::{Advice, MmapOptions, MmapRaw};
+
+/// A writable shared mapping of `len_bytes` bytes of a file, starting at `offset`,
+/// viewed as a slice of `AtomicU64`.
+///
+/// Invariants (checked in [`MappedWords::map`]): the mapped pointer is 8-byte aligned
+/// and the length is a non-zero multiple of 8. The mapping lives exactly as long as
+/// this value; the slice returned by [`MappedWords::words`] borrows it.
+pub(crate) struct MappedWords {
+    map: MmapRaw,
+    words: usize,
+}
+
+impl std::fmt::Debug for MappedWords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedWords")
+            .field("words", &self.words)
+            .finish()
+    }
+}
+
+impl MappedWords {
+    /// Maps `len_bytes` of `file` at `offset` read-write and shared.
+    ///
+    /// The caller must hold the exclusive lock from [`lock_exclusive`] on `file` and must
+    /// not change the file's length while the returned value lives; `SeenSet` guarantees
+    /// both (see `docs/safety.md`).
+    ///
+    /// # Errors
+    /// The `mmap` call fails, or the mapping is not 8-byte aligned or has a length that is
+    /// zero or not a multiple of 8 (returned as `InvalidInput`, never reached with the
+    /// offsets `SeenSet` uses).
+    pub(crate) fn map(file: &File, offset: u64, len_bytes: usize) -> io::Result<Self> {
+        if len_bytes == 0 || len_bytes % 8 != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "mapping length not a multiple of 8",
+            ));
+        }
+        let map = MmapOptions::new()
+            .offset(offset)
+            .len(len_bytes)
+            .map_raw(file)?;
+        if map.as_ptr().align_offset(std::mem::align_of::<AtomicU64>()) != 0
+            || map.len() != len_bytes
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "mapping not aligned for AtomicU64",
+            ));
+        }
+        Ok(Self {
+            map,
+            words: len_bytes / 8,
+        })
+    }
+
+    /// The mapped region as atomic words.
+    pub(crate) fn words(&self) -> &[AtomicU64] {
+        // SAFETY: `map` checked that the pointer is non-null (mmap succeeded), aligned for
+        // AtomicU64 and valid for `words * 8` bytes. The mapping is shared and writable and
+        // stays valid for the lifetime of `self`, which the returned slice borrows. Every
+        // access to these bytes, from any thread of this process, goes through this atomic
+        // view, so there are no data races. No other process writes the file: we hold an
+        // exclusive flock on it, and we never truncate it while mapped (a truncation by a
+        // process that ignores the lock would raise SIGBUS, a crash, not undefined memory
+        // access). AtomicU64 has the same size and alignment as u64 and every bit pattern
+        // is a valid value, so reading bytes the kernel paged in from disk is fine.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<AtomicU64>(), self.words) }
+    }
+
+    /// Hints the CPU to fetch the 64-byte block that starts at word `word` into cache,
+    /// so a batch can have many misses in flight at once. Out-of-range indexes are
+    /// ignored.
+    #[inline]
+    pub(crate) fn prefetch(&self, word: usize) {
+        let Some(target) = self.words().get(word) else {
+            return;
+        };
+        prefetch_ptr(std::ptr::from_ref(target).cast::<u8>());
+    }
+
+    /// Asks the kernel not to read ahead: access to the bits is uniformly random.
+    pub(crate) fn advise_random(&self) -> io::Result<()> {
+        self.map.advise(Advice::Random)
+    }
+
+    /// Locks the mapped pages in RAM (`mlock`), so the set is never paged out.
+    pub(crate) fn lock_in_ram(&self) -> io::Result<()> {
+        self.map.lock()
+    }
+
+    /// Writes dirty mapped pages back to the file and waits (`msync(MS_SYNC)`).
+    pub(crate) fn flush(&self) -> io::Result<()> {
+        self.map.flush()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_ptr(ptr: *const u8) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: `prefetch` is a hint: it never faults, even on an invalid address, and has no
+    // effect on program semantics. SSE (which provides it) is part of the x86_64 baseline.
+    // The pointer here comes from a live `&AtomicU64` inside the mapping anyway.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(ptr.cast::<i8>()) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn prefetch_ptr(ptr: *const u8) {
+    // No stable prefetch intrinsic elsewhere: the batch still overlaps the misses through
+    // independent loads in the apply loop. Keep the pointer "used" at no cost.
+    let _ = ptr;
+}
+
+/// Takes an exclusive, non-blocking advisory lock (`flock(LOCK_EX | LOCK_NB)`) on
+/// `file`; it is released when the file descriptor is closed (when the `File` drops).
+///
+/// Returns `Ok(false)` if another open file description holds the lock.
+///
+/// # Errors
+/// Any `flock` failure other than "would block".
+pub(crate) fn lock_exclusive(file: &File) -> io::Result<bool> {
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is a valid open descriptor borrowed from `file` for the duration of the
+    // call; flock only reads the integer arguments and touches no memory of ours.
+    let rc = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    if err.kind() == io::ErrorKind::WouldBlock {
+        Ok(false)
+    } else {
+        Err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::*;
+
+    fn sized_file(len: u64) -> (tempfile::TempDir, File) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(dir.path().join("f"))
+            .unwrap();
+        file.set_len(len).unwrap();
+        (dir, file)
+    }
+
+    /// Covers `words` (the slice view): writes through the atomics reach the file.
+    #[test]
+    fn words_view_reads_and_writes_the_file() {
+        let (_dir, file) = sized_file(4096 + 4096);
+        let mapped = MappedWords::map(&file, 4096, 4096).unwrap();
+        let words = mapped.words();
+        assert_eq!(words.len(), 512);
+        assert_eq!(words[3].fetch_or(0b101, Ordering::Relaxed), 0);
+        assert_eq!(words[3].load(Ordering::Relaxed), 0b101);
+        mapped.flush().unwrap();
+        let mut buf = [0u8; 8];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf, 4096 + 3 * 8).unwrap();
+        assert_eq!(u64::from_ne_bytes(buf), 0b101);
+    }
+
+    /// Covers `prefetch_ptr` (in and out of range) and the advice/lock helpers.
+    #[test]
+    fn prefetch_and_advice_are_harmless() {
+        let (_dir, file) = sized_file(8192);
+        let mapped = MappedWords::map(&file, 0, 8192).unwrap();
+        mapped.prefetch(0);
+        mapped.prefetch(1023);
+        mapped.prefetch(1024);
+        mapped.prefetch(usize::MAX);
+        mapped.advise_random().unwrap();
+        // mlock may be refused by RLIMIT_MEMLOCK in a sandbox; either answer is fine, it
+        // must not crash.
+        let _ = mapped.lock_in_ram();
+        assert_eq!(mapped.words()[1023].load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn map_rejects_bad_lengths() {
+        let (_dir, file) = sized_file(8192);
+        assert!(MappedWords::map(&file, 0, 0).is_err());
+        assert!(MappedWords::map(&file, 0, 12).is_err());
+    }
+
+    /// Covers the `flock` call: a second description of the same file cannot lock it.
+    #[test]
+    fn exclusive_lock_excludes_a_second_opener() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let first = File::create(&path).unwrap();
+        assert!(lock_exclusive(&first).unwrap());
+        let second = File::open(&path).unwrap();
+        assert!(!lock_exclusive(&second).unwrap());
+        drop(first);
+        assert!(lock_exclusive(&second).unwrap());
+    }
+}

@@ -1,0 +1,27 @@
+//! Presence bits: the crawl's URL-seen set, and the content-fingerprint set.
+//!
+//! A [`SeenSet`] remembers billions of keys in fixed memory at the price of a small,
+//! known false-positive rate (a new URL mistaken for a seen one is never crawled). It is
+//! a blocked Bloom filter in a memory-mapped file: every key touches one 64-byte block,
+//! so a test-and-set costs one cache miss, and bits are set with atomic word operations
+//! so every shard thread can use it at once without locks. The set reports what the
+//! price has been so far ([`Stats::expected_lost`]) and can be snapshotted atomically
+//! for checkpoints.
+//!
+//! Layout, hashing, the false-positive model, sizing defaults and the snapshot
+//! consistency model are in `docs/seen.md`; why the mapping is sound in `docs/safety.md`.
+
+mod error;
+mod fingerprints;
+mod hash;
+mod header;
+mod mapped;
+pub mod model;
+mod set;
+
+pub use error::{Error, ErrorKind};
+pub use fingerprints::ContentSeen;
+pub use hash::{DEFAULT_SEED, HASH_ALGORITHM_XXH3_128};
+pub use header::{Purpose, FORMAT_VERSION, HEADER_BYTES, MAGIC};
+pub use model::Sizing;
+pub use set::{SeenConfig, SeenSet, SnapshotInfo, Stats};

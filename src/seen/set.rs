@@ -1,0 +1,750 @@
+//! [`SeenSet`]: the memory-mapped, lock-free blocked Bloom filter.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use xxhash_rust::xxh3::Xxh3;
+
+use super::error::{Error, ErrorKind};
+use super::hash::{Hasher, Probe, DEFAULT_SEED};
+use super::header::{Header, HeaderError, Purpose, State, HEADER_BYTES};
+use super::mapped::{self, MappedWords};
+use super::model::{self, Sizing, BLOCK_BITS, BLOCK_WORDS};
+
+/// Keys hashed and prefetched ahead of being applied in the batched calls: enough
+/// misses in flight to cover memory latency (a core has 10-20 line-fill buffers), few
+/// enough that the probes stay in L1.
+const BATCH_CHUNK: usize = 32;
+/// Counter stripes: new-key insertions update the stripe of their block, so threads
+/// rarely share a counter cache line.
+const STRIPES: usize = 64;
+/// Bytes copied per step when snapshotting or checksumming.
+const COPY_CHUNK_BYTES: usize = 1 << 20;
+
+/// How to build a new set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeenConfig {
+    /// Keys the set is designed for; inserting more works, with a rising false-positive
+    /// rate, and raises the over-capacity warning.
+    pub capacity: u64,
+    /// The false-positive rate wanted when `capacity` keys are in.
+    pub target_fp: f64,
+    /// What the keys are (checked by the typed wrappers when opening).
+    pub purpose: Purpose,
+    /// `mlock` the bits in RAM after creating/opening. Fails (with an I/O error) if the
+    /// process's `RLIMIT_MEMLOCK` is too small.
+    pub lock_in_ram: bool,
+    /// Explicit size, overriding the one derived from `capacity` and `target_fp`.
+    pub sizing: Option<Sizing>,
+}
+
+impl SeenConfig {
+    /// A set for `capacity` keys at `target_fp` false positives when full.
+    pub fn new(capacity: u64, target_fp: f64) -> Self {
+        Self {
+            capacity,
+            target_fp,
+            purpose: Purpose::Urls,
+            lock_in_ram: false,
+            sizing: None,
+        }
+    }
+
+    /// The default for a crawl expected to discover `urls` distinct URLs: large enough
+    /// that the whole crawl loses less than half a URL in expectation (about 40-65 bits
+    /// per URL for 1e6-1e9 URLs; see `docs/seen.md`). Returns `None` for 0 URLs.
+    pub fn lossless(urls: u64) -> Option<Self> {
+        let sizing = Sizing::for_loss(urls, 0.5)?;
+        let fp = model::false_positive_rate(urls as f64, sizing.blocks, sizing.k);
+        Some(Self {
+            sizing: Some(sizing),
+            ..Self::new(urls, fp.max(f64::MIN_POSITIVE))
+        })
+    }
+
+    fn resolve(&self) -> Option<Sizing> {
+        match self.sizing {
+            Some(s) if s.blocks > 0 && s.blocks <= 1 << 40 && (1..=model::MAX_K).contains(&s.k) => {
+                Some(s)
+            }
+            Some(_) => None,
+            None => Sizing::for_fp(self.capacity, self.target_fp),
+        }
+    }
+}
+
+/// A point-in-time report on a set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    /// Design capacity (keys).
+    pub capacity: u64,
+    /// Bits in the bit region.
+    pub bits: u64,
+    /// Whole file size, header included.
+    pub file_bytes: u64,
+    /// Bits per key (`k`).
+    pub k: u32,
+    /// Bits currently set.
+    pub set_bits: u64,
+    /// `set_bits / bits`.
+    pub fill_ratio: f64,
+    /// Keys inserted as new (calls that returned `false`).
+    pub inserted: u64,
+    /// The false-positive rate the model expects right now, at `inserted` keys: the
+    /// chance that the next new URL is mistaken for a seen one and lost.
+    pub expected_fp: f64,
+    /// Expected number of new keys lost so far: the running sum of the false-positive
+    /// probability at each arrival of a new key, estimated without bias at every
+    /// insertion from the popcount of the block the key landed in (see
+    /// `losses_per_insertion` in the source and `docs/seen.md`).
+    pub expected_lost: f64,
+    /// True once `inserted` exceeds `capacity`.
+    pub over_capacity: bool,
+}
+
+/// What [`SeenSet::snapshot_to`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SnapshotInfo {
+    /// Bytes of the snapshot file.
+    pub file_bytes: u64,
+    /// Wall time of the whole snapshot (copy, checksum, fsync, rename, dir fsync).
+    pub duration: Duration,
+}
+
+/// Counters for one stripe, alone on a cache line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Stripe {
+    inserted: AtomicU64,
+    set_bits: AtomicU64,
+    /// f64 bits, updated by compare-exchange.
+    lost: AtomicU64,
+}
+
+impl Stripe {
+    fn add(&self, inserted: u64, set_bits: u64, lost: f64) {
+        if inserted == 0 && set_bits == 0 {
+            return;
+        }
+        self.inserted.fetch_add(inserted, Ordering::Relaxed);
+        self.set_bits.fetch_add(set_bits, Ordering::Relaxed);
+        let mut cur = self.lost.load(Ordering::Relaxed);
+        loop {
+            let new = (f64::from_bits(cur) + lost).to_bits();
+            match self
+                .lost
+                .compare_exchange_weak(cur, new, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+}
+
+/// Per-chunk tallies, folded into one stripe per chunk.
+#[derive(Default)]
+struct Tally {
+    inserted: u64,
+    set_bits: u64,
+    lost: f64,
+}
+
+/// A fixed-size set of byte-string keys with a small, known false-positive rate and no
+/// false negatives, stored in a memory-mapped file and safe to update from every thread
+/// at once.
+///
+/// `test_and_set` is lock-free: each key lives in one 64-byte block, and its bits are
+/// set with atomic `fetch_or` on the block's words, so no bit is ever lost to a race.
+/// Two threads inserting the *same* new key at the same instant may both be told it was
+/// new (a duplicate, never a loss); a key is never reported absent after any call that
+/// inserted it has returned.
+///
+/// The live file is never a checkpoint (the kernel writes mapped pages back whenever it
+/// likes); use [`SeenSet::snapshot_to`], and call [`SeenSet::close`] to seal the live
+/// file on a clean shutdown.
+#[derive(Debug)]
+pub struct SeenSet {
+    path: PathBuf,
+    /// Holds the exclusive flock for as long as the mapping lives.
+    file: File,
+    map: MappedWords,
+    hasher: Hasher,
+    capacity: u64,
+    target_fp: f64,
+    purpose: Purpose,
+    stripes: Box<[Stripe]>,
+    /// `g[p] = (p / 512)^k`: chance that a random key of this block is fully set when
+    /// the block has `p` bits set.
+    block_fp_by_popcount: Box<[f64]>,
+    /// `g / (1 − g)` for the same `g`: see [`losses_per_insertion`].
+    lost_per_insert_by_popcount: Box<[f64]>,
+    warned_over_capacity: AtomicBool,
+}
+
+impl SeenSet {
+    /// Creates a new set at `path` for `capacity` keys at `fp` false positives when
+    /// full. Fails if the file exists.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidSize`] for impossible sizes; I/O errors otherwise.
+    pub fn create(path: impl AsRef<Path>, capacity: u64, fp: f64) -> Result<Self, Error> {
+        Self::create_with(path, &SeenConfig::new(capacity, fp))
+    }
+
+    /// Creates a new set from a full [`SeenConfig`].
+    ///
+    /// The file is created sparse (`set_len`), so even a multi-gigabyte set is created
+    /// instantly and takes disk blocks only where bits get set.
+    ///
+    /// # Errors
+    /// As [`SeenSet::create`].
+    pub fn create_with(path: impl AsRef<Path>, config: &SeenConfig) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let sizing = config.resolve().ok_or_else(|| {
+            Error::new(ErrorKind::InvalidSize, path).with_detail(format!(
+                "capacity {} fp {}",
+                config.capacity, config.target_fp
+            ))
+        })?;
+        let header = Header {
+            state: State::Open,
+            purpose: config.purpose,
+            seed: DEFAULT_SEED,
+            k: sizing.k,
+            blocks: sizing.blocks,
+            capacity: config.capacity,
+            target_fp: config.target_fp,
+            inserted: 0,
+            set_bits: 0,
+            expected_lost: 0.0,
+            bits_checksum: 0,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        lock(&file, path)?;
+        let io = |e| Error::io(path, e);
+        file.set_len(header.file_bytes()).map_err(io)?;
+        file.write_all_at(&header.encode(), 0).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        sync_parent_dir(path).map_err(io)?;
+        Self::map(path, file, &header, config.lock_in_ram)
+    }
+
+    /// Opens a sealed set (a snapshot, or a set closed with [`SeenSet::close`]) for
+    /// reading and writing. The whole file is validated first: header magic, version,
+    /// checksum and parameters, exact length, and the checksum of the bit region. The
+    /// file is then marked open (unsealed) on disk before any bit can change, so a crash
+    /// from here on leaves a file that `open` refuses.
+    ///
+    /// Opening a snapshot in place makes that snapshot the live file; to resume from a
+    /// checkpoint while keeping it, use [`SeenSet::restore`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::Locked`] if the file is in use; [`ErrorKind::Unsealed`] for a live
+    /// file that was never closed; the validation kinds for damage; I/O errors.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        Self::open_with(path, None, false)
+    }
+
+    pub(crate) fn open_with(
+        path: impl AsRef<Path>,
+        purpose: Option<Purpose>,
+        lock_in_ram: bool,
+    ) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        lock(&file, path)?;
+        let mut header = validate_file(&file, path)?;
+        if let Some(p) = purpose {
+            if p != header.purpose {
+                return Err(Error::new(ErrorKind::WrongPurpose, path));
+            }
+        }
+        header.state = State::Open;
+        let io = |e| Error::io(path, e);
+        file.write_all_at(&header.encode(), 0).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        let set = Self::map(path, file, &header, lock_in_ram)?;
+        // Counters carried over from the file.
+        if let Some(s) = set.stripes.first() {
+            s.add(header.inserted, header.set_bits, header.expected_lost);
+        }
+        Ok(set)
+    }
+
+    /// Validates a seen-set file without opening it for writing: the same checks as
+    /// [`SeenSet::open`], reading the file with plain reads, no lock, no mapping. Returns
+    /// the statistics stored in it.
+    ///
+    /// # Errors
+    /// As [`SeenSet::open`], minus `Locked`.
+    pub fn verify(path: impl AsRef<Path>) -> Result<Stats, Error> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let h = validate_file(&file, path)?;
+        Ok(stats_from(&h))
+    }
+
+    /// Copies the snapshot at `snapshot` to `live` (write, fsync, rename, fsync dir) and
+    /// opens the copy, leaving the snapshot untouched for the next recovery.
+    ///
+    /// # Errors
+    /// As [`SeenSet::verify`] on the snapshot, or I/O errors.
+    pub fn restore(snapshot: impl AsRef<Path>, live: impl AsRef<Path>) -> Result<Self, Error> {
+        let (snapshot, live) = (snapshot.as_ref(), live.as_ref());
+        Self::verify(snapshot)?;
+        let tmp = temp_path(live);
+        let io = |e| Error::io(live, e);
+        std::fs::copy(snapshot, &tmp).map_err(io)?;
+        File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
+        std::fs::rename(&tmp, live).map_err(io)?;
+        sync_parent_dir(live).map_err(io)?;
+        Self::open(live)
+    }
+
+    fn map(path: &Path, file: File, header: &Header, lock_in_ram: bool) -> Result<Self, Error> {
+        let io = |e| Error::io(path, e);
+        let len = usize::try_from(header.bit_bytes()).map_err(|_| {
+            Error::new(ErrorKind::InvalidSize, path).with_detail("larger than the address space")
+        })?;
+        let map = MappedWords::map(&file, HEADER_BYTES, len).map_err(io)?;
+        map.advise_random().map_err(io)?;
+        if lock_in_ram {
+            map.lock_in_ram().map_err(io)?;
+        }
+        let k = header.k;
+        let block_fp_by_popcount = (0..=BLOCK_BITS)
+            .map(|p| (p as f64 / BLOCK_BITS as f64).powi(k as i32))
+            .collect();
+        let lost_per_insert_by_popcount = (0..=BLOCK_BITS)
+            .map(|p| losses_per_insertion((p as f64 / BLOCK_BITS as f64).powi(k as i32)))
+            .collect();
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            map,
+            hasher: Hasher {
+                seed: header.seed,
+                blocks: header.blocks,
+                k,
+            },
+            capacity: header.capacity,
+            target_fp: header.target_fp,
+            purpose: header.purpose,
+            stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
+            block_fp_by_popcount,
+            lost_per_insert_by_popcount,
+            warned_over_capacity: AtomicBool::new(false),
+        })
+    }
+
+    /// Inserts `key`; returns `true` if it was (probably) there already, `false` if it
+    /// is certainly new. Lock-free; callable from any number of threads.
+    pub fn test_and_set(&self, key: &[u8]) -> bool {
+        let probe = self.hasher.probe(key);
+        let mut tally = Tally::default();
+        let present = self.apply(&probe, &mut tally);
+        self.fold(probe.block, &tally);
+        present
+    }
+
+    /// [`SeenSet::test_and_set`] for many keys: hashes a chunk, prefetches every block of
+    /// it, then applies them, so the cache misses overlap. `out[i]` gets the answer for
+    /// `keys[i]`; keys repeated within the batch are handled in order.
+    ///
+    /// # Panics
+    /// If `out.len() != keys.len()` (a programming error, not an input error).
+    pub fn test_and_set_batch<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "test_and_set_batch: keys and out differ in length"
+        );
+        let mut probes = [Probe::default(); BATCH_CHUNK];
+        for (keys, out) in keys.chunks(BATCH_CHUNK).zip(out.chunks_mut(BATCH_CHUNK)) {
+            for (p, key) in probes.iter_mut().zip(keys) {
+                *p = self.hasher.probe(key.as_ref());
+                self.map.prefetch(p.block as usize * BLOCK_WORDS);
+            }
+            let mut tally = Tally::default();
+            for (p, o) in probes.iter().zip(out.iter_mut()) {
+                *o = self.apply(p, &mut tally);
+            }
+            if let Some(first) = probes.first() {
+                self.fold(first.block, &tally);
+            }
+        }
+    }
+
+    /// True if `key` is (probably) in the set. Never false for an inserted key.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.check(&self.hasher.probe(key))
+    }
+
+    /// [`SeenSet::contains`] for many keys, with the same prefetching as the batched
+    /// insert.
+    ///
+    /// # Panics
+    /// If `out.len() != keys.len()`.
+    pub fn contains_batch<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "contains_batch: keys and out differ in length"
+        );
+        let mut probes = [Probe::default(); BATCH_CHUNK];
+        for (keys, out) in keys.chunks(BATCH_CHUNK).zip(out.chunks_mut(BATCH_CHUNK)) {
+            for (p, key) in probes.iter_mut().zip(keys) {
+                *p = self.hasher.probe(key.as_ref());
+                self.map.prefetch(p.block as usize * BLOCK_WORDS);
+            }
+            for (p, o) in probes.iter().zip(out.iter_mut()) {
+                *o = self.check(p);
+            }
+        }
+    }
+
+    fn block(&self, block: u64) -> &[AtomicU64] {
+        let start = block as usize * BLOCK_WORDS;
+        // The hasher keeps block < blocks, so this range is always inside the mapping;
+        // an empty slice would make every key "absent" rather than panic.
+        self.map
+            .words()
+            .get(start..start + BLOCK_WORDS)
+            .unwrap_or_default()
+    }
+
+    fn check(&self, probe: &Probe) -> bool {
+        let words = self.block(probe.block);
+        !words.is_empty()
+            && words
+                .iter()
+                .zip(probe.masks)
+                .all(|(w, m)| m == 0 || u64::from_le(w.load(Ordering::Relaxed)) & m == m)
+    }
+
+    /// Sets the probe's bits; returns whether they were all set before. Bits are stored
+    /// little-endian in the file (hence `to_le`/`from_le`, no-ops on x86 and arm64).
+    /// Relaxed ordering suffices: bits only ever go from 0 to 1, each `fetch_or` is
+    /// atomic on its word, and no other memory is published through these bits.
+    #[inline]
+    fn apply(&self, probe: &Probe, tally: &mut Tally) -> bool {
+        let words = self.block(probe.block);
+        let mut current = [0u64; BLOCK_WORDS];
+        for (c, w) in current.iter_mut().zip(words) {
+            *c = u64::from_le(w.load(Ordering::Relaxed));
+        }
+        let mut present = true;
+        let mut flipped = 0u32;
+        for ((w, m), c) in words.iter().zip(probe.masks).zip(current) {
+            if c & m != m {
+                let old = u64::from_le(w.fetch_or(m.to_le(), Ordering::Relaxed));
+                if old & m != m {
+                    present = false;
+                    flipped += (m & !old).count_ones();
+                }
+            }
+        }
+        if !present {
+            let popcount: u32 = current.iter().map(|c| c.count_ones()).sum();
+            tally.inserted += 1;
+            tally.set_bits += u64::from(flipped);
+            tally.lost += self
+                .lost_per_insert_by_popcount
+                .get(popcount as usize)
+                .copied()
+                .unwrap_or(0.0);
+        }
+        present
+    }
+
+    fn fold(&self, block: u64, tally: &Tally) {
+        if tally.inserted == 0 {
+            return;
+        }
+        let Some(stripe) = self.stripes.get(block as usize % STRIPES) else {
+            return;
+        };
+        let before = stripe.inserted.load(Ordering::Relaxed);
+        stripe.add(tally.inserted, tally.set_bits, tally.lost);
+        // Check the capacity only when a stripe crosses a multiple of 4096 insertions, so
+        // the 64-stripe sum is rare.
+        if (before >> 12) != ((before + tally.inserted) >> 12)
+            && !self.warned_over_capacity.load(Ordering::Relaxed)
+            && self.inserted() > self.capacity
+            && !self.warned_over_capacity.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(
+                path = %self.path.display(),
+                capacity = self.capacity,
+                inserted = self.inserted(),
+                "seen set is past its design capacity; false positives (lost URLs) now rise quickly"
+            );
+        }
+    }
+
+    fn inserted(&self) -> u64 {
+        self.stripes
+            .iter()
+            .map(|s| s.inserted.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Current counters and the model's figures.
+    pub fn stats(&self) -> Stats {
+        stats_from(&self.header_now(State::Open, 0))
+    }
+
+    /// What the set's false-positive rate is right now, exactly (for a random new key
+    /// under the layout's model): the mean over all blocks of `(popcount / 512)^k`.
+    /// Scans the whole bit region; meant for benchmarks and tests, not the hot path.
+    pub fn scan_fp_rate(&self) -> f64 {
+        let mut sum = 0.0;
+        for block in self.map.words().chunks(BLOCK_WORDS) {
+            let pc: u32 = block
+                .iter()
+                .map(|w| w.load(Ordering::Relaxed).count_ones())
+                .sum();
+            sum += self
+                .block_fp_by_popcount
+                .get(pc as usize)
+                .copied()
+                .unwrap_or(1.0);
+        }
+        sum / self.hasher.blocks as f64
+    }
+
+    /// The path of the live file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the keys are.
+    pub fn purpose(&self) -> Purpose {
+        self.purpose
+    }
+
+    fn header_now(&self, state: State, bits_checksum: u64) -> Header {
+        let sum = |f: fn(&Stripe) -> u64| self.stripes.iter().map(f).sum::<u64>();
+        Header {
+            state,
+            purpose: self.purpose,
+            seed: self.hasher.seed,
+            k: self.hasher.k,
+            blocks: self.hasher.blocks,
+            capacity: self.capacity,
+            target_fp: self.target_fp,
+            inserted: sum(|s| s.inserted.load(Ordering::Relaxed)),
+            set_bits: sum(|s| s.set_bits.load(Ordering::Relaxed)),
+            expected_lost: self
+                .stripes
+                .iter()
+                .map(|s| f64::from_bits(s.lost.load(Ordering::Relaxed)))
+                .sum(),
+            bits_checksum,
+        }
+    }
+
+    /// Writes a complete, checksummed copy of the set to `path`, atomically: the bits go
+    /// to a temporary file beside it, which is fsynced, renamed over `path`, and the
+    /// directory fsynced. A crash at any moment leaves either the old file at `path` or
+    /// the new one, both whole.
+    ///
+    /// Consistency (see `docs/seen.md`): inserts may continue during the copy. Bits only
+    /// ever go from 0 to 1 and each word is copied atomically, so the snapshot holds every
+    /// bit that was set when the call began and only bits that were set by the time it
+    /// returned. For a checkpoint, take the frontier's cut *after* this returns (or pause
+    /// inserts around it): then every bit in the snapshot belongs to a URL the
+    /// checkpointed frontier already knows.
+    ///
+    /// # Errors
+    /// I/O errors; the previous file at `path` is then untouched.
+    pub fn snapshot_to(&self, path: impl AsRef<Path>) -> Result<SnapshotInfo, Error> {
+        let started = Instant::now();
+        let path = path.as_ref();
+        let tmp = temp_path(path);
+        let io = |e| Error::io(path, e);
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(io)?;
+        let total = HEADER_BYTES + self.hasher.blocks * (BLOCK_BITS / 8);
+        file.set_len(total).map_err(io)?;
+        let mut hasher = Xxh3::new();
+        let mut buf = vec![0u8; COPY_CHUNK_BYTES];
+        let mut offset = HEADER_BYTES;
+        for words in self.map.words().chunks(COPY_CHUNK_BYTES / 8) {
+            let bytes = buf.get_mut(..words.len() * 8).unwrap_or_default();
+            let mut any = 0u64;
+            for (dst, w) in bytes.chunks_exact_mut(8).zip(words) {
+                let v = w.load(Ordering::Relaxed);
+                any |= v;
+                // In memory the word is the file's little-endian bytes read natively.
+                dst.copy_from_slice(&u64::from_le(v).to_le_bytes());
+            }
+            hasher.update(bytes);
+            if any != 0 {
+                file.write_all_at(bytes, offset).map_err(io)?; // zero chunks stay holes
+            }
+            offset += bytes.len() as u64;
+        }
+        let header = self.header_now(State::Sealed, hasher.digest());
+        file.write_all_at(&header.encode(), 0).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        std::fs::rename(&tmp, path).map_err(io)?;
+        sync_parent_dir(path).map_err(io)?;
+        Ok(SnapshotInfo {
+            file_bytes: total,
+            duration: started.elapsed(),
+        })
+    }
+
+    /// Seals the live file on a clean shutdown: writes back the mapped pages, records the
+    /// counters and the bits' checksum, marks the file sealed and fsyncs it, so a later
+    /// [`SeenSet::open`] accepts it. Dropping a set without `close` leaves the file
+    /// unsealed, as after a crash.
+    ///
+    /// # Errors
+    /// I/O errors; the file then stays unsealed.
+    pub fn close(self) -> Result<(), Error> {
+        let io = |e| Error::io(&self.path, e);
+        self.map.flush().map_err(io)?;
+        let mut hasher = Xxh3::new();
+        let mut buf = vec![0u8; COPY_CHUNK_BYTES];
+        for words in self.map.words().chunks(COPY_CHUNK_BYTES / 8) {
+            let bytes = buf.get_mut(..words.len() * 8).unwrap_or_default();
+            for (dst, w) in bytes.chunks_exact_mut(8).zip(words) {
+                dst.copy_from_slice(&u64::from_le(w.load(Ordering::Relaxed)).to_le_bytes());
+            }
+            hasher.update(bytes);
+        }
+        let header = self.header_now(State::Sealed, hasher.digest());
+        self.file.write_all_at(&header.encode(), 0).map_err(io)?;
+        self.file.sync_all().map_err(io)?;
+        Ok(())
+    }
+}
+
+/// Expected new keys lost since the previous insertion, sampled at an insertion whose
+/// block has false-positive probability `g`.
+///
+/// New keys arrive; each is lost with the set's current rate `f` and inserted otherwise,
+/// so between two insertions `f / (1 − f)` keys are lost on average. The inserted key's
+/// block is not uniform: blocks are chosen uniformly but the key is only inserted (and
+/// so sampled) with probability `1 − g_b`. Hence `E[g/(1−g) | inserted] = Σ g_b / Σ (1−g_b)
+/// = f / (1 − f)`: summing `g/(1−g)` at every insertion is an unbiased running estimate
+/// of the keys lost so far, at the cost of one table lookup on the popcount of a block
+/// the insertion has in cache anyway.
+fn losses_per_insertion(g: f64) -> f64 {
+    // A full block (g = 1) never takes an insertion, so its entry is never used.
+    if g >= 1.0 {
+        0.0
+    } else {
+        g / (1.0 - g)
+    }
+}
+
+fn stats_from(h: &Header) -> Stats {
+    let bits = h.blocks * BLOCK_BITS;
+    Stats {
+        capacity: h.capacity,
+        bits,
+        file_bytes: h.file_bytes(),
+        k: h.k,
+        set_bits: h.set_bits,
+        fill_ratio: h.set_bits as f64 / bits as f64,
+        inserted: h.inserted,
+        expected_fp: model::false_positive_rate(h.inserted as f64, h.blocks, h.k),
+        expected_lost: h.expected_lost,
+        over_capacity: h.inserted > h.capacity,
+    }
+}
+
+fn lock(file: &File, path: &Path) -> Result<(), Error> {
+    match mapped::lock_exclusive(file) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::new(ErrorKind::Locked, path)),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Reads and checks header, length and bit checksum of an (unlocked or locked) file.
+fn validate_file(file: &File, path: &Path) -> Result<Header, Error> {
+    let io = |e| Error::io(path, e);
+    let len = file.metadata().map_err(io)?.len();
+    let mut head = vec![0u8; HEADER_BYTES.min(len) as usize];
+    file.read_exact_at(&mut head, 0).map_err(io)?;
+    let header = Header::decode(&head).map_err(|e| match e {
+        HeaderError::Truncated => {
+            Error::new(ErrorKind::Truncated, path).with_detail(format!("{len} bytes"))
+        }
+        HeaderError::BadMagic => Error::new(ErrorKind::BadMagic, path),
+        HeaderError::UnsupportedVersion(v) => {
+            Error::new(ErrorKind::UnsupportedVersion, path).with_detail(format!("version {v}"))
+        }
+        HeaderError::Checksum => Error::new(ErrorKind::HeaderChecksum, path),
+        HeaderError::BadParameters(what) => {
+            Error::new(ErrorKind::BadParameters, path).with_detail(what)
+        }
+    })?;
+    let want = header.file_bytes();
+    if len < want {
+        return Err(
+            Error::new(ErrorKind::Truncated, path).with_detail(format!("{len} of {want} bytes"))
+        );
+    }
+    if len > want {
+        return Err(
+            Error::new(ErrorKind::TrailingBytes, path).with_detail(format!("{len} > {want} bytes"))
+        );
+    }
+    if header.state != State::Sealed {
+        return Err(Error::new(ErrorKind::Unsealed, path));
+    }
+    let mut hasher = Xxh3::new();
+    let mut buf = vec![0u8; COPY_CHUNK_BYTES];
+    let mut offset = HEADER_BYTES;
+    while offset < want {
+        let n = (want - offset).min(COPY_CHUNK_BYTES as u64) as usize;
+        let chunk = buf.get_mut(..n).unwrap_or_default();
+        file.read_exact_at(chunk, offset).map_err(io)?;
+        hasher.update(chunk);
+        offset += n as u64;
+    }
+    if hasher.digest() != header.bits_checksum {
+        return Err(Error::new(ErrorKind::BitsChecksum, path));
+    }
+    Ok(header)
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp"))
+}
+
+fn sync_parent_dir(path: &Path) -> io::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(parent)?.sync_all()
+}
