@@ -5,6 +5,9 @@
 //! loops, one per shard thread. See `docs/architecture.md` for the way one URL travels
 //! through the engine and where each concept lives.
 
+pub mod html;
+pub mod url;
+
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
