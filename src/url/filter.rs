@@ -24,10 +24,10 @@ pub const DEFAULT_BLOCKED_EXTENSIONS: &[&str] = &[
     // archives and compressed files
     "gz", "tgz", "tar", "zip", "bz2", "tbz", "tbz2", "xz", "txz", "7z", "rar", "zst", "lz", "lzma",
     "z", "cab", "arj", "lha", "iso", "dmg", "img", // executables, installers, packages
-    "exe", "msi", "dll", "bin", "apk", "ipa", "deb", "rpm", "jar", "war", "class", "so", "appimage",
-    "pkg", "msix", // images
-    "gif", "jpg", "jpeg", "jpe", "png", "bmp", "tif", "tiff", "ico", "webp", "avif", "heic", "heif",
-    "svg", "svgz", "psd", "xcf", "raw", "cr2", "nef", "jxl", // audio
+    "exe", "msi", "dll", "bin", "apk", "ipa", "deb", "rpm", "jar", "war", "class", "so",
+    "appimage", "pkg", "msix", // images
+    "gif", "jpg", "jpeg", "jpe", "png", "bmp", "tif", "tiff", "ico", "webp", "avif", "heic",
+    "heif", "svg", "svgz", "psd", "xcf", "raw", "cr2", "nef", "jxl", // audio
     "mp3", "wav", "ogg", "oga", "opus", "flac", "aac", "m4a", "wma", "mid", "midi", "aif", "aiff",
     "ra", "ram", // video and animation
     "mp4", "m4v", "avi", "mov", "qt", "wmv", "flv", "f4v", "mkv", "webm", "mpg", "mpeg", "3gp",
