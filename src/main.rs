@@ -16,13 +16,19 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// URL tools (`trawl url canon`).
+    Url(cli::url::UrlArgs),
+    /// Print the links of an HTML page.
+    Links(cli::links::LinksArgs),
+}
 
-// The enum has no variants until the first subcommand lands; the match is then live.
-#[allow(unreachable_code, unused_variables)]
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: anyhow::Result<ExitCode> = match cli.command {};
+    let result: anyhow::Result<ExitCode> = match cli.command {
+        Command::Url(args) => cli::url::run(args),
+        Command::Links(args) => cli::links::run(args),
+    };
     match result {
         Ok(code) => code,
         Err(err) => {

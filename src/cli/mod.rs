@@ -1,1 +1,4 @@
 //! Subcommands of the `trawl` binary (not part of the library API).
+
+pub mod links;
+pub mod url;

@@ -247,10 +247,7 @@ fn caps() {
 
     let long = format!("<a href='/{}'><a href=/short>", "x".repeat(70_000));
     let page = extract(&long);
-    assert!(
-        matches!(page.links[0].url, Ok(_)),
-        "64 KB+ attributes are read"
-    );
+    assert!(page.links[0].url.is_ok(), "64 KB+ attributes are read");
     let opts = ExtractOptions {
         max_attribute_bytes: 1000,
         ..ExtractOptions::default()

@@ -22,8 +22,7 @@ pub struct CanonOptions {
     /// `sid`, `sessionid`, `session_id`, `aspsessionid*`, `cfid`, `cftoken`) and the
     /// `;jsessionid=...` path parameter. If the query ends up empty, the `?` goes too.
     pub strip_session_ids: bool,
-    /// Sort the `&`-separated query parameters by their bytes (stable, so repeated
-    /// names keep their relative order).
+    /// Sort the `&`-separated query parameters (`name=value` pairs) by their bytes.
     pub sort_query: bool,
 }
 
@@ -266,8 +265,9 @@ const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 fn push_escape(b: u8, out: &mut String) {
     out.push('%');
-    out.push(char::from(HEX_UPPER[usize::from(b >> 4)]));
-    out.push(char::from(HEX_UPPER[usize::from(b & 0x0f)]));
+    let digit = |n: u8| char::from(HEX_UPPER.get(usize::from(n)).copied().unwrap_or(b'0'));
+    out.push(digit(b >> 4));
+    out.push(digit(b & 0x0f));
 }
 
 /// Normalizes the percent-encoding of a path or query string (RFC 3986 §6.2.2):
@@ -373,7 +373,8 @@ fn rewrite_query<'q>(query: &'q str, options: &CanonOptions) -> Option<Cow<'q, s
         }
     }
     if options.sort_query {
-        params.sort_unstable_by(|a, b| a.cmp(b));
+        // Equal parameters are identical strings, so an unstable sort is stable here.
+        params.sort_unstable();
     }
     Some(Cow::Owned(params.join("&")))
 }
