@@ -11,6 +11,8 @@ pub mod robots;
 pub mod warc;
 pub mod http;
 pub mod seen;
+pub mod html;
+pub mod url;
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -19,12 +19,18 @@ struct Cli {
 enum Command {
     /// Test URLs against a robots.txt (RFC 9309 or the 1996 draft).
     Robots(cli::robots::RobotsArgs),
+    /// URL tools (`trawl url canon`).
+    Url(cli::url::UrlArgs),
+    /// Print the links of an HTML page.
+    Links(cli::links::LinksArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Robots(args) => cli::robots::run(args),
+        Command::Url(args) => cli::url::run(args),
+        Command::Links(args) => cli::links::run(args),
     };
     match result {
         Ok(code) => code,

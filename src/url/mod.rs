@@ -1,0 +1,46 @@
+//! URLs as crawl keys: canonicalization ([`canonicalize`]) and the crawl's trap and
+//! scope filters ([`UrlFilter`]), with one reason vocabulary ([`Reject`]) for the
+//! crawl log. Rules and reason codes are listed in `docs/urls.md`.
+
+pub mod canon;
+pub mod filter;
+mod reject;
+
+pub use canon::{
+    canonicalize, canonicalize_absolute, canonicalize_with, normalize_percent_encoding,
+    CanonOptions,
+};
+pub use filter::{Blacklist, FilterBuildError, FilterConfig, Scope, UrlFilter};
+pub use reject::Reject;
+
+/// Fuzz entry point for the canonicalizer: the input is split at the first newline
+/// into a base and a reference; nothing may panic, and every canonical URL must be a
+/// fixed point of canonicalization.
+pub fn fuzz_canonicalize(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (base, href) = text
+        .split_once('\n')
+        .unwrap_or(("http://fuzz.example/a/b", &text));
+    let Ok(base) = ::url::Url::parse(base) else {
+        return;
+    };
+    for options in [
+        CanonOptions::default(),
+        CanonOptions {
+            strip_session_ids: true,
+            sort_query: true,
+        },
+    ] {
+        for encoding in [None, Some(encoding_rs::WINDOWS_1252)] {
+            if let Ok(once) = canonicalize_with(&base, href, &options, encoding) {
+                let twice = canonicalize_with(&base, once.as_str(), &options, None);
+                assert_eq!(
+                    twice.as_ref(),
+                    Ok(&once),
+                    "canonicalization is not idempotent"
+                );
+            }
+        }
+    }
+    let _ = filter::UrlFilter::default_for_fuzz().check_str(href, 0);
+}
