@@ -7,12 +7,12 @@
 
 pub mod crawllog;
 pub mod frontier;
-pub mod robots;
-pub mod warc;
-pub mod http;
-pub mod seen;
 pub mod html;
+pub mod http;
+pub mod robots;
+pub mod seen;
 pub mod url;
+pub mod warc;
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

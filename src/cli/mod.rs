@@ -1,5 +1,5 @@
 //! Subcommands of the `trawl` binary (not part of the library API).
 
-pub mod robots;
 pub mod links;
+pub mod robots;
 pub mod url;
