@@ -6,6 +6,8 @@
 //! through the engine and where each concept lives.
 
 pub mod http;
+pub mod net;
+pub mod tls;
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -16,13 +16,16 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Fetch URLs in parallel over one event loop; one JSON line per URL.
+    Fetch(cli::fetch::FetchArgs),
+}
 
-// The enum has no variants until the first subcommand lands; the match is then live.
-#[allow(unreachable_code, unused_variables)]
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: anyhow::Result<ExitCode> = match cli.command {};
+    let result: anyhow::Result<ExitCode> = match cli.command {
+        Command::Fetch(args) => cli::fetch::run(args),
+    };
     match result {
         Ok(code) => code,
         Err(err) => {

@@ -1,1 +1,3 @@
 //! Subcommands of the `trawl` binary (not part of the library API).
+
+pub mod fetch;
