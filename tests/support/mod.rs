@@ -138,3 +138,79 @@ pub fn vm_rss_kib() -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
+
+/// A test CA and a server certificate for `localhost`, `synth.test` and 127.0.0.1,
+/// signed by it. Returns the CA in PEM and the rustls server config.
+pub fn tls_materials() -> (String, Arc<rustls::ServerConfig>) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    };
+    let ca_key = KeyPair::generate().expect("ca key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "trawl test CA");
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca_params.self_signed(&ca_key).expect("ca cert");
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf_key = KeyPair::generate().expect("leaf key");
+    let leaf_params = CertificateParams::new(vec![
+        "localhost".to_owned(),
+        "synth.test".to_owned(),
+        "127.0.0.1".to_owned(),
+    ])
+    .expect("leaf params");
+    let leaf = leaf_params
+        .signed_by(&leaf_key, &issuer)
+        .expect("leaf cert");
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf.der().clone(), ca_cert.der().clone()], key)
+        .expect("server config");
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    (ca_cert.pem(), Arc::new(config))
+}
+
+/// A TLS server (one thread per connection) answering keep-alive requests with the
+/// request target as body. Counts accepts and TLS handshakes that resumed a session.
+pub fn tls_keep_alive_server(config: Arc<rustls::ServerConfig>) -> ScriptServer {
+    ScriptServer::start(move |s, _| {
+        let Ok(conn) = rustls::ServerConnection::new(Arc::clone(&config)) else {
+            return;
+        };
+        let mut tls = rustls::StreamOwned::new(conn, s);
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1];
+        loop {
+            buf.clear();
+            while !buf.ends_with(b"\r\n\r\n") {
+                match tls.read(&mut byte) {
+                    Ok(1) => buf.push(byte[0]),
+                    _ => return,
+                }
+            }
+            let text = String::from_utf8_lossy(&buf);
+            let target = text.split(' ').nth(1).unwrap_or("/").to_owned();
+            let resp = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{target}",
+                target.len()
+            );
+            if tls
+                .write_all(resp.as_bytes())
+                .and_then(|()| tls.flush())
+                .is_err()
+            {
+                return;
+            }
+        }
+    })
+}
