@@ -378,3 +378,204 @@ fn hex_value(byte: u8) -> Option<u8> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decodes `input` whole and byte by byte (which must agree); returns
+    /// (data, consumed, done) or the error.
+    fn decode(input: &[u8]) -> Result<(Vec<u8>, usize, bool), ChunkedError> {
+        let mut whole = ChunkedDecoder::default();
+        let mut out = Vec::new();
+        let result = whole
+            .decode(input, &mut out)
+            .map(|(n, done)| (out, n, done));
+
+        let mut bytewise = ChunkedDecoder::default();
+        let mut out = Vec::new();
+        let mut consumed = 0;
+        let mut done = false;
+        let mut error = None;
+        for b in input {
+            if done {
+                break;
+            }
+            match bytewise.decode(std::slice::from_ref(b), &mut out) {
+                Ok((n, d)) => {
+                    consumed += n;
+                    done = d;
+                }
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        let bytewise_result = match error {
+            Some(e) => Err(e),
+            None => Ok((out, consumed, done)),
+        };
+        assert_eq!(result, bytewise_result, "{input:?}");
+        result
+    }
+
+    #[test]
+    fn decoding_table() {
+        use ChunkedError as E;
+        type Expect = Result<(&'static [u8], bool), ChunkedError>;
+        let cases: &[(&[u8], Expect)] = &[
+            (b"0\r\n\r\n", Ok((b"", true))),
+            (b"5\r\nhello\r\n0\r\n\r\n", Ok((b"hello", true))),
+            (b"5\nhello\n0\n\n", Ok((b"hello", true))),
+            (b"A\r\n0123456789\r\n0\r\n\r\n", Ok((b"0123456789", true))),
+            (b"a\r\n0123456789\r\n0\r\n\r\n", Ok((b"0123456789", true))),
+            (b"000005\r\nhello\r\n0000\r\n\r\n", Ok((b"hello", true))),
+            (
+                b"5;name=value;other\r\nhello\r\n0;last\r\n\r\n",
+                Ok((b"hello", true)),
+            ),
+            (
+                b"5 ; name=\"quoted; value\"\r\nhello\r\n0\r\n\r\n",
+                Ok((b"hello", true)),
+            ),
+            (b"5  \r\nhello\r\n0\r\n\r\n", Ok((b"hello", true))),
+            (
+                b"5\r\nhello\r\n0\r\nExpires: never\r\nX-Sum: 1\r\n\r\n",
+                Ok((b"hello", true)),
+            ),
+            (b"5\r\nhello\r\n0\r\nX: 1\n\n", Ok((b"hello", true))),
+            (b"ffffffffffffffff\r\nab", Ok((b"ab", false))),
+            (b"5\r\nhel", Ok((b"hel", false))),
+            (b"5\r\nhello\r\n0\r\n", Ok((b"hello", false))),
+            (b"\r\n", Err(E::InvalidSize)),
+            (b";ext\r\n", Err(E::InvalidSize)),
+            (b"-1\r\n", Err(E::InvalidSize)),
+            (b"0x5\r\nhello", Err(E::InvalidSize)),
+            (b"5 5\r\n", Err(E::InvalidSize)),
+            (b"g\r\n", Err(E::InvalidSize)),
+            (b"10000000000000000\r\n", Err(E::SizeOverflow)),
+            (b"fffffffffffffffff\r\n", Err(E::SizeOverflow)),
+            (b"5\rhello", Err(E::InvalidLineEnd)),
+            (b"5;a\0b\r\n", Err(E::InvalidLineEnd)),
+            (b"5\r\nhelloX\r\n", Err(E::MissingDataTerminator)),
+            (b"5\r\nhello\rX", Err(E::MissingDataTerminator)),
+            (b"0\r\nX: 1\rY\r\n\r\n", Err(E::InvalidLineEnd)),
+            (b"0\r\n\rX", Err(E::InvalidLineEnd)),
+        ];
+        for (input, expect) in cases {
+            let got = decode(input);
+            match (got, expect) {
+                (Ok((data, consumed, done)), Ok((want, want_done))) => {
+                    assert_eq!(&data[..], *want, "{input:?}");
+                    assert_eq!(done, *want_done, "{input:?}");
+                    if done {
+                        assert_eq!(consumed, input.len(), "{input:?}");
+                    }
+                }
+                (Err(e), Err(want)) => assert_eq!(e, *want, "{input:?}"),
+                (got, _) => panic!("{input:?}: got {got:?}, want {expect:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn stops_at_end_of_body() {
+        let input = b"3\r\nabc\r\n0\r\n\r\nHTTP/1.1 200 OK\r\n";
+        let (data, consumed, done) = decode(input).unwrap();
+        assert!(done);
+        assert_eq!(data, b"abc");
+        assert_eq!(&input[consumed..], b"HTTP/1.1 200 OK\r\n");
+    }
+
+    #[test]
+    fn caps_on_lines_and_trailers() {
+        let limits = ChunkedLimits {
+            max_line_bytes: 8,
+            max_trailer_bytes: 10,
+        };
+        let mut d = ChunkedDecoder::new(limits);
+        assert_eq!(
+            d.decode(b"5;abcdefgh\r\n", &mut Vec::new()),
+            Err(ChunkedError::LineTooLong)
+        );
+        let mut d = ChunkedDecoder::new(limits);
+        assert_eq!(
+            d.decode(b"000000000005\r\n", &mut Vec::new()),
+            Err(ChunkedError::LineTooLong)
+        );
+        let mut d = ChunkedDecoder::new(limits);
+        assert_eq!(
+            d.decode(b"0\r\nX-Long: 123456\r\n\r\n", &mut Vec::new()),
+            Err(ChunkedError::TrailersTooLarge)
+        );
+        let mut d = ChunkedDecoder::new(limits);
+        assert_eq!(
+            d.decode(b"0\r\nX: 1\r\n\r\n", &mut Vec::new()),
+            Ok((11, true))
+        );
+    }
+
+    #[test]
+    fn step_respects_max_data() {
+        let input = b"a\r\n0123456789\r\n0\r\n\r\n";
+        let mut d = ChunkedDecoder::default();
+        let step = d.step(input, 4).unwrap();
+        assert_eq!(&input[step.data.clone()], b"0123");
+        assert!(d.is_in_data());
+        let rest = &input[step.consumed..];
+        let step = d.step(rest, 0).unwrap();
+        assert_eq!(step.consumed, 0);
+        assert!(step.data.is_empty());
+        let step = d.step(rest, u64::MAX).unwrap();
+        assert_eq!(&rest[step.data.clone()], b"456789");
+        let rest = &rest[step.consumed..];
+        let step = d.step(rest, u64::MAX).unwrap();
+        assert!(step.done);
+        assert_eq!(step.consumed, rest.len());
+        assert!(d.is_done());
+    }
+
+    /// Random bodies with random chunking, fed in random pieces, decode to the original.
+    #[test]
+    fn round_trip_random_chunkings() {
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for _ in 0..200 {
+            let len = (next() % 2000) as usize;
+            let body: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let mut encoded = Vec::new();
+            let mut rest = &body[..];
+            while !rest.is_empty() {
+                let n = ((next() % 300) as usize + 1).min(rest.len());
+                let ext = if next() % 4 == 0 { ";x=y" } else { "" };
+                let eol: &[u8] = if next() % 3 == 0 { b"\n" } else { b"\r\n" };
+                encoded.extend_from_slice(format!("{n:x}{ext}").as_bytes());
+                encoded.extend_from_slice(eol);
+                encoded.extend_from_slice(&rest[..n]);
+                encoded.extend_from_slice(eol);
+                rest = &rest[n..];
+            }
+            encoded.extend_from_slice(b"0\r\nTrailer: t\r\n\r\n");
+            let mut d = ChunkedDecoder::default();
+            let mut out = Vec::new();
+            let mut pos = 0;
+            while pos < encoded.len() {
+                let n = ((next() % 50) as usize + 1).min(encoded.len() - pos);
+                let (used, done) = d.decode(&encoded[pos..pos + n], &mut out).unwrap();
+                pos += used;
+                if done {
+                    break;
+                }
+            }
+            assert!(d.is_done());
+            assert_eq!(pos, encoded.len());
+            assert_eq!(out, body);
+        }
+    }
+}

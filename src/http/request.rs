@@ -338,3 +338,240 @@ fn is_token(name: &str) -> bool {
                 | b'^' | b'_' | b'`' | b'|' | b'~')
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(req: &RequestHead) -> String {
+        let mut out = Vec::new();
+        write_request(req, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn get(url: &str) -> RequestHead {
+        RequestHead::get(url::Url::parse(url).unwrap(), "trawl/test".to_owned())
+    }
+
+    #[test]
+    fn minimal_get() {
+        assert_eq!(
+            written(&get("http://example.com/a/b?q=1#frag")),
+            "GET /a/b?q=1 HTTP/1.1\r\n\
+             Host: example.com\r\n\
+             User-Agent: trawl/test\r\n\
+             Accept: text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5\r\n\
+             Accept-Encoding: gzip, deflate, br\r\n\
+             Connection: keep-alive\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn request_line_and_host_table() {
+        let cases = [
+            ("http://example.com", "GET / HTTP/1.1", "example.com"),
+            ("http://example.com:80/", "GET / HTTP/1.1", "example.com"),
+            (
+                "https://example.com:443/x",
+                "GET /x HTTP/1.1",
+                "example.com",
+            ),
+            (
+                "http://example.com:8080/x",
+                "GET /x HTTP/1.1",
+                "example.com:8080",
+            ),
+            (
+                "https://example.com:80/x",
+                "GET /x HTTP/1.1",
+                "example.com:80",
+            ),
+            ("http://[::1]:8080/", "GET / HTTP/1.1", "[::1]:8080"),
+            ("http://[2001:db8::1]/", "GET / HTTP/1.1", "[2001:db8::1]"),
+            (
+                "http://127.0.0.1:3000/?",
+                "GET /? HTTP/1.1",
+                "127.0.0.1:3000",
+            ),
+            ("http://EXAMPLE.com./", "GET / HTTP/1.1", "example.com."),
+            (
+                "http://bücher.example/",
+                "GET / HTTP/1.1",
+                "xn--bcher-kva.example",
+            ),
+            (
+                "http://example.com/a b?c d",
+                "GET /a%20b?c%20d HTTP/1.1",
+                "example.com",
+            ),
+            (
+                "http://example.com/é?é",
+                "GET /%C3%A9?%C3%A9 HTTP/1.1",
+                "example.com",
+            ),
+            (
+                "http://example.com/a|b^c[d]?x=[1]|{2}",
+                "GET /a%7Cb%5Ec%5Bd%5D?x=%5B1%5D%7C%7B2%7D HTTP/1.1",
+                "example.com",
+            ),
+            (
+                "http://example.com/%41%zz",
+                "GET /%41%zz HTTP/1.1",
+                "example.com",
+            ),
+            (
+                "http://example.com/a/../b/./c",
+                "GET /b/c HTTP/1.1",
+                "example.com",
+            ),
+            (
+                "http://example.com/#only-fragment",
+                "GET / HTTP/1.1",
+                "example.com",
+            ),
+            (
+                "http://user:pw@example.com/",
+                "GET / HTTP/1.1",
+                "example.com",
+            ),
+        ];
+        for (url, line, host) in cases {
+            let text = written(&get(url));
+            let mut lines = text.split("\r\n");
+            assert_eq!(lines.next(), Some(line), "{url}");
+            assert_eq!(
+                lines.next(),
+                Some(format!("Host: {host}").as_str()),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_optional_header() {
+        let mut req = get("http://example.com/");
+        req.method = Method::Head;
+        req.from = Some("ops@example.org".into());
+        req.accept_language = Some("en, fr;q=0.5".into());
+        req.referer = Some("http://example.com/start".into());
+        req.if_none_match = Some("\"abc\"".into());
+        req.if_modified_since = Some("Sat, 21 Nov 2026 10:00:00 GMT".into());
+        req.extra_headers = vec![("X-Crawl".into(), "1".into())];
+        assert!(req.validate().is_ok());
+        assert_eq!(
+            written(&req),
+            "HEAD / HTTP/1.1\r\n\
+             Host: example.com\r\n\
+             User-Agent: trawl/test\r\n\
+             Accept: text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5\r\n\
+             Accept-Language: en, fr;q=0.5\r\n\
+             Accept-Encoding: gzip, deflate, br\r\n\
+             From: ops@example.org\r\n\
+             Referer: http://example.com/start\r\n\
+             If-None-Match: \"abc\"\r\n\
+             If-Modified-Since: Sat, 21 Nov 2026 10:00:00 GMT\r\n\
+             X-Crawl: 1\r\n\
+             Connection: keep-alive\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn extra_header_overrides_standard_and_empty_values_are_omitted() {
+        let mut req = get("http://example.com/");
+        req.accept = String::new();
+        req.extra_headers = vec![("accept-encoding".into(), "gzip".into())];
+        let text = written(&req);
+        assert!(!text.contains("Accept:"));
+        assert!(!text.contains("Accept-Encoding: gzip, deflate, br"));
+        assert!(text.contains("\r\naccept-encoding: gzip\r\n"));
+    }
+
+    #[test]
+    fn injection_is_impossible() {
+        let mut req = get("http://example.com/");
+        req.referer = Some("http://a/\r\nX-Evil: 1".into());
+        req.user_agent = "ua\nGET /other HTTP/1.1".into();
+        req.extra_headers = vec![
+            ("X-Ok".into(), "a\r\n\r\nGET / HTTP/1.1".into()),
+            ("Bad Name".into(), "v".into()),
+            ("X-Evil\r\nHost".into(), "v".into()),
+            ("Content-Length".into(), "5".into()),
+            ("Transfer-Encoding".into(), "chunked".into()),
+            ("Host".into(), "other.example".into()),
+            ("".into(), "v".into()),
+        ];
+        assert!(req.validate().is_err());
+        let mut out = Vec::new();
+        assert!(try_write_request(&req, &mut out).is_err());
+        assert!(out.is_empty());
+        let text = written(&req);
+        // Exactly one request, one Host, header lines only from allowed names.
+        assert_eq!(text.matches("\r\n\r\n").count(), 1);
+        assert!(text.ends_with("\r\n\r\n"));
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut parsed = httparse::Request::new(&mut headers);
+        let status = parsed.parse(text.as_bytes()).unwrap();
+        assert_eq!(status, httparse::Status::Complete(text.len()));
+        let names: Vec<&str> = parsed.headers.iter().map(|h| h.name).collect();
+        assert_eq!(
+            names,
+            [
+                "Host",
+                "User-Agent",
+                "Accept",
+                "Accept-Encoding",
+                "Referer",
+                "X-Ok",
+                "Connection"
+            ]
+        );
+        assert!(!text.contains("\nX-Evil"));
+        assert!(!text.contains("Content-Length"));
+        assert!(!text.contains("Transfer-Encoding"));
+        assert!(!text.contains("Bad Name"));
+        for line in text.trim_end().split("\r\n") {
+            assert!(!line.contains('\r') && !line.contains('\n'));
+        }
+        assert!(text.contains("Referer: http://a/  X-Evil: 1\r\n"));
+    }
+
+    #[test]
+    fn validate_reports_each_problem() {
+        let mut req = get("http://example.com/");
+        assert_eq!(req.validate(), Ok(()));
+        req.extra_headers = vec![("Connection".into(), "close".into())];
+        assert_eq!(req.validate(), Err(RequestError::ReservedHeader));
+        req.extra_headers = vec![("a:b".into(), "x".into())];
+        assert_eq!(req.validate(), Err(RequestError::InvalidHeaderName));
+        req.extra_headers = vec![("X".into(), "a\0b".into())];
+        assert_eq!(req.validate(), Err(RequestError::InvalidHeaderValue));
+        req.extra_headers.clear();
+        req.url = url::Url::parse("ftp://example.com/").unwrap();
+        assert_eq!(req.validate(), Err(RequestError::UnsupportedScheme));
+    }
+
+    #[test]
+    fn default_user_agent_is_trawls() {
+        let req = RequestHead::get(
+            url::Url::parse("http://example.com/").unwrap(),
+            crate::default_user_agent(),
+        );
+        assert!(written(&req).contains(&format!("User-Agent: trawl/{}", crate::VERSION)));
+    }
+
+    /// The written request parses as exactly one valid request with httparse.
+    #[test]
+    fn written_request_parses() {
+        let mut req = get("http://example.com:8080/p?q");
+        req.referer = Some("http://x/\ry".into());
+        let mut out = Vec::new();
+        write_request(&req, &mut out);
+        let mut headers = [httparse::EMPTY_HEADER; 16];
+        let mut parsed = httparse::Request::new(&mut headers);
+        let status = parsed.parse(&out).unwrap();
+        assert_eq!(status, httparse::Status::Complete(out.len()));
+        assert_eq!(parsed.method, Some("GET"));
+        assert_eq!(parsed.path, Some("/p?q"));
+        assert_eq!(parsed.version, Some(1));
+    }
+}

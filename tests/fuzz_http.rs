@@ -1,0 +1,32 @@
+//! Replays the committed fuzz corpora of the HTTP layer through the same entry points
+//! the fuzzers call, so every input that ever found a bug (or covers a path) stays a
+//! regression test under `cargo test`.
+
+use std::fs;
+use std::path::Path;
+
+fn replay(target: &str, run: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
+    let mut count = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let data = fs::read(&path).unwrap();
+        // A panic names the file that caused it.
+        let result = std::panic::catch_unwind(|| run(&data));
+        assert!(result.is_ok(), "{} panicked", path.display());
+        count += 1;
+    }
+    assert!(count >= 10, "corpus {target} has only {count} files");
+}
+
+#[test]
+fn http_response_corpus() {
+    replay("http_response", trawl::http::fuzz_response);
+}
+
+#[test]
+fn http_chunked_corpus() {
+    replay("http_chunked", trawl::http::fuzz_chunked);
+}
