@@ -13,6 +13,8 @@ pub mod robots;
 pub mod seen;
 pub mod url;
 pub mod warc;
+pub mod net;
+pub mod tls;
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

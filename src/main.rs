@@ -23,6 +23,8 @@ enum Command {
     Url(cli::url::UrlArgs),
     /// Print the links of an HTML page.
     Links(cli::links::LinksArgs),
+    /// Fetch URLs in parallel over one event loop; one JSON line per URL.
+    Fetch(cli::fetch::FetchArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Robots(args) => cli::robots::run(args),
         Command::Url(args) => cli::url::run(args),
         Command::Links(args) => cli::links::run(args),
+        Command::Fetch(args) => cli::fetch::run(args),
     };
     match result {
         Ok(code) => code,

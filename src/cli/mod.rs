@@ -3,3 +3,4 @@
 pub mod links;
 pub mod robots;
 pub mod url;
+pub mod fetch;

@@ -1,0 +1,224 @@
+//! `trawl fetch`: fetch many URLs in parallel over one event loop, one JSON line each.
+
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use serde::Serialize;
+
+use trawl::http::{BodyLimitMode, Method, RequestHead};
+use trawl::net::{
+    parse_hosts_file, parse_resolve, Deadlines, FetchLimits, FetchOutcome, FetchRequest, Fetcher,
+    FetcherConfig,
+};
+
+/// Raw flags of `trawl fetch`.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// URLs to fetch.
+    pub urls: Vec<String>,
+    /// Read URLs from FILE, one per line (blank lines and `#` comments skipped).
+    #[arg(long = "urls", value_name = "FILE")]
+    pub urls_file: Option<PathBuf>,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// Static address for host:port, curl syntax `host:port:addr[,addr]` (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub resolve: Vec<String>,
+    /// Static addresses from a synthweb hosts file (`hostname address port [tls_port]`).
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// Trust the CA certificates in this PEM file in addition to the webpki roots
+    /// (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Vec<PathBuf>,
+    /// Deadline for a whole exchange, in milliseconds (per-phase deadlines are capped
+    /// by it).
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Connect deadline in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub connect_timeout_ms: Option<u64>,
+    /// Deadline for the first response byte, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub first_byte_timeout_ms: Option<u64>,
+    /// Longest silence between reads, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub read_idle_timeout_ms: Option<u64>,
+    /// Write each decoded body to DIR/<index>.body (index = position in the input).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// User-Agent header (default: trawl's robot identification).
+    #[arg(long)]
+    pub user_agent: Option<String>,
+    /// Cap on body bytes from the wire; longer bodies are truncated and marked.
+    #[arg(long, default_value_t = 16 << 20)]
+    pub max_body_bytes: u64,
+    /// Send HEAD instead of GET.
+    #[arg(long)]
+    pub head: bool,
+    /// DANGEROUS: accept any TLS certificate (test rigs only).
+    #[arg(long = "dangerous-skip-tls-verification")]
+    pub dangerous_skip_tls_verification: bool,
+}
+
+/// One output line.
+#[derive(Serialize)]
+struct Line<'a> {
+    url: &'a str,
+    status: Option<u16>,
+    outcome: &'a str,
+    bytes: u64,
+    decoded_bytes: u64,
+    ms: u64,
+    error: Option<String>,
+    truncated: bool,
+    peer: Option<String>,
+    reused: bool,
+}
+
+/// Runs `trawl fetch`.
+///
+/// # Errors
+/// Bad flags, unreadable input files, or an event loop that cannot start. Individual
+/// fetch failures are JSON lines, not errors.
+pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
+    let mut urls = args.urls.clone();
+    if let Some(path) = &args.urls_file {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        urls.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from),
+        );
+    }
+    let mut cfg = FetcherConfig::default();
+    for r in &args.resolve {
+        cfg.dns.overrides.push(parse_resolve(r)?);
+    }
+    if let Some(path) = &args.hosts_file {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        cfg.dns.overrides.extend(parse_hosts_file(&text)?);
+    }
+    cfg.tls.ca_files.clone_from(&args.ca_file);
+    cfg.tls
+        .dangerous()
+        .set_skip_verification(args.dangerous_skip_tls_verification);
+    if let Some(ms) = args.timeout_ms {
+        cfg.deadlines = Deadlines::all(Duration::from_millis(ms.max(1)));
+    }
+    let d = &mut cfg.deadlines;
+    if let Some(ms) = args.connect_timeout_ms {
+        d.connect_timeout = Duration::from_millis(ms);
+    }
+    if let Some(ms) = args.first_byte_timeout_ms {
+        d.first_byte_timeout = Duration::from_millis(ms);
+    }
+    if let Some(ms) = args.read_idle_timeout_ms {
+        d.read_idle_timeout = Duration::from_millis(ms);
+    }
+    let concurrency = args.concurrency.max(1);
+    cfg.max_connections = cfg.max_connections.max(concurrency);
+    if let Some(dir) = &args.out {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut limits = FetchLimits::default();
+    limits.response.max_body_bytes = args.max_body_bytes;
+    limits.response.body_limit_mode = BodyLimitMode::Truncate;
+    let user_agent = args
+        .user_agent
+        .clone()
+        .unwrap_or_else(trawl::default_user_agent);
+
+    let mut fetcher = Fetcher::new(cfg)?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut next = 0usize;
+    let mut outcomes = Vec::new();
+    loop {
+        while fetcher.in_flight() < concurrency && next < urls.len() {
+            let index = next;
+            next += 1;
+            let raw = urls.get(index).map(String::as_str).unwrap_or_default();
+            match url::Url::parse(raw) {
+                Ok(url) => {
+                    let mut head = RequestHead::get(url, user_agent.clone());
+                    if args.head {
+                        head.method = Method::Head;
+                    }
+                    fetcher.submit(FetchRequest {
+                        id: index as u64,
+                        head,
+                        limits,
+                        addr: None,
+                    });
+                }
+                Err(e) => write_line(
+                    &mut out,
+                    &Line {
+                        url: raw,
+                        status: None,
+                        outcome: "invalid_url",
+                        bytes: 0,
+                        decoded_bytes: 0,
+                        ms: 0,
+                        error: Some(format!("invalid url: {e}")),
+                        truncated: false,
+                        peer: None,
+                        reused: false,
+                    },
+                )?,
+            }
+        }
+        if fetcher.in_flight() == 0 && next >= urls.len() {
+            break;
+        }
+        fetcher.poll(&mut outcomes, None)?;
+        for o in outcomes.drain(..) {
+            if let Some(dir) = &args.out {
+                let path = dir.join(format!("{:06}.body", o.id));
+                fs::write(&path, &o.body)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            report(&mut out, &urls, &o)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(out: &mut impl Write, urls: &[String], o: &FetchOutcome) -> anyhow::Result<()> {
+    let url = urls
+        .get(o.id as usize)
+        .map(String::as_str)
+        .unwrap_or(o.url.as_str());
+    write_line(
+        out,
+        &Line {
+            url,
+            status: o.status(),
+            outcome: o.error.as_ref().map_or("ok", |e| e.kind()),
+            bytes: o.wire_bytes,
+            decoded_bytes: o.decoded_bytes,
+            ms: u64::try_from(o.timings.total.as_millis()).unwrap_or(u64::MAX),
+            error: o.error.as_ref().map(ToString::to_string),
+            truncated: o.body_truncated,
+            peer: o.peer.map(|p| p.to_string()),
+            reused: o.reused_connection,
+        },
+    )
+}
+
+fn write_line(out: &mut impl Write, line: &Line<'_>) -> anyhow::Result<()> {
+    serde_json::to_writer(&mut *out, line)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}

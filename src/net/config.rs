@@ -1,0 +1,151 @@
+//! Configuration of a [`crate::net::Fetcher`]: every cap and deadline in one place, each
+//! with its unit in its name (STYLE.md §4).
+
+use std::time::Duration;
+
+use crate::http::{DecodeLimits, ResponseLimits};
+use crate::net::dns::DnsConfig;
+use crate::tls::TlsConfig;
+
+/// Per-phase deadlines and the minimum transfer rate (see `docs/fetcher.md`).
+#[derive(Clone, Copy, Debug)]
+pub struct Deadlines {
+    /// Name resolution, from the lookup being queued to the answer.
+    pub dns_timeout: Duration,
+    /// TCP connect: SYN sent to the connection being writable.
+    pub connect_timeout: Duration,
+    /// TLS handshake.
+    pub tls_timeout: Duration,
+    /// From starting to send the request to the first response byte.
+    pub first_byte_timeout: Duration,
+    /// Longest silence between two reads while the response is arriving.
+    pub read_idle_timeout: Duration,
+    /// The whole exchange, from the request leaving the queue to the last byte.
+    pub total_timeout: Duration,
+    /// A response slower than this many bytes per second over a `rate_window` is cut off
+    /// (defends against one-byte-per-second drips that never trip `read_idle_timeout`).
+    /// Zero disables the check.
+    pub min_rate_bytes_per_sec: u64,
+    /// The window over which `min_rate_bytes_per_sec` is measured.
+    pub rate_window: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Self {
+            dns_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(10),
+            tls_timeout: Duration::from_secs(10),
+            first_byte_timeout: Duration::from_secs(30),
+            read_idle_timeout: Duration::from_secs(20),
+            total_timeout: Duration::from_secs(120),
+            min_rate_bytes_per_sec: 256,
+            rate_window: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Deadlines {
+    /// Every deadline set to `total` (and the per-phase ones no longer than it); what
+    /// `--timeout-ms` sets.
+    pub fn all(total: Duration) -> Self {
+        let d = Self::default();
+        Self {
+            dns_timeout: d.dns_timeout.min(total),
+            connect_timeout: d.connect_timeout.min(total),
+            tls_timeout: d.tls_timeout.min(total),
+            first_byte_timeout: d.first_byte_timeout.min(total),
+            read_idle_timeout: d.read_idle_timeout.min(total),
+            total_timeout: total,
+            min_rate_bytes_per_sec: d.min_rate_bytes_per_sec,
+            rate_window: d.rate_window.min(total),
+        }
+    }
+}
+
+/// Keep-alive pool limits.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolConfig {
+    /// Idle connections kept per (scheme, host, port).
+    pub max_idle_per_host: usize,
+    /// Idle connections kept over all hosts; the oldest idle one is closed beyond it.
+    pub max_idle_total: usize,
+    /// An idle connection unused this long is closed.
+    pub idle_timeout: Duration,
+    /// A connection serves at most this many requests, then is closed.
+    pub max_requests_per_connection: u32,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self {
+            max_idle_per_host: 8,
+            max_idle_total: 4096,
+            idle_timeout: Duration::from_secs(30),
+            max_requests_per_connection: 10_000,
+        }
+    }
+}
+
+/// Limits for one request.
+#[derive(Clone, Copy, Debug)]
+pub struct FetchLimits {
+    /// Head and body caps for the HTTP reader.
+    pub response: ResponseLimits,
+    /// Caps for content decoding (decoded bytes, expansion ratio).
+    pub decode: DecodeLimits,
+    /// Keep up to this many raw response bytes (head + framed body) in the outcome, for
+    /// the WARC writer. Zero keeps none.
+    pub record_raw_bytes: usize,
+}
+
+impl Default for FetchLimits {
+    fn default() -> Self {
+        let response = ResponseLimits::default();
+        Self {
+            response,
+            decode: DecodeLimits {
+                max_decoded_bytes: 64 << 20,
+                max_expansion_ratio: 100,
+            },
+            record_raw_bytes: 0,
+        }
+    }
+}
+
+/// Everything a [`crate::net::Fetcher`] needs.
+#[derive(Clone, Debug)]
+pub struct FetcherConfig {
+    /// Open connections (connecting, busy or idle) at most; requests beyond wait.
+    pub max_connections: usize,
+    /// Requests waiting for a connection slot or DNS at most; more are refused with
+    /// [`crate::net::FailReason::Overloaded`].
+    pub max_queued_requests: usize,
+    /// Deadlines for every phase.
+    pub deadlines: Deadlines,
+    /// Keep-alive pool limits.
+    pub pool: PoolConfig,
+    /// Resolver pool, cache and static overrides.
+    pub dns: DnsConfig,
+    /// TLS trust and session cache.
+    pub tls: TlsConfig,
+    /// Size of the loop's single read buffer, shared by all connections.
+    pub read_buffer_bytes: usize,
+    /// mio events handled per poll.
+    pub events_capacity: usize,
+}
+
+impl Default for FetcherConfig {
+    fn default() -> Self {
+        Self {
+            max_connections: 8192,
+            max_queued_requests: 1 << 20,
+            deadlines: Deadlines::default(),
+            pool: PoolConfig::default(),
+            dns: DnsConfig::default(),
+            tls: TlsConfig::default(),
+            read_buffer_bytes: 64 << 10,
+            events_capacity: 1024,
+        }
+    }
+}

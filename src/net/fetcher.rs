@@ -1,0 +1,1326 @@
+//! The event loop: one mio `Poll`, a slab of connections, a timer heap, a resolver pool,
+//! and keep-alive pools. See `docs/fetcher.md` for the life of a request.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::io;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use mio::{Events, Interest, Poll, Token, Waker};
+
+use crate::http::{
+    write_request, ContentDecoder, ContentEncoding, DecodeError, HttpError, Method, RequestHead,
+    ResponseReader,
+};
+use crate::net::config::{FetchLimits, FetcherConfig};
+use crate::net::conn::{
+    flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange, Handshaking,
+    Idle, Job, Phase, ReadEnd, ReadError, Reading, ReadingBody, ReadingHead, Sending,
+};
+use crate::net::dns::{Lookup, Resolver};
+use crate::net::outcome::{FailReason, FetchOutcome, TimeoutPhase, Timings};
+use crate::net::pool::{Pool, PoolKey};
+use crate::net::slab::{Slab, SlotKey};
+use crate::net::timer::TimerHeap;
+use crate::tls::{TlsClient, TlsSetupError};
+
+/// The waker's token: all ones, which no slot token can equal (see `slab.rs`).
+const WAKER: Token = Token(usize::MAX);
+
+/// One request for the fetcher.
+#[derive(Clone, Debug)]
+pub struct FetchRequest {
+    /// Caller's id, echoed in the outcome.
+    pub id: u64,
+    /// The request head (method, URL, headers).
+    pub head: RequestHead,
+    /// Caps for this request.
+    pub limits: FetchLimits,
+    /// Connect to this address instead of resolving the URL's host.
+    pub addr: Option<SocketAddr>,
+}
+
+impl FetchRequest {
+    /// A GET of `url` with default limits.
+    pub fn get(id: u64, url: url::Url, user_agent: String) -> Self {
+        Self {
+            id,
+            head: RequestHead::get(url, user_agent),
+            limits: FetchLimits::default(),
+            addr: None,
+        }
+    }
+}
+
+/// Why a fetcher could not be created.
+#[derive(Debug)]
+pub enum FetcherError {
+    /// Creating the poll or the waker failed.
+    Io(io::Error),
+    /// The TLS configuration is unusable (e.g. a bad `--ca-file`).
+    Tls(TlsSetupError),
+}
+
+impl fmt::Display for FetcherError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(_) => f.write_str("cannot create event loop"),
+            Self::Tls(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for FetcherError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io(e) => Some(e),
+            Self::Tls(e) => Some(e),
+        }
+    }
+}
+
+/// Hands requests to a fetcher from another thread.
+#[derive(Clone)]
+pub struct Submitter {
+    tx: Sender<FetchRequest>,
+    waker: Arc<Waker>,
+}
+
+impl Submitter {
+    /// Queues `req` and wakes the loop.
+    ///
+    /// # Errors
+    /// Gives the request back when the submission channel is full or the fetcher is gone.
+    pub fn submit(&self, req: FetchRequest) -> Result<(), Box<FetchRequest>> {
+        match self.tx.try_send(req) {
+            Ok(()) => {
+                let _ = self.waker.wake();
+                Ok(())
+            }
+            Err(TrySendError::Full(r) | TrySendError::Disconnected(r)) => Err(Box::new(r)),
+        }
+    }
+}
+
+/// Counters for tests, benchmarks and stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FetcherStats {
+    /// TCP connections opened.
+    pub connections_opened: u64,
+    /// Exchanges completed (successfully or not) after starting on a connection.
+    pub exchanges: u64,
+    /// Exchanges that ran on a connection taken from the keep-alive pool.
+    pub reused_exchanges: u64,
+    /// Requests retried on a fresh connection after a reused one failed.
+    pub retries: u64,
+    /// Idle connections found closed by the server.
+    pub idle_closed_by_peer: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum TimerKey {
+    Conn(SlotKey),
+    Dns(u64),
+    Queue,
+}
+
+/// What a mio event said, copied out so the events buffer can be reused.
+#[derive(Clone, Copy, Debug, Default)]
+struct Readiness {
+    readable: bool,
+    writable: bool,
+    error: bool,
+    read_closed: bool,
+}
+
+impl Readiness {
+    const ALL: Self = Self {
+        readable: true,
+        writable: true,
+        error: false,
+        read_closed: false,
+    };
+}
+
+/// What one step of a connection's state machine asks the loop to do.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a short-lived return value, moved once; boxing would allocate per step"
+)]
+enum After {
+    /// The connection waits for readiness; refresh interest and deadline.
+    Wait,
+    /// The exchange completed. `reusable`: the connection may go back to the pool.
+    Finished {
+        outcome: FetchOutcome,
+        reusable: bool,
+    },
+    /// The exchange failed; the connection is closed.
+    Failed {
+        ex: Exchange,
+        reading: Option<Box<Reading>>,
+        reason: FailReason,
+        /// The failure happened on a reused connection before any response byte.
+        retryable: bool,
+        /// A connect failure: another address of the host may be tried.
+        next_addr: bool,
+    },
+    /// An idle connection was closed by the server (or sent unexpected bytes).
+    IdleClosed,
+}
+
+/// The loop-wide buffers and settings a connection step borrows.
+struct Ctx<'a> {
+    tls: &'a TlsClient,
+    read_buf: &'a mut Vec<u8>,
+    body_tmp: &'a mut Vec<u8>,
+}
+
+/// A hand-written mio event loop fetching HTTP/1.1 and HTTPS responses.
+///
+/// Single-threaded: call [`Fetcher::submit`] and [`Fetcher::poll`] from the thread that
+/// owns it; other threads use a [`Submitter`].
+pub struct Fetcher {
+    poll: Poll,
+    events: Events,
+    ready: Vec<(Token, Readiness)>,
+    waker: Arc<Waker>,
+    cfg: FetcherConfig,
+    tls: TlsClient,
+    conns: Slab<Conn>,
+    pool: Pool,
+    timers: TimerHeap<TimerKey>,
+    resolver: Resolver,
+    dns_waiters: HashMap<u64, Vec<Job>>,
+    queue: VecDeque<Job>,
+    queue_timer_at: Option<Instant>,
+    submissions: Receiver<FetchRequest>,
+    submit_tx: Sender<FetchRequest>,
+    done: Vec<FetchOutcome>,
+    read_buf: Vec<u8>,
+    body_tmp: Vec<u8>,
+    in_flight: usize,
+    stats: FetcherStats,
+}
+
+impl Fetcher {
+    /// Creates the loop, its waker, the TLS client and the resolver.
+    ///
+    /// # Errors
+    /// The poll or waker cannot be created, or the TLS configuration is unusable.
+    pub fn new(cfg: FetcherConfig) -> Result<Self, FetcherError> {
+        let poll = Poll::new().map_err(FetcherError::Io)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(FetcherError::Io)?);
+        let tls = TlsClient::new(&cfg.tls).map_err(FetcherError::Tls)?;
+        let wake_for_dns = Arc::clone(&waker);
+        let resolver = Resolver::new(
+            cfg.dns.clone(),
+            Arc::new(move || {
+                let _ = wake_for_dns.wake();
+            }),
+        );
+        let (submit_tx, submissions) =
+            crossbeam_channel::bounded(cfg.max_queued_requests.clamp(1, 1 << 16));
+        Ok(Self {
+            events: Events::with_capacity(cfg.events_capacity.max(16)),
+            ready: Vec::with_capacity(cfg.events_capacity.max(16)),
+            poll,
+            waker,
+            tls,
+            conns: Slab::default(),
+            pool: Pool::default(),
+            timers: TimerHeap::default(),
+            resolver,
+            dns_waiters: HashMap::new(),
+            queue: VecDeque::new(),
+            queue_timer_at: None,
+            submissions,
+            submit_tx,
+            done: Vec::new(),
+            read_buf: vec![0; cfg.read_buffer_bytes.max(4096)],
+            body_tmp: Vec::new(),
+            in_flight: 0,
+            stats: FetcherStats::default(),
+            cfg,
+        })
+    }
+
+    /// A handle for submitting requests from other threads.
+    pub fn submitter(&self) -> Submitter {
+        Submitter {
+            tx: self.submit_tx.clone(),
+            waker: Arc::clone(&self.waker),
+        }
+    }
+
+    /// Requests accepted and not yet answered by an outcome.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Open connections (busy and idle).
+    pub fn open_connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    /// Idle connections in the keep-alive pools.
+    pub fn idle_connections(&self) -> usize {
+        self.pool.len()
+    }
+
+    /// Counters since creation.
+    pub fn stats(&self) -> FetcherStats {
+        self.stats
+    }
+
+    /// Accepts a request. Its outcome comes out of a later [`Fetcher::poll`] (or the
+    /// next one, for requests that fail at once, e.g. an unsupported URL).
+    pub fn submit(&mut self, req: FetchRequest) {
+        let now = Instant::now();
+        self.in_flight += 1;
+        let url = &req.head.url;
+        let https = match url.scheme() {
+            "http" => false,
+            "https" => true,
+            _ => return self.fail_request(req, FailReason::InvalidUrl("scheme not http(s)"), now),
+        };
+        let Some(host) = url.host_str().filter(|h| !h.is_empty()) else {
+            return self.fail_request(req, FailReason::InvalidUrl("no host"), now);
+        };
+        let Some(port) = url.port_or_known_default() else {
+            return self.fail_request(req, FailReason::InvalidUrl("no port"), now);
+        };
+        if self.queue.len() >= self.cfg.max_queued_requests {
+            return self.fail_request(req, FailReason::Overloaded, now);
+        }
+        let key = PoolKey {
+            https,
+            host: host.to_ascii_lowercase().into(),
+            port,
+        };
+        let mut wire = Vec::with_capacity(256);
+        write_request(&req.head, &mut wire);
+        let addrs = req.addr.map(|a| -> Arc<[SocketAddr]> { vec![a].into() });
+        let job = Job {
+            dns: addrs.as_ref().map(|_| Duration::ZERO),
+            addrs,
+            req,
+            key,
+            wire,
+            submitted: now,
+            addr_index: 0,
+            retries: 0,
+            fresh_only: false,
+        };
+        self.dispatch(job, now);
+        self.pump(now);
+    }
+
+    /// Runs one turn of the loop: waits for readiness (at most `timeout`, and never past
+    /// the nearest deadline), drives every ready connection, takes submissions and DNS
+    /// answers, fires due deadlines, and appends finished outcomes to `out`.
+    ///
+    /// # Errors
+    /// Only a failing `epoll_wait` (not per-connection errors: those are outcomes).
+    pub fn poll(
+        &mut self,
+        out: &mut Vec<FetchOutcome>,
+        timeout: Option<Duration>,
+    ) -> io::Result<()> {
+        let now = Instant::now();
+        let mut wait = self.timers.poll_timeout(now);
+        if let Some(user) = timeout {
+            wait = Some(wait.map_or(user, |w| w.min(user)));
+        }
+        if !self.done.is_empty() {
+            wait = Some(Duration::ZERO);
+        }
+        match self.poll.poll(&mut self.events, wait) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        let now = Instant::now();
+        self.ready.clear();
+        for ev in &self.events {
+            self.ready.push((
+                ev.token(),
+                Readiness {
+                    readable: ev.is_readable(),
+                    writable: ev.is_writable(),
+                    error: ev.is_error(),
+                    read_closed: ev.is_read_closed(),
+                },
+            ));
+        }
+        let ready = std::mem::take(&mut self.ready);
+        for (token, readiness) in &ready {
+            if *token == WAKER {
+                continue;
+            }
+            let key = SlotKey::from_token(*token);
+            self.step(key, *readiness, now);
+        }
+        self.ready = ready;
+        self.take_submissions(now);
+        self.take_dns_answers(now);
+        self.fire_timers(now);
+        self.pump(now);
+        self.compact_timers();
+        out.append(&mut self.done);
+        Ok(())
+    }
+
+    /// Polls until every accepted request has an outcome (or `limit` passes), handing
+    /// outcomes to `f` as they come.
+    ///
+    /// # Errors
+    /// A failing `epoll_wait`.
+    pub fn run_until_idle(
+        &mut self,
+        limit: Duration,
+        mut f: impl FnMut(FetchOutcome),
+    ) -> io::Result<()> {
+        let end = Instant::now() + limit;
+        let mut out = Vec::new();
+        while self.in_flight > 0 || !self.done.is_empty() {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            self.poll(&mut out, Some(end - now))?;
+            for o in out.drain(..) {
+                f(o);
+            }
+        }
+        Ok(())
+    }
+
+    // ----- request routing -------------------------------------------------------------
+
+    /// Sends `job` on its way: an idle pooled connection, a DNS lookup, a new connection,
+    /// or the queue when every connection slot is taken.
+    fn dispatch(&mut self, mut job: Job, now: Instant) {
+        if !job.fresh_only {
+            if let Some(slot) = self.pool.take(&job.key) {
+                return self.start_on_idle(slot, job, now);
+            }
+        }
+        if job.addrs.is_none() {
+            match self.resolver.lookup(&job.key.host, job.key.port, now) {
+                Lookup::Ready(Ok(addrs)) => {
+                    job.addrs = Some(addrs);
+                    job.dns = Some(now.saturating_duration_since(job.submitted));
+                }
+                Lookup::Ready(Err(e)) => return self.fail_job(job, None, FailReason::Dns(e), now),
+                Lookup::Pending(id) => {
+                    let waiters = self.dns_waiters.entry(id).or_default();
+                    if waiters.is_empty() {
+                        self.timers
+                            .schedule(now + self.cfg.deadlines.dns_timeout, TimerKey::Dns(id));
+                    }
+                    waiters.push(job);
+                    return;
+                }
+            }
+        }
+        if self.conns.len() >= self.cfg.max_connections {
+            match self.pool.take_oldest() {
+                Some((_, slot)) => self.close(slot),
+                None => {
+                    if self.queue.is_empty() || self.queue_timer_at.is_none() {
+                        let at = job.submitted + self.cfg.deadlines.total_timeout;
+                        self.timers.schedule(at, TimerKey::Queue);
+                        self.queue_timer_at = Some(at);
+                    }
+                    self.queue.push_back(job);
+                    return;
+                }
+            }
+        }
+        self.connect(job, now);
+    }
+
+    /// Starts queued jobs while there is room.
+    fn pump(&mut self, now: Instant) {
+        while let Some(job) = self.queue.front() {
+            let can_run = (!job.fresh_only && self.pool.len_for(&job.key) > 0)
+                || self.conns.len() < self.cfg.max_connections
+                || !self.pool.is_empty();
+            if !can_run {
+                break;
+            }
+            if let Some(job) = self.queue.pop_front() {
+                self.dispatch(job, now);
+            }
+        }
+    }
+
+    fn connect(&mut self, mut job: Job, now: Instant) {
+        let Some(addr) = job
+            .addrs
+            .as_ref()
+            .and_then(|a| a.get(job.addr_index).copied())
+        else {
+            return self.fail_job(
+                job,
+                None,
+                FailReason::Dns(crate::net::DnsFailure::NoAddress),
+                now,
+            );
+        };
+        let stream = match mio::net::TcpStream::connect(addr) {
+            Ok(s) => s,
+            Err(e) => {
+                let reason = connect_reason(&e);
+                if job
+                    .addrs
+                    .as_ref()
+                    .is_some_and(|a| job.addr_index + 1 < a.len())
+                {
+                    job.addr_index += 1;
+                    return self.connect(job, now);
+                }
+                return self.fail_job(job, None, reason, now);
+            }
+        };
+        // Requests go out in one write; Nagle would only delay the next one.
+        let _ = stream.set_nodelay(true);
+        self.stats.connections_opened += 1;
+        let conn = Conn {
+            stream,
+            tls: None,
+            key: job.key.clone(),
+            peer: addr,
+            phase: Phase::Connecting(Connecting {
+                ex: Exchange {
+                    job,
+                    started: now,
+                    timings: Timings::default(),
+                    reused: false,
+                },
+                since: now,
+            }),
+            registered: Interest::WRITABLE,
+            timer_at: None,
+            served: 0,
+        };
+        let key = self.conns.insert(conn);
+        let registered = match self.conns.get_mut(key) {
+            Some(conn) => {
+                self.poll
+                    .registry()
+                    .register(&mut conn.stream, key.token(), Interest::WRITABLE)
+            }
+            None => Ok(()),
+        };
+        if let Err(e) = registered {
+            if let Some(mut conn) = self.conns.remove(key) {
+                if let Phase::Connecting(p) = conn.phase.take() {
+                    self.fail_job(p.ex.job, Some(addr), FailReason::Io(e.to_string()), now);
+                }
+            }
+            return;
+        }
+        self.refresh(key, now);
+    }
+
+    /// Puts `job` on an idle connection taken from the pool and writes the request.
+    fn start_on_idle(&mut self, slot: SlotKey, job: Job, now: Instant) {
+        let Some(conn) = self.conns.get_mut(slot) else {
+            // Cannot happen (the pool holds live keys only); route the job afresh.
+            return self.dispatch(job, now);
+        };
+        self.stats.reused_exchanges += 1;
+        conn.phase = Phase::Sending(Sending {
+            ex: Exchange {
+                job,
+                started: now,
+                timings: Timings::default(),
+                reused: true,
+            },
+            since: now,
+            written: 0,
+        });
+        self.step(slot, Readiness::ALL, now);
+    }
+
+    // ----- connection driving ----------------------------------------------------------
+
+    /// Advances one connection on readiness and applies the result.
+    fn step(&mut self, key: SlotKey, ready: Readiness, now: Instant) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return; // stale token: the connection it named is gone
+        };
+        let mut ctx = Ctx {
+            tls: &self.tls,
+            read_buf: &mut self.read_buf,
+            body_tmp: &mut self.body_tmp,
+        };
+        let after = advance(conn, &mut ctx, ready, now);
+        self.apply(key, after, now);
+    }
+
+    fn apply(&mut self, key: SlotKey, after: After, now: Instant) {
+        match after {
+            After::Wait => self.refresh(key, now),
+            After::Finished { outcome, reusable } => {
+                self.stats.exchanges += 1;
+                self.complete(outcome);
+                let Some(conn) = self.conns.get_mut(key) else {
+                    return;
+                };
+                conn.served += 1;
+                let pool_cfg = self.cfg.pool;
+                let keep = reusable
+                    && conn.served < pool_cfg.max_requests_per_connection
+                    && self.pool.len_for(&conn.key) < pool_cfg.max_idle_per_host
+                    && pool_cfg.max_idle_total > 0;
+                if !keep {
+                    return self.close(key);
+                }
+                conn.phase = Phase::Idle(Idle { since: now });
+                let pool_key = conn.key.clone();
+                self.pool.put(pool_key, key);
+                self.refresh(key, now);
+                while self.pool.len() > pool_cfg.max_idle_total {
+                    match self.pool.take_oldest() {
+                        Some((_, old)) => self.close(old),
+                        None => break,
+                    }
+                }
+            }
+            After::Failed {
+                ex,
+                reading,
+                reason,
+                retryable,
+                next_addr,
+            } => {
+                self.stats.exchanges += 1;
+                let peer = self.conns.get(key).map(|c| c.peer);
+                self.close(key);
+                let mut job = ex.job;
+                if next_addr
+                    && job
+                        .addrs
+                        .as_ref()
+                        .is_some_and(|a| job.addr_index + 1 < a.len())
+                {
+                    job.addr_index += 1;
+                    return self.dispatch(job, now);
+                }
+                if retryable && job.retries == 0 && is_idempotent(job.req.head.method) {
+                    self.stats.retries += 1;
+                    job.retries += 1;
+                    job.fresh_only = true;
+                    return self.dispatch(job, now);
+                }
+                let ex = Exchange { job, ..ex };
+                let outcome = build_outcome(ex, reading.map(|r| *r), peer, Some(reason), now);
+                self.complete(outcome);
+            }
+            After::IdleClosed => {
+                self.stats.idle_closed_by_peer += 1;
+                if let Some(conn) = self.conns.get(key) {
+                    let pool_key = conn.key.clone();
+                    self.pool.remove(&pool_key, key);
+                }
+                self.close(key);
+            }
+        }
+    }
+
+    /// Re-registers if the phase needs another interest, and keeps the timer current.
+    fn refresh(&mut self, key: SlotKey, now: Instant) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let want = conn.interest();
+        if want != conn.registered {
+            if let Err(e) = self
+                .poll
+                .registry()
+                .reregister(&mut conn.stream, key.token(), want)
+            {
+                return self.fail_conn(key, FailReason::Io(e.to_string()), now);
+            }
+            conn.registered = want;
+        }
+        if let Some((at, _)) = conn.deadline(&self.cfg.deadlines, self.cfg.pool.idle_timeout) {
+            if conn.timer_at.is_none_or(|t| at < t) {
+                conn.timer_at = Some(at);
+                self.timers.schedule(at, TimerKey::Conn(key));
+            }
+        }
+    }
+
+    /// Fails the exchange on `key` (if any) with `reason` and closes the connection.
+    fn fail_conn(&mut self, key: SlotKey, reason: FailReason, now: Instant) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let after = match conn.phase.take() {
+            Phase::Connecting(Connecting { ex, .. })
+            | Phase::Handshaking(Handshaking { ex, .. })
+            | Phase::Sending(Sending { ex, .. }) => failed(ex, None, reason),
+            Phase::ReadingHead(ReadingHead { r }) | Phase::ReadingBody(ReadingBody { r, .. }) => {
+                let mut r = Box::new(r);
+                let ex = take_exchange(&mut r);
+                failed(ex, Some(r), reason)
+            }
+            Phase::Idle(_) | Phase::Gone => After::IdleClosed,
+        };
+        self.apply(key, after, now);
+    }
+
+    /// Deregisters and drops a connection (closing its socket).
+    fn close(&mut self, key: SlotKey) {
+        if let Some(mut conn) = self.conns.remove(key) {
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+        }
+    }
+
+    fn complete(&mut self, outcome: FetchOutcome) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.done.push(outcome);
+    }
+
+    fn fail_request(&mut self, req: FetchRequest, reason: FailReason, now: Instant) {
+        let outcome = FetchOutcome {
+            id: req.id,
+            url: req.head.url,
+            head: None,
+            body: Vec::new(),
+            body_truncated: false,
+            wire_bytes: 0,
+            decoded_bytes: 0,
+            peer: None,
+            reused_connection: false,
+            retries: 0,
+            raw: Vec::new(),
+            raw_truncated: false,
+            timings: Timings {
+                total: now.saturating_duration_since(now),
+                ..Timings::default()
+            },
+            error: Some(reason),
+        };
+        self.complete(outcome);
+    }
+
+    fn fail_job(&mut self, job: Job, peer: Option<SocketAddr>, reason: FailReason, now: Instant) {
+        let ex = Exchange {
+            job,
+            started: now,
+            timings: Timings::default(),
+            reused: false,
+        };
+        let outcome = build_outcome(ex, None, peer, Some(reason), now);
+        self.complete(outcome);
+    }
+
+    // ----- submissions, DNS, timers ----------------------------------------------------
+
+    fn take_submissions(&mut self, _now: Instant) {
+        while let Ok(req) = self.submissions.try_recv() {
+            self.submit(req);
+        }
+    }
+
+    fn take_dns_answers(&mut self, now: Instant) {
+        let mut answered = Vec::new();
+        self.resolver
+            .drain(now, |id, answer| answered.push((id, answer)));
+        for (id, answer) in answered {
+            let Some(jobs) = self.dns_waiters.remove(&id) else {
+                continue;
+            };
+            for mut job in jobs {
+                match &answer {
+                    Ok(addrs) => {
+                        job.addrs = Some(Arc::clone(addrs));
+                        job.dns = Some(now.saturating_duration_since(job.submitted));
+                        self.dispatch(job, now);
+                    }
+                    Err(e) => self.fail_job(job, None, FailReason::Dns(e.clone()), now),
+                }
+            }
+        }
+    }
+
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some((at, key)) = self.timers.pop_due(now) {
+            match key {
+                TimerKey::Conn(slot) => {
+                    let Some(conn) = self.conns.get_mut(slot) else {
+                        continue;
+                    };
+                    if conn.timer_at != Some(at) {
+                        continue; // stale: a later entry replaced it
+                    }
+                    conn.timer_at = None;
+                    match conn.deadline(&self.cfg.deadlines, self.cfg.pool.idle_timeout) {
+                        Some((due, what)) if due <= now => self.on_deadline(slot, what, now),
+                        _ => self.refresh(slot, now),
+                    }
+                }
+                TimerKey::Dns(id) => {
+                    if let Some(jobs) = self.dns_waiters.remove(&id) {
+                        self.resolver.abandon(id);
+                        for job in jobs {
+                            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Dns), now);
+                        }
+                    }
+                }
+                TimerKey::Queue => {
+                    if self.queue_timer_at != Some(at) {
+                        continue;
+                    }
+                    self.queue_timer_at = None;
+                    let total = self.cfg.deadlines.total_timeout;
+                    while self
+                        .queue
+                        .front()
+                        .is_some_and(|j| j.submitted + total <= now)
+                    {
+                        if let Some(job) = self.queue.pop_front() {
+                            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
+                        }
+                    }
+                    if let Some(front) = self.queue.front() {
+                        let at = front.submitted + total;
+                        self.timers.schedule(at, TimerKey::Queue);
+                        self.queue_timer_at = Some(at);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_deadline(&mut self, key: SlotKey, what: Deadline, now: Instant) {
+        match what {
+            Deadline::Fail(phase) => self.fail_conn(key, FailReason::Timeout(phase), now),
+            Deadline::IdleExpired => {
+                if let Some(conn) = self.conns.get(key) {
+                    let pool_key = conn.key.clone();
+                    self.pool.remove(&pool_key, key);
+                }
+                self.close(key);
+            }
+            Deadline::RateCheck => {
+                let d = self.cfg.deadlines;
+                let Some(conn) = self.conns.get_mut(key) else {
+                    return;
+                };
+                let r = match &mut conn.phase {
+                    Phase::ReadingHead(ReadingHead { r })
+                    | Phase::ReadingBody(ReadingBody { r, .. }) => r,
+                    _ => return self.refresh(key, now),
+                };
+                let elapsed = now.saturating_duration_since(r.rate_window_start);
+                let needed = (d.min_rate_bytes_per_sec as f64 * elapsed.as_secs_f64()) as u64;
+                if r.rate_window_bytes < needed {
+                    return self.fail_conn(
+                        key,
+                        FailReason::Timeout(TimeoutPhase::SlowTransfer),
+                        now,
+                    );
+                }
+                r.rate_window_start = now;
+                r.rate_window_bytes = 0;
+                self.refresh(key, now);
+            }
+        }
+    }
+
+    /// Drops stale timer entries when they outnumber live ones (keeps the heap O(live)).
+    fn compact_timers(&mut self) {
+        let live = self.conns.len() + self.dns_waiters.len() + 1;
+        if self.timers.len() <= 4 * live + 1024 {
+            return;
+        }
+        let conns = &self.conns;
+        let dns = &self.dns_waiters;
+        let queue_at = self.queue_timer_at;
+        self.timers.retain(|at, k| match k {
+            TimerKey::Conn(s) => conns.get(s).is_some_and(|c| c.timer_at == Some(at)),
+            TimerKey::Dns(id) => dns.contains_key(&id),
+            TimerKey::Queue => queue_at == Some(at),
+        });
+    }
+}
+
+fn is_idempotent(m: Method) -> bool {
+    matches!(m, Method::Get | Method::Head)
+}
+
+fn connect_reason(e: &io::Error) -> FailReason {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => FailReason::Refused,
+        io::ErrorKind::ConnectionReset => FailReason::Reset,
+        _ => FailReason::Connect(e.to_string()),
+    }
+}
+
+fn io_reason(e: &io::Error) -> FailReason {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::ConnectionAborted
+        | io::ErrorKind::BrokenPipe => FailReason::Reset,
+        io::ErrorKind::UnexpectedEof => FailReason::ClosedEarly,
+        _ => FailReason::Io(e.to_string()),
+    }
+}
+
+fn http_reason(e: HttpError) -> FailReason {
+    match e {
+        HttpError::BodyTooLarge => FailReason::TooLarge,
+        HttpError::ClosedBeforeResponse => FailReason::ClosedEarly,
+        e => FailReason::Protocol(e),
+    }
+}
+
+fn decode_reason(e: DecodeError) -> FailReason {
+    match e {
+        DecodeError::TooLarge | DecodeError::RatioExceeded => FailReason::TooLarge,
+        e => FailReason::Decode(e),
+    }
+}
+
+fn failed(ex: Exchange, reading: Option<Box<Reading>>, reason: FailReason) -> After {
+    After::Failed {
+        ex,
+        reading,
+        reason,
+        retryable: false,
+        next_addr: false,
+    }
+}
+
+/// Moves the exchange out of a boxed reading state (the rest is kept for the outcome).
+fn take_exchange(r: &mut Reading) -> Exchange {
+    let placeholder = Exchange {
+        job: Job {
+            req: FetchRequest {
+                id: r.ex.job.req.id,
+                head: r.ex.job.req.head.clone(),
+                limits: r.ex.job.req.limits,
+                addr: None,
+            },
+            key: r.ex.job.key.clone(),
+            wire: Vec::new(),
+            submitted: r.ex.job.submitted,
+            dns: None,
+            addrs: None,
+            addr_index: 0,
+            retries: 0,
+            fresh_only: false,
+        },
+        started: r.ex.started,
+        timings: r.ex.timings,
+        reused: r.ex.reused,
+    };
+    std::mem::replace(&mut r.ex, placeholder)
+}
+
+/// One step of the state machine: runs phases until the connection must wait.
+fn advance(conn: &mut Conn, ctx: &mut Ctx<'_>, mut ready: Readiness, now: Instant) -> After {
+    loop {
+        match conn.phase.take() {
+            Phase::Connecting(p) => {
+                if !ready.writable && !ready.error && !ready.read_closed {
+                    conn.phase = Phase::Connecting(p);
+                    return After::Wait;
+                }
+                // mio's TcpStream::connect contract: on a writable event, check
+                // take_error, then peer_addr (NotConnected: not yet, wait again).
+                match conn.stream.take_error() {
+                    Ok(None) => {}
+                    Ok(Some(e)) | Err(e) => return connect_failed(p.ex, &e),
+                }
+                match conn.stream.peer_addr() {
+                    Ok(_) => {}
+                    Err(e)
+                        if e.kind() == io::ErrorKind::NotConnected
+                            || e.kind() == io::ErrorKind::WouldBlock =>
+                    {
+                        conn.phase = Phase::Connecting(p);
+                        return After::Wait;
+                    }
+                    Err(e) => return connect_failed(p.ex, &e),
+                }
+                let mut ex = p.ex;
+                ex.timings.connect = Some(now.saturating_duration_since(p.since));
+                if ex.job.key.https {
+                    match ctx.tls.connect(&ex.job.key.host) {
+                        Ok(c) => conn.tls = Some(Box::new(c)),
+                        Err(e) => return failed(ex, None, FailReason::Tls(e.to_string())),
+                    }
+                    conn.phase = Phase::Handshaking(Handshaking { ex, since: now });
+                } else {
+                    conn.phase = Phase::Sending(Sending {
+                        ex,
+                        since: now,
+                        written: 0,
+                    });
+                }
+                ready = Readiness::ALL;
+            }
+            Phase::Handshaking(p) => {
+                let Some(tls) = conn.tls.as_deref_mut() else {
+                    return failed(p.ex, None, FailReason::Tls("no session".into()));
+                };
+                if let Err(e) = flush_tls(&mut conn.stream, tls) {
+                    return failed(p.ex, None, io_reason(&e));
+                }
+                let read = read_plaintext(
+                    &mut conn.stream,
+                    Some(&mut *tls),
+                    ctx.read_buf,
+                    true,
+                    |_| true,
+                );
+                match read {
+                    Ok(ReadEnd::Eof) => {
+                        return failed(
+                            p.ex,
+                            None,
+                            FailReason::Tls("connection closed during handshake".into()),
+                        )
+                    }
+                    Ok(_) => {}
+                    Err(ReadError::Tls(e)) => {
+                        return failed(p.ex, None, FailReason::Tls(e.to_string()))
+                    }
+                    Err(ReadError::Io(e)) => return failed(p.ex, None, io_reason(&e)),
+                }
+                if let Err(e) = flush_tls(&mut conn.stream, tls) {
+                    return failed(p.ex, None, io_reason(&e));
+                }
+                if tls.is_handshaking() {
+                    conn.phase = Phase::Handshaking(p);
+                    return After::Wait;
+                }
+                let mut ex = p.ex;
+                ex.timings.tls = Some(now.saturating_duration_since(p.since));
+                conn.phase = Phase::Sending(Sending {
+                    ex,
+                    since: now,
+                    written: 0,
+                });
+            }
+            Phase::Sending(mut p) => {
+                let sent = match conn.tls.as_deref_mut() {
+                    None => write_plain(&mut conn.stream, &p.ex.job.wire, &mut p.written),
+                    Some(tls) => {
+                        let mut r = Ok(());
+                        if p.written < p.ex.job.wire.len() {
+                            r = tls.writer().write_all(&p.ex.job.wire);
+                            p.written = p.ex.job.wire.len();
+                        }
+                        r.and_then(|()| flush_tls(&mut conn.stream, tls))
+                            .map(|()| !tls.wants_write())
+                    }
+                };
+                match sent {
+                    Err(e) => {
+                        let retryable = p.ex.reused;
+                        return After::Failed {
+                            reason: io_reason(&e),
+                            ex: p.ex,
+                            reading: None,
+                            retryable,
+                            next_addr: false,
+                        };
+                    }
+                    Ok(false) => {
+                        conn.phase = Phase::Sending(p);
+                        return After::Wait;
+                    }
+                    Ok(true) => {
+                        let req = &p.ex.job.req;
+                        let reader = ResponseReader::new(req.head.method, req.limits.response);
+                        conn.phase = Phase::ReadingHead(ReadingHead {
+                            r: Reading::new(p.ex, reader, now),
+                        });
+                        return After::Wait;
+                    }
+                }
+            }
+            Phase::ReadingHead(ReadingHead { r }) => {
+                return read_response(conn, ctx, Box::new(r), None, ready, now)
+            }
+            Phase::ReadingBody(ReadingBody { r, decoder }) => {
+                return read_response(conn, ctx, Box::new(r), Some(decoder), ready, now)
+            }
+            Phase::Idle(p) => {
+                if !ready.readable && !ready.error && !ready.read_closed {
+                    conn.phase = Phase::Idle(p);
+                    return After::Wait;
+                }
+                // Readable while idle: the server closed, reset, or sent bytes nobody
+                // asked for. Only TLS housekeeping records (tickets) keep it pooled.
+                let mut data = false;
+                let read = read_plaintext(
+                    &mut conn.stream,
+                    conn.tls.as_deref_mut(),
+                    ctx.read_buf,
+                    true,
+                    |_| {
+                        data = true;
+                        false
+                    },
+                );
+                if matches!(read, Ok(ReadEnd::WouldBlock)) && !data && !ready.read_closed {
+                    conn.phase = Phase::Idle(p);
+                    return After::Wait;
+                }
+                return After::IdleClosed;
+            }
+            Phase::Gone => return After::IdleClosed,
+        }
+    }
+}
+
+fn connect_failed(ex: Exchange, e: &io::Error) -> After {
+    After::Failed {
+        ex,
+        reading: None,
+        reason: connect_reason(e),
+        retryable: false,
+        next_addr: true,
+    }
+}
+
+/// How feeding stopped.
+enum Fed {
+    More,
+    Done { leftover: bool },
+    Failed(FailReason),
+}
+
+/// Reads what the socket has and feeds it to the response reader and decoder.
+fn read_response(
+    conn: &mut Conn,
+    ctx: &mut Ctx<'_>,
+    mut r: Box<Reading>,
+    mut decoder: Option<ContentDecoder>,
+    ready: Readiness,
+    now: Instant,
+) -> After {
+    let limits = r.ex.job.req.limits;
+    let mut state = Fed::More;
+    let body_tmp = &mut *ctx.body_tmp;
+    let drain_fully = ready.read_closed || ready.error;
+    let read = read_plaintext(
+        &mut conn.stream,
+        conn.tls.as_deref_mut(),
+        ctx.read_buf,
+        drain_fully,
+        |chunk| {
+            if r.first_byte_at.is_none() {
+                r.first_byte_at = Some(now);
+                r.rate_window_start = now;
+            }
+            r.last_read = now;
+            r.rate_window_bytes += chunk.len() as u64;
+            state = feed(&mut r, &mut decoder, chunk, body_tmp, &limits);
+            matches!(state, Fed::More)
+        },
+    );
+    let got_bytes = r.first_byte_at.is_some();
+    let retryable = r.ex.reused && !got_bytes;
+    let eof = match read {
+        Ok(ReadEnd::WouldBlock) => false,
+        Ok(ReadEnd::Stopped) => false,
+        Ok(ReadEnd::Eof) => true,
+        Err(ReadError::Tls(e)) => {
+            let ex = take_exchange(&mut r);
+            return failed(ex, Some(r), FailReason::Tls(e.to_string()));
+        }
+        Err(ReadError::Io(e)) => {
+            let ex = take_exchange(&mut r);
+            return After::Failed {
+                ex,
+                reading: Some(r),
+                reason: io_reason(&e),
+                retryable,
+                next_addr: false,
+            };
+        }
+    };
+    match state {
+        Fed::Failed(reason) => {
+            let ex = take_exchange(&mut r);
+            return failed(ex, Some(r), reason);
+        }
+        Fed::Done { leftover } => {
+            return finish(conn, r, decoder, leftover || ready.read_closed, now)
+        }
+        Fed::More => {}
+    }
+    if eof {
+        return match r.reader.on_eof() {
+            Ok(()) if r.reader.is_done() => finish(conn, r, decoder, true, now),
+            Ok(()) | Err(_) if !got_bytes => {
+                let ex = take_exchange(&mut r);
+                After::Failed {
+                    ex,
+                    reading: Some(r),
+                    reason: FailReason::ClosedEarly,
+                    retryable,
+                    next_addr: false,
+                }
+            }
+            Ok(()) => {
+                let ex = take_exchange(&mut r);
+                failed(ex, Some(r), FailReason::ClosedEarly)
+            }
+            Err(e) => {
+                let ex = take_exchange(&mut r);
+                failed(ex, Some(r), http_reason(e))
+            }
+        };
+    }
+    conn.phase = match decoder {
+        None => Phase::ReadingHead(ReadingHead { r: *r }),
+        Some(decoder) => Phase::ReadingBody(ReadingBody { r: *r, decoder }),
+    };
+    After::Wait
+}
+
+/// Feeds one chunk of plaintext to the reader; body bytes go through the decoder.
+fn feed(
+    r: &mut Reading,
+    decoder: &mut Option<ContentDecoder>,
+    chunk: &[u8],
+    body_tmp: &mut Vec<u8>,
+    limits: &FetchLimits,
+) -> Fed {
+    let mut carried = std::mem::take(&mut r.carry);
+    let input: &[u8] = if carried.is_empty() {
+        chunk
+    } else {
+        carried.extend_from_slice(chunk);
+        &carried
+    };
+    let mut pos = 0usize;
+    loop {
+        let rest = input.get(pos..).unwrap_or_default();
+        body_tmp.clear();
+        let fed = match r.reader.feed(rest, body_tmp) {
+            Ok(f) => f,
+            Err(e) => return Fed::Failed(http_reason(e)),
+        };
+        let used = rest.get(..fed.consumed).unwrap_or_default();
+        r.record_raw(used, limits);
+        r.wire_bytes += fed.consumed as u64;
+        pos += fed.consumed;
+        if decoder.is_none() {
+            if let Some(head) = r.reader.head() {
+                match ContentEncoding::from_header(head.header("content-encoding")) {
+                    Ok(enc) => *decoder = Some(ContentDecoder::new(enc, limits.decode)),
+                    Err(e) => return Fed::Failed(decode_reason(e)),
+                }
+            }
+        }
+        if !body_tmp.is_empty() {
+            if let Some(dec) = decoder.as_mut() {
+                if let Err(e) = dec.push(body_tmp, &mut r.body) {
+                    return Fed::Failed(decode_reason(e));
+                }
+            }
+        }
+        if fed.done {
+            return Fed::Done {
+                leftover: pos < input.len(),
+            };
+        }
+        if pos >= input.len() {
+            return Fed::More;
+        }
+        if fed.consumed == 0 {
+            // The reader needs more than it was given (a partial head): keep the rest.
+            let rest = input.get(pos..).unwrap_or_default();
+            if rest.len() > limits.response.max_head_bytes.saturating_add(4096) {
+                return Fed::Failed(FailReason::TooLarge);
+            }
+            let rest = rest.to_vec();
+            r.carry = rest;
+            return Fed::More;
+        }
+    }
+}
+
+/// The response is complete: finish decoding and decide whether the connection is
+/// reusable.
+fn finish(
+    conn: &mut Conn,
+    mut r: Box<Reading>,
+    decoder: Option<ContentDecoder>,
+    closing: bool,
+    now: Instant,
+) -> After {
+    if let Some(mut dec) = decoder {
+        if let Err(e) = dec.finish(&mut r.body) {
+            let ex = take_exchange(&mut r);
+            return failed(ex, Some(r), decode_reason(e));
+        }
+    }
+    let reusable = !closing && r.reader.keep_alive();
+    let peer = Some(conn.peer);
+    let ex = take_exchange(&mut r);
+    let outcome = build_outcome(ex, Some(*r), peer, None, now);
+    After::Finished { outcome, reusable }
+}
+
+fn build_outcome(
+    ex: Exchange,
+    reading: Option<Reading>,
+    peer: Option<SocketAddr>,
+    error: Option<FailReason>,
+    now: Instant,
+) -> FetchOutcome {
+    let Exchange {
+        job,
+        mut timings,
+        reused,
+        ..
+    } = ex;
+    timings.dns = job.dns;
+    timings.total = now.saturating_duration_since(job.submitted);
+    let mut outcome = FetchOutcome {
+        id: job.req.id,
+        url: job.req.head.url,
+        head: None,
+        body: Vec::new(),
+        body_truncated: false,
+        wire_bytes: 0,
+        decoded_bytes: 0,
+        peer,
+        reused_connection: reused,
+        retries: job.retries,
+        raw: Vec::new(),
+        raw_truncated: false,
+        timings,
+        error,
+    };
+    if let Some(r) = reading {
+        outcome.timings.first_byte = r
+            .first_byte_at
+            .map(|t| t.saturating_duration_since(r.sent_at));
+        outcome.head = r.reader.head().cloned();
+        outcome.body_truncated = r.reader.body_truncated();
+        outcome.wire_bytes = r.wire_bytes;
+        outcome.decoded_bytes = r.body.len() as u64;
+        outcome.body = r.body;
+        outcome.raw = r.raw;
+        outcome.raw_truncated = r.raw_truncated;
+    }
+    outcome
+}

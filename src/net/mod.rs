@@ -1,0 +1,21 @@
+//! The network layer: a hand-written mio event loop ([`Fetcher`]) driving thousands of
+//! keep-alive HTTP/1.1 and HTTPS connections, with non-blocking DNS, per-phase deadlines
+//! and bounded memory. Only this module owns sockets (STYLE.md §2); the HTTP protocol
+//! itself is the sans-IO `crate::http`.
+//!
+//! Guide: `docs/fetcher.md` (phases, deadlines, pools, TLS, DNS, outcomes, memory).
+
+mod config;
+mod conn;
+pub mod dns;
+mod fetcher;
+mod outcome;
+mod pool;
+mod slab;
+mod timer;
+
+pub use config::{Deadlines, FetchLimits, FetcherConfig, PoolConfig};
+pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride};
+pub use fetcher::{FetchRequest, Fetcher, FetcherError, FetcherStats, Submitter};
+pub use outcome::{DnsFailure, FailReason, FetchOutcome, TimeoutPhase, Timings};
+pub use pool::PoolKey;

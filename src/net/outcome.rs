@@ -1,0 +1,203 @@
+//! What the fetcher hands back for every request: a [`FetchOutcome`].
+//!
+//! A failed fetch is a value, not an `Err`: the crawl engine records it in the crawl log
+//! and moves on. [`FailReason`] has one variant per way a fetch can fail, with the phase
+//! for timeouts and the parser's own typed error for protocol failures.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::http::{DecodeError, HttpError, ResponseHead};
+
+/// The phase a deadline belongs to (see `docs/fetcher.md`, "Deadlines").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimeoutPhase {
+    /// Name resolution took longer than `dns_timeout`.
+    Dns,
+    /// The TCP handshake did not finish within `connect_timeout`.
+    Connect,
+    /// The TLS handshake did not finish within `tls_timeout`.
+    Tls,
+    /// The request could not be written within `first_byte_timeout`.
+    Send,
+    /// No response byte arrived within `first_byte_timeout` after the request was sent.
+    FirstByte,
+    /// No byte arrived for `read_idle_timeout` while reading the response.
+    ReadIdle,
+    /// The whole exchange exceeded `total_timeout`.
+    Total,
+    /// The body arrived slower than `min_rate_bytes_per_sec` over a rate window.
+    SlowTransfer,
+    /// The request waited for a free connection slot longer than `total_timeout`.
+    Queue,
+}
+
+impl TimeoutPhase {
+    /// Short lowercase name, as printed in JSON lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dns => "dns",
+            Self::Connect => "connect",
+            Self::Tls => "tls",
+            Self::Send => "send",
+            Self::FirstByte => "first_byte",
+            Self::ReadIdle => "read_idle",
+            Self::Total => "total",
+            Self::SlowTransfer => "slow_transfer",
+            Self::Queue => "queue",
+        }
+    }
+}
+
+/// Why name resolution failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DnsFailure {
+    /// The resolver answered but gave no address (NXDOMAIN, no A/AAAA, ...).
+    NoAddress,
+    /// The resolver returned an error.
+    Lookup(String),
+    /// Every resolver worker is busy and the lookup queue is full.
+    Overloaded,
+}
+
+/// Why a fetch failed. Every failure the network can cause ends in one of these.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FailReason {
+    /// The URL cannot be fetched (not http/https, no host, ...).
+    InvalidUrl(&'static str),
+    /// Name resolution failed.
+    Dns(DnsFailure),
+    /// The peer refused the connection (RST on SYN).
+    Refused,
+    /// Another connect failure (unreachable network or host, ...).
+    Connect(String),
+    /// The peer reset the connection after it was established.
+    Reset,
+    /// The peer closed the connection before a complete response.
+    ClosedEarly,
+    /// A deadline passed; the phase says which one.
+    Timeout(TimeoutPhase),
+    /// The TLS handshake or a TLS record failed (bad certificate, alert, ...).
+    Tls(String),
+    /// The response broke HTTP/1.1 framing; the HTTP layer's typed error says how.
+    Protocol(HttpError),
+    /// The body could not be content-decoded (corrupt stream, unknown coding).
+    Decode(DecodeError),
+    /// A size cap was hit and the configured mode is to abort: body bytes on the wire
+    /// (`Protocol` carries head-size caps) or decoded bytes / expansion ratio (a bomb).
+    TooLarge,
+    /// Another I/O error on the socket.
+    Io(String),
+    /// The fetcher is shutting down or out of capacity for queued requests.
+    Overloaded,
+}
+
+impl FailReason {
+    /// Short lowercase class, as printed in the `outcome` field of JSON lines.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::InvalidUrl(_) => "invalid_url",
+            Self::Dns(_) => "dns",
+            Self::Refused => "refused",
+            Self::Connect(_) => "connect",
+            Self::Reset => "reset",
+            Self::ClosedEarly => "closed",
+            Self::Timeout(_) => "timeout",
+            Self::Tls(_) => "tls",
+            Self::Protocol(_) => "protocol",
+            Self::Decode(_) => "decode",
+            Self::TooLarge => "too_large",
+            Self::Io(_) => "io",
+            Self::Overloaded => "overloaded",
+        }
+    }
+}
+
+impl fmt::Display for FailReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidUrl(why) => write!(f, "invalid url: {why}"),
+            Self::Dns(DnsFailure::NoAddress) => f.write_str("dns: no address"),
+            Self::Dns(DnsFailure::Lookup(e)) => write!(f, "dns: {e}"),
+            Self::Dns(DnsFailure::Overloaded) => f.write_str("dns: resolver overloaded"),
+            Self::Refused => f.write_str("connection refused"),
+            Self::Connect(e) => write!(f, "connect: {e}"),
+            Self::Reset => f.write_str("connection reset"),
+            Self::ClosedEarly => f.write_str("connection closed before a complete response"),
+            Self::Timeout(p) => write!(f, "timeout: {}", p.as_str()),
+            Self::Tls(e) => write!(f, "tls: {e}"),
+            Self::Protocol(e) => write!(f, "protocol: {e}"),
+            Self::Decode(e) => write!(f, "decode: {e:?}"),
+            Self::TooLarge => f.write_str("response too large"),
+            Self::Io(e) => write!(f, "io: {e}"),
+            Self::Overloaded => f.write_str("fetcher overloaded"),
+        }
+    }
+}
+
+impl std::error::Error for FailReason {}
+
+/// Durations of each step of one fetch. A step that did not happen (a reused connection
+/// has no connect) is `None`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Name resolution (zero for a cache hit or a static override).
+    pub dns: Option<Duration>,
+    /// TCP connect.
+    pub connect: Option<Duration>,
+    /// TLS handshake.
+    pub tls: Option<Duration>,
+    /// From the request being written to the first response byte.
+    pub first_byte: Option<Duration>,
+    /// From submission to the outcome.
+    pub total: Duration,
+}
+
+/// The result of one request.
+#[derive(Debug)]
+pub struct FetchOutcome {
+    /// The id the caller gave in [`crate::net::FetchRequest::id`].
+    pub id: u64,
+    /// The URL requested.
+    pub url: url::Url,
+    /// The final response head (1xx skipped), when one arrived — also on some failures
+    /// (a body that broke off still has its head).
+    pub head: Option<ResponseHead>,
+    /// The body, content-decoded, capped by the request's limits.
+    pub body: Vec<u8>,
+    /// The body was cut at a cap (truncate mode) rather than received whole.
+    pub body_truncated: bool,
+    /// Bytes received on the wire for this exchange (head and framed body, before TLS
+    /// decryption overhead is counted: plaintext HTTP bytes).
+    pub wire_bytes: u64,
+    /// Body bytes after content decoding.
+    pub decoded_bytes: u64,
+    /// The address connected to.
+    pub peer: Option<SocketAddr>,
+    /// Whether the exchange ran on a connection reused from the keep-alive pool.
+    pub reused_connection: bool,
+    /// How many times the request was retried on a fresh connection (0 or 1).
+    pub retries: u8,
+    /// The raw response bytes as received (head + framed body), when the request asked
+    /// for them (`record_raw_bytes > 0`), capped at that many bytes.
+    pub raw: Vec<u8>,
+    /// The raw record was cut at its cap.
+    pub raw_truncated: bool,
+    /// Step durations.
+    pub timings: Timings,
+    /// `None` when the fetch completed; the reason otherwise.
+    pub error: Option<FailReason>,
+}
+
+impl FetchOutcome {
+    /// The HTTP status, when a response head arrived.
+    pub fn status(&self) -> Option<u16> {
+        self.head.as_ref().map(|h| h.status)
+    }
+
+    /// True when a complete response was received (whatever its status).
+    pub fn is_ok(&self) -> bool {
+        self.error.is_none()
+    }
+}
