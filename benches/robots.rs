@@ -23,17 +23,26 @@ fn urls() -> Vec<&'static str> {
 /// verdicts. Panics (failing the benchmark) otherwise.
 fn validate() {
     let ours = Rules::parse(ROBOTS.as_bytes(), AGENT, Mode::Rfc9309);
-    let texting = texting_robots::Robot::new(AGENT, ROBOTS.as_bytes()).expect("texting_robots parses");
+    let texting =
+        texting_robots::Robot::new(AGENT, ROBOTS.as_bytes()).expect("texting_robots parses");
     let mut disallowed = 0;
     let urls = urls();
     for url in &urls {
         let a = ours.allowed(url);
         let b = texting.allowed(url);
-        let c = robotstxt::DefaultMatcher::default().one_agent_allowed_by_robots(ROBOTS, AGENT, url);
-        assert!(a == b && b == c, "verdicts differ for {url}: trawl {a}, texting_robots {b}, robotstxt {c}");
+        let c =
+            robotstxt::DefaultMatcher::default().one_agent_allowed_by_robots(ROBOTS, AGENT, url);
+        assert!(
+            a == b && b == c,
+            "verdicts differ for {url}: trawl {a}, texting_robots {b}, robotstxt {c}"
+        );
         disallowed += usize::from(!a);
     }
-    assert!(disallowed > urls.len() / 10 && disallowed < urls.len() * 9 / 10, "{disallowed} of {} disallowed", urls.len());
+    assert!(
+        disallowed > urls.len() / 10 && disallowed < urls.len() * 9 / 10,
+        "{disallowed} of {} disallowed",
+        urls.len()
+    );
     assert_eq!(ours.rules().len(), 200, "the * group has 200 rules");
     assert_eq!(ours.crawl_delay(), Some(std::time::Duration::from_secs(2)));
 }
@@ -51,7 +60,11 @@ fn parse(c: &mut Criterion) {
     // robotstxt has no parse-only API: it parses while matching one URL.
     group.bench_function("robotstxt_parse_and_match_one", |b| {
         b.iter(|| {
-            robotstxt::DefaultMatcher::default().one_agent_allowed_by_robots(black_box(ROBOTS), AGENT, "/")
+            robotstxt::DefaultMatcher::default().one_agent_allowed_by_robots(
+                black_box(ROBOTS),
+                AGENT,
+                "/",
+            )
         })
     });
     group.finish();
@@ -60,14 +73,19 @@ fn parse(c: &mut Criterion) {
 fn allowed(c: &mut Criterion) {
     let urls = urls();
     let ours = Rules::parse(ROBOTS.as_bytes(), AGENT, Mode::Rfc9309);
-    let texting = texting_robots::Robot::new(AGENT, ROBOTS.as_bytes()).expect("texting_robots parses");
+    let texting =
+        texting_robots::Robot::new(AGENT, ROBOTS.as_bytes()).expect("texting_robots parses");
     let mut group = c.benchmark_group("robots_allowed");
     group.throughput(Throughput::Elements(urls.len() as u64));
     group.bench_function("trawl", |b| {
         b.iter(|| urls.iter().filter(|u| ours.allowed(black_box(u))).count())
     });
     group.bench_function("texting_robots", |b| {
-        b.iter(|| urls.iter().filter(|u| texting.allowed(black_box(u))).count())
+        b.iter(|| {
+            urls.iter()
+                .filter(|u| texting.allowed(black_box(u)))
+                .count()
+        })
     });
     // robotstxt re-parses the file for every URL: that is its API.
     group.sample_size(10);
@@ -75,7 +93,11 @@ fn allowed(c: &mut Criterion) {
         b.iter(|| {
             urls.iter()
                 .filter(|u| {
-                    robotstxt::DefaultMatcher::default().one_agent_allowed_by_robots(ROBOTS, AGENT, black_box(u))
+                    robotstxt::DefaultMatcher::default().one_agent_allowed_by_robots(
+                        ROBOTS,
+                        AGENT,
+                        black_box(u),
+                    )
                 })
                 .count()
         })
