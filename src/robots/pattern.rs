@@ -21,6 +21,31 @@ use std::borrow::Cow;
 
 use memchr::memmem;
 
+/// Needles up to this long are searched with `memchr` on their first byte and a
+/// direct comparison: no searcher setup, and at most `SHORT_NEEDLE_BYTES` compares per
+/// haystack byte, so the search stays linear. Longer needles use memchr's Two-Way
+/// `memmem`, linear for any needle.
+const SHORT_NEEDLE_BYTES: usize = 16;
+
+/// Leftmost occurrence of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let Some((&first, rest)) = needle.split_first() else {
+        return Some(0);
+    };
+    if needle.len() > SHORT_NEEDLE_BYTES {
+        return memmem::find(hay, needle);
+    }
+    let mut from = 0;
+    while let Some(at) = hay.get(from..).and_then(|h| memchr::memchr(first, h)) {
+        let start = from + at;
+        if hay.get(start + 1..start + needle.len()) == Some(rest) {
+            return Some(start);
+        }
+        from = start + 1;
+    }
+    None
+}
+
 /// Whether `b` is an RFC 3986 *unreserved* character, whose percent-encoded and raw
 /// forms are equivalent (RFC 3986 §2.3), so `%7E` and `~` compare equal.
 fn is_unreserved(b: u8) -> bool {
@@ -165,7 +190,7 @@ pub struct Pattern {
     prefix_len: usize,
     /// Literal segments after each `*` (empty when there is no star), as byte ranges
     /// of `text`: plain offsets keep a compiled rule small (a cached robots.txt of a
-    /// million hosts is mostly these), and `memmem::find` needs no prepared state.
+    /// million hosts is mostly these), and searching needs no prepared state.
     segments: Box<[(u32, u32)]>,
     /// Whether the pattern ended in `$`.
     anchored: bool,
@@ -268,7 +293,7 @@ impl Pattern {
         for &range in middle {
             let seg = self.segment(range);
             let hay = path.get(pos..).unwrap_or_default();
-            match memmem::find(hay, seg) {
+            match find(hay, seg) {
                 Some(at) => {
                     *scanned += at + seg.len();
                     pos += at + seg.len();
@@ -288,7 +313,7 @@ impl Pattern {
         } else {
             let hay = path.get(pos..).unwrap_or_default();
             *scanned += hay.len();
-            memmem::find(hay, tail).is_some()
+            find(hay, tail).is_some()
         }
     }
 }

@@ -4,7 +4,7 @@
 //! This is the simple interface for tools and tests. The engine uses
 //! [`RobotsCache`](crate::robots::RobotsCache), which adds the fetch state machine.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use url::Url;
@@ -68,6 +68,8 @@ pub struct RobotRules {
     mode: Mode,
     max_sites: usize,
     sites: HashMap<HostKey, (u64, Site)>,
+    /// Parse order, oldest first, for dropping sites past `max_sites`.
+    order: BTreeMap<u64, HostKey>,
     clock: u64,
 }
 
@@ -85,6 +87,7 @@ impl RobotRules {
             mode,
             max_sites: 100_000,
             sites: HashMap::new(),
+            order: BTreeMap::new(),
             clock: 0,
         }
     }
@@ -115,17 +118,18 @@ impl RobotRules {
         let key = HostKey::of(&url).ok_or(RobotsError::NoHost)?;
         let rules = Rules::parse(bytes, &self.agent, self.mode);
         self.clock += 1;
-        self.sites
-            .insert(key, (self.clock, Site { rules, fresh_until }));
-        if self.sites.len() > self.max_sites {
-            let oldest = self
-                .sites
-                .iter()
-                .min_by_key(|(_, (stamp, _))| *stamp)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                self.sites.remove(&k);
-            }
+        self.order.insert(self.clock, key.clone());
+        if let Some((old, _)) = self
+            .sites
+            .insert(key, (self.clock, Site { rules, fresh_until }))
+        {
+            self.order.remove(&old);
+        }
+        while self.sites.len() > self.max_sites {
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            self.sites.remove(&oldest);
         }
         Ok(())
     }
