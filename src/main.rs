@@ -16,13 +16,19 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Work out the memory and disk a crawl of a given size needs.
+    Plan(cli::plan::PlanArgs),
+    /// Run a benchmark and print one JSON object.
+    Bench(cli::bench::BenchArgs),
+}
 
-// The enum has no variants until the first subcommand lands; the match is then live.
-#[allow(unreachable_code, unused_variables)]
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: anyhow::Result<ExitCode> = match cli.command {};
+    let result: anyhow::Result<ExitCode> = match cli.command {
+        Command::Plan(args) => cli::plan::run(args),
+        Command::Bench(args) => cli::bench::run(args),
+    };
     match result {
         Ok(code) => code,
         Err(err) => {
