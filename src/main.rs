@@ -25,6 +25,10 @@ enum Command {
     Links(cli::links::LinksArgs),
     /// Fetch URLs in parallel over one event loop; one JSON line per URL.
     Fetch(cli::fetch::FetchArgs),
+    /// Work out the memory and disk a crawl of a given size needs.
+    Plan(cli::plan::PlanArgs),
+    /// Run a benchmark and print one JSON object.
+    Bench(cli::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +38,8 @@ fn main() -> ExitCode {
         Command::Url(args) => cli::url::run(args),
         Command::Links(args) => cli::links::run(args),
         Command::Fetch(args) => cli::fetch::run(args),
+        Command::Plan(args) => cli::plan::run(args),
+        Command::Bench(args) => cli::bench::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,3 +4,6 @@ pub mod links;
 pub mod robots;
 pub mod url;
 pub mod fetch;
+pub mod bench;
+pub mod count;
+pub mod plan;

@@ -139,7 +139,7 @@ impl Sizing {
             return None;
         }
         let ok = |blocks: u64| best_k(capacity as f64, blocks).1 <= target_fp;
-        let blocks = smallest_blocks(ok)?;
+        let blocks = smallest_blocks(start_blocks(capacity), ok)?;
         Some(Self {
             blocks,
             k: best_k(capacity as f64, blocks).0,
@@ -163,7 +163,7 @@ impl Sizing {
                 .map(|k| (k, expected_lost(keys, blocks, k)))
                 .fold((k0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a })
         };
-        let blocks = smallest_blocks(|b| eval(b).1 <= max_lost)?;
+        let blocks = smallest_blocks(start_blocks(urls), |b| eval(b).1 <= max_lost)?;
         Some(Self {
             blocks,
             k: eval(blocks).0,
@@ -171,10 +171,21 @@ impl Sizing {
     }
 }
 
-/// Smallest `blocks` in `1..=2^40` with `ok(blocks)`, assuming `ok` is monotone.
-fn smallest_blocks(ok: impl Fn(u64) -> bool) -> Option<u64> {
+/// Where the size search starts: one bit per key, a size far too small for any useful
+/// rate. Starting lower would evaluate block loads in the millions (slow sums).
+fn start_blocks(keys: u64) -> u64 {
+    (keys / BLOCK_BITS).max(1)
+}
+
+/// Smallest `blocks` in `start..=2^40` with `ok(blocks)`, assuming `ok` is monotone and
+/// false at `start` (or `start` is 1).
+fn smallest_blocks(start: u64, ok: impl Fn(u64) -> bool) -> Option<u64> {
     const MAX_BLOCKS: u64 = 1 << 40;
-    let mut hi = 1u64;
+    let mut hi = start.clamp(1, MAX_BLOCKS);
+    if ok(hi) {
+        // Too generous a start (tiny sets): search from 1.
+        hi = 1;
+    }
     while !ok(hi) {
         if hi >= MAX_BLOCKS {
             return None;

@@ -170,9 +170,11 @@ struct Tally {
 #[derive(Debug)]
 pub struct SeenSet {
     path: PathBuf,
+    /// Declared before `file` so it is dropped (unmapped) first: the lock outlives the
+    /// mapping.
+    map: MappedWords,
     /// Holds the exclusive flock for as long as the mapping lives.
     file: File,
-    map: MappedWords,
     hasher: Hasher,
     capacity: u64,
     target_fp: f64,
