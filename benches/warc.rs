@@ -24,8 +24,24 @@ const BODY_BYTES: usize = 20 * 1024;
 fn html_body(seed: u64) -> Vec<u8> {
     let mut rng = fastrand::Rng::with_seed(seed);
     let words = [
-        "crawler", "archive", "the", "of", "politeness", "frontier", "robots", "and",
-        "record", "digest", "a", "to", "web", "page", "host", "link", "shard", "memory",
+        "crawler",
+        "archive",
+        "the",
+        "of",
+        "politeness",
+        "frontier",
+        "robots",
+        "and",
+        "record",
+        "digest",
+        "a",
+        "to",
+        "web",
+        "page",
+        "host",
+        "link",
+        "shard",
+        "memory",
     ];
     let mut out = b"<!doctype html><html><head><title>bench</title></head><body>\n".to_vec();
     while out.len() < BODY_BYTES {

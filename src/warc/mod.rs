@@ -8,6 +8,7 @@
 //! - [`http`]: the bits of HTTP/1.1 needed to store a chunked response;
 //! - [`capture`]: one fetch ([`Capture`]) becomes `request`, `response` or `revisit`,
 //!   and `metadata` records;
+//! - [`gzip`]: one gzip member per record, reusing the deflate state;
 //! - [`writer`]: gzip members appended to size-rotated files, positions for checkpoints;
 //! - [`repair`]: cutting a torn last record after a crash;
 //! - [`thread`]: the writer on its own thread behind a bounded channel.
@@ -17,6 +18,7 @@
 pub mod capture;
 pub mod date;
 pub mod digest;
+pub mod gzip;
 pub mod http;
 pub mod record;
 pub mod repair;
