@@ -350,6 +350,8 @@ pub fn encode_capture(
                 })
                 .and_then(|r| r.field("WARC-Refers-To-Date", refers_date))
                 .and_then(|r| r.field("WARC-Payload-Digest", revisit.payload_digest.to_string()))
+                // WARC 1.1 section 6.7.2: a block cut to the headers "shall" say so.
+                .and_then(|r| r.field("WARC-Truncated", Truncation::Length.as_str()))
                 .map_err(invalid)?;
             if let Some(original) = revisit.record_id {
                 record = record
@@ -644,6 +646,7 @@ mod tests {
         );
         assert_eq!(field(&header, "WARC-Refers-To"), original.to_string());
         assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+        assert_eq!(field(&header, "WARC-Truncated"), "length");
         assert_eq!(field(&header, "Content-Type"), HTTP_RESPONSE_TYPE);
         assert_eq!(block, HEAD);
         assert_eq!(
