@@ -19,9 +19,9 @@ use crate::crawllog::{FetchTimings, Hop};
 pub const HTTP_REQUEST_TYPE: &str = "application/http;msgtype=request";
 /// `Content-Type` of `response` and `revisit` records.
 pub const HTTP_RESPONSE_TYPE: &str = "application/http;msgtype=response";
-/// `Content-Type` of `warcinfo` and `metadata` records (WARC 1.1 section 7).
+/// `Content-Type` of `warcinfo` and `metadata` records (registered by WARC 1.1).
 pub const WARC_FIELDS_TYPE: &str = "application/warc-fields";
-/// The revisit profile trawl writes (WARC 1.1 section 6.7.2).
+/// The revisit profile trawl writes (WARC 1.1, "Profile: Identical Payload Digest").
 pub const IDENTICAL_PAYLOAD_PROFILE: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 /// The `conformsTo` value of the `warcinfo` record.
@@ -130,9 +130,9 @@ pub struct CaptureWritten {
     pub bytes: u64,
 }
 
-/// The fields of a `warcinfo` record (WARC 1.1 section 6.2 and annex: the IIPC's
-/// recommended `software`, `format`, `conformsTo`, `robots`, `operator`,
-/// `http-header-user-agent`, `http-header-from`).
+/// The fields of a `warcinfo` record (WARC 1.1's `software`, `robots`, `operator`,
+/// `hostname`, `http-header-user-agent`, `http-header-from`, plus `format` and
+/// `conformsTo` from its examples and `isPartOf`/`description` from Dublin Core).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WarcinfoFields {
     /// Name and version of the crawler.
@@ -350,6 +350,9 @@ pub fn encode_capture(
                 })
                 .and_then(|r| r.field("WARC-Refers-To-Date", refers_date))
                 .and_then(|r| r.field("WARC-Payload-Digest", revisit.payload_digest.to_string()))
+                // WARC 1.1 identical-payload-digest profile: a block cut to the headers
+                // "shall" say so with WARC-Truncated: length.
+                .and_then(|r| r.field("WARC-Truncated", Truncation::Length.as_str()))
                 .map_err(invalid)?;
             if let Some(original) = revisit.record_id {
                 record = record
@@ -644,6 +647,7 @@ mod tests {
         );
         assert_eq!(field(&header, "WARC-Refers-To"), original.to_string());
         assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+        assert_eq!(field(&header, "WARC-Truncated"), "length");
         assert_eq!(field(&header, "Content-Type"), HTTP_RESPONSE_TYPE);
         assert_eq!(block, HEAD);
         assert_eq!(

@@ -1,6 +1,6 @@
 //! UTC timestamps for `WARC-Date` and file names, without a calendar dependency.
 //!
-//! WARC 1.1 (section 5.4) takes a W3C-DTF date in UTC and allows precision finer than a
+//! WARC 1.1 takes a W3C-DTF date in UTC and allows precision finer than a
 //! second; trawl writes microseconds (`2026-11-22T11:05:01.123456Z`) so that the records
 //! of one exchange and a later revisit order correctly. File names use the 14-digit
 //! form (`20261122110501`) that Heritrix and wget use.

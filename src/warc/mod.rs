@@ -8,6 +8,7 @@
 //! - [`http`]: the bits of HTTP/1.1 needed to store a chunked response;
 //! - [`capture`]: one fetch ([`Capture`]) becomes `request`, `response` or `revisit`,
 //!   and `metadata` records;
+//! - [`gzip`]: one gzip member per record, reusing the deflate state;
 //! - [`writer`]: gzip members appended to size-rotated files, positions for checkpoints;
 //! - [`repair`]: cutting a torn last record after a crash;
 //! - [`thread`]: the writer on its own thread behind a bounded channel.
@@ -17,6 +18,7 @@
 pub mod capture;
 pub mod date;
 pub mod digest;
+pub mod gzip;
 pub mod http;
 pub mod record;
 pub mod repair;
@@ -30,6 +32,43 @@ pub use capture::{
 pub use date::WarcDate;
 pub use digest::Digest;
 pub use record::{Record, RecordId, RecordType, Truncation};
-pub use repair::{recover, repair, scan, RecoveredFile, RepairReport, ScanReport};
+pub use repair::{recover, repair, scan, scan_reader, RecoveredFile, RepairReport, ScanReport};
 pub use thread::{TrySubmitError, WarcSender, WarcWriterThread};
 pub use writer::{WarcError, WarcPosition, WarcWriter, WarcWriterConfig, WriterSummary};
+
+/// Fuzz entry point (`fuzz/fuzz_targets/warc_parse.rs`, replayed over the committed
+/// corpus by `tests/fuzz_warc.rs`): runs every parser of this module that reads bytes
+/// from the network or the disk over `data` and checks their invariants. Must never
+/// panic.
+pub fn fuzz_parse(data: &[u8]) {
+    // Network side: a response head and a chunked body.
+    let _ = http::is_chunked(data);
+    let renamed = http::rename_transfer_encoding(data);
+    assert!(!http::has_transfer_encoding(&renamed));
+    assert!(renamed.len() >= data.len());
+    let decoded = http::dechunk(data, 1 << 20);
+    assert!(decoded.payload.len() <= data.len());
+    let capped = http::dechunk(data, 7);
+    assert!(capped.payload.len() <= 7);
+    assert!(decoded.payload.starts_with(&capped.payload));
+
+    // Disk side: a damaged `.warc.gz`, and the texts read back from checkpoints.
+    if let Ok((valid, records)) = repair::scan_reader(data) {
+        assert!(valid <= data.len() as u64);
+        assert!(records <= valid);
+        if let Some(prefix) = data.get(..valid as usize) {
+            assert_eq!(repair::scan_reader(prefix).ok(), Some((valid, records)));
+        }
+    }
+    let mut check = repair::RecordCheck::default();
+    let _ = std::io::Write::write_all(&mut check, data);
+    let _ = check.is_complete();
+    let text = String::from_utf8_lossy(data);
+    if let Ok(date) = text.parse::<WarcDate>() {
+        assert_eq!(date.to_string().parse::<WarcDate>(), Ok(date));
+    }
+    if let Ok(digest) = text.parse::<Digest>() {
+        assert_eq!(digest.to_string().parse::<Digest>(), Ok(digest));
+    }
+    let _ = serde_json::from_slice::<crate::crawllog::LogRecord>(data);
+}

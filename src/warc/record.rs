@@ -1,5 +1,5 @@
-//! One WARC record: named header fields and a block, serialized exactly as WARC 1.1
-//! section 4 lays it out:
+//! One WARC record: named header fields and a block, serialized exactly as the WARC 1.1
+//! "file and record model" lays it out:
 //!
 //! ```text
 //! WARC/1.1 CRLF
@@ -24,7 +24,7 @@ pub const WARC_VERSION_LINE: &[u8] = b"WARC/1.1\r\n";
 /// The two line ends that close every record after its block.
 pub const RECORD_TRAILER: &[u8] = b"\r\n\r\n";
 
-/// `WARC-Type` values trawl writes (WARC 1.1 section 6).
+/// `WARC-Type` values trawl writes (WARC 1.1, "WARC record types").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RecordType {
     /// Describes the crawl and the file; first record of every file.
@@ -61,8 +61,8 @@ impl fmt::Display for RecordType {
     }
 }
 
-/// A `WARC-Record-ID`: a version 4 UUID written as `<urn:uuid:...>` (WARC 1.1 section
-/// 5.2 requires a globally unique URI in angle brackets).
+/// A `WARC-Record-ID`: a version 4 UUID written as `<urn:uuid:...>` (WARC 1.1 asks for
+/// a globally unique URI in angle brackets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RecordId(uuid::Uuid);
 
@@ -89,7 +89,7 @@ impl fmt::Display for RecordId {
     }
 }
 
-/// Why a body was cut short: the `WARC-Truncated` reasons of WARC 1.1 section 5.13.
+/// Why a body was cut short: the `WARC-Truncated` reasons of WARC 1.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Truncation {

@@ -63,28 +63,38 @@ pub fn scan(path: &Path) -> Result<ScanReport, WarcError> {
         .metadata()
         .map_err(WarcError::file("read", path))?
         .len();
+    let (valid_len, records) = scan_reader(BufReader::with_capacity(256 * 1024, file))
+        .map_err(WarcError::file("read", path))?;
+    Ok(ScanReport {
+        file_len,
+        valid_len,
+        records,
+    })
+}
+
+/// [`scan`] over any reader: returns (valid length, complete records).
+///
+/// # Errors
+/// Only errors of the reader itself when it is asked for more bytes at a member
+/// boundary; damaged or cut-off content ends the valid part instead.
+pub fn scan_reader(reader: impl BufRead) -> io::Result<(u64, u64)> {
     let mut reader = CountingReader {
-        inner: BufReader::with_capacity(256 * 1024, file),
+        inner: reader,
         pos: 0,
     };
-    let mut report = ScanReport {
-        file_len,
-        valid_len: 0,
-        records: 0,
-    };
+    let mut valid_len = 0;
+    let mut records = 0;
     loop {
-        match reader.fill_buf() {
-            Ok([]) => return Ok(report),
-            Ok(_) => {}
-            Err(source) => return Err(WarcError::file("read", path)(source)),
+        if reader.fill_buf()?.is_empty() {
+            return Ok((valid_len, records));
         }
         let mut check = RecordCheck::default();
         let decoded = io::copy(&mut GzDecoder::new(&mut reader), &mut check);
         if decoded.is_err() || !check.is_complete() {
-            return Ok(report);
+            return Ok((valid_len, records));
         }
-        report.valid_len = reader.pos;
-        report.records += 1;
+        valid_len = reader.pos;
+        records += 1;
     }
 }
 

@@ -16,15 +16,13 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use flate2::write::GzEncoder;
-use flate2::Compression;
-
 use super::capture::{
     encode_capture, warcinfo_record, Capture, CaptureIds, CaptureWritten, TransferCodingStorage,
     WarcinfoFields,
 };
 use super::date::WarcDate;
-use super::record::{Record, RecordId};
+use super::gzip::MemberEncoder;
+use super::record::RecordId;
 
 /// Suffix of a finished WARC file.
 pub const WARC_SUFFIX: &str = ".warc.gz";
@@ -192,6 +190,7 @@ pub struct WarcWriter {
     next_serial: u32,
     summary: WriterSummary,
     member: Vec<u8>,
+    encoder: MemberEncoder,
 }
 
 impl WarcWriter {
@@ -211,6 +210,7 @@ impl WarcWriter {
             .map_or(0, |s| s.saturating_add(1));
         Ok(Self {
             warcinfo_block: config.warcinfo.block(),
+            encoder: MemberEncoder::new(config.gzip_level),
             config,
             current: None,
             next_serial,
@@ -248,8 +248,8 @@ impl WarcWriter {
         if self.current.is_none() {
             self.open_next()?;
         }
-        let level = Compression::new(self.config.gzip_level.min(9));
         let policy = self.config.transfer_coding;
+        let encoder = &mut self.encoder;
         let Some(file) = self.current.as_mut() else {
             return Err(WarcError::Stopped);
         };
@@ -260,7 +260,7 @@ impl WarcWriter {
         let mut records = 0;
         let mut raw_bytes = 0;
         let digest = encode_capture(capture, ids, file.warcinfo_id, policy, |record| {
-            raw_bytes += append_member(&mut buffer, record, level)?;
+            raw_bytes += encoder.append(&mut buffer, record)?;
             records += 1;
             Ok(())
         })
@@ -357,8 +357,9 @@ impl WarcWriter {
                 }
             })?;
         let mut buffer = Vec::with_capacity(1024);
-        let level = Compression::new(self.config.gzip_level.min(9));
-        let raw = append_member(&mut buffer, &record, level)
+        let raw = self
+            .encoder
+            .append(&mut buffer, &record)
             .map_err(WarcError::file("write", &open_path))?;
         let mut open = OpenFile {
             file,
@@ -397,36 +398,6 @@ impl Drop for WarcWriter {
     /// here; [`super::recover`] would repair the file on the next start anyway.
     fn drop(&mut self) {
         let _ = self.close_current();
-    }
-}
-
-/// Appends `record` as one gzip member; returns the uncompressed size.
-fn append_member(buffer: &mut Vec<u8>, record: &Record<'_>, level: Compression) -> io::Result<u64> {
-    let mut encoder = GzEncoder::new(buffer, level);
-    let mut counter = CountingWriter {
-        inner: &mut encoder,
-        count: 0,
-    };
-    record.write_to(&mut counter)?;
-    let raw = counter.count;
-    encoder.finish()?;
-    Ok(raw)
-}
-
-struct CountingWriter<'w, W: Write> {
-    inner: &'w mut W,
-    count: u64,
-}
-
-impl<W: Write> Write for CountingWriter<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
     }
 }
 
