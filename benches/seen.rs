@@ -13,7 +13,10 @@
 //! 3. criterion: batched probes of the filled sets (steady state, no mutation).
 //!
 //! Run: `cargo bench --bench seen` (add `-- --quick` for a short criterion pass).
-#![allow(clippy::unwrap_used, reason = "benchmark harness; a failure aborts the run")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "benchmark harness; a failure aborts the run"
+)]
 
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -55,8 +58,14 @@ impl Subject {
 
     fn seen_with(blocks: u64, k: u32, capacity: u64) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let config = SeenConfig { sizing: Some(Sizing { blocks, k }), ..SeenConfig::new(capacity, 0.5) };
-        Subject::Seen(SeenSet::create_with(dir.path().join("s"), &config).unwrap(), dir)
+        let config = SeenConfig {
+            sizing: Some(Sizing { blocks, k }),
+            ..SeenConfig::new(capacity, 0.5)
+        };
+        Subject::Seen(
+            SeenSet::create_with(dir.path().join("s"), &config).unwrap(),
+            dir,
+        )
     }
 
     fn bytes(&self) -> f64 {
@@ -157,7 +166,9 @@ fn space() {
         Subject::seen_with(blocks, model::best_k(n as f64, blocks).0, n)
     };
     let sbbf = |bits: u64| Subject::Sbbf(Sbbf::new(1, bits as usize));
-    let fast = |bits: u64| Subject::Fast(AtomicBloomFilter::with_num_bits(bits as usize).expected_items(n as usize));
+    let fast = |bits: u64| {
+        Subject::Fast(AtomicBloomFilter::with_num_bits(bits as usize).expected_items(n as usize))
+    };
     let mut ours_bpk = 0.0;
     for (name, make) in [
         ("trawl SeenSet", &ours as &dyn Fn(u64) -> Subject),
@@ -173,9 +184,16 @@ fn space() {
     let mut h = Subject::Hash(HashSet::with_capacity(n as usize));
     h.insert(0, n);
     let fp = h.probe(n, 2 * n) as f64 / n as f64;
-    println!("| HashSet<u64> | {:.2} | {:.4} % |", h.bytes() * 8.0 / n as f64, fp * 100.0);
+    println!(
+        "| HashSet<u64> | {:.2} | {:.4} % |",
+        h.bytes() * 8.0 / n as f64,
+        fp * 100.0
+    );
     println!("(our set's file includes its 4096-byte header; model for 512-bit blocks: 9.90)");
-    assert!(ours_bpk <= 10.0, "space goal missed: {ours_bpk} bits per key");
+    assert!(
+        ours_bpk <= 10.0,
+        "space goal missed: {ours_bpk} bits per key"
+    );
 }
 
 fn fill(capacity: u64) -> Vec<Subject> {
@@ -187,18 +205,27 @@ fn fill(capacity: u64) -> Vec<Subject> {
         let buckets = (bytes / 9).next_power_of_two() / 2;
         buckets * 7 / 8
     };
-    println!("\n## fill and probe, capacity {capacity} ({} MiB per filter)", bytes >> 20);
+    println!(
+        "\n## fill and probe, capacity {capacity} ({} MiB per filter)",
+        bytes >> 20
+    );
     println!("| structure | keys | bits/key | insert ns/op | probe ns/op | measured fp | insert ratio to ours |");
     println!("|---|---|---|---|---|---|---|");
     let mut subjects = vec![
         Subject::seen_with(sizing.blocks, sizing.k, capacity),
         Subject::Sbbf(Sbbf::new(1, bytes as usize * 8)),
-        Subject::Fast(AtomicBloomFilter::with_num_bits(bytes as usize * 8).expected_items(capacity as usize)),
+        Subject::Fast(
+            AtomicBloomFilter::with_num_bits(bytes as usize * 8).expected_items(capacity as usize),
+        ),
         Subject::Hash(HashSet::with_capacity(hash_keys as usize)),
     ];
     let mut ours_ns = 0.0;
     for s in &mut subjects {
-        let n = if matches!(s, Subject::Hash(_)) { hash_keys.min(capacity) } else { capacity };
+        let n = if matches!(s, Subject::Hash(_)) {
+            hash_keys.min(capacity)
+        } else {
+            capacity
+        };
         let t = Instant::now();
         let lost = s.insert(0, n);
         let insert_ns = t.elapsed().as_nanos() as f64 / n as f64;

@@ -9,12 +9,12 @@ pub mod crawllog;
 pub mod frontier;
 pub mod html;
 pub mod http;
+pub mod net;
 pub mod robots;
 pub mod seen;
+pub mod tls;
 pub mod url;
 pub mod warc;
-pub mod net;
-pub mod tls;
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
