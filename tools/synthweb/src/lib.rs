@@ -2,3 +2,4 @@
 //! a crawl from the server's side (see docs/synthweb.md).
 
 pub mod formats;
+pub mod referee;
