@@ -345,6 +345,11 @@ pub struct ManifestHeader {
     pub params: BTreeMap<String, String>,
 }
 
+/// Manifest header parameter listing, comma-separated, the request-targets besides
+/// `/robots.txt` that a crawler fetches as robots files (targets of robots.txt
+/// redirects); the referee treats requests for them like `/robots.txt` requests.
+pub const ROBOTS_FILES_PARAM: &str = "robots_files";
+
 /// The magic at the start of a manifest header line.
 pub const MANIFEST_MAGIC: &str = "# synthweb manifest v1";
 

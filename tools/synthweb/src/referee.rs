@@ -201,7 +201,7 @@ pub struct Report {
     pub non_canonical_targets: Listing,
     /// Origins requested.
     pub origins: u64,
-    /// Requests for `/robots.txt`.
+    /// Requests for `/robots.txt` and the other robots files the manifest names.
     pub robots_requests: u64,
     /// Origins whose first non-robots request came before a complete robots.txt.
     pub robots_not_first: Listing,
@@ -336,7 +336,7 @@ pub fn check(lines: &[LogLine], manifest: &Manifest, policy: &CheckPolicy) -> Re
 
     check_identification(&order, policy, &mut report);
     check_urls(&order, manifest, policy, &mut report);
-    check_robots_first(&order, &mut report);
+    check_robots_first(&order, manifest, &mut report);
     check_politeness(&order, policy, &mut report);
 
     let mut violations = Vec::new();
@@ -379,6 +379,21 @@ fn len_u64(n: usize) -> u64 {
 
 /// The request-target that is `/robots.txt` for its origin.
 const ROBOTS_TARGET: &str = "/robots.txt";
+
+/// The request-targets that are robots files: `/robots.txt` plus the targets of
+/// robots.txt redirects the manifest names in its `robots_files=` header parameter
+/// (comma-separated). Fetching these is part of obeying robots: they are never
+/// duplicates, never "other paths" for the robots-first rule, and not in M or F.
+fn robots_files(manifest: &Manifest) -> HashSet<&str> {
+    let mut files: HashSet<&str> = manifest
+        .header
+        .params
+        .get(formats::ROBOTS_FILES_PARAM)
+        .map(|list| list.split(',').filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default();
+    files.insert(ROBOTS_TARGET);
+    files
+}
 
 fn check_identification(order: &[&LogLine], policy: &CheckPolicy, report: &mut Report) {
     let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
@@ -434,10 +449,11 @@ fn is_retryable(status: u16) -> bool {
 }
 
 fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, report: &mut Report) {
+    let robots_files = robots_files(manifest);
     let mut seen: HashMap<String, UrlState> = HashMap::new();
     let mut fetched_must: HashSet<&str> = HashSet::new();
     for line in order {
-        if line.target == ROBOTS_TARGET {
+        if robots_files.contains(line.target.as_str()) {
             report.robots_requests += 1;
             continue;
         }
@@ -530,7 +546,8 @@ fn hex(b: u8) -> Option<u8> {
         .and_then(|d| u8::try_from(d).ok())
 }
 
-fn check_robots_first(order: &[&LogLine], report: &mut Report) {
+fn check_robots_first(order: &[&LogLine], manifest: &Manifest, report: &mut Report) {
+    let robots_files = robots_files(manifest);
     /// Per origin: when its first robots.txt answer completed, and its first other
     /// request started.
     #[derive(Default)]
@@ -549,7 +566,7 @@ fn check_robots_first(order: &[&LogLine], report: &mut Report) {
                 .robots_done_us
                 .map_or(line.end_us, |d| d.min(line.end_us));
             origin.robots_done_us = Some(done);
-        } else if origin.first_other.is_none() {
+        } else if origin.first_other.is_none() && !robots_files.contains(line.target.as_str()) {
             origin.first_other = Some((line.t_us, line.target.clone()));
         }
     }
@@ -989,6 +1006,29 @@ mod tests {
         let mut crawl = Crawl::clean();
         crawl.req(50, 3, A, "/other-scheme", 200).scheme = Scheme::Https;
         fails_for(&crawl, ViolationKind::RobotsNotFirst);
+    }
+
+    #[test]
+    fn robots_redirect_targets_are_robots_files() {
+        let mut m = manifest();
+        m.header
+            .params
+            .insert("robots_files".to_owned(), "/robots-cross.txt".to_owned());
+        let mut crawl = Crawl::clean();
+        // Two hosts' robots.txt redirect to A's /robots-cross.txt: fetched twice, and on
+        // a third origin before that origin's own robots.txt.
+        crawl.req(50, 1, A, "/robots-cross.txt", 200);
+        crawl.req(60, 1, A, "/robots-cross.txt", 200);
+        crawl.req(60, 3, "h000001.synth.test:8443", "/robots-cross.txt", 200);
+        let report = check(&crawl.lines, &m, &CheckPolicy::new("trawl"));
+        assert!(report.passed, "{report}");
+        assert_eq!(report.robots_requests, 5);
+        // Without the header parameter the same log has duplicates.
+        let report = check(&crawl.lines, &manifest(), &CheckPolicy::new("trawl"));
+        assert_eq!(
+            report.violations,
+            [ViolationKind::Duplicate, ViolationKind::RobotsNotFirst]
+        );
     }
 
     #[test]
