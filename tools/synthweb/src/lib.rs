@@ -19,6 +19,7 @@ pub mod formats;
 pub mod hash;
 pub mod hosts;
 pub mod html;
+pub mod manifest;
 pub mod referee;
 pub mod robots;
 pub mod site;
