@@ -11,12 +11,14 @@
 //!   robots.txt ([`robots::CATALOGUE`]) and judge URLs with RFC 9309 semantics.
 //! - [`hosts`] maps names, indices, addresses and roles (trap and hostile host indices).
 
+pub mod bomb;
 pub mod coding;
 pub mod config;
 pub mod hash;
 pub mod hosts;
 pub mod html;
 pub mod robots;
+pub mod server;
 pub mod site;
 
 pub use config::{Profiles, SiteConfig, Span};
