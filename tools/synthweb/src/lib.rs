@@ -13,6 +13,7 @@
 //! - [`formats`] reads and writes the request log, hosts, seeds and manifest files;
 //!   [`referee`] judges a crawl from the request log against a manifest.
 
+pub mod bomb;
 pub mod coding;
 pub mod config;
 pub mod formats;
@@ -22,6 +23,7 @@ pub mod html;
 pub mod manifest;
 pub mod referee;
 pub mod robots;
+pub mod server;
 pub mod site;
 
 pub use config::{Profiles, SiteConfig, Span};
