@@ -195,16 +195,14 @@ const WORDS: [&str; 48] = [
 const WORDS_UTF8: [&str; 6] = ["café", "naïve", "東京", "ñandú", "Ærø", "“quoted”"];
 const WORDS_CP1252: [&str; 6] = ["café", "naïve", "façade", "Ærø", "“quoted”", "€5"];
 
-/// Write about `bytes` bytes of paragraph text.
+/// Write paragraph text, at most `bytes` bytes (UTF-8), stopping at a word boundary.
 pub fn filler(out: &mut String, rng: &mut Rng, bytes: usize, charset: Charset) {
     let start = out.len();
-    while out.len() - start < bytes {
+    // "<p>" + ".</p>\n" = 9 bytes of markup per paragraph.
+    while out.len() - start + 9 + 8 < bytes {
         out.push_str("<p>");
         let n = rng.range(20, 60);
         for i in 0..n {
-            if i > 0 {
-                out.push(' ');
-            }
             let w = if rng.chance(6) {
                 let list = match charset {
                     Charset::Utf8 => &WORDS_UTF8,
@@ -214,6 +212,12 @@ pub fn filler(out: &mut String, rng: &mut Rng, bytes: usize, charset: Charset) {
             } else {
                 rng.pick(&WORDS).copied().unwrap_or("x")
             };
+            if out.len() - start + w.len() + 1 + 6 > bytes {
+                break;
+            }
+            if i > 0 {
+                out.push(' ');
+            }
             out.push_str(w);
         }
         out.push_str(".</p>\n");

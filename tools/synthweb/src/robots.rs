@@ -40,7 +40,7 @@ pub enum RobotsEntry {
     AgentGroup,
     /// `Crawl-delay: 2` and `Disallow: /private/`.
     CrawlDelay,
-    /// About 400 KB: 12,000 junk `Disallow` lines, then `Disallow: /private/`.
+    /// About 360 KB: 16,000 junk `Disallow` lines, then `Disallow: /private/`.
     Large,
     /// UTF-8 BOM and CRLF line ends; `Disallow: /private/`.
     BomCrlf,
@@ -145,7 +145,7 @@ fn group(agents: &[&str], rules: &[(RuleKind, &str)], delay: Option<u32>) -> Gro
     }
 }
 
-const LARGE_JUNK_LINES: u32 = 12_000;
+const LARGE_JUNK_LINES: u32 = 16_000;
 
 impl RobotsEntry {
     /// The entry's structured form (what the served bytes mean).

@@ -380,12 +380,6 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
             }
         }
         if close {
-            if shared
-                .max_requests
-                .is_some_and(|m| shared.requests.load(Ordering::Relaxed) >= m)
-            {
-                let _ = shared.shutdown_tx.send(true);
-            }
             let _ = stream.shutdown().await;
             break;
         }
@@ -399,6 +393,12 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
         }
     }
     emit(&shared, pending, now_us()).await;
+    if shared
+        .max_requests
+        .is_some_and(|m| shared.requests.load(Ordering::Relaxed) >= m)
+    {
+        let _ = shared.shutdown_tx.send(true);
+    }
 }
 
 enum Answer {

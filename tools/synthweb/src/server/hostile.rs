@@ -210,7 +210,7 @@ pub async fn run<S: Stream>(
             ];
             let v = variants[(hash_bytes(5, target.as_bytes()) % 5) as usize];
             let mut out = h;
-            out.extend_from_slice(b"10\r\n<html><body>ok!\r\n");
+            out.extend_from_slice(b"10\r\n<html><body>ok!!\r\n");
             out.extend_from_slice(v);
             let _ = stream.write_all(&out).await;
             let _ = stream.shutdown().await;
