@@ -9,10 +9,12 @@
 //!   form (unreserved `%XX` decoded, other escapes upper-cased). A target that was not
 //!   already canonical is a violation: the crawler sent an alias.
 //! * **Missed**: an `M` URL with no request. **Forbidden**: an `F` URL with any request.
-//! * **Duplicate**: a request for a URL requested before, unless it is a revalidation
-//!   (carries `If-None-Match` or `If-Modified-Since`) or a retry (the previous request
-//!   for that URL got status 0 = no response, 408, 429 or 5xx). More than
-//!   `max_retries` retries of one URL is its own violation.
+//! * **Duplicate**: a request for an `M` URL requested before, unless it is a
+//!   revalidation (carries `If-None-Match` or `If-Modified-Since`) or a retry (the
+//!   previous request for that URL got status 0 = no response, 408, 429 or 5xx). More
+//!   than `max_retries` retries of one URL is its own violation. Repeats of unlisted URLs
+//!   are counted, not judged: hostile hosts' URLs are unlisted, and the log cannot tell a
+//!   response the server cut short (which a crawler may retry) from a complete one.
 //! * **robots.txt first**: for each origin (scheme, host, port) with any request other
 //!   than `GET /robots.txt`, some `/robots.txt` request of that origin must have been
 //!   answered completely (`end_us`) no later than the first other request started
@@ -197,6 +199,9 @@ pub struct Report {
     /// Requests for URLs neither in the manifest nor robots.txt (hostile hosts, traps
     /// beyond the budget): not violations by themselves.
     pub unlisted_requests: u64,
+    /// Requests for unlisted URLs requested before (not judged: hostile hosts' URLs are
+    /// unlisted, and a crawler may retry a response the server cut short).
+    pub unlisted_repeats: u64,
     /// Requests whose target was not canonical (examples are targets as sent).
     pub non_canonical_targets: Listing,
     /// Origins requested.
@@ -452,6 +457,7 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
     let robots_files = robots_files(manifest);
     let mut seen: HashMap<String, UrlState> = HashMap::new();
     let mut fetched_must: HashSet<&str> = HashSet::new();
+    let mut unlisted: HashSet<String> = HashSet::new();
     for line in order {
         if robots_files.contains(line.target.as_str()) {
             report.robots_requests += 1;
@@ -462,12 +468,22 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
             report.non_canonical_targets.push(|| line.url());
         }
         let url = format!("{}://{}{}", line.scheme, line.host, canonical);
-        if let Some(must) = manifest.must.get(&url) {
-            fetched_must.insert(must.as_str());
-        } else if manifest.forbidden.contains(&url) {
-            report.forbidden_fetched.push(|| url.clone());
-        } else {
-            report.unlisted_requests += 1;
+        match manifest.must.get(&url) {
+            Some(must) => {
+                fetched_must.insert(must.as_str());
+            }
+            None => {
+                if manifest.forbidden.contains(&url) {
+                    report.forbidden_fetched.push(|| url.clone());
+                } else {
+                    report.unlisted_requests += 1;
+                    if !unlisted.insert(url) {
+                        report.unlisted_repeats += 1;
+                    }
+                }
+                // Repeats are judged for M URLs only (see the module docs).
+                continue;
+            }
         }
         match seen.get_mut(&url) {
             None => {
@@ -694,8 +710,12 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "repeats: {} duplicates, {} retries, {} revalidations; {} unlisted requests",
-            self.duplicates.count, self.retries, self.revalidations, self.unlisted_requests
+            "repeats: {} duplicates, {} retries, {} revalidations; {} unlisted requests ({} repeated)",
+            self.duplicates.count,
+            self.retries,
+            self.revalidations,
+            self.unlisted_requests,
+            self.unlisted_repeats
         )?;
         writeln!(
             f,
@@ -944,8 +964,21 @@ mod tests {
         fails_for(&crawl, ViolationKind::ForbiddenFetched);
     }
 
+    /// The test manifest plus one more M URL on host A.
+    fn manifest_with(path: &str) -> Manifest {
+        let mut m = manifest();
+        m.must.insert(format!("http://{A}{path}"));
+        m
+    }
+
     #[test]
     fn too_many_retries_fail() {
+        let m = manifest_with("/flaky");
+        let judge = |crawl: &Crawl| check(&crawl.lines, &m, &strict());
+        let fails_for = |crawl: &Crawl, kind| {
+            let report = judge(crawl);
+            assert_eq!(report.violations, [kind], "{report}");
+        };
         let mut crawl = Crawl::clean();
         for (i, t) in [50, 60, 70].into_iter().enumerate() {
             crawl.req(t, 1, A, "/flaky", if i == 2 { 200 } else { 500 });
@@ -959,6 +992,12 @@ mod tests {
 
     #[test]
     fn retry_after_no_response_429_and_408_is_allowed() {
+        let m = manifest_with("/x");
+        let judge = |crawl: &Crawl| check(&crawl.lines, &m, &strict());
+        let fails_for = |crawl: &Crawl, kind| {
+            let report = judge(crawl);
+            assert_eq!(report.violations, [kind], "{report}");
+        };
         for status in [0, 408, 429, 502] {
             let mut crawl = Crawl::clean();
             crawl.req(50, 1, A, "/x", status);
@@ -1023,12 +1062,26 @@ mod tests {
         let report = check(&crawl.lines, &m, &CheckPolicy::new("trawl"));
         assert!(report.passed, "{report}");
         assert_eq!(report.robots_requests, 5);
-        // Without the header parameter the same log has duplicates.
+        // Without the header parameter they are ordinary paths, requested before the
+        // third origin's robots.txt.
         let report = check(&crawl.lines, &manifest(), &CheckPolicy::new("trawl"));
         assert_eq!(
             report.violations,
-            [ViolationKind::Duplicate, ViolationKind::RobotsNotFirst]
+            [ViolationKind::RobotsNotFirst],
+            "{report}"
         );
+        assert_eq!(report.unlisted_repeats, 1);
+    }
+
+    #[test]
+    fn repeats_of_unlisted_urls_are_counted_not_judged() {
+        // A hostile host's page cut short (status 200 logged) and retried.
+        let mut crawl = Crawl::clean();
+        crawl.req(55, 2, B, "/hostile", 200);
+        let report = judge(&crawl);
+        assert!(report.passed, "{report}");
+        assert_eq!(report.unlisted_repeats, 1);
+        assert_eq!(report.duplicates.count, 0);
     }
 
     #[test]
