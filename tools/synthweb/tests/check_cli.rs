@@ -1,6 +1,8 @@
 //! `synthweb check` as a command: exit 0 on a clean log, 1 on a violation (with the
 //! report on stdout, JSON with `--json`), 2 when it cannot judge.
 
+#![allow(clippy::unwrap_used, reason = "test helpers panic on setup failure")]
+
 use std::path::Path;
 use std::process::{Command, Output};
 
