@@ -51,7 +51,7 @@ use std::path::PathBuf;
 
 use crate::config::{ConfigError, SiteConfig};
 use crate::formats::{self, Manifest, ManifestHeader, Robots4xx};
-use crate::hash::hash_bytes;
+use crate::hash::mix64;
 use crate::html::{Element, LinkKind};
 use crate::robots::{self, Group, RobotsFetch, RuleKind, CATALOGUE};
 use crate::site::{PageView, Scheme, Site};
@@ -278,7 +278,7 @@ struct Walk<'a> {
     /// redirect chains).
     optional: Vec<Target>,
     /// Content fingerprint of each page whose links were followed, with its followed links.
-    fingerprints: HashMap<u64, (String, Vec<String>)>,
+    fingerprints: HashMap<u128, (String, Vec<String>)>,
     /// URLs a crawler may fetch beyond `fetched` (from `optional` edges).
     possible: HashSet<String>,
     /// Whether the optional extension stopped at its bound.
@@ -290,7 +290,7 @@ struct Walk<'a> {
 /// What one fetched page contributes, computed in parallel and applied in order.
 struct Outcome {
     well_formed: bool,
-    follow: Option<u64>,
+    follow: Option<u128>,
     redirect: Option<String>,
     links: Vec<(String, LinkKind, Element)>,
 }
@@ -714,7 +714,7 @@ fn outcome(site: &Site, target: &Target) -> Outcome {
     let nofollow = view.meta_robots.as_deref().is_some_and(says_nofollow)
         || view.x_robots_tag.as_deref().is_some_and(says_nofollow);
     let follow = (well_formed && (200..300).contains(&response.status) && is_html && !nofollow)
-        .then(|| hash_bytes(0x6D61_6E69, &response.body));
+        .then(|| fingerprint(&response.body));
     let links = view
         .links
         .into_iter()
@@ -726,6 +726,33 @@ fn outcome(site: &Site, target: &Target) -> Outcome {
         redirect,
         links,
     }
+}
+
+/// A 128-bit content fingerprint of a body, word at a time (the generator's byte-wise
+/// hash is too slow for hundreds of thousands of pages). Two lanes with different
+/// multipliers; the length is mixed in. A collision could only make [`compute`] report a
+/// spurious [`ManifestError::Ambiguous`], never a silent error: equal fingerprints are
+/// checked to carry equal links.
+fn fingerprint(body: &[u8]) -> u128 {
+    const K1: u64 = 0x9E37_79B9_7F4A_7C15;
+    const K2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+    let (mut a, mut b) = (0x243F_6A88_85A3_08D3_u64, 0x1319_8A2E_0370_7344_u64);
+    let mut words = body.chunks_exact(8);
+    for word in &mut words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let w = u64::from_le_bytes(w);
+        a = (a ^ w).wrapping_mul(K1).rotate_left(29);
+        b = (b ^ w).wrapping_mul(K2).rotate_left(31);
+    }
+    let mut tail = [0u8; 8];
+    if let Some(t) = tail.get_mut(..words.remainder().len()) {
+        t.copy_from_slice(words.remainder());
+    }
+    let tail = u64::from_le_bytes(tail) ^ (body.len() as u64).rotate_left(56);
+    a = mix64(a ^ tail);
+    b = mix64(b ^ tail.wrapping_mul(K1));
+    (u128::from(a) << 64) | u128::from(b)
 }
 
 /// Whether a robots directive list (`<meta name=robots>` content or `X-Robots-Tag`)
@@ -874,6 +901,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn fingerprints_tell_bodies_apart() {
+        let bodies: [&[u8]; 6] = [b"", b"\0", b"a", b"abcdefgh", b"abcdefgh\0", b"abcdefgi"];
+        let prints: HashSet<u128> = bodies.iter().map(|b| fingerprint(b)).collect();
+        assert_eq!(prints.len(), bodies.len());
+        assert_eq!(fingerprint(b"same body"), fingerprint(b"same body"));
     }
 
     #[test]
