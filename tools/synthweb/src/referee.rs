@@ -521,7 +521,9 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
 
 /// The canonical form of a request-target by trawl's rule 5: `%XX` escapes of
 /// unreserved characters (`A-Z a-z 0-9 - . _ ~`) decoded, the hex digits of every other
-/// escape upper-cased, nothing else changed (a `%` not followed by two hex digits stays).
+/// escape upper-cased, raw non-ASCII characters and controls percent-encoded as UTF-8
+/// (as URL serialization does), nothing else changed (a `%` not followed by two hex
+/// digits stays).
 pub fn canonical_target(target: &str) -> String {
     let bytes = target.as_bytes();
     let mut out = String::with_capacity(target.len());
@@ -544,6 +546,15 @@ pub fn canonical_target(target: &str) -> String {
                 // Copy the whole UTF-8 character starting here (targets are `str`).
                 let ch = target.get(i..).and_then(|rest| rest.chars().next());
                 match ch {
+                    // Non-ASCII and controls are percent-encoded in a serialized URL
+                    // (WHATWG): a raw one is sent only by a crawler that skipped that.
+                    Some(ch) if !ch.is_ascii() || ch.is_ascii_control() => {
+                        let mut utf8 = [0u8; 4];
+                        for byte in ch.encode_utf8(&mut utf8).bytes() {
+                            let _ = write!(out, "%{byte:02X}");
+                        }
+                        i += ch.len_utf8();
+                    }
                     Some(ch) => {
                         out.push(ch);
                         i += ch.len_utf8();
@@ -1197,7 +1208,8 @@ mod tests {
             ("/x?q=%3d%26", "/x?q=%3D%26"),
             ("/%zz/%4", "/%zz/%4"),
             ("/%", "/%"),
-            ("/é%c3%a9", "/é%C3%A9"),
+            ("/é%c3%a9", "/%C3%A9%C3%A9"),
+            ("/a\u{7f}b", "/a%7Fb"),
         ] {
             assert_eq!(canonical_target(input), expected, "{input}");
         }
