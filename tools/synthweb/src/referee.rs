@@ -7,7 +7,8 @@
 //!
 //! * A request's URL is `{scheme}://{host}{target}` with the target brought to canonical
 //!   form (unreserved `%XX` decoded, other escapes upper-cased). A target that was not
-//!   already canonical is a violation: the crawler sent an alias.
+//!   already canonical, or not in origin form (`/...`), is a violation: the crawler sent
+//!   an alias.
 //! * **Missed**: an `M` URL with no request. **Forbidden**: an `F` URL with any request.
 //! * **Duplicate**: a request for an `M` URL requested before, unless it is a
 //!   revalidation (carries `If-None-Match` or `If-Modified-Since`) or a retry (the
@@ -464,7 +465,9 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
             continue;
         }
         let canonical = canonical_target(&line.target);
-        if canonical != line.target {
+        // A crawler sends origin-form targets (RFC 9112 3.2.1); anything else is as wrong
+        // as an alias.
+        if canonical != line.target || !line.target.starts_with('/') {
             report.non_canonical_targets.push(|| line.url());
         }
         let url = format!("{}://{}{}", line.scheme, line.host, canonical);
@@ -966,6 +969,13 @@ mod tests {
         crawl.req(30, 1, A, "/p/%32", 200);
         let report = fails_for(&crawl, ViolationKind::NonCanonicalTarget);
         assert_eq!(report.must_fetched, 5);
+    }
+
+    #[test]
+    fn absolute_form_target_is_non_canonical() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "http://h000001.synth.test:8080/p/9", 200);
+        fails_for(&crawl, ViolationKind::NonCanonicalTarget);
     }
 
     #[test]
