@@ -7,8 +7,8 @@
 mod walk;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::net::IpAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -106,6 +106,7 @@ fn first_differences<'a>(
 fn run_walk(
     extra: &[&str],
     max_pages_per_host: usize,
+    after_walk: impl FnOnce(&Manifest, &walk::WalkResult, &HashMap<String, IpAddr>),
 ) -> (Manifest, walk::WalkResult, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(dir.path(), extra);
@@ -124,6 +125,7 @@ fn run_walk(
         max_time: Duration::from_secs(90),
     };
     let result = walk::walk(&seeds, &hosts, &policy);
+    after_walk(&manifest, &result, &hosts);
     server.stop();
     (manifest, result, dir)
 }
@@ -177,7 +179,37 @@ fn manifest_equals_an_independent_walk_and_the_referee_passes_it() {
         "--out-degree",
         "10-30",
     ];
-    let (manifest, result, dir) = run_walk(&extra, 2_000);
+    // After the clean crawl, misbehave on purpose: fetch an M URL again, an alias of
+    // one, a URL robots.txt forbids, and send a request without From and without the
+    // agent in its User-Agent. The referee must pass the crawl and fail the whole log
+    // for exactly those reasons.
+    let mut boundary_us = 0;
+    let (manifest, result, dir) = run_walk(&extra, 2_000, |manifest, result, hosts| {
+        boundary_us = now_us();
+        let root = manifest.must.first().expect("an M URL").clone();
+        let forbidden = result
+            .disallowed
+            .first()
+            .expect("a URL robots.txt refused")
+            .clone();
+        let alias = manifest
+            .must
+            .iter()
+            .find(|u| u.ends_with("/p/1"))
+            .expect("a /p/1 page")
+            .replace("/p/1", "/p/%31");
+        for url in [&root, &alias, &forbidden] {
+            let (addr, host, target) = locate(hosts, url);
+            walk::get(addr, &host, &target).expect("misbehaving fetch");
+        }
+        let (addr, host, _) = locate(hosts, &root);
+        raw_get(
+            addr,
+            &format!(
+                "GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: curl/8\r\nConnection: close\r\n\r\n"
+            ),
+        );
+    });
     assert!(
         manifest.must.len() > 300,
         "a web worth walking: {}",
@@ -187,12 +219,22 @@ fn manifest_equals_an_independent_walk_and_the_referee_passes_it() {
     assert_walk_matches(&manifest, &result);
 
     // The server's log of that crawl is a clean crawl: the referee passes it.
-    let lines = formats::read_log(open(&dir.path().join("log.jsonl"))).expect("log");
+    let all = formats::read_log(open(&dir.path().join("log.jsonl"))).expect("log");
+    let lines: Vec<_> = all
+        .iter()
+        .filter(|l| l.t_us < boundary_us)
+        .cloned()
+        .collect();
+    assert_eq!(
+        all.len(),
+        lines.len() + 4,
+        "four misbehaving requests logged"
+    );
     let report = referee::check(&lines, &manifest, &CheckPolicy::new("trawl"));
     assert!(report.passed, "{report}");
     assert_eq!(report.must_fetched, report.must);
     assert_eq!(report.max_connections, 1);
-    // And it fails when one manifest URL is dropped from the log.
+    // It fails when one manifest URL is dropped from the log.
     let dropped = lines
         .iter()
         .position(|l| manifest.must.contains(&l.url()))
@@ -201,6 +243,54 @@ fn manifest_equals_an_independent_walk_and_the_referee_passes_it() {
     short.remove(dropped);
     let report = referee::check(&short, &manifest, &CheckPolicy::new("trawl"));
     assert_eq!(report.violations, [referee::ViolationKind::Missed]);
+    // And the whole log fails for each misbehaviour.
+    let report = referee::check(&all, &manifest, &CheckPolicy::new("trawl"));
+    use referee::ViolationKind as V;
+    assert_eq!(
+        report.violations,
+        [
+            V::Duplicate,
+            V::ForbiddenFetched,
+            V::NonCanonicalTarget,
+            V::UserAgentWithoutAgent,
+            V::MissingFrom
+        ],
+        "{report}"
+    );
+    assert_eq!(report.duplicates.count, 3, "{report}");
+}
+
+fn now_us() -> u64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970");
+    u64::try_from(since.as_micros()).expect("microseconds fit")
+}
+
+/// Address, Host header value and request-target of a canonical URL.
+fn locate(hosts: &HashMap<String, IpAddr>, url: &str) -> (SocketAddr, String, String) {
+    let parsed = url::Url::parse(url).expect("manifest URL");
+    let name = parsed.host_str().expect("host");
+    let port = parsed.port().expect("explicit port");
+    let at = url.find(&format!("{name}:{port}")).expect("authority")
+        + name.len()
+        + 1
+        + port.to_string().len();
+    (
+        SocketAddr::new(hosts[name], port),
+        format!("{name}:{port}"),
+        url[at..].to_owned(),
+    )
+}
+
+fn raw_get(addr: SocketAddr, request: &str) {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(3)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut sink = Vec::new();
+    let _ = stream.read_to_end(&mut sink);
 }
 
 #[test]
@@ -219,7 +309,7 @@ fn manifest_equals_an_independent_walk_on_traps() {
         "--manifest-max-pages-per-host",
         "120",
     ];
-    let (manifest, result, _dir) = run_walk(&extra, 120);
+    let (manifest, result, _dir) = run_walk(&extra, 120, |_, _, _| {});
     assert!(manifest.header.profile.contains("traps"));
     assert_walk_matches(&manifest, &result);
 }
