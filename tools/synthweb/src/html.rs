@@ -195,32 +195,92 @@ const WORDS: [&str; 48] = [
 const WORDS_UTF8: [&str; 6] = ["café", "naïve", "東京", "ñandú", "Ærø", "“quoted”"];
 const WORDS_CP1252: [&str; 6] = ["café", "naïve", "façade", "Ærø", "“quoted”", "€5"];
 
-/// Write paragraph text, at most `bytes` bytes (UTF-8), stopping at a word boundary.
-pub fn filler(out: &mut String, rng: &mut Rng, bytes: usize, charset: Charset) {
-    let start = out.len();
-    // "<p>" + ".</p>\n" = 9 bytes of markup per paragraph.
-    while out.len() - start + 9 + 8 < bytes {
-        out.push_str("<p>");
-        let n = rng.range(20, 60);
-        for i in 0..n {
-            let w = if rng.chance(6) {
-                let list = match charset {
-                    Charset::Utf8 => &WORDS_UTF8,
-                    Charset::Windows1252 => &WORDS_CP1252,
+/// A fixed corpus of paragraphs per charset, built once: filler text is copied from it
+/// (starting at a random paragraph), which is far cheaper than drawing word by word.
+struct Corpus {
+    text: String,
+    /// Byte offsets where paragraphs start.
+    starts: Vec<usize>,
+}
+
+const CORPUS_BYTES: usize = 256 * 1024;
+
+fn corpus(charset: Charset) -> &'static Corpus {
+    static UTF8: std::sync::OnceLock<Corpus> = std::sync::OnceLock::new();
+    static CP1252: std::sync::OnceLock<Corpus> = std::sync::OnceLock::new();
+    let cell = match charset {
+        Charset::Utf8 => &UTF8,
+        Charset::Windows1252 => &CP1252,
+    };
+    cell.get_or_init(|| {
+        let mut rng = Rng::new(0xC0DE_u64 ^ charset as u64);
+        let mut text = String::with_capacity(CORPUS_BYTES + 1024);
+        let mut starts = Vec::new();
+        while text.len() < CORPUS_BYTES {
+            starts.push(text.len());
+            text.push_str("<p>");
+            let n = rng.range(20, 60);
+            for i in 0..n {
+                if i > 0 {
+                    text.push(' ');
+                }
+                let w = if rng.chance(6) {
+                    let list = match charset {
+                        Charset::Utf8 => &WORDS_UTF8,
+                        Charset::Windows1252 => &WORDS_CP1252,
+                    };
+                    rng.pick(list).copied().unwrap_or("x")
+                } else {
+                    rng.pick(&WORDS).copied().unwrap_or("x")
                 };
-                rng.pick(list).copied().unwrap_or("x")
-            } else {
-                rng.pick(&WORDS).copied().unwrap_or("x")
-            };
-            if out.len() - start + w.len() + 1 + 6 > bytes {
-                break;
+                text.push_str(w);
             }
-            if i > 0 {
-                out.push(' ');
-            }
-            out.push_str(w);
+            text.push_str(".</p>\n");
         }
-        out.push_str(".</p>\n");
+        Corpus { text, starts }
+    })
+}
+
+/// Write paragraph text, at most `bytes` bytes (UTF-8), ending at a paragraph or word
+/// boundary. Deterministic in `rng`.
+pub fn filler(out: &mut String, rng: &mut Rng, bytes: usize, charset: Charset) {
+    let c = corpus(charset);
+    let mut budget = bytes;
+    while budget > 16 {
+        let Some(&start) = c.starts.get(rng.below(c.starts.len() as u64) as usize) else {
+            return;
+        };
+        let rest = c.text.get(start..).unwrap_or("");
+        if rest.len() <= budget {
+            out.push_str(rest);
+            budget -= rest.len();
+            continue;
+        }
+        // Cut inside the corpus: whole paragraphs first, then words of the last one.
+        let mut end = budget;
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let window = &rest[..end];
+        // Newlines occur only at paragraph ends in the corpus (memrchr, not a substring search).
+        let whole = window.rfind('\n').map_or(0, |i| i + 1);
+        out.push_str(&rest[..whole]);
+        budget -= whole;
+        let tail = &rest[whole..];
+        // Partial paragraph: "<p>" + words + ".</p>\n" within what is left.
+        if budget > 16 {
+            let room = budget - 9;
+            let mut end = room.min(tail.len());
+            while !tail.is_char_boundary(end) {
+                end -= 1;
+            }
+            let cut = tail[..end].rfind(' ').unwrap_or(0);
+            if cut > 3 {
+                out.push_str(&tail[..cut]);
+                out.push_str(".</p>\n");
+            }
+        }
+        return;
     }
 }
 

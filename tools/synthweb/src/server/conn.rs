@@ -317,7 +317,8 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
                         break; // wait for the request body
                     }
                     buf.drain(..total);
-                    let mut rec = record(&info, &req, t_us);
+                    // Only build the record when there is a log to write it to.
+                    let rec = shared.log.is_some().then(|| record(&info, &req, t_us));
                     let wants_close = req.close || (req.http10 && !req.keep_alive);
                     let count = shared.requests.fetch_add(1, Ordering::Relaxed) + 1;
                     if shared.max_requests.is_some_and(|m| count >= m) {
@@ -348,9 +349,11 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
                                 &mut shutdown,
                             )
                             .await;
-                            rec.status = o.status;
-                            rec.body_bytes = o.body_bytes;
-                            emit(&shared, vec![rec], now_us()).await;
+                            if let Some(mut r) = rec {
+                                r.status = o.status;
+                                r.body_bytes = o.body_bytes;
+                                emit(&shared, vec![r], now_us()).await;
+                            }
                             if o.keep_open && !close && !wants_close {
                                 continue;
                             }
@@ -360,10 +363,13 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
                     let close_now =
                         close || wants_close || framing == Framing::Close || req.chunked;
                     let head_only = req.method == "HEAD";
-                    rec.status = resp.status;
-                    rec.body_bytes =
+                    let body_bytes =
                         write_response(&mut out, &resp, framing, head_only, close_now, "\r\n");
-                    pending.push(rec);
+                    if let Some(mut r) = rec {
+                        r.status = resp.status;
+                        r.body_bytes = body_bytes;
+                        pending.push(r);
+                    }
                     if close_now {
                         close = true;
                         break;
