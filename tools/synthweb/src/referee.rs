@@ -67,7 +67,7 @@ pub struct CheckArgs {
     /// absent.
     #[arg(long, value_name = "C")]
     pub per_host_connections: Option<u32>,
-    /// Most retries (requests after a 0/408/429/5xx answer) allowed for one URL.
+    /// Most retries (requests after a 0/408/429/5xx answer) allowed for one M URL.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_retries: u32,
     /// Print the report as one JSON object instead of text.
