@@ -284,3 +284,57 @@ fn bind_range_spreads_hosts_and_max_requests_stops() {
     assert_eq!(locals.len(), 4);
     assert!(locals[1].starts_with("127.0.1.4:"), "{locals:?}");
 }
+
+#[test]
+fn connection_cap_makes_further_connections_wait() {
+    let srv = Server::start(&["--hosts", "5", "--max-connections", "1"]);
+    let port = srv.http_port;
+    let host = "h000000.synth.test";
+    let mut a = connect(port);
+    a.write_all(format!("GET /robots.txt HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+        .unwrap();
+    let first = read_all(&mut a, Duration::from_millis(800), 1 << 20);
+    assert_eq!(parse(&first.bytes).status, 200);
+    // The only permit is held by the idle keep-alive connection `a`.
+    let mut b = connect(port);
+    b.write_all(&get(host, port, "/robots.txt", "")).unwrap();
+    let waiting = read_all(&mut b, Duration::from_millis(800), 1 << 20);
+    assert!(
+        waiting.bytes.is_empty() && waiting.timed_out,
+        "second connection served past the cap"
+    );
+    drop(a);
+    let served = read_all(&mut b, Duration::from_secs(5), 1 << 20);
+    assert_eq!(parse(&served.bytes).status, 200);
+}
+
+#[test]
+fn sigint_flushes_the_log() {
+    let mut srv = Server::start(&["--hosts", "5"]);
+    let port = srv.http_port;
+    for t in ["/", "/p/1", "/nowhere"] {
+        let raw = exchange(
+            port,
+            &get("h000001.synth.test", port, t, "From: ops@example.org\r\n"),
+            T,
+            1 << 20,
+        );
+        assert!(!raw.bytes.is_empty());
+    }
+    let _ = std::process::Command::new("kill")
+        .arg("-INT")
+        .arg(srv.child.id().to_string())
+        .status();
+    let done: serde_json::Value = serde_json::from_str(&srv.wait_done()).unwrap();
+    assert_eq!(done["log_records"], 3);
+    let log = std::fs::read_to_string(srv.path("log.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[2]["status"], 404);
+    assert!(lines
+        .iter()
+        .all(|l| l["from"] == "ops@example.org" && l["user_agent"] == "test"));
+}
