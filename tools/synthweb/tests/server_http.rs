@@ -338,3 +338,39 @@ fn sigint_flushes_the_log() {
         .iter()
         .all(|l| l["from"] == "ops@example.org" && l["user_agent"] == "test"));
 }
+
+#[test]
+fn every_robots_catalogue_entry_over_the_wire() {
+    let srv = Server::start(&["--hosts", "17"]);
+    let port = srv.http_port;
+    let site = site_for(17, "default", port, None);
+    let mut entries = std::collections::HashSet::new();
+    for h in 0..17 {
+        let m = site.robots(Scheme::Http, h);
+        entries.insert(m.entry);
+        let raw = exchange(
+            port,
+            &get(&site.host_name(h), port, "/robots.txt", ""),
+            T,
+            1 << 20,
+        );
+        let p = parse(&raw.bytes);
+        assert_eq!(p.status, m.status, "{:?}", m.entry);
+        if m.status == 200 {
+            assert_eq!(p.body, m.body, "{:?}", m.entry);
+        }
+        assert_eq!(p.header("Location"), m.location.as_deref(), "{:?}", m.entry);
+        if let Some(loc) = &m.location {
+            // Follow the redirect: the target file is served (on host 0 for cross-host).
+            let u = url::Url::parse(loc).unwrap();
+            let raw = exchange(
+                port,
+                &get(u.host_str().unwrap(), port, u.path(), ""),
+                T,
+                1 << 20,
+            );
+            assert_eq!(parse(&raw.bytes).status, 200);
+        }
+    }
+    assert_eq!(entries.len(), synthweb::robots::CATALOGUE.len());
+}
