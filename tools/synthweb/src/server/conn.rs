@@ -2,6 +2,8 @@
 //! request in the buffer is answered before the batch is flushed), answer from the
 //! generator through the cache, apply hostile behaviours, log each request.
 
+#![deny(clippy::indexing_slicing)]
+
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
