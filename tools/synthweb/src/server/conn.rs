@@ -337,7 +337,7 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
                         }
                         Answer::Hostile(r) => {
                             // Flush what came before, then misbehave.
-                            if !out.is_empty() && stream.write_all(&out).await.is_err() {
+                            if !out.is_empty() && !write_bounded(&shared, &mut stream, &out).await {
                                 break 'conn;
                             }
                             out.clear();
@@ -380,7 +380,7 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
             }
         }
         if !out.is_empty() {
-            let ok = stream.write_all(&out).await.is_ok();
+            let ok = write_bounded(&shared, &mut stream, &out).await;
             out.clear();
             emit(&shared, std::mem::take(&mut pending), now_us()).await;
             if !ok {
@@ -407,6 +407,15 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
     {
         let _ = shared.shutdown_tx.send(true);
     }
+}
+
+/// Write `bytes`, giving up when the peer does not read for the idle timeout (a client
+/// that never reads must not hold a connection slot forever).
+async fn write_bounded<S: Stream>(shared: &Shared, stream: &mut S, bytes: &[u8]) -> bool {
+    matches!(
+        tokio::time::timeout(shared.idle_timeout, stream.write_all(bytes)).await,
+        Ok(Ok(()))
+    )
 }
 
 enum Answer {
