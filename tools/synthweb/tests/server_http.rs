@@ -80,6 +80,13 @@ fn http_variety_over_the_wire() {
                 .unwrap(),
         };
         assert_eq!(out, identity, "{enc}");
+        let tag = p.header("ETag").unwrap().to_owned();
+        assert!(tag.ends_with(&format!("-{enc}\"")), "{tag}");
+        let again = fetch(
+            "/",
+            &format!("Accept-Encoding: {enc}\r\nIf-None-Match: {tag}\r\n"),
+        );
+        assert_eq!(again.status, 304, "{enc}");
         assert!(p.body.len() < identity.len());
     }
     assert!(fetch("/", "Accept-Encoding: gzip;q=0, identity\r\n")
