@@ -1,6 +1,8 @@
 //! Content codings (RFC 9110 8.4), conditional requests (RFC 9110 13) and HTTP dates.
 //! Pure functions over bytes and header values.
 
+#![deny(clippy::indexing_slicing)]
+
 use std::io::Write;
 
 /// A content coding the server can apply.
@@ -147,10 +149,10 @@ pub fn format_http_date(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    let wd = WEEKDAYS[days.rem_euclid(7) as usize];
+    let wd = WEEKDAYS.get(days.rem_euclid(7) as usize).unwrap_or(&"Thu");
     format!(
         "{wd}, {d:02} {} {y:04} {:02}:{:02}:{:02} GMT",
-        MONTHS[(m - 1) as usize],
+        MONTHS.get((m - 1) as usize).unwrap_or(&"Jan"),
         rem / 3600,
         (rem / 60) % 60,
         rem % 60

@@ -5,6 +5,8 @@
 //! Ordinary host `i` draws `CATALOGUE[i % CATALOGUE.len()]`; trap and hostile hosts
 //! serve [`RobotsEntry::AllowAll`].
 
+#![deny(clippy::indexing_slicing)]
+
 use std::sync::OnceLock;
 
 use crate::hosts::{self, HostRole};
@@ -132,7 +134,10 @@ pub enum RobotsVerdict {
 #[must_use]
 pub fn entry_for(role: HostRole, index: u32) -> RobotsEntry {
     match role {
-        HostRole::Normal => CATALOGUE[(index as usize) % CATALOGUE.len()],
+        HostRole::Normal => CATALOGUE
+            .get((index as usize) % CATALOGUE.len())
+            .copied()
+            .unwrap_or(RobotsEntry::AllowAll),
         HostRole::Trap(_) | HostRole::Hostile(_) => RobotsEntry::AllowAll,
     }
 }

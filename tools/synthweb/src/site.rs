@@ -526,6 +526,12 @@ impl Site {
                     resp.body = enc;
                     if let Some(tok) = coding.token() {
                         resp.headers.push(("Content-Encoding", tok.to_owned()));
+                        // A strong ETag names one representation: each coding gets its own.
+                        for (n, v) in &mut resp.headers {
+                            if *n == "ETag" {
+                                *v = format!("{}-{tok}\"", v.trim_end_matches('"'));
+                            }
+                        }
                     }
                     resp.headers.push(("Vary", "Accept-Encoding".to_owned()));
                 }

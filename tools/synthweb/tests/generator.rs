@@ -430,3 +430,81 @@ fn special_pages_answer_as_documented() {
     assert!(String::from_utf8_lossy(&st("/soft404/1").body).contains("not found"));
     assert!(String::from_utf8_lossy(&st("/m/1").body).contains("http-equiv=\"refresh\""));
 }
+
+#[test]
+fn arbitrary_targets_never_panic() {
+    let s = site(42, "all");
+    let mut targets: Vec<String> = [
+        "",
+        "?",
+        "/",
+        "//",
+        "/p/",
+        "/p/0",
+        "/p/-1",
+        "/p/01",
+        "/p/99999999999",
+        "/p/1?x",
+        "/cal/2031/13",
+        "/cal/0000/01",
+        "/cal/2031/7",
+        "/cal/2031/06",
+        "/cal/9999/12",
+        "/d/subx/",
+        "/d/sub",
+        "/a/b/b/",
+        "/a/",
+        "/grow/",
+        "/grow/x/",
+        "/sess/",
+        "/sess/1?sid=",
+        "/sess/1?sid=dx",
+        "/sess/1?sid=d99999999999x1",
+        "/dup/1?ref=",
+        "/dup/1?ref=9",
+        "%",
+        "%zz",
+        "/%",
+        "/%e",
+        "/%E9",
+        "/~u",
+        "/~u9/",
+        "/wiki/",
+        "/wiki/%FF_1",
+        "/q/1?",
+        "/q/1?a=1&b=two",
+        "/r/chain/0/1",
+        "/r/chain/9/1",
+        "/r/x/",
+        "/r/x/99999",
+        "/e/404/",
+        "/e/999/1",
+        "/img/.png",
+        "/img/1.",
+        "/doc/.pdf",
+        "/hidden/comment/9",
+        "/robots.txt?x",
+        "/m/",
+        "/fs/2",
+        "/single/x",
+    ]
+    .iter()
+    .map(|t| (*t).to_owned())
+    .collect();
+    let mut rng = synthweb::hash::Rng::new(9);
+    let alphabet = b"/?&=%.~-_aAbpqrsuxz019:;#";
+    for _ in 0..300 {
+        let n = rng.range(1, 40) as usize;
+        targets.push(
+            (0..n)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize] as char)
+                .collect(),
+        );
+    }
+    for h in 0..24 {
+        for t in &targets {
+            let v = s.page(Scheme::Http, h, t);
+            assert!((200..600).contains(&v.response.status), "{h} {t:?}");
+        }
+    }
+}

@@ -80,6 +80,13 @@ fn http_variety_over_the_wire() {
                 .unwrap(),
         };
         assert_eq!(out, identity, "{enc}");
+        let tag = p.header("ETag").unwrap().to_owned();
+        assert!(tag.ends_with(&format!("-{enc}\"")), "{tag}");
+        let again = fetch(
+            "/",
+            &format!("Accept-Encoding: {enc}\r\nIf-None-Match: {tag}\r\n"),
+        );
+        assert_eq!(again.status, 304, "{enc}");
         assert!(p.body.len() < identity.len());
     }
     assert!(fetch("/", "Accept-Encoding: gzip;q=0, identity\r\n")
@@ -283,4 +290,94 @@ fn bind_range_spreads_hosts_and_max_requests_stops() {
         .collect();
     assert_eq!(locals.len(), 4);
     assert!(locals[1].starts_with("127.0.1.4:"), "{locals:?}");
+}
+
+#[test]
+fn connection_cap_makes_further_connections_wait() {
+    let srv = Server::start(&["--hosts", "5", "--max-connections", "1"]);
+    let port = srv.http_port;
+    let host = "h000000.synth.test";
+    let mut a = connect(port);
+    a.write_all(format!("GET /robots.txt HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+        .unwrap();
+    let first = read_all(&mut a, Duration::from_millis(800), 1 << 20);
+    assert_eq!(parse(&first.bytes).status, 200);
+    // The only permit is held by the idle keep-alive connection `a`.
+    let mut b = connect(port);
+    b.write_all(&get(host, port, "/robots.txt", "")).unwrap();
+    let waiting = read_all(&mut b, Duration::from_millis(800), 1 << 20);
+    assert!(
+        waiting.bytes.is_empty() && waiting.timed_out,
+        "second connection served past the cap"
+    );
+    drop(a);
+    let served = read_all(&mut b, Duration::from_secs(5), 1 << 20);
+    assert_eq!(parse(&served.bytes).status, 200);
+}
+
+#[test]
+fn sigint_flushes_the_log() {
+    let mut srv = Server::start(&["--hosts", "5"]);
+    let port = srv.http_port;
+    for t in ["/", "/p/1", "/nowhere"] {
+        let raw = exchange(
+            port,
+            &get("h000001.synth.test", port, t, "From: ops@example.org\r\n"),
+            T,
+            1 << 20,
+        );
+        assert!(!raw.bytes.is_empty());
+    }
+    let _ = std::process::Command::new("kill")
+        .arg("-INT")
+        .arg(srv.child.id().to_string())
+        .status();
+    let done: serde_json::Value = serde_json::from_str(&srv.wait_done()).unwrap();
+    assert_eq!(done["log_records"], 3);
+    let log = std::fs::read_to_string(srv.path("log.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[2]["status"], 404);
+    assert!(lines
+        .iter()
+        .all(|l| l["from"] == "ops@example.org" && l["user_agent"] == "test"));
+}
+
+#[test]
+fn every_robots_catalogue_entry_over_the_wire() {
+    let srv = Server::start(&["--hosts", "17"]);
+    let port = srv.http_port;
+    let site = site_for(17, "default", port, None);
+    let mut entries = std::collections::HashSet::new();
+    for h in 0..17 {
+        let m = site.robots(Scheme::Http, h);
+        entries.insert(m.entry);
+        let raw = exchange(
+            port,
+            &get(&site.host_name(h), port, "/robots.txt", ""),
+            T,
+            1 << 20,
+        );
+        let p = parse(&raw.bytes);
+        assert_eq!(p.status, m.status, "{:?}", m.entry);
+        if m.status == 200 {
+            assert_eq!(p.body, m.body, "{:?}", m.entry);
+        }
+        assert_eq!(p.header("Location"), m.location.as_deref(), "{:?}", m.entry);
+        if let Some(loc) = &m.location {
+            // Follow the redirect: the target file is served (on host 0 for cross-host).
+            let u = url::Url::parse(loc).unwrap();
+            let raw = exchange(
+                port,
+                &get(u.host_str().unwrap(), port, u.path(), ""),
+                T,
+                1 << 20,
+            );
+            assert_eq!(parse(&raw.bytes).status, 200);
+        }
+    }
+    assert_eq!(entries.len(), synthweb::robots::CATALOGUE.len());
 }

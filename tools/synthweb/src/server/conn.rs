@@ -2,6 +2,8 @@
 //! request in the buffer is answered before the batch is flushed), answer from the
 //! generator through the cache, apply hostile behaviours, log each request.
 
+#![deny(clippy::indexing_slicing)]
+
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -335,7 +337,7 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
                         }
                         Answer::Hostile(r) => {
                             // Flush what came before, then misbehave.
-                            if !out.is_empty() && stream.write_all(&out).await.is_err() {
+                            if !out.is_empty() && !write_bounded(&shared, &mut stream, &out).await {
                                 break 'conn;
                             }
                             out.clear();
@@ -378,7 +380,7 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
             }
         }
         if !out.is_empty() {
-            let ok = stream.write_all(&out).await.is_ok();
+            let ok = write_bounded(&shared, &mut stream, &out).await;
             out.clear();
             emit(&shared, std::mem::take(&mut pending), now_us()).await;
             if !ok {
@@ -405,6 +407,15 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
     {
         let _ = shared.shutdown_tx.send(true);
     }
+}
+
+/// Write `bytes`, giving up when the peer does not read for the idle timeout (a client
+/// that never reads must not hold a connection slot forever).
+async fn write_bounded<S: Stream>(shared: &Shared, stream: &mut S, bytes: &[u8]) -> bool {
+    matches!(
+        tokio::time::timeout(shared.idle_timeout, stream.write_all(bytes)).await,
+        Ok(Ok(()))
+    )
 }
 
 enum Answer {
@@ -466,4 +477,85 @@ fn answer(shared: &Shared, info: &ConnInfo, req: &Request) -> Answer {
         return Answer::Plain(Arc::new(nm));
     }
     Answer::Plain(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status_of(p: &Parsed) -> Option<u16> {
+        match p {
+            Parsed::Invalid(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn parses_request_heads() {
+        let bytes: &[u8] = b"GET /p/1?x=1 HTTP/1.1\r\nHost: H000001.synth.test:80\r\nUser-Agent: t\r\nFrom: a@b\r\nAccept-Encoding: br\r\nConnection: keep-alive\r\n\r\nGET";
+        let p = parse_request(bytes);
+        let Parsed::Complete(r, n) = p else {
+            panic!("not complete")
+        };
+        assert_eq!(n, bytes.len() - 3, "the pipelined next request is left");
+        assert_eq!((r.method.as_str(), r.target.as_str()), ("GET", "/p/1?x=1"));
+        assert_eq!(r.host.as_deref(), Some("H000001.synth.test:80"));
+        assert_eq!(r.from.as_deref(), Some("a@b"));
+        assert!(r.keep_alive && !r.close && !r.http10);
+        assert!(matches!(
+            parse_request(b"GET / HTTP/1.1\r\nHost: x\r\n"),
+            Parsed::Partial
+        ));
+        let ten = parse_request(b"GET / HTTP/1.0\r\n\r\n");
+        assert!(matches!(ten, Parsed::Complete(ref r, _) if r.http10 && r.host.is_none()));
+    }
+
+    #[test]
+    fn rejects_bad_heads_with_typed_statuses() {
+        let cases: [(&[u8], u16); 4] = [
+            (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+            (
+                b"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                400,
+            ),
+            (b"GET / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n", 413),
+            (b"\x00\x01garbage\r\n\r\n", 400),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(status_of(&parse_request(bytes)), Some(want), "{bytes:?}");
+        }
+        let many: String = (0..200).map(|i| format!("X-{i}: v\r\n")).collect();
+        let req = format!("GET / HTTP/1.1\r\n{many}\r\n");
+        assert_eq!(status_of(&parse_request(req.as_bytes())), Some(431));
+        let huge = vec![b'a'; MAX_HEAD_BYTES + 10];
+        let mut req = b"GET /".to_vec();
+        req.extend_from_slice(&huge);
+        assert_eq!(status_of(&parse_request(&req)), Some(431));
+    }
+
+    #[test]
+    fn writes_each_framing() {
+        let r = Response {
+            status: 200,
+            headers: vec![("Content-Type", "text/plain".to_owned())],
+            body: b"hello".to_vec(),
+            framing: Framing::ContentLength,
+            hostile: None,
+        };
+        let mut out = Vec::new();
+        write_response(&mut out, &r, Framing::ContentLength, false, false, "\r\n");
+        assert!(out.ends_with(b"Content-Length: 5\r\n\r\nhello"));
+        out.clear();
+        write_response(&mut out, &r, Framing::Chunked, false, false, "\r\n");
+        assert!(out.ends_with(b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
+        out.clear();
+        write_response(&mut out, &r, Framing::Close, false, false, "\r\n");
+        assert!(out.ends_with(b"Connection: close\r\n\r\nhello"));
+        out.clear();
+        assert_eq!(
+            write_response(&mut out, &r, Framing::ContentLength, true, false, "\r\n"),
+            0
+        );
+        assert!(out.ends_with(b"\r\n\r\n"));
+    }
 }

@@ -337,6 +337,12 @@ pub fn run(mut cfg: ServerConfig, ready: impl FnOnce(&Ready)) -> anyhow::Result<
             idle_timeout: cfg.idle_timeout,
             next_conn: AtomicU64::new(0),
         });
+        if cfg.site.profiles.hostile {
+            // Build the gzip bombs off the accept path (about 0.2 s of CPU, once).
+            tokio::task::spawn_blocking(|| {
+                let _ = crate::bomb::double();
+            });
+        }
         let conns = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
         for l in http_listeners {
             tokio::spawn(accept_loop(shared.clone(), conns.clone(), l, None));
