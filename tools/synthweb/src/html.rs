@@ -1,6 +1,7 @@
 //! HTML page assembly: filler text, link spellings (the aliases canonicalization must
-//! collapse), charsets. A [`PageBuilder`] writes markup into a `String` and records every
-//! link it writes, with its canonical URL, so the body and the link list never disagree.
+//! collapse), charsets. The page builder in `site.rs` writes markup into a `String` and
+//! records every link it writes, with its canonical URL, so the body and the link list
+//! never disagree.
 
 use crate::hash::Rng;
 
