@@ -329,6 +329,7 @@ fn one_gzip_member_per_record_and_warcio_accepts_it() {
                 })
                 .unwrap();
             assert!(w.offset <= *offset && *offset < w.offset + w.bytes);
+            assert_eq!(w.response_offset, *offset);
             assert_eq!(
                 field(&header, "WARC-Payload-Digest").unwrap(),
                 w.payload_digest.to_string()

@@ -215,7 +215,7 @@ pub struct LogRecord {
     /// `nofollow`, `noindex`, `retry:<n>`...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub annotations: Vec<String>,
-    /// Where the capture's records start: WARC file name and offset.
+    /// Where the capture's response (or revisit) record is: WARC file and offset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warc: Option<WarcRef>,
 }
@@ -225,7 +225,7 @@ pub struct LogRecord {
 pub struct WarcRef {
     /// The file's final name.
     pub file: String,
-    /// Offset of the capture's first record.
+    /// Offset of the record's gzip member in the file.
     pub offset: u64,
 }
 
