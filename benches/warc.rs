@@ -7,11 +7,18 @@
 //! gzip member decompressed, CRC and record framing checked) and the record count must
 //! equal 1 warcinfo + 3 records per capture written.
 //!
+//! Each case runs twice: group `warc_write_20KB` in wall time (criterion's default) and
+//! group `warc_write_20KB_cpu` in CPU time of the benchmark thread, read from
+//! `/proc/thread-self/schedstat` (nanoseconds on CPU; updated at each context switch
+//! and tick, so a reading can lag by up to one tick, a few % of a sample). On a shared
+//! machine the CPU-time figures are the stable ones: waiting for a core is not counted.
+//!
 //! Run: `cargo bench --bench warc`. Figures in `docs/benchmarks.md`, "WARC writer".
 
 use std::cell::Cell;
 use std::io::Write;
 
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use trawl::crawllog::{FetchTimings, Hop};
 use trawl::warc::{
@@ -100,10 +107,53 @@ fn capture(body: &[u8]) -> Capture {
     }
 }
 
-fn bench_writer(c: &mut Criterion) {
+/// CPU time of the calling thread, in nanoseconds.
+struct ThreadCpu;
+
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("/proc/thread-self/schedstat unreadable"))
+}
+
+impl Measurement for ThreadCpu {
+    type Intermediate = u64;
+    type Value = u64;
+
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, start: u64) -> u64 {
+        thread_cpu_ns().saturating_sub(start)
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, value: &u64) -> f64 {
+        *value as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        // Nanoseconds, like wall time: reuse its formatter through WallTime.
+        WallTime.formatter()
+    }
+}
+
+fn bench_wall(c: &mut Criterion) {
+    bench_writer(c, "warc_write_20KB");
+}
+
+fn bench_cpu(c: &mut Criterion<ThreadCpu>) {
+    bench_writer(c, "warc_write_20KB_cpu");
+}
+
+fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
     let body = html_body(1);
     let capture = capture(&body);
-    let mut group = c.benchmark_group("warc_write_20KB");
+    let mut group = c.benchmark_group(group_name);
     group.throughput(Throughput::Bytes(BODY_BYTES as u64));
     group.sample_size(30);
     for level in [1u32, 3, 6] {
@@ -161,5 +211,10 @@ fn bench_writer(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_writer);
-criterion_main!(benches);
+criterion_group!(wall, bench_wall);
+criterion_group! {
+    name = cpu;
+    config = Criterion::default().with_measurement(ThreadCpu);
+    targets = bench_cpu
+}
+criterion_main!(wall, cpu);
