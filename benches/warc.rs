@@ -8,10 +8,9 @@
 //! equal 1 warcinfo + 3 records per capture written.
 //!
 //! Each case runs twice: group `warc_write_20KB` in wall time (criterion's default) and
-//! group `warc_write_20KB_cpu` in CPU time of the benchmark thread, read from
-//! `/proc/thread-self/schedstat` (nanoseconds on CPU; updated at each context switch
-//! and tick, so a reading can lag by up to one tick, a few % of a sample). On a shared
-//! machine the CPU-time figures are the stable ones: waiting for a core is not counted.
+//! group `warc_write_20KB_cpu` in CPU time of the benchmark thread
+//! (`CLOCK_THREAD_CPUTIME_ID` through the `cpu-time` crate). On a shared machine the
+//! CPU-time figures are the stable ones: time spent waiting for a core is not counted.
 //!
 //! Run: `cargo bench --bench warc`. Figures in `docs/benchmarks.md`, "WARC writer".
 
@@ -110,22 +109,15 @@ fn capture(body: &[u8]) -> Capture {
 /// CPU time of the calling thread, in nanoseconds.
 struct ThreadCpu;
 
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or_else(|| panic!("/proc/thread-self/schedstat unreadable"))
-}
-
 impl Measurement for ThreadCpu {
-    type Intermediate = u64;
+    type Intermediate = cpu_time::ThreadTime;
     type Value = u64;
 
-    fn start(&self) -> u64 {
-        thread_cpu_ns()
+    fn start(&self) -> cpu_time::ThreadTime {
+        cpu_time::ThreadTime::now()
     }
-    fn end(&self, start: u64) -> u64 {
-        thread_cpu_ns().saturating_sub(start)
+    fn end(&self, start: cpu_time::ThreadTime) -> u64 {
+        u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
     fn add(&self, a: &u64, b: &u64) -> u64 {
         a + b
@@ -137,7 +129,7 @@ impl Measurement for ThreadCpu {
         *value as f64
     }
     fn formatter(&self) -> &dyn ValueFormatter {
-        // Nanoseconds, like wall time: reuse its formatter through WallTime.
+        // Nanoseconds, like wall time: reuse its formatter.
         WallTime.formatter()
     }
 }
