@@ -97,6 +97,21 @@ fn warcio_index(file: &Path) -> Option<Vec<serde_json::Value>> {
     )
 }
 
+/// The payload warcio (and so pywb) replays for the record at `offset`, after transfer
+/// and content decoding; `None` without warcio.
+fn warcio_payload(file: &Path, offset: u64) -> Option<Vec<u8>> {
+    let warcio = warcio()?;
+    let out = Command::new(&warcio)
+        .arg("extract")
+        .arg("--payload")
+        .arg(file)
+        .arg(offset.to_string())
+        .output()
+        .expect("run warcio");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Some(out.stdout)
+}
+
 // ---------------------------------------------------------------------------------
 // sample captures
 
@@ -211,6 +226,14 @@ fn sample_capture(i: u64) -> Capture {
         }
     }
     capture
+}
+
+/// The de-chunked payload of a sample capture.
+fn http_payload(capture: &Capture) -> Vec<u8> {
+    match &capture.response.payload {
+        Some(payload) => payload.clone(),
+        None => trawl::warc::http::dechunk(&capture.response.wire_body, usize::MAX).payload,
+    }
 }
 
 fn config(dir: &Path) -> WarcWriterConfig {
@@ -349,6 +372,14 @@ fn one_gzip_member_per_record_and_warcio_accepts_it() {
         assert!(types.iter().any(|t| t == kind), "no {kind} in {types:?}");
     }
     warcio_check(&files);
+    // Chunked captures (stored de-chunked) replay their payload through warcio.
+    for i in [2u64, 3, 8, 9] {
+        let capture = sample_capture(i);
+        let expected = http_payload(&capture);
+        if let Some(replayed) = warcio_payload(&files[0], written[i as usize].response_offset) {
+            assert_eq!(replayed, expected, "capture {i}");
+        }
+    }
     if let Some(index) = warcio_index(&files[0]) {
         assert_eq!(index.len(), members.len());
         for (entry, (offset, _)) in index.iter().zip(&members) {
