@@ -108,7 +108,11 @@ fn warcio_payload(file: &Path, offset: u64) -> Option<Vec<u8>> {
         .arg(offset.to_string())
         .output()
         .expect("run warcio");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(out.stdout)
 }
 
