@@ -133,7 +133,7 @@ impl WarcError {
 }
 
 /// Where the output stands: the current file and the offset just after its last
-/// complete record, which is what a checkpoint stores and [`super::repair`] cuts back
+/// complete record, which is what a checkpoint stores and [`super::repair()`] cuts back
 /// to.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WarcPosition {
