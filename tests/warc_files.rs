@@ -564,6 +564,7 @@ fn repair_to_a_checkpoint_offset_and_recover_a_directory() {
         "{inside:?}"
     );
 
+    assert_eq!(recover(&dir.path().join("never-written")).unwrap(), vec![]);
     // recover() scans, cuts the torn tail and renames.
     let warcinfo_only = crash_dir.join("trawl-20260101000000-00007-0.warc.gz.open");
     fs::write(&warcinfo_only, &crashed[..20]).unwrap();
