@@ -651,3 +651,68 @@ fn writer_thread_stops_on_an_io_error_and_reports_it() {
     );
     assert!(err.to_string().contains("cannot create"), "{err}");
 }
+
+/// Child mode of the crash test: write captures until killed (at most 20 s).
+const CRASH_CHILD_ENV: &str = "TRAWL_WARC_CRASH_CHILD";
+
+#[test]
+fn killed_writer_leaves_files_that_recover_makes_valid() {
+    if let Some(dir) = std::env::var_os(CRASH_CHILD_ENV) {
+        let mut cfg = config(Path::new(&dir));
+        cfg.max_file_bytes = 32 * 1024;
+        let mut writer = WarcWriter::new(cfg).unwrap();
+        let start = std::time::Instant::now();
+        let mut i = 0;
+        while start.elapsed() < std::time::Duration::from_secs(20) {
+            writer.write_capture(&sample_capture(i)).unwrap();
+            i += 1;
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = fastrand::Rng::with_seed(11);
+    let mut recovered_open_files = 0;
+    for _round in 0..4 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "killed_writer_leaves_files_that_recover_makes_valid",
+                "--exact",
+                "--test-threads=1",
+            ])
+            .env(CRASH_CHILD_ENV, dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(rng.u64(150..600)));
+        child.kill().unwrap(); // SIGKILL: no destructor, no rename, no flush
+        child.wait().unwrap();
+        let recovered = recover(dir.path()).unwrap();
+        recovered_open_files += recovered.len();
+        for file in &recovered {
+            if let Some(path) = &file.path {
+                assert!(!scan(path).unwrap().is_torn());
+            }
+        }
+    }
+    assert!(recovered_open_files >= 4, "every kill leaves an .open file");
+    let files = warc_files(dir.path());
+    assert!(files.len() >= 4, "{files:?}");
+    for file in &files {
+        let report = scan(file).unwrap();
+        assert!(!report.is_torn(), "{file:?}");
+        assert!(report.records >= 1);
+    }
+    // Serial numbers never collide across restarts.
+    let mut serials: Vec<_> = files
+        .iter()
+        .map(|f| {
+            let name = f.file_name().unwrap().to_str().unwrap();
+            trawl::warc::writer::parse_serial(name, "trawl", 0).unwrap()
+        })
+        .collect();
+    let count = serials.len();
+    serials.dedup();
+    assert_eq!(serials.len(), count);
+    warcio_check(&files);
+}
