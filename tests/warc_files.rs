@@ -97,6 +97,25 @@ fn warcio_index(file: &Path) -> Option<Vec<serde_json::Value>> {
     )
 }
 
+/// The payload warcio (and so pywb) replays for the record at `offset`, after transfer
+/// and content decoding; `None` without warcio.
+fn warcio_payload(file: &Path, offset: u64) -> Option<Vec<u8>> {
+    let warcio = warcio()?;
+    let out = Command::new(&warcio)
+        .arg("extract")
+        .arg("--payload")
+        .arg(file)
+        .arg(offset.to_string())
+        .output()
+        .expect("run warcio");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(out.stdout)
+}
+
 // ---------------------------------------------------------------------------------
 // sample captures
 
@@ -211,6 +230,14 @@ fn sample_capture(i: u64) -> Capture {
         }
     }
     capture
+}
+
+/// The de-chunked payload of a sample capture.
+fn http_payload(capture: &Capture) -> Vec<u8> {
+    match &capture.response.payload {
+        Some(payload) => payload.clone(),
+        None => trawl::warc::http::dechunk(&capture.response.wire_body, usize::MAX).payload,
+    }
 }
 
 fn config(dir: &Path) -> WarcWriterConfig {
@@ -329,6 +356,7 @@ fn one_gzip_member_per_record_and_warcio_accepts_it() {
                 })
                 .unwrap();
             assert!(w.offset <= *offset && *offset < w.offset + w.bytes);
+            assert_eq!(w.response_offset, *offset);
             assert_eq!(
                 field(&header, "WARC-Payload-Digest").unwrap(),
                 w.payload_digest.to_string()
@@ -348,6 +376,14 @@ fn one_gzip_member_per_record_and_warcio_accepts_it() {
         assert!(types.iter().any(|t| t == kind), "no {kind} in {types:?}");
     }
     warcio_check(&files);
+    // Chunked captures (stored de-chunked) replay their payload through warcio.
+    for i in [2u64, 3, 8, 9] {
+        let capture = sample_capture(i);
+        let expected = http_payload(&capture);
+        if let Some(replayed) = warcio_payload(&files[0], written[i as usize].response_offset) {
+            assert_eq!(replayed, expected, "capture {i}");
+        }
+    }
     if let Some(index) = warcio_index(&files[0]) {
         assert_eq!(index.len(), members.len());
         for (entry, (offset, _)) in index.iter().zip(&members) {
@@ -528,6 +564,7 @@ fn repair_to_a_checkpoint_offset_and_recover_a_directory() {
         "{inside:?}"
     );
 
+    assert_eq!(recover(&dir.path().join("never-written")).unwrap(), vec![]);
     // recover() scans, cuts the torn tail and renames.
     let warcinfo_only = crash_dir.join("trawl-20260101000000-00007-0.warc.gz.open");
     fs::write(&warcinfo_only, &crashed[..20]).unwrap();
@@ -613,4 +650,69 @@ fn writer_thread_stops_on_an_io_error_and_reports_it() {
         "{err:?}"
     );
     assert!(err.to_string().contains("cannot create"), "{err}");
+}
+
+/// Child mode of the crash test: write captures until killed (at most 20 s).
+const CRASH_CHILD_ENV: &str = "TRAWL_WARC_CRASH_CHILD";
+
+#[test]
+fn killed_writer_leaves_files_that_recover_makes_valid() {
+    if let Some(dir) = std::env::var_os(CRASH_CHILD_ENV) {
+        let mut cfg = config(Path::new(&dir));
+        cfg.max_file_bytes = 32 * 1024;
+        let mut writer = WarcWriter::new(cfg).unwrap();
+        let start = std::time::Instant::now();
+        let mut i = 0;
+        while start.elapsed() < std::time::Duration::from_secs(20) {
+            writer.write_capture(&sample_capture(i)).unwrap();
+            i += 1;
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = fastrand::Rng::with_seed(11);
+    let mut recovered_open_files = 0;
+    for _round in 0..4 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "killed_writer_leaves_files_that_recover_makes_valid",
+                "--exact",
+                "--test-threads=1",
+            ])
+            .env(CRASH_CHILD_ENV, dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(rng.u64(150..600)));
+        child.kill().unwrap(); // SIGKILL: no destructor, no rename, no flush
+        child.wait().unwrap();
+        let recovered = recover(dir.path()).unwrap();
+        recovered_open_files += recovered.len();
+        for file in &recovered {
+            if let Some(path) = &file.path {
+                assert!(!scan(path).unwrap().is_torn());
+            }
+        }
+    }
+    assert!(recovered_open_files >= 4, "every kill leaves an .open file");
+    let files = warc_files(dir.path());
+    assert!(files.len() >= 4, "{files:?}");
+    for file in &files {
+        let report = scan(file).unwrap();
+        assert!(!report.is_torn(), "{file:?}");
+        assert!(report.records >= 1);
+    }
+    // Serial numbers never collide across restarts.
+    let mut serials: Vec<_> = files
+        .iter()
+        .map(|f| {
+            let name = f.file_name().unwrap().to_str().unwrap();
+            trawl::warc::writer::parse_serial(name, "trawl", 0).unwrap()
+        })
+        .collect();
+    let count = serials.len();
+    serials.dedup();
+    assert_eq!(serials.len(), count);
+    warcio_check(&files);
 }

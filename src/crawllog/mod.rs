@@ -6,8 +6,9 @@
 //! link, `E` embed, `R` redirect, `X` speculative, `P` prerequisite, `I` inferred, `S`
 //! form submit), so `LLE` is "an image on a page two clicks from a seed".
 //!
-//! A line is written in one `write` of a buffered writer; after a crash, [`repair`]
-//! cuts a torn last line so the file stays valid JSON lines. See `docs/warc.md`.
+//! [`CrawlLogWriter`] appends lines through a bounded buffer; [`CrawlLogThread`] runs it
+//! on its own thread behind a bounded channel. After a crash, [`repair`] cuts a torn
+//! last line so the file stays valid JSON lines. See `docs/warc.md`.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -16,6 +17,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::warc::{Digest, Truncation, WarcDate};
+
+pub mod thread;
+
+pub use thread::{CrawlLogSender, CrawlLogThread};
 
 /// How a URL was reached from the page before it (Heritrix's hop types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -215,7 +220,7 @@ pub struct LogRecord {
     /// `nofollow`, `noindex`, `retry:<n>`...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub annotations: Vec<String>,
-    /// Where the capture's records start: WARC file name and offset.
+    /// Where the capture's response (or revisit) record is: WARC file and offset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warc: Option<WarcRef>,
 }
@@ -225,7 +230,7 @@ pub struct LogRecord {
 pub struct WarcRef {
     /// The file's final name.
     pub file: String,
-    /// Offset of the capture's first record.
+    /// Offset of the record's gzip member in the file.
     pub offset: u64,
 }
 

@@ -126,6 +126,9 @@ pub struct CaptureWritten {
     pub file_name: String,
     /// Offset of the first record of the capture in that file (compressed bytes).
     pub offset: u64,
+    /// Offset of the `response` or `revisit` record, the one CDX indexes and the crawl
+    /// log point at.
+    pub response_offset: u64,
     /// Compressed bytes the capture took.
     pub bytes: u64,
 }

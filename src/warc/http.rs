@@ -162,7 +162,7 @@ fn parse_hex(text: &[u8]) -> Option<usize> {
     }
     text.iter().try_fold(0usize, |acc, &b| {
         let digit = char::from(b).to_digit(16)?;
-        Some(acc * 16 + digit as usize)
+        acc.checked_mul(16)?.checked_add(digit as usize)
     })
 }
 

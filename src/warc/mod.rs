@@ -10,7 +10,7 @@
 //!   and `metadata` records;
 //! - [`gzip`]: one gzip member per record, reusing the deflate state;
 //! - [`writer`]: gzip members appended to size-rotated files, positions for checkpoints;
-//! - [`repair`]: cutting a torn last record after a crash;
+//! - [`mod@repair`]: cutting a torn last record after a crash;
 //! - [`thread`]: the writer on its own thread behind a bounded channel.
 //!
 //! The file format, digest choices and recovery are described in `docs/warc.md`.

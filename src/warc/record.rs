@@ -127,6 +127,7 @@ pub struct FieldValueError {
 /// borrowed parts (an HTTP head and a body, say) so no copy joins them.
 #[derive(Debug, Clone)]
 pub struct Record<'a> {
+    record_type: RecordType,
     fields: Vec<(&'static str, String)>,
     content_type: Option<String>,
     block: Vec<&'a [u8]>,
@@ -138,6 +139,7 @@ impl<'a> Record<'a> {
     /// `WARC-Type`, `WARC-Record-ID`, `WARC-Date`.
     pub fn new(record_type: RecordType, id: RecordId, date: WarcDate) -> Self {
         Self {
+            record_type,
             fields: vec![
                 ("WARC-Type", record_type.as_str().to_owned()),
                 ("WARC-Record-ID", id.to_string()),
@@ -147,6 +149,11 @@ impl<'a> Record<'a> {
             block: Vec::new(),
             block_digest: false,
         }
+    }
+
+    /// The record's `WARC-Type`.
+    pub fn record_type(&self) -> RecordType {
+        self.record_type
     }
 
     /// Adds a header field after the ones already there.

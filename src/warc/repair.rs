@@ -173,6 +173,8 @@ pub struct RecoveredFile {
 /// archives). To drop them instead, call [`repair`] with the checkpoint's offset on
 /// the checkpoint's file first.
 ///
+/// A missing directory is not an error: nothing to recover.
+///
 /// # Errors
 /// [`WarcError::Dir`] if the directory cannot be listed; [`WarcError::File`] on a
 /// failed repair, rename or removal.
@@ -182,8 +184,13 @@ pub fn recover(dir: &Path) -> Result<Vec<RecoveredFile>, WarcError> {
         path: dir.to_path_buf(),
         source,
     };
+    let entries = match fs::read_dir(dir) {
+        // No directory yet: nothing was ever written, nothing to recover.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        other => other.map_err(list_err)?,
+    };
     let mut open_files = Vec::new();
-    for entry in fs::read_dir(dir).map_err(list_err)? {
+    for entry in entries {
         let entry = entry.map_err(list_err)?;
         let name = entry.file_name();
         if let Some(name) = name.to_str() {

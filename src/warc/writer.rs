@@ -22,7 +22,7 @@ use super::capture::{
 };
 use super::date::WarcDate;
 use super::gzip::MemberEncoder;
-use super::record::RecordId;
+use super::record::{RecordId, RecordType};
 
 /// Suffix of a finished WARC file.
 pub const WARC_SUFFIX: &str = ".warc.gz";
@@ -133,7 +133,7 @@ impl WarcError {
 }
 
 /// Where the output stands: the current file and the offset just after its last
-/// complete record, which is what a checkpoint stores and [`super::repair`] cuts back
+/// complete record, which is what a checkpoint stores and [`super::repair()`] cuts back
 /// to.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WarcPosition {
@@ -259,7 +259,14 @@ impl WarcWriter {
         buffer.clear();
         let mut records = 0;
         let mut raw_bytes = 0;
+        let mut response_at = 0;
         let digest = encode_capture(capture, ids, file.warcinfo_id, policy, |record| {
+            if matches!(
+                record.record_type(),
+                RecordType::Response | RecordType::Revisit
+            ) {
+                response_at = buffer.len() as u64;
+            }
             raw_bytes += encoder.append(&mut buffer, record)?;
             records += 1;
             Ok(())
@@ -290,6 +297,7 @@ impl WarcWriter {
             payload_digest: digest,
             file_name: file.name.clone(),
             offset,
+            response_offset: offset + response_at,
             bytes,
         })
     }
