@@ -15,10 +15,10 @@ use super::header::{Header, HeaderError, Purpose, State, HEADER_BYTES};
 use super::mapped::{self, MappedWords};
 use super::model::{self, Sizing, BLOCK_BITS, BLOCK_WORDS};
 
-/// Keys hashed and prefetched ahead of being applied in the batched calls: enough
-/// misses in flight to cover memory latency (a core has 10-20 line-fill buffers), few
-/// enough that the probes stay in L1.
-const BATCH_CHUNK: usize = 32;
+/// How many keys ahead of the one being applied the batched calls hash and prefetch:
+/// about the number of line-fill buffers of a core (10-20), so the misses in flight
+/// cover memory latency without prefetches stalling on full buffers.
+pub const PREFETCH_DISTANCE: usize = 16;
 /// Counter stripes: new-key insertions update the stripe of their block, so threads
 /// rarely share a counter cache line.
 const STRIPES: usize = 64;
@@ -363,8 +363,10 @@ impl SeenSet {
         present
     }
 
-    /// [`SeenSet::test_and_set`] for many keys: hashes a chunk, prefetches every block of
-    /// it, then applies them, so the cache misses overlap. `out[i]` gets the answer for
+    /// [`SeenSet::test_and_set`] for many keys, software-pipelined: each key is hashed
+    /// and its block prefetched [`PREFETCH_DISTANCE`] keys before it is applied, so that
+    /// many cache misses are in flight at once (memory-level parallelism, not latency,
+    /// is the limit on a set far larger than the cache). `out[i]` gets the answer for
     /// `keys[i]`; keys repeated within the batch are handled in order.
     ///
     /// # Panics
@@ -375,19 +377,14 @@ impl SeenSet {
             out.len(),
             "test_and_set_batch: keys and out differ in length"
         );
-        let mut probes = [Probe::default(); BATCH_CHUNK];
-        for (keys, out) in keys.chunks(BATCH_CHUNK).zip(out.chunks_mut(BATCH_CHUNK)) {
-            for (p, key) in probes.iter_mut().zip(keys) {
-                *p = self.hasher.probe(key.as_ref());
-                self.map.prefetch(p.block as usize * BLOCK_WORDS);
-            }
-            let mut tally = Tally::default();
-            for (p, o) in probes.iter().zip(out.iter_mut()) {
-                *o = self.apply(p, &mut tally);
-            }
-            if let Some(first) = probes.first() {
-                self.fold(first.block, &tally);
-            }
+        let mut tally = Tally::default();
+        let mut first_block = None;
+        self.pipelined(keys, out, |p| {
+            first_block.get_or_insert(p.block);
+            self.apply(p, &mut tally)
+        });
+        if let Some(block) = first_block {
+            self.fold(block, &tally);
         }
     }
 
@@ -396,8 +393,8 @@ impl SeenSet {
         self.check(&self.hasher.probe(key))
     }
 
-    /// [`SeenSet::contains`] for many keys, with the same prefetching as the batched
-    /// insert.
+    /// [`SeenSet::contains`] for many keys, with the same pipelined prefetching as
+    /// [`SeenSet::test_and_set_batch`].
     ///
     /// # Panics
     /// If `out.len() != keys.len()`.
@@ -407,14 +404,31 @@ impl SeenSet {
             out.len(),
             "contains_batch: keys and out differ in length"
         );
-        let mut probes = [Probe::default(); BATCH_CHUNK];
-        for (keys, out) in keys.chunks(BATCH_CHUNK).zip(out.chunks_mut(BATCH_CHUNK)) {
-            for (p, key) in probes.iter_mut().zip(keys) {
-                *p = self.hasher.probe(key.as_ref());
-                self.map.prefetch(p.block as usize * BLOCK_WORDS);
+        self.pipelined(keys, out, |p| self.check(p));
+    }
+
+    /// Runs `f` on the probe of every key in order, `PREFETCH_DISTANCE` keys behind the
+    /// hashing and prefetching, through a small ring of probes.
+    #[inline]
+    fn pipelined<K: AsRef<[u8]>>(
+        &self,
+        keys: &[K],
+        out: &mut [bool],
+        mut f: impl FnMut(&Probe) -> bool,
+    ) {
+        let mut ring = [Probe::default(); PREFETCH_DISTANCE];
+        for i in 0..keys.len() + PREFETCH_DISTANCE {
+            let Some(slot) = ring.get_mut(i % PREFETCH_DISTANCE) else {
+                continue; // unreachable: i % D < D
+            };
+            if let Some(done) = i.checked_sub(PREFETCH_DISTANCE) {
+                if let Some(o) = out.get_mut(done) {
+                    *o = f(slot);
+                }
             }
-            for (p, o) in probes.iter().zip(out.iter_mut()) {
-                *o = self.check(p);
+            if let Some(key) = keys.get(i) {
+                *slot = self.hasher.probe(key.as_ref());
+                self.map.prefetch(slot.block as usize * BLOCK_WORDS);
             }
         }
     }
