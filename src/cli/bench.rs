@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
-use trawl::seen::{SeenSet, Stats};
+use trawl::seen::{Backing, SeenConfig, SeenSet, Stats};
 
 use super::count::{parse_count, parse_probability};
 
@@ -43,6 +43,10 @@ pub struct SeenBenchArgs {
     /// Also snapshot the filled set, close it and reopen the snapshot, timing each.
     #[arg(long)]
     snapshot: bool,
+    /// Keep the live bits in anonymous memory (huge pages) instead of the shared file
+    /// mapping; the file is written at close.
+    #[arg(long)]
+    memory: bool,
     /// Directory for the set's files (default: the system temp dir). Removed afterwards.
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -185,7 +189,16 @@ fn bench_seen(a: &SeenBenchArgs) -> anyhow::Result<ExitCode> {
 
 fn bench_seen_in(a: &SeenBenchArgs, dir: &std::path::Path) -> anyhow::Result<serde_json::Value> {
     let t0 = Instant::now();
-    let set = SeenSet::create(dir.join("live"), a.capacity, a.fp)?;
+    let backing = if a.memory {
+        Backing::Memory
+    } else {
+        Backing::Mapped
+    };
+    let config = SeenConfig {
+        backing,
+        ..SeenConfig::new(a.capacity, a.fp)
+    };
+    let set = SeenSet::create_with(dir.join("live"), &config)?;
     let create_ms = t0.elapsed().as_secs_f64() * 1e3;
 
     let insert = parallel(a.threads, 0, a.ops, |lo, hi| {
@@ -215,6 +228,7 @@ fn bench_seen_in(a: &SeenBenchArgs, dir: &std::path::Path) -> anyhow::Result<ser
         "ops": a.ops,
         "threads": a.threads,
         "batch": a.batch,
+        "backing": if a.memory { "memory" } else { "mapped" },
         "k": stats.k,
         "bits": stats.bits,
         "file_bytes": stats.file_bytes,

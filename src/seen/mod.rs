@@ -24,7 +24,7 @@ pub use fingerprints::ContentSeen;
 pub use hash::{DEFAULT_SEED, HASH_ALGORITHM_XXH3_128};
 pub use header::{Purpose, FORMAT_VERSION, HEADER_BYTES, MAGIC};
 pub use model::Sizing;
-pub use set::{SeenConfig, SeenSet, SnapshotInfo, Stats};
+pub use set::{Backing, SeenConfig, SeenSet, SnapshotInfo, Stats};
 
 /// Fuzz entry point: decodes `data` as a seen-set header. Must never panic; a header
 /// that decodes must re-encode to bytes that decode to the same header.
