@@ -7,7 +7,8 @@
 //!    size for each filter (1e6 keys, 1e6 other keys probed);
 //! 2. fill: insert `N` fresh keys (one timed pass, as a crawl does), then probe `N`
 //!    other keys; ns/op, measured fp, no false negatives. `N` is
-//!    `TRAWL_BENCH_SEEN_CAPACITY` (default 1e7; 1e9 for the big run). The HashSet gets
+//!    `TRAWL_BENCH_SEEN_CAPACITY` (default 1e7; 1e9 for the big run), the number of
+//!    keys inserted `TRAWL_BENCH_SEEN_OPS` (default: the capacity). The HashSet gets
 //!    the same memory as our set and so holds fewer keys (it is reported per its own
 //!    key count);
 //! 3. criterion: batched probes of the filled sets (steady state, no mutation).
@@ -40,7 +41,11 @@ fn h64(i: u64) -> u64 {
 
 /// The structures under test, behind one interface.
 enum Subject {
-    Seen(SeenSet, tempfile::TempDir),
+    /// The temp dir is held only to keep the file alive for the run.
+    Seen(
+        SeenSet,
+        #[allow(dead_code, reason = "held for its Drop")] tempfile::TempDir,
+    ),
     Sbbf(Sbbf),
     Fast(AtomicBloomFilter),
     Hash(HashSet<u64>),
@@ -74,7 +79,7 @@ impl Subject {
             Subject::Sbbf(f) => f.as_bytes().len() as f64,
             Subject::Fast(f) => f.num_bits() as f64 / 8.0,
             // hashbrown: 8 bytes per bucket + 1 control byte (+16 trailing).
-            Subject::Hash(h) => (h.capacity() as f64 * 8.0 / 7.0).next_power_of_two() * 9.0,
+            Subject::Hash(h) => ((h.capacity() as u64 * 8 / 7).next_power_of_two() * 9) as f64,
         }
     }
 
@@ -196,7 +201,27 @@ fn space() {
     );
 }
 
-fn fill(capacity: u64) -> Vec<Subject> {
+/// CPU time of this thread in ns (Linux schedstat): on a shared machine, the wall clock
+/// mostly measures the other jobs.
+fn thread_cpu_ns() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+        .unwrap_or(0.0)
+}
+
+/// Times `f` by wall clock and by this thread's CPU time, in ns.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let (t, c) = (Instant::now(), thread_cpu_ns());
+    let r = f();
+    (r, t.elapsed().as_nanos() as f64, thread_cpu_ns() - c)
+}
+
+fn fill(capacity: u64, ops: u64) -> Vec<Subject> {
     let sizing = Sizing::for_fp(capacity, 0.01).unwrap();
     let bytes = sizing.bit_bytes();
     let hash_keys = {
@@ -211,6 +236,10 @@ fn fill(capacity: u64) -> Vec<Subject> {
     );
     println!("| structure | keys | bits/key | insert ns/op | probe ns/op | measured fp | insert ratio to ours |");
     println!("|---|---|---|---|---|---|---|");
+    println!("\n## fill and probe: capacity {capacity} ({} MiB per filter), {ops} fresh inserts then {ops} probes", bytes >> 20);
+    println!("CPU ns/op is the thread's own CPU time (schedstat); wall ns/op includes time the shared machine gave to others.");
+    println!("| structure | keys | bits/key at capacity | insert CPU ns/op | probe CPU ns/op | insert wall ns/op | probe wall ns/op | measured fp | insert CPU ratio to ours | probe CPU ratio to ours |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut subjects = vec![
         Subject::seen_with(sizing.blocks, sizing.k, capacity),
         Subject::Sbbf(Sbbf::new(1, bytes as usize * 8)),
@@ -219,7 +248,7 @@ fn fill(capacity: u64) -> Vec<Subject> {
         ),
         Subject::Hash(HashSet::with_capacity(hash_keys as usize)),
     ];
-    let mut ours_ns = 0.0;
+    let mut ours = (0.0, 0.0);
     for s in &mut subjects {
         let n = if matches!(s, Subject::Hash(_)) {
             hash_keys.min(capacity)
@@ -232,22 +261,32 @@ fn fill(capacity: u64) -> Vec<Subject> {
         let t = Instant::now();
         let hits = s.probe(n, 2 * n);
         let probe_ns = t.elapsed().as_nanos() as f64 / n as f64;
+        let (n, keys_at_capacity) = if matches!(s, Subject::Hash(_)) {
+            (hash_keys.min(ops), hash_keys)
+            (ops, capacity)
+        let (_, insert_wall, insert_cpu) = timed(|| s.insert(0, n));
+        let (hits, probe_wall, probe_cpu) = timed(|| s.probe(n, 2 * n));
         // Validate: a sample of inserted keys must be present.
         let step = (n / 1000).max(1);
         for i in (0..n).step_by(step as usize) {
             assert_eq!(s.probe(i, i + 1), 1, "{}: false negative", s.name());
         }
-        if ours_ns == 0.0 {
-            ours_ns = insert_ns;
+        let per = |x: f64| x / n as f64;
+        if ours.0 == 0.0 {
+            ours = (per(insert_cpu), per(probe_cpu));
         }
         println!(
-            "| {} | {n} | {:.2} | {insert_ns:.1} | {probe_ns:.1} | {:.4} % | {:.2} |",
+            "| {} | {n} | {:.2} | {:.1} | {:.1} | {:.1} | {:.1} | {:.4} % | {:.2} | {:.2} |",
             s.name(),
-            s.bytes() * 8.0 / n as f64,
+            s.bytes() * 8.0 / keys_at_capacity as f64,
+            per(insert_cpu),
+            per(probe_cpu),
+            per(insert_wall),
+            per(probe_wall),
             hits as f64 / n as f64 * 100.0,
-            insert_ns / ours_ns,
+            per(insert_cpu) / ours.0,
+            per(probe_cpu) / ours.1,
         );
-        let _ = lost;
     }
     subjects
 }
@@ -260,7 +299,11 @@ fn main() {
     if std::env::var_os("TRAWL_BENCH_SEEN_SKIP_SPACE").is_none() {
         space();
     }
-    let subjects = fill(capacity);
+    let ops = std::env::var("TRAWL_BENCH_SEEN_OPS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .map_or(capacity, |x| (x as u64).min(capacity));
+    let subjects = fill(capacity, ops);
     let mut c = Criterion::default().configure_from_args().sample_size(10);
     let mut group = c.benchmark_group(format!("seen/probe_64/cap_{capacity}"));
     group.throughput(Throughput::Elements(BATCH as u64));

@@ -427,3 +427,34 @@ fn damage_to_a_closed_live_file_is_detected() {
         ErrorKind::BitsChecksum
     );
 }
+
+/// The memory-backed set behaves like the mapped one: bits survive close and reopen
+/// (either backing), snapshots match, and a drop without close leaves the file unsealed.
+#[test]
+fn memory_backing_round_trips_through_its_file() {
+    use trawl::seen::Backing;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mem");
+    let config = SeenConfig {
+        backing: Backing::Memory,
+        ..SeenConfig::new(20_000, 0.01)
+    };
+    let set = SeenSet::create_with(&path, &config).unwrap();
+    assert!((0..10_000).all(|i| !set.test_and_set(&key(i)) || i > 0));
+    let stats = set.stats();
+    set.snapshot_to(dir.path().join("snap")).unwrap();
+    set.close().unwrap();
+    assert_eq!(SeenSet::verify(&path).unwrap(), stats);
+    assert_eq!(SeenSet::verify(dir.path().join("snap")).unwrap(), stats);
+    let mapped = SeenSet::open(&path).unwrap();
+    assert!((0..10_000).all(|i| mapped.contains(&key(i))));
+    mapped.close().unwrap();
+    let mem = SeenSet::open_backed(&path, Backing::Memory, false).unwrap();
+    assert!((0..10_000).all(|i| mem.contains(&key(i))));
+    assert_eq!(mem.stats(), stats);
+    drop(mem);
+    assert_eq!(
+        SeenSet::open(&path).unwrap_err().kind(),
+        ErrorKind::Unsealed
+    );
+}

@@ -36,7 +36,12 @@ impl ContentSeen {
     /// As [`SeenSet::open`], plus [`super::ErrorKind::WrongPurpose`] for a URL set.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         Ok(Self {
-            inner: SeenSet::open_with(path, Some(Purpose::ContentFingerprints), false)?,
+            inner: SeenSet::open_with(
+                path,
+                Some(Purpose::ContentFingerprints),
+                false,
+                Default::default(),
+            )?,
         })
     }
 

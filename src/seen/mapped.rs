@@ -74,10 +74,42 @@ impl MappedWords {
         })
     }
 
+    /// An anonymous (RAM-only, zero-filled) mapping of `len_bytes`, for sets that keep
+    /// their bits in memory and write them to their file explicitly. Asks for
+    /// transparent huge pages, so a multi-gigabyte set does not miss the TLB on every
+    /// access (ignored where THP is disabled).
+    ///
+    /// # Errors
+    /// The `mmap` call fails, or the length is zero or not a multiple of 8.
+    pub(crate) fn anon(len_bytes: usize) -> io::Result<Self> {
+        if len_bytes == 0 || len_bytes % 8 != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "mapping length not a multiple of 8",
+            ));
+        }
+        let map = MmapRaw::from(MmapOptions::new().len(len_bytes).map_anon()?);
+        if map.as_ptr().align_offset(std::mem::align_of::<AtomicU64>()) != 0
+            || map.len() != len_bytes
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "mapping not aligned for AtomicU64",
+            ));
+        }
+        let _ = map.advise(Advice::HugePage);
+        Ok(Self {
+            map,
+            words: len_bytes / 8,
+        })
+    }
+
     /// The mapped region as atomic words.
     pub(crate) fn words(&self) -> &[AtomicU64] {
-        // SAFETY: `map` checked that the pointer is non-null (mmap succeeded), aligned for
-        // AtomicU64 and valid for `words * 8` bytes. The mapping is shared and writable and
+        // SAFETY: `map`/`anon` checked that the pointer is non-null (mmap succeeded), aligned
+        // for AtomicU64 and valid for `words * 8` bytes. The mapping is writable (shared file
+        // mapping, or private anonymous memory that only this value owns: the `MmapMut` it
+        // came from was converted into `MmapRaw` without ever being dereferenced) and
         // stays valid for the lifetime of `self`, which the returned slice borrows. Every
         // access to these bytes, from any thread of this process, goes through this atomic
         // view, so there are no data races. No other process writes the file: we hold an
@@ -203,6 +235,21 @@ mod tests {
         // must not crash.
         let _ = mapped.lock_in_ram();
         assert_eq!(mapped.words()[1023].load(Ordering::Relaxed), 0);
+    }
+
+    /// Covers `words` over an anonymous mapping.
+    #[test]
+    fn anonymous_words_start_zero_and_take_writes() {
+        let mapped = MappedWords::anon(1 << 21).unwrap();
+        let words = mapped.words();
+        assert_eq!(words.len(), (1 << 21) / 8);
+        assert!(words
+            .iter()
+            .step_by(4096)
+            .all(|w| w.load(Ordering::Relaxed) == 0));
+        words[100].fetch_or(1 << 63, Ordering::Relaxed);
+        assert_eq!(words[100].load(Ordering::Relaxed), 1 << 63);
+        assert!(MappedWords::anon(0).is_err());
     }
 
     #[test]

@@ -24,4 +24,13 @@ pub use fingerprints::ContentSeen;
 pub use hash::{DEFAULT_SEED, HASH_ALGORITHM_XXH3_128};
 pub use header::{Purpose, FORMAT_VERSION, HEADER_BYTES, MAGIC};
 pub use model::Sizing;
-pub use set::{SeenConfig, SeenSet, SnapshotInfo, Stats};
+pub use set::{Backing, SeenConfig, SeenSet, SnapshotInfo, Stats};
+
+/// Fuzz entry point: decodes `data` as a seen-set header. Must never panic; a header
+/// that decodes must re-encode to bytes that decode to the same header.
+pub fn fuzz_header(data: &[u8]) {
+    if let Ok(h) = header::Header::decode(data) {
+        let again = header::Header::decode(&h.encode());
+        assert_eq!(again, Ok(h), "header round trip");
+    }
+}
