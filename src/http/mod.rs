@@ -201,3 +201,17 @@ fn run_chunked(body: &[u8], size: usize) -> (Vec<u8>, usize, bool, Option<chunke
     }
     (out, pos, false, None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `net/` may hand connections (and their readers and decoders) across threads.
+    #[test]
+    fn protocol_state_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<ResponseReader>();
+        assert_send::<ContentDecoder>();
+        assert_send::<RequestHead>();
+    }
+}
