@@ -393,7 +393,11 @@ impl ResponseReader {
             // response (the request may be retried).
             self.any_byte = true;
             // Fast path: the whole head is in this input.
-            check_http_prefix(input)?;
+            // Judge the prefix only on bytes within the head cap, as the slow path does,
+            // so the error does not depend on how the bytes were split.
+            let room =
+                (self.limits.max_head_bytes.saturating_sub(self.head_bytes)).saturating_add(1);
+            check_http_prefix(input.get(..room).unwrap_or(input))?;
             if let Some(end) = find_head_end(input, 0) {
                 if self.head_bytes + end > self.limits.max_head_bytes {
                     return Err(HttpError::HeadTooLarge);
@@ -624,6 +628,19 @@ fn check_http_prefix(buf: &[u8]) -> Result<(), HttpError> {
 
 /// Parses a complete head with httparse, lenient where deployed servers need it.
 fn parse_head_bytes(head: &[u8], max_headers: usize) -> Result<ResponseHead, HttpError> {
+    // RFC 9110 §2.5: a higher minor version of HTTP/1 is processed as the highest we
+    // implement (1.1). httparse knows only 1.0 and 1.1, so such a head is parsed as 1.1
+    // from a copy and keeps its own minor version in the result.
+    if let [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor @ b'2'..=b'9', b' ', ..] = head {
+        let minor = *minor - b'0';
+        let mut copy = head.to_vec();
+        if let Some(digit) = copy.get_mut(7) {
+            *digit = b'1';
+        }
+        let mut parsed = parse_head_bytes(&copy, max_headers)?;
+        parsed.minor_version = minor;
+        return Ok(parsed);
+    }
     // Uninitialized header slots: httparse writes each one before reading it, and
     // skipping the initialization of 128 slots is a measurable part of a head parse.
     let mut stack = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; 128];
@@ -831,7 +848,9 @@ mod tests {
             case!("binary garbage", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 0, b"", Some(E::NotHttp), false),
             case!("lowercase http", b"http/1.1 200 OK\r\n\r\n", 0, b"", Some(E::NotHttp), false),
             case!("http/2 version", b"HTTP/2 200\r\n\r\n", 0, b"", Some(E::UnsupportedVersion), false),
-            case!("http/1.2 version (httparse knows 1.0 and 1.1 only)", b"HTTP/1.2 200 OK\r\n\r\n", 0, b"", Some(E::UnsupportedVersion), false),
+            case!("http/1.2 is read as 1.1", b"HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, b"ok", None, true),
+            case!("http/1.10 is not a version", b"HTTP/1.10 200 OK\r\n\r\n", 0, b"", Some(E::UnsupportedVersion), false),
+            case!("http/3.0 version", b"HTTP/3.0 200 OK\r\n\r\n", 0, b"", Some(E::UnsupportedVersion), false),
             case!("bad status", b"HTTP/1.1 2x0 OK\r\n\r\n", 0, b"", Some(E::InvalidStatus), false),
             case!("status below 100", b"HTTP/1.1 099 Odd\r\n\r\n", 0, b"", Some(E::InvalidStatus), false),
             case!("nul in header", b"HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n", 0, b"", Some(E::InvalidHeader), false),
@@ -934,6 +953,13 @@ HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nfour and the rest";
         stream.extend_from_slice(&endless);
         let runs = read_all(&stream, Method::Get, small);
         assert_eq!(runs[0].error, Some(HttpError::HeadTooLarge));
+        // Blank lines use up the cap before the prefix is judged, split or not.
+        let mut late = vec![b'\r'; 38];
+        late.extend_from_slice(b"HTT\r\r,");
+        assert_eq!(
+            read_all(&late, Method::Get, small)[0].error,
+            Some(HttpError::HeadTooLarge)
+        );
         // Endless blank lines count too.
         let runs = read_all(&[b'\n'; 100], Method::Get, small);
         assert_eq!(runs[0].error, Some(HttpError::HeadTooLarge));
