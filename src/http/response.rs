@@ -15,6 +15,7 @@
 #![deny(clippy::indexing_slicing)]
 
 use std::fmt;
+use std::mem::MaybeUninit;
 
 use super::chunked::{ChunkedDecoder, ChunkedError, ChunkedLimits};
 use super::request::Method;
@@ -218,7 +219,7 @@ pub struct ResponseReader {
     head_buf: Vec<u8>,
     /// Bytes of the current head seen so far, leading blank lines included.
     head_bytes: usize,
-    /// Whether any byte of any response (even a blank line) arrived.
+    /// Whether any byte of a response (blank lines before a head excepted) arrived.
     any_byte: bool,
     interim_count: u32,
     head: Option<ResponseHead>,
@@ -370,7 +371,6 @@ impl ResponseReader {
 
     /// Consumes head bytes from `input` (non-empty); returns how many.
     fn feed_head(&mut self, input: &[u8]) -> Result<usize, HttpError> {
-        self.any_byte = true;
         let mut skipped = 0usize;
         if self.head_buf.is_empty() {
             // Blank lines before a status line are skipped (RFC 9112 §2.2 asks servers
@@ -388,8 +388,16 @@ impl ResponseReader {
             if input.is_empty() {
                 return Ok(skipped);
             }
+            // A stray line end after the previous response is not a byte of this one:
+            // a reused connection closed after it still counts as closed before any
+            // response (the request may be retried).
+            self.any_byte = true;
             // Fast path: the whole head is in this input.
-            check_http_prefix(input)?;
+            // Judge the prefix only on bytes within the head cap, as the slow path does,
+            // so the error does not depend on how the bytes were split.
+            let room =
+                (self.limits.max_head_bytes.saturating_sub(self.head_bytes)).saturating_add(1);
+            check_http_prefix(input.get(..room).unwrap_or(input))?;
             if let Some(end) = find_head_end(input, 0) {
                 if self.head_bytes + end > self.limits.max_head_bytes {
                     return Err(HttpError::HeadTooLarge);
@@ -420,9 +428,11 @@ impl ResponseReader {
                 self.head_buf.truncate(end);
                 let buf = std::mem::take(&mut self.head_buf);
                 let parsed = self.parse_head(&buf);
-                // Keep the allocation for a possible next head (after a 1xx).
-                self.head_buf = buf;
-                self.head_buf.clear();
+                // Keep the allocation only for a next head (after a 1xx).
+                if matches!(self.state, State::Head) {
+                    self.head_buf = buf;
+                    self.head_buf.clear();
+                }
                 parsed?;
                 Ok(skipped + used)
             }
@@ -454,6 +464,9 @@ impl ResponseReader {
             self.state = State::Head;
             return Ok(());
         }
+        // The head buffer is not needed for the body; free it now (connections may
+        // hold readers for a long body).
+        self.head_buf = Vec::new();
         self.persistent = is_persistent(&parsed);
         let framing = self.framing(&parsed)?;
         self.head = Some(parsed);
@@ -615,21 +628,37 @@ fn check_http_prefix(buf: &[u8]) -> Result<(), HttpError> {
 
 /// Parses a complete head with httparse, lenient where deployed servers need it.
 fn parse_head_bytes(head: &[u8], max_headers: usize) -> Result<ResponseHead, HttpError> {
-    let mut stack = [httparse::EMPTY_HEADER; 128];
+    // RFC 9110 §2.5: a higher minor version of HTTP/1 is processed as the highest we
+    // implement (1.1). httparse knows only 1.0 and 1.1, so such a head is parsed as 1.1
+    // from a copy and keeps its own minor version in the result.
+    if let [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor @ b'2'..=b'9', b' ', ..] = head {
+        let minor = *minor - b'0';
+        let mut copy = head.to_vec();
+        if let Some(digit) = copy.get_mut(7) {
+            *digit = b'1';
+        }
+        let mut parsed = parse_head_bytes(&copy, max_headers)?;
+        parsed.minor_version = minor;
+        return Ok(parsed);
+    }
+    // Uninitialized header slots: httparse writes each one before reading it, and
+    // skipping the initialization of 128 slots is a measurable part of a head parse.
+    let mut stack = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; 128];
     let mut heap;
-    let headers: &mut [httparse::Header<'_>] = if max_headers <= stack.len() {
+    let slots: &mut [MaybeUninit<httparse::Header<'_>>] = if max_headers <= stack.len() {
         stack.get_mut(..max_headers).unwrap_or_default()
     } else {
-        heap = vec![httparse::EMPTY_HEADER; max_headers];
+        heap = Vec::with_capacity(max_headers);
+        heap.resize_with(max_headers, MaybeUninit::uninit);
         &mut heap
     };
-    let mut response = httparse::Response::new(headers);
+    let mut response = httparse::Response::new(&mut []);
     let status = httparse::ParserConfig::default()
         .allow_spaces_after_header_name_in_responses(true)
         .allow_obsolete_multiline_headers_in_responses(true)
         .allow_multiple_spaces_in_response_status_delimiters(true)
         .ignore_invalid_headers_in_responses(true)
-        .parse_response(&mut response, head)
+        .parse_response_with_uninit_headers(&mut response, head, slots)
         .map_err(|e| match e {
             httparse::Error::Version => {
                 if head.starts_with(b"HTTP/") {
@@ -669,9 +698,11 @@ fn parse_head_bytes(head: &[u8], max_headers: usize) -> Result<ResponseHead, Htt
 /// Replaces the CR and LF of obsolete line folding by spaces (RFC 9112 §5.2).
 fn unfold(value: &[u8]) -> Vec<u8> {
     let mut v = value.to_vec();
-    for b in &mut v {
-        if *b == b'\r' || *b == b'\n' {
-            *b = b' ';
+    if memchr::memchr2(b'\r', b'\n', value).is_some() {
+        for b in &mut v {
+            if *b == b'\r' || *b == b'\n' {
+                *b = b' ';
+            }
         }
     }
     v
@@ -817,12 +848,15 @@ mod tests {
             case!("binary garbage", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 0, b"", Some(E::NotHttp), false),
             case!("lowercase http", b"http/1.1 200 OK\r\n\r\n", 0, b"", Some(E::NotHttp), false),
             case!("http/2 version", b"HTTP/2 200\r\n\r\n", 0, b"", Some(E::UnsupportedVersion), false),
-            case!("http/1.2 version (httparse knows 1.0 and 1.1 only)", b"HTTP/1.2 200 OK\r\n\r\n", 0, b"", Some(E::UnsupportedVersion), false),
+            case!("http/1.2 is read as 1.1", b"HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, b"ok", None, true),
+            case!("http/1.10 is not a version", b"HTTP/1.10 200 OK\r\n\r\n", 0, b"", Some(E::UnsupportedVersion), false),
+            case!("http/3.0 version", b"HTTP/3.0 200 OK\r\n\r\n", 0, b"", Some(E::UnsupportedVersion), false),
             case!("bad status", b"HTTP/1.1 2x0 OK\r\n\r\n", 0, b"", Some(E::InvalidStatus), false),
             case!("status below 100", b"HTTP/1.1 099 Odd\r\n\r\n", 0, b"", Some(E::InvalidStatus), false),
             case!("nul in header", b"HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n", 0, b"", Some(E::InvalidHeader), false),
             case!("lone cr in head", b"HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", 0, b"", Some(E::InvalidHeader), false),
             case!("closed before response", b"", 0, b"", Some(E::ClosedBeforeResponse), false),
+            case!("closed after stray line end", b"\r\n", 0, b"", Some(E::ClosedBeforeResponse), false),
             case!("closed in head", b"HTTP/1.1 200 OK\r\nContent-Len", 0, b"", Some(E::IncompleteHead), false),
             case!("closed in length body", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", 200, b"short", Some(E::IncompleteBody), false),
             case!("closed in chunked body", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", 200, b"hel", Some(E::IncompleteChunkedBody), false),
@@ -919,6 +953,13 @@ HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nfour and the rest";
         stream.extend_from_slice(&endless);
         let runs = read_all(&stream, Method::Get, small);
         assert_eq!(runs[0].error, Some(HttpError::HeadTooLarge));
+        // Blank lines use up the cap before the prefix is judged, split or not.
+        let mut late = vec![b'\r'; 38];
+        late.extend_from_slice(b"HTT\r\r,");
+        assert_eq!(
+            read_all(&late, Method::Get, small)[0].error,
+            Some(HttpError::HeadTooLarge)
+        );
         // Endless blank lines count too.
         let runs = read_all(&[b'\n'; 100], Method::Get, small);
         assert_eq!(runs[0].error, Some(HttpError::HeadTooLarge));
