@@ -10,9 +10,9 @@ fn replay(target: &str, run: fn(&[u8])) {
         .join("fuzz/corpus")
         .join(target);
     let mut count = 0;
-    for entry in fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let data = fs::read(&path).unwrap();
+    for entry in fs::read_dir(&dir).expect("corpus directory") {
+        let path = entry.expect("directory entry").path();
+        let data = fs::read(&path).expect("corpus file");
         // A panic names the file that caused it.
         let result = std::panic::catch_unwind(|| run(&data));
         assert!(result.is_ok(), "{} panicked", path.display());

@@ -420,9 +420,11 @@ impl ResponseReader {
                 self.head_buf.truncate(end);
                 let buf = std::mem::take(&mut self.head_buf);
                 let parsed = self.parse_head(&buf);
-                // Keep the allocation for a possible next head (after a 1xx).
-                self.head_buf = buf;
-                self.head_buf.clear();
+                // Keep the allocation only for a next head (after a 1xx).
+                if matches!(self.state, State::Head) {
+                    self.head_buf = buf;
+                    self.head_buf.clear();
+                }
                 parsed?;
                 Ok(skipped + used)
             }
@@ -454,6 +456,9 @@ impl ResponseReader {
             self.state = State::Head;
             return Ok(());
         }
+        // The head buffer is not needed for the body; free it now (connections may
+        // hold readers for a long body).
+        self.head_buf = Vec::new();
         self.persistent = is_persistent(&parsed);
         let framing = self.framing(&parsed)?;
         self.head = Some(parsed);
