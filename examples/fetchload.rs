@@ -22,8 +22,12 @@ fn main() -> ExitCode {
         eprintln!("usage: fetchload --url URL --connections N --secs S [--expect-bytes B]");
         return ExitCode::from(2);
     };
-    let connections: usize = arg(&args, "--connections").and_then(|v| v.parse().ok()).unwrap_or(64);
-    let secs: f64 = arg(&args, "--secs").and_then(|v| v.parse().ok()).unwrap_or(5.0);
+    let connections: usize = arg(&args, "--connections")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let secs: f64 = arg(&args, "--secs")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5.0);
     let expect: Option<u64> = arg(&args, "--expect-bytes").and_then(|v| v.parse().ok());
 
     let mut cfg = FetcherConfig {
@@ -64,20 +68,27 @@ fn main() -> ExitCode {
     let mut out = Vec::with_capacity(1024);
     let mut first_error = None;
     while Instant::now() < end {
-        if fetcher.poll(&mut out, Some(Duration::from_millis(50))).is_err() {
+        if fetcher
+            .poll(&mut out, Some(Duration::from_millis(50)))
+            .is_err()
+        {
             break;
         }
         for o in out.drain(..) {
-            let good = o.is_ok()
-                && o.status() == Some(200)
-                && expect.is_none_or(|b| o.decoded_bytes == b);
+            let good =
+                o.is_ok() && o.status() == Some(200) && expect.is_none_or(|b| o.decoded_bytes == b);
             if good {
                 ok += 1;
                 bytes += o.wire_bytes;
             } else {
                 errors += 1;
                 if first_error.is_none() {
-                    first_error = Some(format!("{:?} status {:?} bytes {}", o.error, o.status(), o.decoded_bytes));
+                    first_error = Some(format!(
+                        "{:?} status {:?} bytes {}",
+                        o.error,
+                        o.status(),
+                        o.decoded_bytes
+                    ));
                 }
             }
             let mut r = template.clone();

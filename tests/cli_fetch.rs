@@ -14,7 +14,10 @@ fn server() -> ScriptServer {
             let resp = if target == "/missing" {
                 "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_owned()
             } else {
-                format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{target}", target.len())
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{target}",
+                    target.len()
+                )
             };
             if !send(&mut s, resp.as_bytes()) {
                 return;
@@ -40,7 +43,9 @@ fn prints_one_json_line_per_url_and_exits_zero() {
     let urls = dir.path().join("urls");
     std::fs::write(
         &urls,
-        format!("# comment\nhttp://h1.synth.test:{port}/from-file\n\nhttp://127.0.0.1:{port}/missing\n"),
+        format!(
+            "# comment\nhttp://h1.synth.test:{port}/from-file\n\nhttp://127.0.0.1:{port}/missing\n"
+        ),
     )
     .expect("urls");
     let out_dir = dir.path().join("bodies");
@@ -57,7 +62,11 @@ fn prints_one_json_line_per_url_and_exits_zero() {
         .arg("ftp://example.org/")
         .output()
         .expect("run trawl");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let mut got = lines(&output.stdout);
     assert_eq!(got.len(), 4, "{got:?}");
     got.sort_by_key(|v| v["url"].as_str().unwrap_or_default().to_owned());
@@ -74,12 +83,18 @@ fn prints_one_json_line_per_url_and_exits_zero() {
     assert!(ok["ms"].is_u64() && ok["bytes"].as_u64().unwrap_or(0) > 9);
     assert_eq!(by_url("/from-file")["status"], 200);
     let missing = by_url("/missing");
-    assert_eq!((missing["status"].as_u64(), missing["outcome"].as_str()), (Some(404), Some("ok")));
+    assert_eq!(
+        (missing["status"].as_u64(), missing["outcome"].as_str()),
+        (Some(404), Some("ok"))
+    );
     let bad = by_url("ftp://example.org/");
     assert_eq!(bad["outcome"], "invalid_url");
     assert!(bad["status"].is_null() && bad["error"].is_string());
     // Bodies land in DIR/<index>.body: index 0 is the first positional URL.
-    assert_eq!(std::fs::read(out_dir.join("000000.body")).expect("body"), b"/resolved");
+    assert_eq!(
+        std::fs::read(out_dir.join("000000.body")).expect("body"),
+        b"/resolved"
+    );
 }
 
 #[test]

@@ -62,9 +62,15 @@ pub(crate) struct Sending {
     pub written: usize,
 }
 
-/// What both reading phases share.
+/// What both reading phases share: the exchange and what has been received for it.
 pub(crate) struct Reading {
     pub ex: Exchange,
+    pub rx: Received,
+}
+
+/// The response state of an exchange, kept apart from [`Exchange`] so a failure or the
+/// outcome can take both by move.
+pub(crate) struct Received {
     pub reader: ResponseReader,
     pub sent_at: Instant,
     pub first_byte_at: Option<Instant>,
@@ -190,7 +196,8 @@ impl Conn {
                 ),
             )),
             Phase::ReadingHead(ReadingHead { r }) | Phase::ReadingBody(ReadingBody { r, .. }) => {
-                let mut best = total(&r.ex);
+                let (ex, r) = (&r.ex, &r.rx);
+                let mut best = total(ex);
                 best = min(
                     best,
                     match r.first_byte_at {
@@ -368,11 +375,10 @@ pub(crate) fn write_plain(
     Ok(true)
 }
 
-impl Reading {
-    /// A fresh reading state for `ex`, whose request was just sent.
-    pub fn new(ex: Exchange, reader: ResponseReader, now: Instant) -> Self {
+impl Received {
+    /// A fresh response state for a request that was just sent.
+    pub fn new(reader: ResponseReader, now: Instant) -> Self {
         Self {
-            ex,
             reader,
             sent_at: now,
             first_byte_at: None,

@@ -19,7 +19,7 @@ use crate::http::{
 use crate::net::config::{FetchLimits, FetcherConfig};
 use crate::net::conn::{
     flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange, Handshaking,
-    Idle, Job, Phase, ReadEnd, ReadError, Reading, ReadingBody, ReadingHead, Sending,
+    Idle, Job, Phase, ReadEnd, ReadError, Reading, ReadingBody, ReadingHead, Received, Sending,
 };
 use crate::net::dns::{Lookup, Resolver};
 use crate::net::outcome::{FailReason, FetchOutcome, TimeoutPhase, Timings};
@@ -27,6 +27,10 @@ use crate::net::pool::{Pool, PoolKey};
 use crate::net::slab::{Slab, SlotKey};
 use crate::net::timer::TimerHeap;
 use crate::tls::{TlsClient, TlsSetupError};
+
+/// Largest body buffer reserved up front from a declared Content-Length; bigger bodies
+/// grow as they arrive, so a lying header cannot make us allocate.
+const BODY_RESERVE_MAX_BYTES: u64 = 1 << 20;
 
 /// The waker's token: all ones, which no slot token can equal (see `slab.rs`).
 const WAKER: Token = Token(usize::MAX);
@@ -162,7 +166,7 @@ enum After {
     /// The exchange failed; the connection is closed.
     Failed {
         ex: Exchange,
-        reading: Option<Box<Reading>>,
+        reading: Option<Box<Received>>,
         reason: FailReason,
         /// The failure happened on a reused connection before any response byte.
         retryable: bool,
@@ -669,9 +673,7 @@ impl Fetcher {
             | Phase::Handshaking(Handshaking { ex, .. })
             | Phase::Sending(Sending { ex, .. }) => failed(ex, None, reason),
             Phase::ReadingHead(ReadingHead { r }) | Phase::ReadingBody(ReadingBody { r, .. }) => {
-                let mut r = Box::new(r);
-                let ex = take_exchange(&mut r);
-                failed(ex, Some(r), reason)
+                failed(r.ex, Some(Box::new(r.rx)), reason)
             }
             Phase::Idle(_) | Phase::Gone => After::IdleClosed,
         };
@@ -819,7 +821,7 @@ impl Fetcher {
                 };
                 let r = match &mut conn.phase {
                     Phase::ReadingHead(ReadingHead { r })
-                    | Phase::ReadingBody(ReadingBody { r, .. }) => r,
+                    | Phase::ReadingBody(ReadingBody { r, .. }) => &mut r.rx,
                     _ => return self.refresh(key, now),
                 };
                 let elapsed = now.saturating_duration_since(r.rate_window_start);
@@ -892,7 +894,7 @@ fn decode_reason(e: DecodeError) -> FailReason {
     }
 }
 
-fn failed(ex: Exchange, reading: Option<Box<Reading>>, reason: FailReason) -> After {
+fn failed(ex: Exchange, reading: Option<Box<Received>>, reason: FailReason) -> After {
     After::Failed {
         ex,
         reading,
@@ -900,32 +902,6 @@ fn failed(ex: Exchange, reading: Option<Box<Reading>>, reason: FailReason) -> Af
         retryable: false,
         next_addr: false,
     }
-}
-
-/// Moves the exchange out of a boxed reading state (the rest is kept for the outcome).
-fn take_exchange(r: &mut Reading) -> Exchange {
-    let placeholder = Exchange {
-        job: Job {
-            req: FetchRequest {
-                id: r.ex.job.req.id,
-                head: r.ex.job.req.head.clone(),
-                limits: r.ex.job.req.limits,
-                addr: None,
-            },
-            key: r.ex.job.key.clone(),
-            wire: Vec::new(),
-            submitted: r.ex.job.submitted,
-            dns: None,
-            addrs: None,
-            addr_index: 0,
-            retries: 0,
-            fresh_only: false,
-        },
-        started: r.ex.started,
-        timings: r.ex.timings,
-        reused: r.ex.reused,
-    };
-    std::mem::replace(&mut r.ex, placeholder)
 }
 
 /// One step of the state machine: runs phases until the connection must wait.
@@ -1046,17 +1022,20 @@ fn advance(conn: &mut Conn, ctx: &mut Ctx<'_>, mut ready: Readiness, now: Instan
                         let req = &p.ex.job.req;
                         let reader = ResponseReader::new(req.head.method, req.limits.response);
                         conn.phase = Phase::ReadingHead(ReadingHead {
-                            r: Reading::new(p.ex, reader, now),
+                            r: Reading {
+                                ex: p.ex,
+                                rx: Received::new(reader, now),
+                            },
                         });
                         return After::Wait;
                     }
                 }
             }
             Phase::ReadingHead(ReadingHead { r }) => {
-                return read_response(conn, ctx, Box::new(r), None, ready, now)
+                return read_response(conn, ctx, r, None, ready, now)
             }
             Phase::ReadingBody(ReadingBody { r, decoder }) => {
-                return read_response(conn, ctx, Box::new(r), Some(decoder), ready, now)
+                return read_response(conn, ctx, r, Some(decoder), ready, now)
             }
             Phase::Idle(p) => {
                 if !ready.readable && !ready.error && !ready.read_closed {
@@ -1108,12 +1087,13 @@ enum Fed {
 fn read_response(
     conn: &mut Conn,
     ctx: &mut Ctx<'_>,
-    mut r: Box<Reading>,
+    r: Reading,
     mut decoder: Option<ContentDecoder>,
     ready: Readiness,
     now: Instant,
 ) -> After {
-    let limits = r.ex.job.req.limits;
+    let Reading { ex, mut rx } = r;
+    let limits = ex.job.req.limits;
     let mut state = Fed::More;
     let body_tmp = &mut *ctx.body_tmp;
     let drain_fully = ready.read_closed || ready.error;
@@ -1123,31 +1103,29 @@ fn read_response(
         ctx.read_buf,
         drain_fully,
         |chunk| {
-            if r.first_byte_at.is_none() {
-                r.first_byte_at = Some(now);
-                r.rate_window_start = now;
+            if rx.first_byte_at.is_none() {
+                rx.first_byte_at = Some(now);
+                rx.rate_window_start = now;
             }
-            r.last_read = now;
-            r.rate_window_bytes += chunk.len() as u64;
-            state = feed(&mut r, &mut decoder, chunk, body_tmp, &limits);
+            rx.last_read = now;
+            rx.rate_window_bytes += chunk.len() as u64;
+            state = feed(&mut rx, &mut decoder, chunk, body_tmp, &limits);
             matches!(state, Fed::More)
         },
     );
-    let got_bytes = r.first_byte_at.is_some();
-    let retryable = r.ex.reused && !got_bytes;
+    let got_bytes = rx.first_byte_at.is_some();
+    let retryable = ex.reused && !got_bytes;
     let eof = match read {
         Ok(ReadEnd::WouldBlock) => false,
         Ok(ReadEnd::Stopped) => false,
         Ok(ReadEnd::Eof) => true,
         Err(ReadError::Tls(e)) => {
-            let ex = take_exchange(&mut r);
-            return failed(ex, Some(r), FailReason::Tls(e.to_string()));
+            return failed(ex, Some(Box::new(rx)), FailReason::Tls(e.to_string()));
         }
         Err(ReadError::Io(e)) => {
-            let ex = take_exchange(&mut r);
             return After::Failed {
                 ex,
-                reading: Some(r),
+                reading: Some(Box::new(rx)),
                 reason: io_reason(&e),
                 retryable,
                 next_addr: false,
@@ -1155,48 +1133,37 @@ fn read_response(
         }
     };
     match state {
-        Fed::Failed(reason) => {
-            let ex = take_exchange(&mut r);
-            return failed(ex, Some(r), reason);
-        }
+        Fed::Failed(reason) => return failed(ex, Some(Box::new(rx)), reason),
         Fed::Done { leftover } => {
-            return finish(conn, r, decoder, leftover || ready.read_closed, now)
+            return finish(conn, ex, rx, decoder, leftover || ready.read_closed, now)
         }
         Fed::More => {}
     }
     if eof {
-        return match r.reader.on_eof() {
-            Ok(()) if r.reader.is_done() => finish(conn, r, decoder, true, now),
-            Ok(()) | Err(_) if !got_bytes => {
-                let ex = take_exchange(&mut r);
-                After::Failed {
-                    ex,
-                    reading: Some(r),
-                    reason: FailReason::ClosedEarly,
-                    retryable,
-                    next_addr: false,
-                }
-            }
-            Ok(()) => {
-                let ex = take_exchange(&mut r);
-                failed(ex, Some(r), FailReason::ClosedEarly)
-            }
-            Err(e) => {
-                let ex = take_exchange(&mut r);
-                failed(ex, Some(r), http_reason(e))
-            }
+        return match rx.reader.on_eof() {
+            Ok(()) if rx.reader.is_done() => finish(conn, ex, rx, decoder, true, now),
+            Ok(()) | Err(_) if !got_bytes => After::Failed {
+                ex,
+                reading: Some(Box::new(rx)),
+                reason: FailReason::ClosedEarly,
+                retryable,
+                next_addr: false,
+            },
+            Ok(()) => failed(ex, Some(Box::new(rx)), FailReason::ClosedEarly),
+            Err(e) => failed(ex, Some(Box::new(rx)), http_reason(e)),
         };
     }
+    let r = Reading { ex, rx };
     conn.phase = match decoder {
-        None => Phase::ReadingHead(ReadingHead { r: *r }),
-        Some(decoder) => Phase::ReadingBody(ReadingBody { r: *r, decoder }),
+        None => Phase::ReadingHead(ReadingHead { r }),
+        Some(decoder) => Phase::ReadingBody(ReadingBody { r, decoder }),
     };
     After::Wait
 }
 
 /// Feeds one chunk of plaintext to the reader; body bytes go through the decoder.
 fn feed(
-    r: &mut Reading,
+    r: &mut Received,
     decoder: &mut Option<ContentDecoder>,
     chunk: &[u8],
     body_tmp: &mut Vec<u8>,
@@ -1224,7 +1191,21 @@ fn feed(
         if decoder.is_none() {
             if let Some(head) = r.reader.head() {
                 match ContentEncoding::from_header(head.header("content-encoding")) {
-                    Ok(enc) => *decoder = Some(ContentDecoder::new(enc, limits.decode)),
+                    Ok(enc) => {
+                        if enc == ContentEncoding::Identity {
+                            // One allocation for the body instead of doubling from zero.
+                            let declared = head
+                                .header("content-length")
+                                .and_then(|v| std::str::from_utf8(v).ok())
+                                .and_then(|v| v.trim().parse::<u64>().ok())
+                                .unwrap_or(0)
+                                .min(limits.decode.max_decoded_bytes)
+                                .min(limits.response.max_body_bytes)
+                                .min(BODY_RESERVE_MAX_BYTES);
+                            r.body.reserve(declared as usize);
+                        }
+                        *decoder = Some(ContentDecoder::new(enc, limits.decode));
+                    }
                     Err(e) => return Fed::Failed(decode_reason(e)),
                 }
             }
@@ -1261,27 +1242,25 @@ fn feed(
 /// reusable.
 fn finish(
     conn: &mut Conn,
-    mut r: Box<Reading>,
+    ex: Exchange,
+    mut rx: Received,
     decoder: Option<ContentDecoder>,
     closing: bool,
     now: Instant,
 ) -> After {
     if let Some(mut dec) = decoder {
-        if let Err(e) = dec.finish(&mut r.body) {
-            let ex = take_exchange(&mut r);
-            return failed(ex, Some(r), decode_reason(e));
+        if let Err(e) = dec.finish(&mut rx.body) {
+            return failed(ex, Some(Box::new(rx)), decode_reason(e));
         }
     }
-    let reusable = !closing && r.reader.keep_alive();
-    let peer = Some(conn.peer);
-    let ex = take_exchange(&mut r);
-    let outcome = build_outcome(ex, Some(*r), peer, None, now);
+    let reusable = !closing && rx.reader.keep_alive();
+    let outcome = build_outcome(ex, Some(rx), Some(conn.peer), None, now);
     After::Finished { outcome, reusable }
 }
 
 fn build_outcome(
     ex: Exchange,
-    reading: Option<Reading>,
+    reading: Option<Received>,
     peer: Option<SocketAddr>,
     error: Option<FailReason>,
     now: Instant,
