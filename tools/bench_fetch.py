@@ -7,17 +7,16 @@ keep-alive connections against it:
 
   wrk        -t1 -cN                       (the ceiling: no parsing beyond framing)
   trawl      examples/fetchload            (one Fetcher, one mio loop)
-  hyper      tools/hyperload               (hyper http1 client conns, current-thread tokio)
+  hyper      tools/hyperload -t 1          (hyper http1 client conns, one tokio worker)
 
-Every client asks for the identity representation and checks status/length (wrk
-reports non-2xx). CPU per request = (user+sys of the client process) / requests,
+Every client asks for the identity representation; trawl checks status and length of
+every response, hyperload and wrk count non-2xx responses. CPU per request = (user+sys of the client process) / requests,
 from getrusage(RUSAGE_CHILDREN) deltas. Prints a markdown table of medians and ratios.
 
 Usage: tools/bench_fetch.py [--secs 5] [--conns 64,512] [--runs 3] [--page-bytes 4096]
        [--synthweb PATH] [--fetchload PATH] [--hyperload PATH] [--server-threads 1]
 Build first:
-  cargo build --release -p synthweb --example fetchload
-  (cd tools/hyperload && cargo build --release)
+  cargo build --release -p synthweb -p hyperload && cargo build --release --example fetchload
 """
 
 import argparse
@@ -59,7 +58,8 @@ def run_client(cmd, parse):
 def parse_json_line(out):
     line = [l for l in out.splitlines() if l.startswith("{")][-1]
     j = json.loads(line)
-    return j["requests"], j["secs"], j["errors"]
+    secs = j["secs"] if "secs" in j else j["seconds"]
+    return j["requests"], secs, j["errors"] + j.get("non_2xx", 0)
 
 
 def parse_wrk(out):
@@ -86,7 +86,7 @@ def main():
     ap.add_argument("--server-threads", type=int, default=1)
     ap.add_argument("--synthweb", default=os.path.join(target, "release", "synthweb"))
     ap.add_argument("--fetchload", default=os.path.join(target, "release", "examples", "fetchload"))
-    ap.add_argument("--hyperload", default=os.path.join(root, "tools", "hyperload", "target", "release", "hyperload"))
+    ap.add_argument("--hyperload", default=os.path.join(target, "release", "hyperload"))
     ap.add_argument("--json", help="also write raw results here")
     a = ap.parse_args()
 
@@ -113,9 +113,9 @@ def main():
                 "trawl": ([a.fetchload, "--url", url, "--resolve", f"{HOST}:{port}:127.0.0.1",
                            "--connections", str(n), "--secs", str(a.secs), "--expect-bytes", str(expect)],
                           parse_json_line),
-                "hyper": ([a.hyperload, "--url", url, "--connect", f"127.0.0.1:{port}",
-                           "--connections", str(n), "--secs", str(a.secs), "--expect-bytes", str(expect)],
-                          parse_json_line),
+                # One tokio thread, like trawl's one loop and wrk -t1.
+                "hyper": ([a.hyperload, "-c", str(n), "-n", "0", "-d", str(a.secs), "-t", "1",
+                           "--connect", f"127.0.0.1:{port}", url], parse_json_line),
             }
             for run in range(a.runs):
                 for name, (cmd, parse) in clients.items():
