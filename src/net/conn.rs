@@ -43,6 +43,8 @@ pub(crate) struct Exchange {
     pub started: Instant,
     pub timings: Timings,
     pub reused: bool,
+    /// The TLS handshake of this exchange resumed an earlier session.
+    pub tls_resumed: bool,
 }
 
 pub(crate) struct Connecting {

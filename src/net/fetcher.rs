@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use mio::{Events, Interest, Poll, Token, Waker};
+use rustls::HandshakeKind;
 
 use crate::http::{
     write_request, ContentDecoder, ContentEncoding, DecodeError, HttpError, Method, RequestHead,
@@ -290,16 +291,16 @@ impl Fetcher {
         let https = match url.scheme() {
             "http" => false,
             "https" => true,
-            _ => return self.fail_request(req, FailReason::InvalidUrl("scheme not http(s)"), now),
+            _ => return self.fail_request(req, FailReason::InvalidUrl("scheme not http(s)")),
         };
         let Some(host) = url.host_str().filter(|h| !h.is_empty()) else {
-            return self.fail_request(req, FailReason::InvalidUrl("no host"), now);
+            return self.fail_request(req, FailReason::InvalidUrl("no host"));
         };
         let Some(port) = url.port_or_known_default() else {
-            return self.fail_request(req, FailReason::InvalidUrl("no port"), now);
+            return self.fail_request(req, FailReason::InvalidUrl("no port"));
         };
         if self.queue.len() >= self.cfg.max_queued_requests {
-            return self.fail_request(req, FailReason::Overloaded, now);
+            return self.fail_request(req, FailReason::Overloaded);
         }
         let key = PoolKey {
             https,
@@ -506,6 +507,7 @@ impl Fetcher {
                     started: now,
                     timings: Timings::default(),
                     reused: false,
+                    tls_resumed: false,
                 },
                 since: now,
             }),
@@ -546,6 +548,7 @@ impl Fetcher {
                 started: now,
                 timings: Timings::default(),
                 reused: true,
+                tls_resumed: false,
             },
             since: now,
             written: 0,
@@ -692,7 +695,7 @@ impl Fetcher {
         self.done.push(outcome);
     }
 
-    fn fail_request(&mut self, req: FetchRequest, reason: FailReason, now: Instant) {
+    fn fail_request(&mut self, req: FetchRequest, reason: FailReason) {
         let outcome = FetchOutcome {
             id: req.id,
             url: req.head.url,
@@ -703,13 +706,12 @@ impl Fetcher {
             decoded_bytes: 0,
             peer: None,
             reused_connection: false,
+            tls_resumed: false,
             retries: 0,
             raw: Vec::new(),
             raw_truncated: false,
-            timings: Timings {
-                total: now.saturating_duration_since(now),
-                ..Timings::default()
-            },
+            // Refused before any work: no step took time.
+            timings: Timings::default(),
             error: Some(reason),
         };
         self.complete(outcome);
@@ -721,6 +723,7 @@ impl Fetcher {
             started: now,
             timings: Timings::default(),
             reused: false,
+            tls_resumed: false,
         };
         let outcome = build_outcome(ex, None, peer, Some(reason), now);
         self.complete(outcome);
@@ -984,6 +987,7 @@ fn advance(conn: &mut Conn, ctx: &mut Ctx<'_>, mut ready: Readiness, now: Instan
                 }
                 let mut ex = p.ex;
                 ex.timings.tls = Some(now.saturating_duration_since(p.since));
+                ex.tls_resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
                 conn.phase = Phase::Sending(Sending {
                     ex,
                     since: now,
@@ -1269,6 +1273,7 @@ fn build_outcome(
         job,
         mut timings,
         reused,
+        tls_resumed,
         ..
     } = ex;
     timings.dns = job.dns;
@@ -1283,6 +1288,7 @@ fn build_outcome(
         decoded_bytes: 0,
         peer,
         reused_connection: reused,
+        tls_resumed,
         retries: job.retries,
         raw: Vec::new(),
         raw_truncated: false,
