@@ -5,12 +5,22 @@
 use std::fs;
 use std::path::Path;
 
+/// Replays `fuzz/corpus/<target>`, and also `$TRAWL_FUZZ_EXTRA/<target>` when that
+/// variable is set (a fuzzer's full working corpus, for a one-off check).
 fn replay(target: &str, run: fn(&[u8])) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fuzz/corpus")
         .join(target);
+    let count = replay_dir(&dir, run);
+    assert!(count >= 10, "corpus {target} has only {count} files");
+    if let Some(extra) = std::env::var_os("TRAWL_FUZZ_EXTRA") {
+        replay_dir(&Path::new(&extra).join(target), run);
+    }
+}
+
+fn replay_dir(dir: &Path, run: fn(&[u8])) -> usize {
     let mut count = 0;
-    for entry in fs::read_dir(&dir).expect("corpus directory") {
+    for entry in fs::read_dir(dir).expect("corpus directory") {
         let path = entry.expect("directory entry").path();
         let data = fs::read(&path).expect("corpus file");
         // A panic names the file that caused it.
@@ -18,7 +28,7 @@ fn replay(target: &str, run: fn(&[u8])) {
         assert!(result.is_ok(), "{} panicked", path.display());
         count += 1;
     }
-    assert!(count >= 10, "corpus {target} has only {count} files");
+    count
 }
 
 #[test]

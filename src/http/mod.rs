@@ -128,6 +128,20 @@ pub fn fuzz_response(data: &[u8]) {
     assert_eq!(whole, pieces, "feeding in pieces changed the result");
     let ones = run_responses(stream, &[1], method, limits);
     assert_eq!(whole, ones, "feeding byte by byte changed the result");
+    let mut consumed = 0usize;
+    for run in &whole {
+        // Caps hold, and reuse is only offered after a clean, complete response.
+        assert!(run.body.len() as u64 <= limits.max_body_bytes);
+        assert!(!run.truncated || run.body.len() as u64 == limits.max_body_bytes);
+        assert!(!run.keep_alive || (run.error.is_none() && !run.truncated && run.head.is_some()));
+        if let Some(head) = &run.head {
+            assert!(head.status >= 200 && head.headers.len() <= limits.max_headers);
+            let bodiless = method == Method::Head || head.status == 204 || head.status == 304;
+            assert!(!bodiless || run.body.is_empty());
+        }
+        consumed += run.consumed;
+    }
+    assert!(consumed <= stream.len());
     let decode_limits = DecodeLimits {
         max_decoded_bytes: 1 << 20,
         max_expansion_ratio: 100,
@@ -200,4 +214,18 @@ fn run_chunked(body: &[u8], size: usize) -> (Vec<u8>, usize, bool, Option<chunke
         }
     }
     (out, pos, false, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `net/` may hand connections (and their readers and decoders) across threads.
+    #[test]
+    fn protocol_state_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<ResponseReader>();
+        assert_send::<ContentDecoder>();
+        assert_send::<RequestHead>();
+    }
 }

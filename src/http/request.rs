@@ -71,7 +71,8 @@ pub struct RequestHead {
     pub accept_encoding: String,
     /// The `Accept-Language` value, when configured.
     pub accept_language: Option<String>,
-    /// The `Referer`: the page the link was found on.
+    /// The `Referer`: the page the link was found on. Its fragment and userinfo are never
+    /// sent, and it is omitted from `http` requests made from an `https` page.
     pub referer: Option<String>,
     /// `If-None-Match` for a conditional re-fetch (an entity tag from an earlier fetch).
     pub if_none_match: Option<String>,
@@ -208,8 +209,15 @@ pub fn write_request(req: &RequestHead, out: &mut Vec<u8>) {
     write_host(&req.url, out);
     out.extend_from_slice(b"\r\n");
 
+    let referer = req
+        .referer
+        .as_deref()
+        .and_then(|r| referer_value(r, &req.url));
     let standard: [(&str, Option<&str>); 8] = [
-        ("User-Agent", Some(req.user_agent.as_str())),
+        (
+            "User-Agent",
+            Some(req.user_agent.as_str()).filter(|v| !v.is_empty()),
+        ),
         (
             "Accept",
             Some(req.accept.as_str()).filter(|v| !v.is_empty()),
@@ -220,7 +228,7 @@ pub fn write_request(req: &RequestHead, out: &mut Vec<u8>) {
             Some(req.accept_encoding.as_str()).filter(|v| !v.is_empty()),
         ),
         ("From", req.from.as_deref()),
-        ("Referer", req.referer.as_deref()),
+        ("Referer", referer.as_deref()),
         ("If-None-Match", req.if_none_match.as_deref()),
         ("If-Modified-Since", req.if_modified_since.as_deref()),
     ];
@@ -240,6 +248,23 @@ pub fn write_request(req: &RequestHead, out: &mut Vec<u8>) {
         }
     }
     out.extend_from_slice(b"Connection: keep-alive\r\n\r\n");
+}
+
+/// The `Referer` to send for `referer` when fetching `target` (RFC 9110 §10.1.3): never
+/// the fragment or userinfo of the referring URL, and nothing at all from an `https`
+/// page to an `http` URL. A value that is not a URL is sent as given (sanitized).
+fn referer_value(referer: &str, target: &url::Url) -> Option<String> {
+    let Ok(mut url) = url::Url::parse(referer) else {
+        return Some(referer.to_owned());
+    };
+    if url.scheme() == "https" && target.scheme() == "http" {
+        return None;
+    }
+    url.set_fragment(None);
+    // Both fail only for URLs that cannot have credentials, which then have none.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    Some(url.into())
 }
 
 /// Writes `name: value\r\n`, with CR, LF and NUL in the value replaced by spaces and
@@ -532,7 +557,25 @@ mod tests {
         for line in text.trim_end().split("\r\n") {
             assert!(!line.contains('\r') && !line.contains('\n'));
         }
-        assert!(text.contains("Referer: http://a/  X-Evil: 1\r\n"));
+        // The URL parser drops CR/LF from a Referer URL; a non-URL value gets spaces.
+        assert!(text.contains("\r\nReferer: http://a/X-Evil:%201\r\n"));
+        req.referer = Some("not a url\r\nX-Evil: 1".into());
+        assert!(written(&req).contains("\r\nReferer: not a url  X-Evil: 1\r\n"));
+    }
+
+    #[test]
+    fn referer_follows_rfc_9110() {
+        let mut req = get("http://example.com/");
+        req.referer = Some("http://user:pw@example.com/from?q#frag".into());
+        assert!(written(&req).contains("\r\nReferer: http://example.com/from?q\r\n"));
+        // No Referer from a secure page to an insecure request.
+        req.referer = Some("https://secure.example/page".into());
+        assert!(!written(&req).contains("Referer"));
+        let mut secure = get("https://example.com/");
+        secure.referer = Some("https://secure.example/page#x".into());
+        assert!(written(&secure).contains("\r\nReferer: https://secure.example/page\r\n"));
+        secure.referer = Some("http://plain.example/".into());
+        assert!(written(&secure).contains("\r\nReferer: http://plain.example/\r\n"));
     }
 
     #[test]

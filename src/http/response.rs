@@ -15,6 +15,7 @@
 #![deny(clippy::indexing_slicing)]
 
 use std::fmt;
+use std::mem::MaybeUninit;
 
 use super::chunked::{ChunkedDecoder, ChunkedError, ChunkedLimits};
 use super::request::Method;
@@ -218,7 +219,7 @@ pub struct ResponseReader {
     head_buf: Vec<u8>,
     /// Bytes of the current head seen so far, leading blank lines included.
     head_bytes: usize,
-    /// Whether any byte of any response (even a blank line) arrived.
+    /// Whether any byte of a response (blank lines before a head excepted) arrived.
     any_byte: bool,
     interim_count: u32,
     head: Option<ResponseHead>,
@@ -370,7 +371,6 @@ impl ResponseReader {
 
     /// Consumes head bytes from `input` (non-empty); returns how many.
     fn feed_head(&mut self, input: &[u8]) -> Result<usize, HttpError> {
-        self.any_byte = true;
         let mut skipped = 0usize;
         if self.head_buf.is_empty() {
             // Blank lines before a status line are skipped (RFC 9112 §2.2 asks servers
@@ -388,6 +388,10 @@ impl ResponseReader {
             if input.is_empty() {
                 return Ok(skipped);
             }
+            // A stray line end after the previous response is not a byte of this one:
+            // a reused connection closed after it still counts as closed before any
+            // response (the request may be retried).
+            self.any_byte = true;
             // Fast path: the whole head is in this input.
             check_http_prefix(input)?;
             if let Some(end) = find_head_end(input, 0) {
@@ -620,21 +624,24 @@ fn check_http_prefix(buf: &[u8]) -> Result<(), HttpError> {
 
 /// Parses a complete head with httparse, lenient where deployed servers need it.
 fn parse_head_bytes(head: &[u8], max_headers: usize) -> Result<ResponseHead, HttpError> {
-    let mut stack = [httparse::EMPTY_HEADER; 128];
+    // Uninitialized header slots: httparse writes each one before reading it, and
+    // skipping the initialization of 128 slots is a measurable part of a head parse.
+    let mut stack = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; 128];
     let mut heap;
-    let headers: &mut [httparse::Header<'_>] = if max_headers <= stack.len() {
+    let slots: &mut [MaybeUninit<httparse::Header<'_>>] = if max_headers <= stack.len() {
         stack.get_mut(..max_headers).unwrap_or_default()
     } else {
-        heap = vec![httparse::EMPTY_HEADER; max_headers];
+        heap = Vec::with_capacity(max_headers);
+        heap.resize_with(max_headers, MaybeUninit::uninit);
         &mut heap
     };
-    let mut response = httparse::Response::new(headers);
+    let mut response = httparse::Response::new(&mut []);
     let status = httparse::ParserConfig::default()
         .allow_spaces_after_header_name_in_responses(true)
         .allow_obsolete_multiline_headers_in_responses(true)
         .allow_multiple_spaces_in_response_status_delimiters(true)
         .ignore_invalid_headers_in_responses(true)
-        .parse_response(&mut response, head)
+        .parse_response_with_uninit_headers(&mut response, head, slots)
         .map_err(|e| match e {
             httparse::Error::Version => {
                 if head.starts_with(b"HTTP/") {
@@ -674,9 +681,11 @@ fn parse_head_bytes(head: &[u8], max_headers: usize) -> Result<ResponseHead, Htt
 /// Replaces the CR and LF of obsolete line folding by spaces (RFC 9112 §5.2).
 fn unfold(value: &[u8]) -> Vec<u8> {
     let mut v = value.to_vec();
-    for b in &mut v {
-        if *b == b'\r' || *b == b'\n' {
-            *b = b' ';
+    if memchr::memchr2(b'\r', b'\n', value).is_some() {
+        for b in &mut v {
+            if *b == b'\r' || *b == b'\n' {
+                *b = b' ';
+            }
         }
     }
     v
@@ -828,6 +837,7 @@ mod tests {
             case!("nul in header", b"HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n", 0, b"", Some(E::InvalidHeader), false),
             case!("lone cr in head", b"HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", 0, b"", Some(E::InvalidHeader), false),
             case!("closed before response", b"", 0, b"", Some(E::ClosedBeforeResponse), false),
+            case!("closed after stray line end", b"\r\n", 0, b"", Some(E::ClosedBeforeResponse), false),
             case!("closed in head", b"HTTP/1.1 200 OK\r\nContent-Len", 0, b"", Some(E::IncompleteHead), false),
             case!("closed in length body", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", 200, b"short", Some(E::IncompleteBody), false),
             case!("closed in chunked body", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", 200, b"hel", Some(E::IncompleteChunkedBody), false),
