@@ -298,3 +298,38 @@ fn refused_connection() {
     let o = fetch_one(&mut fetcher, url, FetchLimits::default(), BOUND);
     assert_eq!(o.error, Some(FailReason::Refused), "{o:?}");
 }
+
+#[test]
+fn connect_that_never_completes_times_out() {
+    // A listener that never accepts: once its accept queue is full the kernel drops
+    // further SYNs, so a connect hangs until our deadline.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let mut held = Vec::new();
+    let filled = loop {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(100)) {
+            Ok(s) => held.push(s),
+            Err(_) => break true,
+        }
+        if held.len() > 4096 {
+            break false;
+        }
+    };
+    if !filled {
+        eprintln!("skipped: the accept queue never filled");
+        return;
+    }
+    let mut cfg = fast_config();
+    cfg.deadlines.connect_timeout = Duration::from_millis(300);
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    let url = url::Url::parse(&format!("http://{addr}/")).expect("url");
+    let t = Instant::now();
+    let o = fetch_one(&mut fetcher, url, FetchLimits::default(), BOUND);
+    assert_eq!(
+        o.error,
+        Some(FailReason::Timeout(TimeoutPhase::Connect)),
+        "{o:?}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(2));
+    drop(listener);
+}
