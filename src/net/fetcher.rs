@@ -302,11 +302,13 @@ impl Fetcher {
         if self.queue.len() >= self.cfg.max_queued_requests {
             return self.fail_request(req, FailReason::Overloaded);
         }
-        let key = PoolKey {
-            https,
-            host: host.to_ascii_lowercase().into(),
-            port,
+        // The url crate already lower-cases hosts of http(s) URLs; copy only if needed.
+        let host: Arc<str> = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+            host.to_ascii_lowercase().into()
+        } else {
+            host.into()
         };
+        let key = PoolKey { https, host, port };
         let mut wire = Vec::with_capacity(256);
         write_request(&req.head, &mut wire);
         let addrs = req.addr.map(|a| -> Arc<[SocketAddr]> { vec![a].into() });
