@@ -373,7 +373,7 @@ impl Fetcher {
             self.step(key, *readiness, now);
         }
         self.ready = ready;
-        self.take_submissions(now);
+        self.take_submissions();
         self.take_dns_answers(now);
         self.fire_timers(now);
         self.pump(now);
@@ -733,7 +733,7 @@ impl Fetcher {
 
     // ----- submissions, DNS, timers ----------------------------------------------------
 
-    fn take_submissions(&mut self, _now: Instant) {
+    fn take_submissions(&mut self) {
         while let Ok(req) = self.submissions.try_recv() {
             self.submit(req);
         }
@@ -1067,6 +1067,7 @@ fn advance(conn: &mut Conn, ctx: &mut Ctx<'_>, mut ready: Readiness, now: Instan
                 }
                 return After::IdleClosed;
             }
+            // Only seen mid-transition; a connection left in it has nothing to finish.
             Phase::Gone => return After::IdleClosed,
         }
     }
