@@ -173,7 +173,7 @@ impl Conn {
     pub fn deadline(&self, d: &Deadlines, idle_timeout: Duration) -> Option<(Instant, Deadline)> {
         let total = |ex: &Exchange| {
             (
-                ex.started + d.total_timeout,
+                after(ex.started, d.total_timeout),
                 Deadline::Fail(TimeoutPhase::Total),
             )
         };
@@ -182,18 +182,21 @@ impl Conn {
             Phase::Connecting(p) => Some(min(
                 total(&p.ex),
                 (
-                    p.since + d.connect_timeout,
+                    after(p.since, d.connect_timeout),
                     Deadline::Fail(TimeoutPhase::Connect),
                 ),
             )),
             Phase::Handshaking(p) => Some(min(
                 total(&p.ex),
-                (p.since + d.tls_timeout, Deadline::Fail(TimeoutPhase::Tls)),
+                (
+                    after(p.since, d.tls_timeout),
+                    Deadline::Fail(TimeoutPhase::Tls),
+                ),
             )),
             Phase::Sending(p) => Some(min(
                 total(&p.ex),
                 (
-                    p.since + d.first_byte_timeout,
+                    after(p.since, d.first_byte_timeout),
                     Deadline::Fail(TimeoutPhase::Send),
                 ),
             )),
@@ -204,11 +207,11 @@ impl Conn {
                     best,
                     match r.first_byte_at {
                         None => (
-                            r.sent_at + d.first_byte_timeout,
+                            after(r.sent_at, d.first_byte_timeout),
                             Deadline::Fail(TimeoutPhase::FirstByte),
                         ),
                         Some(_) => (
-                            r.last_read + d.read_idle_timeout,
+                            after(r.last_read, d.read_idle_timeout),
                             Deadline::Fail(TimeoutPhase::ReadIdle),
                         ),
                     },
@@ -216,15 +219,27 @@ impl Conn {
                 if d.min_rate_bytes_per_sec > 0 && r.first_byte_at.is_some() {
                     best = min(
                         best,
-                        (r.rate_window_start + d.rate_window, Deadline::RateCheck),
+                        (
+                            after(r.rate_window_start, d.rate_window),
+                            Deadline::RateCheck,
+                        ),
                     );
                 }
                 Some(best)
             }
-            Phase::Idle(p) => Some((p.since + idle_timeout, Deadline::IdleExpired)),
+            Phase::Idle(p) => Some((after(p.since, idle_timeout), Deadline::IdleExpired)),
             Phase::Gone => None,
         }
     }
+}
+
+/// How far away "never" is: deadlines are clamped here so that an absurd configured
+/// duration cannot overflow `Instant` arithmetic (which would panic).
+const FAR_FUTURE: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// `t + d`, saturating at [`FAR_FUTURE`] from `t`.
+pub(crate) fn after(t: Instant, d: Duration) -> Instant {
+    t + d.min(FAR_FUTURE)
 }
 
 /// What happens when a connection's deadline passes.

@@ -19,8 +19,9 @@ use crate::http::{
 };
 use crate::net::config::{FetchLimits, FetcherConfig};
 use crate::net::conn::{
-    flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange, Handshaking,
-    Idle, Job, Phase, ReadEnd, ReadError, Reading, ReadingBody, ReadingHead, Received, Sending,
+    after, flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange,
+    Handshaking, Idle, Job, Phase, ReadEnd, ReadError, Reading, ReadingBody, ReadingHead, Received,
+    Sending,
 };
 use crate::net::dns::{Lookup, Resolver};
 use crate::net::outcome::{FailReason, FetchOutcome, TimeoutPhase, Timings};
@@ -427,8 +428,10 @@ impl Fetcher {
                 Lookup::Pending(id) => {
                     let waiters = self.dns_waiters.entry(id).or_default();
                     if waiters.is_empty() {
-                        self.timers
-                            .schedule(now + self.cfg.deadlines.dns_timeout, TimerKey::Dns(id));
+                        self.timers.schedule(
+                            after(now, self.cfg.deadlines.dns_timeout),
+                            TimerKey::Dns(id),
+                        );
                     }
                     waiters.push(job);
                     return;
@@ -440,7 +443,7 @@ impl Fetcher {
                 Some((_, slot)) => self.close(slot),
                 None => {
                     if self.queue.is_empty() || self.queue_timer_at.is_none() {
-                        let at = job.submitted + self.cfg.deadlines.total_timeout;
+                        let at = after(job.submitted, self.cfg.deadlines.total_timeout);
                         self.timers.schedule(at, TimerKey::Queue);
                         self.queue_timer_at = Some(at);
                     }
@@ -793,14 +796,14 @@ impl Fetcher {
                     while self
                         .queue
                         .front()
-                        .is_some_and(|j| j.submitted + total <= now)
+                        .is_some_and(|j| after(j.submitted, total) <= now)
                     {
                         if let Some(job) = self.queue.pop_front() {
                             self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
                         }
                     }
                     if let Some(front) = self.queue.front() {
-                        let at = front.submitted + total;
+                        let at = after(front.submitted, total);
                         self.timers.schedule(at, TimerKey::Queue);
                         self.queue_timer_at = Some(at);
                     }
