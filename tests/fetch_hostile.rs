@@ -333,3 +333,16 @@ fn connect_that_never_completes_times_out() {
     assert!(t.elapsed() < Duration::from_secs(2));
     drop(listener);
 }
+
+#[test]
+fn identity_body_over_the_decoded_cap_is_too_large() {
+    let mut limits = FetchLimits::default();
+    limits.decode.max_decoded_bytes = 1000;
+    let o = run_with(limits, |mut s, _| {
+        if read_head(&mut s).is_some() {
+            send(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n");
+            send(&mut s, &[b'x'; 5000]);
+        }
+    });
+    assert_eq!(o.error, Some(FailReason::TooLarge), "{o:?}");
+}

@@ -88,6 +88,8 @@ pub(crate) struct Received {
     pub raw_truncated: bool,
     /// Decoded body.
     pub body: Vec<u8>,
+    /// The head said identity coding: the reader appends straight to `body`.
+    pub identity: bool,
 }
 
 pub(crate) struct ReadingHead {
@@ -407,6 +409,7 @@ impl Received {
             raw: Vec::new(),
             raw_truncated: false,
             body: Vec::new(),
+            identity: false,
         }
     }
 

@@ -1190,10 +1190,20 @@ fn feed(
     loop {
         let rest = input.get(pos..).unwrap_or_default();
         body_tmp.clear();
-        let fed = match r.reader.feed(rest, body_tmp) {
+        // Identity bodies go straight into the outcome's buffer: no second copy.
+        let direct = r.identity;
+        let fed = if direct {
+            r.reader.feed(rest, &mut r.body)
+        } else {
+            r.reader.feed(rest, body_tmp)
+        };
+        let fed = match fed {
             Ok(f) => f,
             Err(e) => return Fed::Failed(http_reason(e)),
         };
+        if direct && r.body.len() as u64 > limits.decode.max_decoded_bytes {
+            return Fed::Failed(FailReason::TooLarge);
+        }
         let used = rest.get(..fed.consumed).unwrap_or_default();
         r.record_raw(used, limits);
         r.wire_bytes += fed.consumed as u64;
@@ -1213,6 +1223,7 @@ fn feed(
                                 .min(limits.response.max_body_bytes)
                                 .min(BODY_RESERVE_MAX_BYTES);
                             r.body.reserve(declared as usize);
+                            r.identity = true;
                         }
                         *decoder = Some(ContentDecoder::new(enc, limits.decode));
                     }
