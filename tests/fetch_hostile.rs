@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use trawl::http::{BodyLimitMode, HttpError};
 use trawl::net::{FailReason, FetchLimits, FetchOutcome, Fetcher, TimeoutPhase};
 
-use support::{fast_config, fetch_one, read_head, send, vm_rss_kib, ScriptServer};
+use support::{fast_config, fetch_one, read_head, send, ScriptServer};
 
 const BOUND: Duration = Duration::from_secs(5);
 
@@ -299,71 +299,50 @@ fn refused_connection() {
     assert_eq!(o.error, Some(FailReason::Refused), "{o:?}");
 }
 
-/// One server plays every hostile behaviour in turn (by connection number); the same
-/// fetcher fetches them 100 times over. RSS must stay flat: no buffer, timer or slot leaks.
 #[test]
-fn memory_flat_across_100_rounds() {
-    let bomb = gzip_bomb();
-    let behaviours: usize = 6;
-    let server = ScriptServer::start(move |mut s, n| match n % 6 {
-        0 => {
-            if read_head(&mut s).is_some() {
-                send(
-                    &mut s,
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nshort",
-                );
-            }
+fn connect_that_never_completes_times_out() {
+    // A listener that never accepts: once its accept queue is full the kernel drops
+    // further SYNs, so a connect hangs until our deadline.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let mut held = Vec::new();
+    let filled = loop {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(100)) {
+            Ok(s) => held.push(s),
+            Err(_) => break true,
         }
-        1 => {
-            let _ = read_head(&mut s);
+        if held.len() > 4096 {
+            break false;
         }
-        2 => {
-            if read_head(&mut s).is_some() {
-                send(
-                    &mut s,
-                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-                );
-            }
-        }
-        3 => {
-            if read_head(&mut s).is_some() {
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
-                    bomb.len()
-                );
-                send(&mut s, head.as_bytes());
-                send(&mut s, &bomb);
-            }
-        }
-        4 => {
-            if read_head(&mut s).is_some() {
-                send(&mut s, b"not http at all\r\n\r\n");
-            }
-        }
-        _ => {
-            if read_head(&mut s).is_some() {
-                let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
-                head.extend(std::iter::repeat_n(b'h', 200 * 1024));
-                send(&mut s, &head);
-            }
+    };
+    if !filled {
+        eprintln!("skipped: the accept queue never filled");
+        return;
+    }
+    let mut cfg = fast_config();
+    cfg.deadlines.connect_timeout = Duration::from_millis(300);
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    let url = url::Url::parse(&format!("http://{addr}/")).expect("url");
+    let t = Instant::now();
+    let o = fetch_one(&mut fetcher, url, FetchLimits::default(), BOUND);
+    assert_eq!(
+        o.error,
+        Some(FailReason::Timeout(TimeoutPhase::Connect)),
+        "{o:?}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(2));
+    drop(listener);
+}
+
+#[test]
+fn identity_body_over_the_decoded_cap_is_too_large() {
+    let mut limits = FetchLimits::default();
+    limits.decode.max_decoded_bytes = 1000;
+    let o = run_with(limits, |mut s, _| {
+        if read_head(&mut s).is_some() {
+            send(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n");
+            send(&mut s, &[b'x'; 5000]);
         }
     });
-    let mut fetcher = Fetcher::new(fast_config()).expect("fetcher");
-    let mut rss_after_warmup = 0;
-    for round in 0..100 {
-        for _ in 0..behaviours {
-            let o = fetch_one(&mut fetcher, server.url("/"), FetchLimits::default(), BOUND);
-            assert!(o.error.is_some(), "{o:?}");
-        }
-        if round == 9 {
-            rss_after_warmup = vm_rss_kib();
-        }
-    }
-    let rss_end = vm_rss_kib();
-    eprintln!("rss after 10 rounds {rss_after_warmup} KiB, after 100 rounds {rss_end} KiB");
-    assert_eq!(fetcher.open_connections(), 0);
-    assert!(
-        rss_end <= rss_after_warmup + 8 * 1024,
-        "rss grew from {rss_after_warmup} KiB to {rss_end} KiB"
-    );
+    assert_eq!(o.error, Some(FailReason::TooLarge), "{o:?}");
 }

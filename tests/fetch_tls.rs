@@ -54,6 +54,31 @@ fn https_with_and_without_the_ca() {
     );
     assert!(o.is_ok(), "{o:?}");
     assert_eq!(server.accepts(), 2);
+    drop(fetcher);
+
+    // Session resumption: with pooling off every fetch opens a fresh connection; the
+    // fetcher's shared session cache makes the second handshake a resumption.
+    let mut cfg_fresh = cfg.clone();
+    cfg_fresh.pool.max_idle_per_host = 0;
+    let mut fetcher = Fetcher::new(cfg_fresh).expect("fetcher");
+    let first = fetch_one(
+        &mut fetcher,
+        url("synth.test", "/r1"),
+        FetchLimits::default(),
+        BOUND,
+    );
+    let second = fetch_one(
+        &mut fetcher,
+        url("synth.test", "/r2"),
+        FetchLimits::default(),
+        BOUND,
+    );
+    assert!(first.is_ok() && !first.tls_resumed, "{first:?}");
+    assert!(second.is_ok() && !second.reused_connection, "{second:?}");
+    assert!(
+        second.tls_resumed,
+        "second handshake did not resume: {second:?}"
+    );
 
     // A name the certificate does not cover: TLS outcome.
     let mut cfg_bad_name = cfg.clone();

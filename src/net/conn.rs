@@ -43,6 +43,8 @@ pub(crate) struct Exchange {
     pub started: Instant,
     pub timings: Timings,
     pub reused: bool,
+    /// The TLS handshake of this exchange resumed an earlier session.
+    pub tls_resumed: bool,
 }
 
 pub(crate) struct Connecting {
@@ -62,9 +64,15 @@ pub(crate) struct Sending {
     pub written: usize,
 }
 
-/// What both reading phases share.
+/// What both reading phases share: the exchange and what has been received for it.
 pub(crate) struct Reading {
     pub ex: Exchange,
+    pub rx: Received,
+}
+
+/// The response state of an exchange, kept apart from [`Exchange`] so a failure or the
+/// outcome can take both by move.
+pub(crate) struct Received {
     pub reader: ResponseReader,
     pub sent_at: Instant,
     pub first_byte_at: Option<Instant>,
@@ -80,6 +88,8 @@ pub(crate) struct Reading {
     pub raw_truncated: bool,
     /// Decoded body.
     pub body: Vec<u8>,
+    /// The head said identity coding: the reader appends straight to `body`.
+    pub identity: bool,
 }
 
 pub(crate) struct ReadingHead {
@@ -165,7 +175,7 @@ impl Conn {
     pub fn deadline(&self, d: &Deadlines, idle_timeout: Duration) -> Option<(Instant, Deadline)> {
         let total = |ex: &Exchange| {
             (
-                ex.started + d.total_timeout,
+                after(ex.started, d.total_timeout),
                 Deadline::Fail(TimeoutPhase::Total),
             )
         };
@@ -174,32 +184,36 @@ impl Conn {
             Phase::Connecting(p) => Some(min(
                 total(&p.ex),
                 (
-                    p.since + d.connect_timeout,
+                    after(p.since, d.connect_timeout),
                     Deadline::Fail(TimeoutPhase::Connect),
                 ),
             )),
             Phase::Handshaking(p) => Some(min(
                 total(&p.ex),
-                (p.since + d.tls_timeout, Deadline::Fail(TimeoutPhase::Tls)),
+                (
+                    after(p.since, d.tls_timeout),
+                    Deadline::Fail(TimeoutPhase::Tls),
+                ),
             )),
             Phase::Sending(p) => Some(min(
                 total(&p.ex),
                 (
-                    p.since + d.first_byte_timeout,
+                    after(p.since, d.first_byte_timeout),
                     Deadline::Fail(TimeoutPhase::Send),
                 ),
             )),
             Phase::ReadingHead(ReadingHead { r }) | Phase::ReadingBody(ReadingBody { r, .. }) => {
-                let mut best = total(&r.ex);
+                let (ex, r) = (&r.ex, &r.rx);
+                let mut best = total(ex);
                 best = min(
                     best,
                     match r.first_byte_at {
                         None => (
-                            r.sent_at + d.first_byte_timeout,
+                            after(r.sent_at, d.first_byte_timeout),
                             Deadline::Fail(TimeoutPhase::FirstByte),
                         ),
                         Some(_) => (
-                            r.last_read + d.read_idle_timeout,
+                            after(r.last_read, d.read_idle_timeout),
                             Deadline::Fail(TimeoutPhase::ReadIdle),
                         ),
                     },
@@ -207,15 +221,27 @@ impl Conn {
                 if d.min_rate_bytes_per_sec > 0 && r.first_byte_at.is_some() {
                     best = min(
                         best,
-                        (r.rate_window_start + d.rate_window, Deadline::RateCheck),
+                        (
+                            after(r.rate_window_start, d.rate_window),
+                            Deadline::RateCheck,
+                        ),
                     );
                 }
                 Some(best)
             }
-            Phase::Idle(p) => Some((p.since + idle_timeout, Deadline::IdleExpired)),
+            Phase::Idle(p) => Some((after(p.since, idle_timeout), Deadline::IdleExpired)),
             Phase::Gone => None,
         }
     }
+}
+
+/// How far away "never" is: deadlines are clamped here so that an absurd configured
+/// duration cannot overflow `Instant` arithmetic (which would panic).
+const FAR_FUTURE: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// `t + d`, saturating at [`FAR_FUTURE`] from `t`.
+pub(crate) fn after(t: Instant, d: Duration) -> Instant {
+    t + d.min(FAR_FUTURE)
 }
 
 /// What happens when a connection's deadline passes.
@@ -368,11 +394,10 @@ pub(crate) fn write_plain(
     Ok(true)
 }
 
-impl Reading {
-    /// A fresh reading state for `ex`, whose request was just sent.
-    pub fn new(ex: Exchange, reader: ResponseReader, now: Instant) -> Self {
+impl Received {
+    /// A fresh response state for a request that was just sent.
+    pub fn new(reader: ResponseReader, now: Instant) -> Self {
         Self {
-            ex,
             reader,
             sent_at: now,
             first_byte_at: None,
@@ -384,6 +409,7 @@ impl Reading {
             raw: Vec::new(),
             raw_truncated: false,
             body: Vec::new(),
+            identity: false,
         }
     }
 

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use mio::{Events, Interest, Poll, Token, Waker};
+use rustls::HandshakeKind;
 
 use crate::http::{
     write_request, ContentDecoder, ContentEncoding, DecodeError, HttpError, Method, RequestHead,
@@ -18,8 +19,9 @@ use crate::http::{
 };
 use crate::net::config::{FetchLimits, FetcherConfig};
 use crate::net::conn::{
-    flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange, Handshaking,
-    Idle, Job, Phase, ReadEnd, ReadError, Reading, ReadingBody, ReadingHead, Sending,
+    after, flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange,
+    Handshaking, Idle, Job, Phase, ReadEnd, ReadError, Reading, ReadingBody, ReadingHead, Received,
+    Sending,
 };
 use crate::net::dns::{Lookup, Resolver};
 use crate::net::outcome::{FailReason, FetchOutcome, TimeoutPhase, Timings};
@@ -27,6 +29,10 @@ use crate::net::pool::{Pool, PoolKey};
 use crate::net::slab::{Slab, SlotKey};
 use crate::net::timer::TimerHeap;
 use crate::tls::{TlsClient, TlsSetupError};
+
+/// Largest body buffer reserved up front from a declared Content-Length; bigger bodies
+/// grow as they arrive, so a lying header cannot make us allocate.
+const BODY_RESERVE_MAX_BYTES: u64 = 1 << 20;
 
 /// The waker's token: all ones, which no slot token can equal (see `slab.rs`).
 const WAKER: Token = Token(usize::MAX);
@@ -162,7 +168,7 @@ enum After {
     /// The exchange failed; the connection is closed.
     Failed {
         ex: Exchange,
-        reading: Option<Box<Reading>>,
+        reading: Option<Box<Received>>,
         reason: FailReason,
         /// The failure happened on a reused connection before any response byte.
         retryable: bool,
@@ -286,22 +292,24 @@ impl Fetcher {
         let https = match url.scheme() {
             "http" => false,
             "https" => true,
-            _ => return self.fail_request(req, FailReason::InvalidUrl("scheme not http(s)"), now),
+            _ => return self.fail_request(req, FailReason::InvalidUrl("scheme not http(s)")),
         };
         let Some(host) = url.host_str().filter(|h| !h.is_empty()) else {
-            return self.fail_request(req, FailReason::InvalidUrl("no host"), now);
+            return self.fail_request(req, FailReason::InvalidUrl("no host"));
         };
         let Some(port) = url.port_or_known_default() else {
-            return self.fail_request(req, FailReason::InvalidUrl("no port"), now);
+            return self.fail_request(req, FailReason::InvalidUrl("no port"));
         };
         if self.queue.len() >= self.cfg.max_queued_requests {
-            return self.fail_request(req, FailReason::Overloaded, now);
+            return self.fail_request(req, FailReason::Overloaded);
         }
-        let key = PoolKey {
-            https,
-            host: host.to_ascii_lowercase().into(),
-            port,
+        // The url crate already lower-cases hosts of http(s) URLs; copy only if needed.
+        let host: Arc<str> = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+            host.to_ascii_lowercase().into()
+        } else {
+            host.into()
         };
+        let key = PoolKey { https, host, port };
         let mut wire = Vec::with_capacity(256);
         write_request(&req.head, &mut wire);
         let addrs = req.addr.map(|a| -> Arc<[SocketAddr]> { vec![a].into() });
@@ -366,7 +374,7 @@ impl Fetcher {
             self.step(key, *readiness, now);
         }
         self.ready = ready;
-        self.take_submissions(now);
+        self.take_submissions();
         self.take_dns_answers(now);
         self.fire_timers(now);
         self.pump(now);
@@ -420,8 +428,10 @@ impl Fetcher {
                 Lookup::Pending(id) => {
                     let waiters = self.dns_waiters.entry(id).or_default();
                     if waiters.is_empty() {
-                        self.timers
-                            .schedule(now + self.cfg.deadlines.dns_timeout, TimerKey::Dns(id));
+                        self.timers.schedule(
+                            after(now, self.cfg.deadlines.dns_timeout),
+                            TimerKey::Dns(id),
+                        );
                     }
                     waiters.push(job);
                     return;
@@ -433,7 +443,7 @@ impl Fetcher {
                 Some((_, slot)) => self.close(slot),
                 None => {
                     if self.queue.is_empty() || self.queue_timer_at.is_none() {
-                        let at = job.submitted + self.cfg.deadlines.total_timeout;
+                        let at = after(job.submitted, self.cfg.deadlines.total_timeout);
                         self.timers.schedule(at, TimerKey::Queue);
                         self.queue_timer_at = Some(at);
                     }
@@ -502,6 +512,7 @@ impl Fetcher {
                     started: now,
                     timings: Timings::default(),
                     reused: false,
+                    tls_resumed: false,
                 },
                 since: now,
             }),
@@ -542,6 +553,7 @@ impl Fetcher {
                 started: now,
                 timings: Timings::default(),
                 reused: true,
+                tls_resumed: false,
             },
             since: now,
             written: 0,
@@ -669,9 +681,7 @@ impl Fetcher {
             | Phase::Handshaking(Handshaking { ex, .. })
             | Phase::Sending(Sending { ex, .. }) => failed(ex, None, reason),
             Phase::ReadingHead(ReadingHead { r }) | Phase::ReadingBody(ReadingBody { r, .. }) => {
-                let mut r = Box::new(r);
-                let ex = take_exchange(&mut r);
-                failed(ex, Some(r), reason)
+                failed(r.ex, Some(Box::new(r.rx)), reason)
             }
             Phase::Idle(_) | Phase::Gone => After::IdleClosed,
         };
@@ -690,7 +700,7 @@ impl Fetcher {
         self.done.push(outcome);
     }
 
-    fn fail_request(&mut self, req: FetchRequest, reason: FailReason, now: Instant) {
+    fn fail_request(&mut self, req: FetchRequest, reason: FailReason) {
         let outcome = FetchOutcome {
             id: req.id,
             url: req.head.url,
@@ -701,13 +711,12 @@ impl Fetcher {
             decoded_bytes: 0,
             peer: None,
             reused_connection: false,
+            tls_resumed: false,
             retries: 0,
             raw: Vec::new(),
             raw_truncated: false,
-            timings: Timings {
-                total: now.saturating_duration_since(now),
-                ..Timings::default()
-            },
+            // Refused before any work: no step took time.
+            timings: Timings::default(),
             error: Some(reason),
         };
         self.complete(outcome);
@@ -719,6 +728,7 @@ impl Fetcher {
             started: now,
             timings: Timings::default(),
             reused: false,
+            tls_resumed: false,
         };
         let outcome = build_outcome(ex, None, peer, Some(reason), now);
         self.complete(outcome);
@@ -726,7 +736,7 @@ impl Fetcher {
 
     // ----- submissions, DNS, timers ----------------------------------------------------
 
-    fn take_submissions(&mut self, _now: Instant) {
+    fn take_submissions(&mut self) {
         while let Ok(req) = self.submissions.try_recv() {
             self.submit(req);
         }
@@ -786,14 +796,14 @@ impl Fetcher {
                     while self
                         .queue
                         .front()
-                        .is_some_and(|j| j.submitted + total <= now)
+                        .is_some_and(|j| after(j.submitted, total) <= now)
                     {
                         if let Some(job) = self.queue.pop_front() {
                             self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
                         }
                     }
                     if let Some(front) = self.queue.front() {
-                        let at = front.submitted + total;
+                        let at = after(front.submitted, total);
                         self.timers.schedule(at, TimerKey::Queue);
                         self.queue_timer_at = Some(at);
                     }
@@ -819,7 +829,7 @@ impl Fetcher {
                 };
                 let r = match &mut conn.phase {
                     Phase::ReadingHead(ReadingHead { r })
-                    | Phase::ReadingBody(ReadingBody { r, .. }) => r,
+                    | Phase::ReadingBody(ReadingBody { r, .. }) => &mut r.rx,
                     _ => return self.refresh(key, now),
                 };
                 let elapsed = now.saturating_duration_since(r.rate_window_start);
@@ -892,7 +902,7 @@ fn decode_reason(e: DecodeError) -> FailReason {
     }
 }
 
-fn failed(ex: Exchange, reading: Option<Box<Reading>>, reason: FailReason) -> After {
+fn failed(ex: Exchange, reading: Option<Box<Received>>, reason: FailReason) -> After {
     After::Failed {
         ex,
         reading,
@@ -900,32 +910,6 @@ fn failed(ex: Exchange, reading: Option<Box<Reading>>, reason: FailReason) -> Af
         retryable: false,
         next_addr: false,
     }
-}
-
-/// Moves the exchange out of a boxed reading state (the rest is kept for the outcome).
-fn take_exchange(r: &mut Reading) -> Exchange {
-    let placeholder = Exchange {
-        job: Job {
-            req: FetchRequest {
-                id: r.ex.job.req.id,
-                head: r.ex.job.req.head.clone(),
-                limits: r.ex.job.req.limits,
-                addr: None,
-            },
-            key: r.ex.job.key.clone(),
-            wire: Vec::new(),
-            submitted: r.ex.job.submitted,
-            dns: None,
-            addrs: None,
-            addr_index: 0,
-            retries: 0,
-            fresh_only: false,
-        },
-        started: r.ex.started,
-        timings: r.ex.timings,
-        reused: r.ex.reused,
-    };
-    std::mem::replace(&mut r.ex, placeholder)
 }
 
 /// One step of the state machine: runs phases until the connection must wait.
@@ -1008,6 +992,7 @@ fn advance(conn: &mut Conn, ctx: &mut Ctx<'_>, mut ready: Readiness, now: Instan
                 }
                 let mut ex = p.ex;
                 ex.timings.tls = Some(now.saturating_duration_since(p.since));
+                ex.tls_resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
                 conn.phase = Phase::Sending(Sending {
                     ex,
                     since: now,
@@ -1046,17 +1031,20 @@ fn advance(conn: &mut Conn, ctx: &mut Ctx<'_>, mut ready: Readiness, now: Instan
                         let req = &p.ex.job.req;
                         let reader = ResponseReader::new(req.head.method, req.limits.response);
                         conn.phase = Phase::ReadingHead(ReadingHead {
-                            r: Reading::new(p.ex, reader, now),
+                            r: Reading {
+                                ex: p.ex,
+                                rx: Received::new(reader, now),
+                            },
                         });
                         return After::Wait;
                     }
                 }
             }
             Phase::ReadingHead(ReadingHead { r }) => {
-                return read_response(conn, ctx, Box::new(r), None, ready, now)
+                return read_response(conn, ctx, r, None, ready, now)
             }
             Phase::ReadingBody(ReadingBody { r, decoder }) => {
-                return read_response(conn, ctx, Box::new(r), Some(decoder), ready, now)
+                return read_response(conn, ctx, r, Some(decoder), ready, now)
             }
             Phase::Idle(p) => {
                 if !ready.readable && !ready.error && !ready.read_closed {
@@ -1082,6 +1070,7 @@ fn advance(conn: &mut Conn, ctx: &mut Ctx<'_>, mut ready: Readiness, now: Instan
                 }
                 return After::IdleClosed;
             }
+            // Only seen mid-transition; a connection left in it has nothing to finish.
             Phase::Gone => return After::IdleClosed,
         }
     }
@@ -1108,12 +1097,13 @@ enum Fed {
 fn read_response(
     conn: &mut Conn,
     ctx: &mut Ctx<'_>,
-    mut r: Box<Reading>,
+    r: Reading,
     mut decoder: Option<ContentDecoder>,
     ready: Readiness,
     now: Instant,
 ) -> After {
-    let limits = r.ex.job.req.limits;
+    let Reading { ex, mut rx } = r;
+    let limits = ex.job.req.limits;
     let mut state = Fed::More;
     let body_tmp = &mut *ctx.body_tmp;
     let drain_fully = ready.read_closed || ready.error;
@@ -1123,31 +1113,29 @@ fn read_response(
         ctx.read_buf,
         drain_fully,
         |chunk| {
-            if r.first_byte_at.is_none() {
-                r.first_byte_at = Some(now);
-                r.rate_window_start = now;
+            if rx.first_byte_at.is_none() {
+                rx.first_byte_at = Some(now);
+                rx.rate_window_start = now;
             }
-            r.last_read = now;
-            r.rate_window_bytes += chunk.len() as u64;
-            state = feed(&mut r, &mut decoder, chunk, body_tmp, &limits);
+            rx.last_read = now;
+            rx.rate_window_bytes += chunk.len() as u64;
+            state = feed(&mut rx, &mut decoder, chunk, body_tmp, &limits);
             matches!(state, Fed::More)
         },
     );
-    let got_bytes = r.first_byte_at.is_some();
-    let retryable = r.ex.reused && !got_bytes;
+    let got_bytes = rx.first_byte_at.is_some();
+    let retryable = ex.reused && !got_bytes;
     let eof = match read {
         Ok(ReadEnd::WouldBlock) => false,
         Ok(ReadEnd::Stopped) => false,
         Ok(ReadEnd::Eof) => true,
         Err(ReadError::Tls(e)) => {
-            let ex = take_exchange(&mut r);
-            return failed(ex, Some(r), FailReason::Tls(e.to_string()));
+            return failed(ex, Some(Box::new(rx)), FailReason::Tls(e.to_string()));
         }
         Err(ReadError::Io(e)) => {
-            let ex = take_exchange(&mut r);
             return After::Failed {
                 ex,
-                reading: Some(r),
+                reading: Some(Box::new(rx)),
                 reason: io_reason(&e),
                 retryable,
                 next_addr: false,
@@ -1155,48 +1143,37 @@ fn read_response(
         }
     };
     match state {
-        Fed::Failed(reason) => {
-            let ex = take_exchange(&mut r);
-            return failed(ex, Some(r), reason);
-        }
+        Fed::Failed(reason) => return failed(ex, Some(Box::new(rx)), reason),
         Fed::Done { leftover } => {
-            return finish(conn, r, decoder, leftover || ready.read_closed, now)
+            return finish(conn, ex, rx, decoder, leftover || ready.read_closed, now)
         }
         Fed::More => {}
     }
     if eof {
-        return match r.reader.on_eof() {
-            Ok(()) if r.reader.is_done() => finish(conn, r, decoder, true, now),
-            Ok(()) | Err(_) if !got_bytes => {
-                let ex = take_exchange(&mut r);
-                After::Failed {
-                    ex,
-                    reading: Some(r),
-                    reason: FailReason::ClosedEarly,
-                    retryable,
-                    next_addr: false,
-                }
-            }
-            Ok(()) => {
-                let ex = take_exchange(&mut r);
-                failed(ex, Some(r), FailReason::ClosedEarly)
-            }
-            Err(e) => {
-                let ex = take_exchange(&mut r);
-                failed(ex, Some(r), http_reason(e))
-            }
+        return match rx.reader.on_eof() {
+            Ok(()) if rx.reader.is_done() => finish(conn, ex, rx, decoder, true, now),
+            Ok(()) | Err(_) if !got_bytes => After::Failed {
+                ex,
+                reading: Some(Box::new(rx)),
+                reason: FailReason::ClosedEarly,
+                retryable,
+                next_addr: false,
+            },
+            Ok(()) => failed(ex, Some(Box::new(rx)), FailReason::ClosedEarly),
+            Err(e) => failed(ex, Some(Box::new(rx)), http_reason(e)),
         };
     }
+    let r = Reading { ex, rx };
     conn.phase = match decoder {
-        None => Phase::ReadingHead(ReadingHead { r: *r }),
-        Some(decoder) => Phase::ReadingBody(ReadingBody { r: *r, decoder }),
+        None => Phase::ReadingHead(ReadingHead { r }),
+        Some(decoder) => Phase::ReadingBody(ReadingBody { r, decoder }),
     };
     After::Wait
 }
 
 /// Feeds one chunk of plaintext to the reader; body bytes go through the decoder.
 fn feed(
-    r: &mut Reading,
+    r: &mut Received,
     decoder: &mut Option<ContentDecoder>,
     chunk: &[u8],
     body_tmp: &mut Vec<u8>,
@@ -1213,10 +1190,20 @@ fn feed(
     loop {
         let rest = input.get(pos..).unwrap_or_default();
         body_tmp.clear();
-        let fed = match r.reader.feed(rest, body_tmp) {
+        // Identity bodies go straight into the outcome's buffer: no second copy.
+        let direct = r.identity;
+        let fed = if direct {
+            r.reader.feed(rest, &mut r.body)
+        } else {
+            r.reader.feed(rest, body_tmp)
+        };
+        let fed = match fed {
             Ok(f) => f,
             Err(e) => return Fed::Failed(http_reason(e)),
         };
+        if direct && r.body.len() as u64 > limits.decode.max_decoded_bytes {
+            return Fed::Failed(FailReason::TooLarge);
+        }
         let used = rest.get(..fed.consumed).unwrap_or_default();
         r.record_raw(used, limits);
         r.wire_bytes += fed.consumed as u64;
@@ -1224,7 +1211,22 @@ fn feed(
         if decoder.is_none() {
             if let Some(head) = r.reader.head() {
                 match ContentEncoding::from_header(head.header("content-encoding")) {
-                    Ok(enc) => *decoder = Some(ContentDecoder::new(enc, limits.decode)),
+                    Ok(enc) => {
+                        if enc == ContentEncoding::Identity {
+                            // One allocation for the body instead of doubling from zero.
+                            let declared = head
+                                .header("content-length")
+                                .and_then(|v| std::str::from_utf8(v).ok())
+                                .and_then(|v| v.trim().parse::<u64>().ok())
+                                .unwrap_or(0)
+                                .min(limits.decode.max_decoded_bytes)
+                                .min(limits.response.max_body_bytes)
+                                .min(BODY_RESERVE_MAX_BYTES);
+                            r.body.reserve(declared as usize);
+                            r.identity = true;
+                        }
+                        *decoder = Some(ContentDecoder::new(enc, limits.decode));
+                    }
                     Err(e) => return Fed::Failed(decode_reason(e)),
                 }
             }
@@ -1261,27 +1263,25 @@ fn feed(
 /// reusable.
 fn finish(
     conn: &mut Conn,
-    mut r: Box<Reading>,
+    ex: Exchange,
+    mut rx: Received,
     decoder: Option<ContentDecoder>,
     closing: bool,
     now: Instant,
 ) -> After {
     if let Some(mut dec) = decoder {
-        if let Err(e) = dec.finish(&mut r.body) {
-            let ex = take_exchange(&mut r);
-            return failed(ex, Some(r), decode_reason(e));
+        if let Err(e) = dec.finish(&mut rx.body) {
+            return failed(ex, Some(Box::new(rx)), decode_reason(e));
         }
     }
-    let reusable = !closing && r.reader.keep_alive();
-    let peer = Some(conn.peer);
-    let ex = take_exchange(&mut r);
-    let outcome = build_outcome(ex, Some(*r), peer, None, now);
+    let reusable = !closing && rx.reader.keep_alive();
+    let outcome = build_outcome(ex, Some(rx), Some(conn.peer), None, now);
     After::Finished { outcome, reusable }
 }
 
 fn build_outcome(
     ex: Exchange,
-    reading: Option<Reading>,
+    reading: Option<Received>,
     peer: Option<SocketAddr>,
     error: Option<FailReason>,
     now: Instant,
@@ -1290,6 +1290,7 @@ fn build_outcome(
         job,
         mut timings,
         reused,
+        tls_resumed,
         ..
     } = ex;
     timings.dns = job.dns;
@@ -1304,6 +1305,7 @@ fn build_outcome(
         decoded_bytes: 0,
         peer,
         reused_connection: reused,
+        tls_resumed,
         retries: job.retries,
         raw: Vec::new(),
         raw_truncated: false,

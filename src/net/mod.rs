@@ -4,6 +4,20 @@
 //! itself is the sans-IO `crate::http`.
 //!
 //! Guide: `docs/fetcher.md` (phases, deadlines, pools, TLS, DNS, outcomes, memory).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use trawl::net::{FetchRequest, Fetcher, FetcherConfig};
+//!
+//! let mut fetcher = Fetcher::new(FetcherConfig::default())?;
+//! let url = url::Url::parse("http://example.org/")?;
+//! fetcher.submit(FetchRequest::get(1, url, trawl::default_user_agent()));
+//! fetcher.run_until_idle(Duration::from_secs(30), |outcome| {
+//!     // A failure is a value: `outcome.error` says which phase and why.
+//!     println!("{} {:?} {:?}", outcome.url, outcome.status(), outcome.error);
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod config;
 mod conn;

@@ -177,6 +177,9 @@ pub struct FetchOutcome {
     pub peer: Option<SocketAddr>,
     /// Whether the exchange ran on a connection reused from the keep-alive pool.
     pub reused_connection: bool,
+    /// The TLS handshake for this exchange resumed a cached session (fresh HTTPS
+    /// connections only; false for plain HTTP and reused connections).
+    pub tls_resumed: bool,
     /// How many times the request was retried on a fresh connection (0 or 1).
     pub retries: u8,
     /// The raw response bytes as received (head + framed body), when the request asked
