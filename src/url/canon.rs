@@ -306,7 +306,7 @@ fn normalize_percent_encoding_into(input: &str, path: bool, out: &mut String) {
             if let (Some(hi), Some(lo)) = (hi, lo) {
                 out.push_str(input.get(copied..i).unwrap_or(""));
                 let value = hi << 4 | lo;
-                if is_unreserved(value) {
+                if is_unreserved(value) && !completes_escape(out, value) {
                     out.push(char::from(value));
                 } else {
                     push_escape(value, out);
@@ -326,6 +326,21 @@ fn normalize_percent_encoding_into(input: &str, path: bool, out: &mut String) {
         }
     }
     out.push_str(input.get(copied..).unwrap_or(""));
+}
+
+/// Would appending the decoded `value` complete a new escape with a literal `%` just
+/// written (`%6%65` must not become `%6e`)? Emitted escapes are always complete, so a
+/// trailing `%` or `%` + one hex digit is a literal percent sign.
+fn completes_escape(out: &str, value: u8) -> bool {
+    if !value.is_ascii_hexdigit() {
+        return false;
+    }
+    let tail = out.as_bytes();
+    match tail {
+        [.., b'%'] => true,
+        [.., b'%', h] => h.is_ascii_hexdigit(),
+        _ => false,
+    }
 }
 
 fn is_session_param(name: &str) -> bool {
@@ -464,6 +479,9 @@ mod tests {
         (BASE, "/a%3f?b%3d%26c", "http://base.example/a%3F?b%3D%26c"),
         (BASE, "/%25%34%31", "http://base.example/%2541"),
         (BASE, "/%zz%4", "http://base.example/%zz%4"),
+        (BASE, "/us%6%655jh", "http://base.example/us%6%655jh"),
+        (BASE, "/%%34%31", "http://base.example/%%341"),
+        (BASE, "/%%7e", "http://base.example/%~"),
         (BASE, "/é?é", "http://base.example/%C3%A9?%C3%A9"),
         (BASE, "/%c3%a9", "http://base.example/%C3%A9"),
         (BASE, "http://us%65r:p%3aw@h/", "http://user:p%3Aw@h/"),
@@ -577,6 +595,10 @@ mod tests {
             "%41",
             "%c3%a9",
             "%zz",
+            "%6",
+            "%%",
+            "%65",
+            "%3",
             "?",
             "&",
             "=",
