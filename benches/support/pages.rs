@@ -271,7 +271,7 @@ fn script_heavy(rng: &mut Rng, kb: usize) -> String {
             rng.below(1_000_000), rng.below(100)
         ));
     }
-    s.push_str("</script><script>var s = '<!--'; var e = '-->';</script></head><body><div id=root></div><noscript><a href=\"/no-js\">Enable JavaScript</a></noscript>");
+    s.push_str("</script><script>var s = '<!--'; var e = '-->';</script></head><body><div id=root></div><noscript><p>Enable JavaScript</p></noscript><a href=\"/help\">help</a>");
     s.push_str("<script type=module src=/js/app.mjs></script></body></html>\n");
     s
 }

@@ -116,6 +116,9 @@ fn finish(mut url: Url, options: &CanonOptions) -> Result<Url, Reject> {
     if !needs_rewrite {
         return Ok(url);
     }
+    if url.username().is_empty() && url.password().is_none() {
+        return rewrite_in_place(url, options, lossy);
+    }
     let mut out = String::with_capacity(url.as_str().len() + 8);
     out.push_str(&url[..Position::BeforeUsername]);
     if !url.username().is_empty() || url.password().is_some() {
@@ -150,6 +153,36 @@ fn finish(mut url: Url, options: &CanonOptions) -> Result<Url, Reject> {
         }
     }
     Url::parse(&out).map_err(Reject::InvalidUrl)
+}
+
+/// Rule 5-6 without userinfo: only the components that change are set again (each
+/// setter re-parses one component, cheaper than parsing the whole URL).
+fn rewrite_in_place(mut url: Url, options: &CanonOptions, lossy: bool) -> Result<Url, Reject> {
+    let mut path = String::with_capacity(url.path().len());
+    normalize_percent_encoding_into(url.path(), true, &mut path);
+    let path = if options.strip_session_ids {
+        strip_path_session_id(&path).into_owned()
+    } else {
+        path
+    };
+    if path != url.path() {
+        url.set_path(&path);
+    }
+    if let Some(query) = url.query() {
+        let mut normalized = String::with_capacity(query.len());
+        normalize_percent_encoding_into(query, false, &mut normalized);
+        let rewritten = if lossy {
+            rewrite_query(&normalized, options).map(Cow::into_owned)
+        } else {
+            Some(normalized)
+        };
+        match rewritten {
+            None => url.set_query(None),
+            Some(q) if q != query => url.set_query(Some(&q)),
+            Some(_) => {}
+        }
+    }
+    Ok(url)
 }
 
 /// Strips leading and trailing C0 controls and spaces and removes tabs and newlines
