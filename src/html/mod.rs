@@ -233,6 +233,62 @@ impl Links {
     }
 }
 
+/// The scan alone, without decoding or resolution: calls `f(tag, raw value)` for each
+/// `<a>`/`<area>`/`<link>` `href`, `<frame>`/`<iframe>` `src` (and `<img>` `src` with
+/// `include_images`), in document order, with the same tokenizer rules as
+/// [`Links::extract`]. Values are the raw attribute bytes (character references not
+/// decoded). For callers that resolve lazily, and for measuring the scanner.
+pub fn for_each_raw_link<'a>(page: &'a [u8], include_images: bool, f: impl FnMut(Tag, &'a [u8])) {
+    struct Raw<'a, F> {
+        f: F,
+        include_images: bool,
+        tag: Option<Tag>,
+        value: Option<&'a [u8]>,
+    }
+    impl<'a, F: FnMut(Tag, &'a [u8])> Visitor<'a> for Raw<'a, F> {
+        #[inline]
+        fn start_tag(&mut self, _name: &'a [u8], class: TagClass) -> bool {
+            self.tag = match class {
+                TagClass::A => Some(Tag::A),
+                TagClass::Area => Some(Tag::Area),
+                TagClass::Link => Some(Tag::Link),
+                TagClass::Frame => Some(Tag::Frame),
+                TagClass::Iframe => Some(Tag::Iframe),
+                TagClass::Img if self.include_images => Some(Tag::Img),
+                _ => None,
+            };
+            self.value = None;
+            self.tag.is_some()
+        }
+        #[inline]
+        fn attribute(&mut self, name: &'a [u8], value: &'a [u8]) {
+            let wanted: &[u8] = match self.tag {
+                Some(Tag::A | Tag::Area | Tag::Link) => b"href",
+                _ => b"src",
+            };
+            if self.value.is_none() && name.eq_ignore_ascii_case(wanted) {
+                self.value = Some(value);
+            }
+        }
+        #[inline]
+        fn start_tag_done(&mut self) -> ControlFlow<()> {
+            if let (Some(tag), Some(value)) = (self.tag.take(), self.value.take()) {
+                (self.f)(tag, value);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    scan::scan(
+        page,
+        &mut Raw {
+            f,
+            include_images,
+            tag: None,
+            value: None,
+        },
+    );
+}
+
 /// Raw attribute values of the current interesting start tag (first occurrence).
 #[derive(Default)]
 struct Element<'a> {

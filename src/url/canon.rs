@@ -116,6 +116,9 @@ fn finish(mut url: Url, options: &CanonOptions) -> Result<Url, Reject> {
     if !needs_rewrite {
         return Ok(url);
     }
+    if url.username().is_empty() && url.password().is_none() {
+        return rewrite_in_place(url, options, lossy);
+    }
     let mut out = String::with_capacity(url.as_str().len() + 8);
     out.push_str(&url[..Position::BeforeUsername]);
     if !url.username().is_empty() || url.password().is_some() {
@@ -150,6 +153,36 @@ fn finish(mut url: Url, options: &CanonOptions) -> Result<Url, Reject> {
         }
     }
     Url::parse(&out).map_err(Reject::InvalidUrl)
+}
+
+/// Rule 5-6 without userinfo: only the components that change are set again (each
+/// setter re-parses one component, cheaper than parsing the whole URL).
+fn rewrite_in_place(mut url: Url, options: &CanonOptions, lossy: bool) -> Result<Url, Reject> {
+    let mut path = String::with_capacity(url.path().len());
+    normalize_percent_encoding_into(url.path(), true, &mut path);
+    let path = if options.strip_session_ids {
+        strip_path_session_id(&path).into_owned()
+    } else {
+        path
+    };
+    if path != url.path() {
+        url.set_path(&path);
+    }
+    if let Some(query) = url.query() {
+        let mut normalized = String::with_capacity(query.len());
+        normalize_percent_encoding_into(query, false, &mut normalized);
+        let rewritten = if lossy {
+            rewrite_query(&normalized, options).map(Cow::into_owned)
+        } else {
+            Some(normalized)
+        };
+        match rewritten {
+            None => url.set_query(None),
+            Some(q) if q != query => url.set_query(Some(&q)),
+            Some(_) => {}
+        }
+    }
+    Ok(url)
 }
 
 /// Strips leading and trailing C0 controls and spaces and removes tabs and newlines
@@ -306,7 +339,7 @@ fn normalize_percent_encoding_into(input: &str, path: bool, out: &mut String) {
             if let (Some(hi), Some(lo)) = (hi, lo) {
                 out.push_str(input.get(copied..i).unwrap_or(""));
                 let value = hi << 4 | lo;
-                if is_unreserved(value) {
+                if is_unreserved(value) && !completes_escape(out, value) {
                     out.push(char::from(value));
                 } else {
                     push_escape(value, out);
@@ -326,6 +359,21 @@ fn normalize_percent_encoding_into(input: &str, path: bool, out: &mut String) {
         }
     }
     out.push_str(input.get(copied..).unwrap_or(""));
+}
+
+/// Would appending the decoded `value` complete a new escape with a literal `%` just
+/// written (`%6%65` must not become `%6e`)? Emitted escapes are always complete, so a
+/// trailing `%` or `%` + one hex digit is a literal percent sign.
+fn completes_escape(out: &str, value: u8) -> bool {
+    if !value.is_ascii_hexdigit() {
+        return false;
+    }
+    let tail = out.as_bytes();
+    match tail {
+        [.., b'%'] => true,
+        [.., b'%', h] => h.is_ascii_hexdigit(),
+        _ => false,
+    }
 }
 
 fn is_session_param(name: &str) -> bool {
@@ -464,6 +512,9 @@ mod tests {
         (BASE, "/a%3f?b%3d%26c", "http://base.example/a%3F?b%3D%26c"),
         (BASE, "/%25%34%31", "http://base.example/%2541"),
         (BASE, "/%zz%4", "http://base.example/%zz%4"),
+        (BASE, "/us%6%655jh", "http://base.example/us%6%655jh"),
+        (BASE, "/%%34%31", "http://base.example/%%341"),
+        (BASE, "/%%7e", "http://base.example/%~"),
         (BASE, "/é?é", "http://base.example/%C3%A9?%C3%A9"),
         (BASE, "/%c3%a9", "http://base.example/%C3%A9"),
         (BASE, "http://us%65r:p%3aw@h/", "http://user:p%3Aw@h/"),
@@ -577,6 +628,10 @@ mod tests {
             "%41",
             "%c3%a9",
             "%zz",
+            "%6",
+            "%%",
+            "%65",
+            "%3",
             "?",
             "&",
             "=",

@@ -1,0 +1,75 @@
+//! Canonicalization throughput (URLs per second): `trawl::url::canonicalize` on the
+//! links of the synthweb-like pages and realistic corpus, beside the `url` crate's
+//! bare `Url::join` in the same run (the parse that canonicalization builds on).
+//!
+//!   cargo bench --bench canon
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use trawl::html::{decode_attribute, for_each_raw_link};
+use trawl::url::canonicalize;
+use url::Url;
+
+#[path = "support/pages.rs"]
+mod pages;
+
+/// Real-shaped references: every link of the benchmark pages, decoded, plus a few
+/// awkward ones (escapes, dot segments, default ports, IDN, fragments).
+fn references() -> Vec<String> {
+    let mut refs = Vec::new();
+    let mut pages = pages::synthweb_pages(20);
+    pages.extend(pages::realistic_corpus().into_iter().map(|p| p.1));
+    for page in &pages {
+        for_each_raw_link(page, true, |_, raw| {
+            refs.push(decode_attribute(&String::from_utf8_lossy(raw)).into_owned());
+        });
+    }
+    for extra in [
+        "HTTP://WWW.Example.COM:80/%7Euser/a/./b/../c?q=%2f%41#frag",
+        "https://example.com:443/path/%e2%82%ac?x=1&y=%3D",
+        "//cdn.example.net/a/b/c.js",
+        "../../up/two?z",
+        "http://b\u{fc}cher.example/",
+        "mailto:someone@example.com",
+        "#top",
+    ] {
+        refs.push(extra.to_owned());
+    }
+    refs
+}
+
+fn canon(c: &mut Criterion) {
+    let base = Url::parse("http://bench.example/dir/page.html").expect("base");
+    let refs = references();
+    // Validate: every result is a fixed point; count accepted and rejected.
+    let mut ok = 0;
+    for r in &refs {
+        if let Ok(u) = canonicalize(&base, r) {
+            assert_eq!(canonicalize(&base, u.as_str()).as_ref(), Ok(&u), "{r}");
+            ok += 1;
+        }
+    }
+    eprintln!("canon: {} references, {ok} canonical", refs.len());
+    assert!(ok >= refs.len() - 2);
+    let mut group = c.benchmark_group("canon");
+    group.throughput(Throughput::Elements(refs.len() as u64));
+    group.bench_function("trawl_canonicalize", |b| {
+        b.iter(|| {
+            refs.iter()
+                .filter(|r| canonicalize(&base, r).is_ok())
+                .count()
+        })
+    });
+    group.bench_function("url_join_baseline", |b| {
+        b.iter(|| refs.iter().filter(|r| base.join(r).is_ok()).count())
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(3));
+    targets = canon
+}
+criterion_main!(benches);

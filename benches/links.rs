@@ -1,0 +1,181 @@
+//! Link extraction throughput: trawl's scanner beside lol_html and html5ever doing
+//! the same job (the `href`/`src` values of `a`, `area`, `link`, `frame`, `iframe`),
+//! on synthweb-like pages and on a small realistic corpus. Every engine's link count
+//! is checked against the others before anything is timed.
+//!
+//!   cargo bench --bench links
+
+use std::cell::Cell;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use html5ever::tendril::TendrilSink;
+use markup5ever_rcdom::{Handle, NodeData, RcDom};
+use trawl::html::{for_each_raw_link, Links};
+use url::Url;
+
+#[path = "support/pages.rs"]
+mod pages;
+
+/// trawl, scan only: raw values, as lol_html hands them out.
+fn trawl_raw(page: &[u8]) -> (usize, usize) {
+    let mut count = 0;
+    let mut bytes = 0;
+    for_each_raw_link(page, false, |_, v| {
+        count += 1;
+        bytes += v.len();
+    });
+    (count, bytes)
+}
+
+/// trawl, the full job: decode, resolve, canonicalize every link, robots meta.
+fn trawl_extract(base: &Url, page: &[u8], charset: &'static encoding_rs::Encoding) -> usize {
+    let links = Links::extract(base, page, Some(charset));
+    links
+        .links
+        .iter()
+        .filter(|l| l.tag != trawl::html::Tag::Meta)
+        .count()
+}
+
+fn lol(page: &[u8], charset: &'static encoding_rs::Encoding) -> (usize, usize) {
+    use lol_html::{element, HtmlRewriter, Settings};
+    let count = Cell::new(0usize);
+    let bytes = Cell::new(0usize);
+    let record = |v: Option<String>| {
+        if let Some(v) = v {
+            count.set(count.get() + 1);
+            bytes.set(bytes.get() + v.len());
+        }
+    };
+    let settings = Settings::new()
+        .append_element_content_handler(element!("a[href], area[href], link[href]", |el| {
+            record(el.get_attribute("href"));
+            Ok(())
+        }))
+        .append_element_content_handler(element!("frame[src], iframe[src]", |el| {
+            record(el.get_attribute("src"));
+            Ok(())
+        }))
+        .with_encoding(lol_html::AsciiCompatibleEncoding::new(charset).expect("ascii-compatible"));
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    rewriter.write(page).expect("lol_html write");
+    rewriter.end().expect("lol_html end");
+    (count.get(), bytes.get())
+}
+
+fn html5ever_count(page: &[u8]) -> usize {
+    fn walk(node: &Handle, n: &mut usize) {
+        if let NodeData::Element { name, attrs, .. } = &node.data {
+            let attr = match &*name.local {
+                "a" | "area" | "link" => Some("href"),
+                "frame" | "iframe" => Some("src"),
+                _ => None,
+            };
+            if let Some(attr) = attr {
+                if attrs
+                    .borrow()
+                    .iter()
+                    .any(|a| a.name.ns.is_empty() && &*a.name.local == attr)
+                {
+                    *n += 1;
+                }
+            }
+        }
+        for child in node.children.borrow().iter() {
+            walk(child, n);
+        }
+    }
+    let opts = html5ever::ParseOpts {
+        tree_builder: html5ever::tree_builder::TreeBuilderOpts {
+            scripting_enabled: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let dom = html5ever::parse_document(RcDom::default(), opts)
+        .from_utf8()
+        .one(page);
+    let mut n = 0;
+    walk(&dom.document, &mut n);
+    n
+}
+
+fn validate(name: &str, page: &[u8], charset: &'static encoding_rs::Encoding) -> usize {
+    let base = Url::parse("http://bench.example/dir/page.html").expect("base");
+    let (ours, _) = trawl_raw(page);
+    let (theirs, _) = lol(page, charset);
+    assert_eq!(ours, theirs, "{name}: trawl vs lol_html link count");
+    if charset == encoding_rs::UTF_8 {
+        assert_eq!(ours, html5ever_count(page), "{name}: trawl vs html5ever");
+    }
+    assert_eq!(
+        ours,
+        trawl_extract(&base, page, charset),
+        "{name}: full extract"
+    );
+    ours
+}
+
+fn bench_set(
+    c: &mut Criterion,
+    group_name: &str,
+    pages: &[(String, Vec<u8>, &'static encoding_rs::Encoding)],
+) {
+    let total: usize = pages.iter().map(|p| p.1.len()).sum();
+    let mut links = 0;
+    for (name, page, charset) in pages {
+        links += validate(name, page, charset);
+    }
+    eprintln!(
+        "{group_name}: {} pages, {total} bytes, {links} links (validated)",
+        pages.len()
+    );
+    let base = Url::parse("http://bench.example/dir/page.html").expect("base");
+    let mut group = c.benchmark_group(group_name);
+    group.throughput(Throughput::Bytes(total as u64));
+    group.bench_function(BenchmarkId::new("trawl_scan", total), |b| {
+        b.iter(|| pages.iter().map(|p| trawl_raw(&p.1).0).sum::<usize>())
+    });
+    group.bench_function(BenchmarkId::new("trawl_extract_canonical", total), |b| {
+        b.iter(|| {
+            pages
+                .iter()
+                .map(|p| trawl_extract(&base, &p.1, p.2))
+                .sum::<usize>()
+        })
+    });
+    group.bench_function(BenchmarkId::new("lol_html", total), |b| {
+        b.iter(|| pages.iter().map(|p| lol(&p.1, p.2).0).sum::<usize>())
+    });
+    group.sample_size(10);
+    group.bench_function(BenchmarkId::new("html5ever_rcdom", total), |b| {
+        b.iter(|| pages.iter().map(|p| html5ever_count(&p.1)).sum::<usize>())
+    });
+    group.finish();
+}
+
+fn links(c: &mut Criterion) {
+    let synth: Vec<_> = pages::synthweb_pages(50)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (format!("synthweb-{i}"), p, encoding_rs::UTF_8))
+        .collect();
+    bench_set(c, "links/synthweb-20k", &synth);
+    let corpus: Vec<_> = pages::realistic_corpus()
+        .into_iter()
+        .map(|(name, page, label)| {
+            let enc = encoding_rs::Encoding::for_label(label.as_bytes()).expect("label");
+            (name.to_owned(), page, enc)
+        })
+        .collect();
+    bench_set(c, "links/realistic", &corpus);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(3));
+    targets = links
+}
+criterion_main!(benches);
