@@ -20,8 +20,6 @@ fn replay(target: &str, run: fn(&[u8])) {
 
 fn replay_dir(dir: &Path, run: fn(&[u8])) -> usize {
     let mut count = 0;
-    for entry in fs::read_dir(&dir).expect("corpus directory") {
-        let path = entry.expect("corpus entry").path();
     for entry in fs::read_dir(dir).expect("corpus directory") {
         let path = entry.expect("directory entry").path();
         let data = fs::read(&path).expect("corpus file");
