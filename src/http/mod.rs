@@ -228,4 +228,15 @@ mod tests {
         assert_send::<ContentDecoder>();
         assert_send::<RequestHead>();
     }
+
+    /// Readers live in every connection that is reading; keep them small (the head
+    /// buffer and decoder state are heap-allocated only while needed).
+    #[test]
+    fn reader_is_small() {
+        let reader = std::mem::size_of::<ResponseReader>();
+        let decoder = std::mem::size_of::<ContentDecoder>();
+        println!("ResponseReader {reader} bytes, ContentDecoder {decoder} bytes");
+        assert!(reader <= 256, "ResponseReader is {reader} bytes");
+        assert!(decoder <= 128, "ContentDecoder is {decoder} bytes");
+    }
 }

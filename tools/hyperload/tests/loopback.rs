@@ -53,8 +53,12 @@ fn handle(stream: TcpStream, seen: &Seen) {
         }
         assert!(host_ok, "request without the URL's Host");
         seen.requests.fetch_add(1, Ordering::SeqCst);
-        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", BODY.len());
-        if writer.write_all(head.as_bytes()).is_err() || writer.write_all(BODY).is_err() {
+        // One write per response: head and body in two writes would meet Nagle's
+        // algorithm and the client's delayed ACK (40 ms per request).
+        let mut response =
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", BODY.len()).into_bytes();
+        response.extend_from_slice(BODY);
+        if writer.write_all(&response).is_err() {
             return;
         }
     }
@@ -124,4 +128,45 @@ fn refuses_non_loopback_targets() {
         .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("loopback"));
+}
+
+#[test]
+fn duration_limited_run_stops_on_time() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Seen::default());
+    let server_seen = Arc::clone(&seen);
+    thread::spawn(move || serve(listener, server_seen));
+
+    let dir = std::env::temp_dir().join(format!("hyperload-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = dir.join("urls.txt");
+    std::fs::write(&list, "# one URL\nhttp://site.test:8080/page?x=1\n").unwrap();
+    let started = std::time::Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_hyperload"))
+        .args(["-c", "2", "-n", "0", "-d", "0.5", "-t", "1"])
+        .args(["--connect", &addr.to_string(), "--urls"])
+        .arg(&list)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Generous bound: the run is time-limited, not count-limited.
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let json = String::from_utf8(output.stdout).unwrap();
+    let requests: u64 = field(&json, "requests").parse().unwrap();
+    assert!(requests > 0, "{json}");
+    assert_eq!(field(&json, "errors"), "0", "{json}");
+    let seconds: f64 = field(&json, "seconds").parse().unwrap();
+    assert!((0.4..10.0).contains(&seconds), "{json}");
+    // Requests in flight at the deadline are abandoned: the server may have seen them.
+    let served = seen.requests.load(Ordering::SeqCst);
+    assert!(
+        (requests..=requests + 2).contains(&served),
+        "{served} vs {json}"
+    );
 }
