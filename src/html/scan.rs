@@ -575,8 +575,10 @@ impl<'a> Scanner<'a> {
     /// Is there an appropriate end tag `</name` + delimiter at `at`?
     fn is_end_tag_for(&self, at: usize, name: &[u8]) -> bool {
         let start = at + 2;
-        self.slice(start, start + name.len())
-            .eq_ignore_ascii_case(name)
+        self.byte(at + 1) == Some(b'/')
+            && self
+                .slice(start, start + name.len())
+                .eq_ignore_ascii_case(name)
             && self.byte(start + name.len()).is_some_and(ends_name)
     }
 
@@ -818,6 +820,8 @@ mod tests {
             ["a href=y"]
         );
         assert_eq!(tags("<script><!--></script><a href=y>"), ["a href=y"]);
+        assert!(tags("<script><<script><a href=x></script>").is_empty());
+        assert!(tags("<script><!--x<<script><a href=x></script>").is_empty());
         assert_eq!(
             tags("<script><!---><script></script><a href=y>"),
             ["a href=y"]
