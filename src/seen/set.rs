@@ -610,6 +610,11 @@ impl SeenSet {
         &self.path
     }
 
+    /// Where the live bits are kept.
+    pub fn backing(&self) -> Backing {
+        self.backing
+    }
+
     /// What the keys are.
     pub fn purpose(&self) -> Purpose {
         self.purpose
