@@ -197,7 +197,14 @@ fn parse_delay(value: &[u8]) -> Option<Duration> {
 
 /// Splits the parsed prefix of `bytes` into lines, dropping a BOM and a cut final line.
 fn parsed_prefix(bytes: &[u8]) -> (&[u8], bool) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    // A UTF-8 BOM, or a cut-off start of one (as Google's parser also skips), is not
+    // part of the first line.
+    let bom = [0xEF, 0xBB, 0xBF]
+        .iter()
+        .zip(bytes)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let bytes = bytes.get(bom..).unwrap_or_default();
     if bytes.len() <= MAX_ROBOTS_BYTES {
         return (bytes, false);
     }
@@ -454,6 +461,27 @@ mod tests {
             .rules
             .iter()
             .all(|r| r.kind == RuleKind::Allow));
+    }
+
+    #[test]
+    fn bom_and_partial_bom_are_skipped_only_at_the_start() {
+        for body in [
+            &b"\xEF\xBB\xBFuser-agent: *\ndisallow: /x\n"[..],
+            b"\xEF\xBBuser-agent: *\ndisallow: /x\n",
+            b"\xEFuser-agent: *\ndisallow: /x\n",
+        ] {
+            let robots = RobotsTxt::parse(body, Mode::Rfc9309);
+            assert_eq!(robots.groups.len(), 1, "{body:?}");
+            assert_eq!(robots.groups[0].rules.len(), 1);
+        }
+        let robots = RobotsTxt::parse(
+            b"\n\xEF\xBB\xBFuser-agent: *\ndisallow: /x\n",
+            Mode::Rfc9309,
+        );
+        assert!(
+            robots.groups.is_empty(),
+            "a BOM after the start is not skipped"
+        );
     }
 
     #[test]

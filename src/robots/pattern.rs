@@ -194,6 +194,37 @@ pub struct Pattern {
     segments: Box<[(u32, u32)]>,
     /// Whether the pattern ended in `$`.
     anchored: bool,
+    /// The set of bytes the segments after the prefix contain: a path lacking any of
+    /// them cannot match, which rejects most wildcard rules without a search.
+    needs: ByteSet,
+}
+
+/// A set of ASCII bytes as a 128-bit mask. Normalized text is all ASCII.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ByteSet(u128);
+
+impl ByteSet {
+    /// The set of ASCII bytes in `bytes` (others are ignored).
+    pub fn of(bytes: &[u8]) -> ByteSet {
+        ByteSet(
+            bytes
+                .iter()
+                .filter(|b| b.is_ascii())
+                .fold(0u128, |m, &b| m | (1u128 << b)),
+        )
+    }
+
+    /// Takes `byte` out of the set.
+    pub fn remove(&mut self, byte: u8) {
+        if byte.is_ascii() {
+            self.0 &= !(1u128 << byte);
+        }
+    }
+
+    /// Whether every byte of `self` is in `other`.
+    pub fn is_subset(self, other: ByteSet) -> bool {
+        self.0 & !other.0 == 0
+    }
 }
 
 impl Pattern {
@@ -210,6 +241,7 @@ impl Pattern {
                 text,
                 segments: Box::default(),
                 anchored: false,
+                needs: ByteSet::default(),
             },
             Syntax::Wildcards => {
                 let (body, anchored) = match text.split_last() {
@@ -232,11 +264,14 @@ impl Pattern {
                     }
                 }
                 let segments = segments.into_boxed_slice();
+                let mut needs = ByteSet::of(body.get(prefix_len..).unwrap_or_default());
+                needs.remove(b'*');
                 Pattern {
                     prefix_len,
                     segments,
                     anchored,
                     text,
+                    needs,
                 }
             }
         }
@@ -277,6 +312,12 @@ impl Pattern {
     /// Whether the pattern matches `path`, which must already be normalized.
     pub fn matches(&self, path: &[u8]) -> bool {
         self.matches_counting(path, &mut 0)
+    }
+
+    /// [`Pattern::matches`] with the precomputed [`ByteSet`] of `path`, which lets a
+    /// rule set reject wildcard rules whose segments use bytes the path lacks.
+    pub fn matches_with(&self, path: &[u8], path_bytes: ByteSet) -> bool {
+        self.needs.is_subset(path_bytes) && self.matches_counting(path, &mut 0)
     }
 
     /// [`Pattern::matches`], adding to `scanned` the number of path bytes handed to

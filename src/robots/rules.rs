@@ -13,7 +13,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::parse::{product_token, Group, Mode, RobotsTxt, RuleKind, Sitemap};
-use super::pattern::{normalize, Pattern, Side, Syntax};
+use super::pattern::{normalize, ByteSet, Pattern, Side, Syntax};
 
 /// One compiled rule.
 #[derive(Clone, Debug)]
@@ -100,37 +100,56 @@ impl Decision<'_> {
 
 /// Index of rule positions by the second byte of their literal prefix, as a compressed
 /// table (`starts[b]..starts[b + 1]` into `ids`), built only for larger rule sets.
+/// Rules whose literal prefix is shorter than two bytes (`/*.pdf$`) are kept once in
+/// `generic`; a lookup merges the bucket with them in priority order.
 #[derive(Clone, Debug)]
 struct Index {
     starts: Box<[u32]>,
     ids: Box<[u32]>,
+    generic: Box<[u32]>,
 }
 
 /// Rule sets at most this large are scanned without the index.
 const INDEX_MIN_RULES: usize = 12;
 
-/// Rules whose literal prefix is shorter than two bytes (`/*.pdf`) sit in all 256
-/// buckets; past this many the index would cost more memory than it saves time.
-const INDEX_MAX_GENERIC_RULES: usize = 64;
-
 impl Index {
     fn build(rules: &[Rule]) -> Index {
         let key = |r: &Rule| r.pattern.literal_prefix().get(1).copied();
-        let mut starts = vec![0u32; 257];
-        let mut ids = Vec::new();
-        for byte in 0..=255u8 {
-            for (i, rule) in rules.iter().enumerate() {
-                if key(rule).is_none_or(|k| k == byte) {
-                    ids.push(u32::try_from(i).unwrap_or(u32::MAX));
-                }
+        let id = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        let mut counts = [0usize; 256];
+        for k in rules.iter().filter_map(key) {
+            if let Some(c) = counts.get_mut(usize::from(k)) {
+                *c += 1;
             }
-            if let Some(slot) = starts.get_mut(usize::from(byte) + 1) {
-                *slot = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+        }
+        let mut starts = Vec::with_capacity(257);
+        let mut total = 0;
+        starts.push(0);
+        for c in counts {
+            total += c;
+            starts.push(id(total));
+        }
+        let mut cursor: Vec<usize> = starts.iter().map(|&s| s as usize).collect();
+        let mut ids = vec![0u32; total];
+        let mut generic = Vec::new();
+        // Rules are visited in priority order, so every bucket stays in that order.
+        for (i, rule) in rules.iter().enumerate() {
+            match key(rule) {
+                Some(k) => {
+                    if let Some(at) = cursor.get_mut(usize::from(k)) {
+                        if let Some(slot) = ids.get_mut(*at) {
+                            *slot = id(i);
+                        }
+                        *at += 1;
+                    }
+                }
+                None => generic.push(id(i)),
             }
         }
         Index {
             starts: starts.into_boxed_slice(),
             ids: ids.into_boxed_slice(),
+            generic: generic.into_boxed_slice(),
         }
     }
 
@@ -139,6 +158,19 @@ impl Index {
         let lo = self.starts.get(b).copied().unwrap_or(0) as usize;
         let hi = self.starts.get(b + 1).copied().unwrap_or(0) as usize;
         self.ids.get(lo..hi).unwrap_or_default()
+    }
+
+    /// Rule positions that may match a path whose second byte is `byte`, in
+    /// priority order (both lists are sorted; merge them).
+    fn candidates(&self, byte: u8) -> impl Iterator<Item = u32> + '_ {
+        let mut a = self.bucket(byte).iter().peekable();
+        let mut b = self.generic.iter().peekable();
+        std::iter::from_fn(move || match (a.peek(), b.peek()) {
+            (Some(&&x), Some(&&y)) if x < y => a.next().copied(),
+            (Some(_), Some(_)) | (None, Some(_)) => b.next().copied(),
+            (Some(_), None) => a.next().copied(),
+            (None, None) => None,
+        })
     }
 }
 
@@ -227,13 +259,7 @@ impl RobotsTxt {
                     .then_with(|| a.line.cmp(&b.line))
             });
         }
-        let generic = rules
-            .iter()
-            .filter(|r| r.pattern.literal_prefix().len() < 2)
-            .count();
-        let index = (self.mode == Mode::Rfc9309
-            && rules.len() > INDEX_MIN_RULES
-            && generic <= INDEX_MAX_GENERIC_RULES)
+        let index = (self.mode == Mode::Rfc9309 && rules.len() > INDEX_MIN_RULES)
             .then(|| Index::build(&rules));
         // Of several applicable delays, the longest: the politest reading.
         let crawl_delay = chosen.iter().filter_map(|g| g.crawl_delay).max();
@@ -322,13 +348,16 @@ impl Rules {
                 reason: Reason::RobotsTxt,
             };
         }
+        let bytes = ByteSet::of(path);
         let found = match (&self.index, path.get(1)) {
             (Some(index), Some(&byte)) => index
-                .bucket(byte)
+                .candidates(byte)
+                .filter_map(|i| self.rules.get(i as usize))
+                .find(|r| r.pattern.matches_with(path, bytes)),
+            _ => self
+                .rules
                 .iter()
-                .filter_map(|&i| self.rules.get(i as usize))
-                .find(|r| r.pattern.matches(path)),
-            _ => self.rules.iter().find(|r| r.pattern.matches(path)),
+                .find(|r| r.pattern.matches_with(path, bytes)),
         };
         match found {
             Some(rule) => Decision {

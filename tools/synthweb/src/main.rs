@@ -1,12 +1,197 @@
 //! synthweb: a deterministic synthetic web served on loopback (see docs/synthweb.md).
 
-use clap::Parser;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use synthweb::config::{Profiles, SiteConfig, Span};
+use synthweb::server::{self, ServerConfig};
 
 /// A deterministic synthetic web on loopback, for testing and benchmarking crawlers.
+///
+/// Without a subcommand, serves the web described by the options.
 #[derive(Debug, Parser)]
-#[command(name = "synthweb", version, about)]
-struct Cli {}
+#[command(
+    name = "synthweb",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
 
-fn main() {
-    let _cli = Cli::parse();
+#[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant, reason = "parsed once per process")]
+enum Command {
+    /// Serve the synthetic web (the same as giving no subcommand).
+    Serve(ServeArgs),
+    /// Judge a crawl from the server's request log against a manifest.
+    Check(synthweb::referee::CheckArgs),
+}
+
+/// Options of the server.
+#[derive(Debug, Clone, Args)]
+struct ServeArgs {
+    /// World seed: every byte served is a function of (seed, host, path).
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Number of hosts, named h000000.synth.test, h000001.synth.test, ...
+    #[arg(long, default_value_t = 100)]
+    hosts: u32,
+    /// Profiles, comma separated: default, traps, hostile (or all).
+    #[arg(long, default_value = "default")]
+    profile: String,
+    /// Page size range in bytes, MIN-MAX.
+    #[arg(long, default_value = "5000-60000")]
+    page_size: String,
+    /// Fixed page size in bytes (benchmark mode: Content-Length framing, UTF-8, no
+    /// link-spelling variety). Overrides --page-size.
+    #[arg(long)]
+    page_bytes: Option<u32>,
+    /// Links per page, MIN-MAX.
+    #[arg(long, default_value = "10-80")]
+    out_degree: String,
+    /// Pages /p/1.. per ordinary host, MIN-MAX.
+    #[arg(long, default_value = "20-200")]
+    pages_per_host: String,
+    /// Every N-th host root is a seed (host 0 and special hosts always are).
+    #[arg(long, default_value_t = 1)]
+    seed_stride: u32,
+    /// Trap budget the manifest is computed for (hops into a trap).
+    #[arg(long, default_value_t = 20)]
+    trap_budget: u32,
+    /// Loopback addresses to listen on: A.B.C.D or A.B.C.D/len (network and broadcast
+    /// addresses skipped for /30 and shorter). Only 127.0.0.0/8 is accepted.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind_range: String,
+    /// HTTP port on every address (0 = ephemeral; the chosen port is reported).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Also serve every host over HTTPS with a CA generated at start-up.
+    #[arg(long)]
+    tls: bool,
+    /// HTTPS port (0 = ephemeral).
+    #[arg(long, default_value_t = 0)]
+    tls_port: u16,
+    /// Write the CA certificate (PEM) here (with --tls).
+    #[arg(long)]
+    ca_out: Option<PathBuf>,
+    /// Write `hostname address port [tls_port]` lines here.
+    #[arg(long)]
+    hosts_file: Option<PathBuf>,
+    /// Write seed URLs here, one per line.
+    #[arg(long)]
+    seeds: Option<PathBuf>,
+    /// Write one JSON line per request here.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Stop after this many requests.
+    #[arg(long)]
+    max_requests: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    max_secs: Option<u64>,
+    /// Most simultaneous connections (further accepts wait).
+    #[arg(long, default_value_t = 10_000)]
+    max_connections: usize,
+    /// Close connections idle this many seconds.
+    #[arg(long, default_value_t = 30)]
+    idle_timeout_secs: u64,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Response cache slots (each holds one representation up to 128 KiB).
+    #[arg(long, default_value_t = 1024)]
+    cache_slots: usize,
+    #[command(flatten)]
+    manifest: synthweb::manifest::ManifestArgs,
+}
+
+impl ServeArgs {
+    /// Raw flags to a validated server config.
+    fn to_config(&self) -> anyhow::Result<ServerConfig> {
+        let bind = server::parse_bind_range(&self.bind_range)?;
+        let (page_bytes, fixed_size) = match self.page_bytes {
+            Some(n) => (Span { min: n, max: n }, true),
+            None => (Span::parse(&self.page_size)?, false),
+        };
+        let site = SiteConfig {
+            seed: self.seed,
+            hosts: self.hosts,
+            profiles: Profiles::parse(&self.profile)?,
+            page_bytes,
+            fixed_size,
+            out_degree: Span::parse(&self.out_degree)?,
+            pages_per_host: Span::parse(&self.pages_per_host)?,
+            tls: self.tls,
+            trap_budget: self.trap_budget,
+            http_port: 1,
+            tls_port: self.tls.then_some(1),
+            bind_base: bind.first,
+            bind_count: bind.count,
+            seed_stride: self.seed_stride,
+        };
+        site.validate()?;
+        Ok(ServerConfig {
+            site,
+            bind,
+            port: self.port,
+            tls_port: self.tls_port,
+            ca_out: self.ca_out.clone(),
+            hosts_file: self.hosts_file.clone(),
+            seeds_file: self.seeds.clone(),
+            log: self.log.clone(),
+            max_requests: self.max_requests,
+            max_secs: self.max_secs,
+            max_connections: self.max_connections,
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            threads: self.threads,
+            cache_slots: self.cache_slots,
+        })
+    }
+}
+
+fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let cfg = args.to_config()?;
+    let site_cfg = cfg.site.clone();
+    let done = server::run(cfg, |ready| {
+        // The manifest needs the bound ports; it is written before the ready line.
+        if let Err(e) = args
+            .manifest
+            .write(site_cfg, ready.http_port, ready.tls_port)
+        {
+            eprintln!("synthweb: {:#}", anyhow::Error::from(e));
+            std::process::exit(2);
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = serde_json::to_writer(&mut out, ready);
+        let _ = writeln!(out);
+        let _ = out.flush();
+    })?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &done)?;
+    writeln!(out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Some(Command::Serve(a)) => serve(a),
+        Some(Command::Check(a)) => synthweb::referee::run(a).map_err(anyhow::Error::from),
+        None => serve(&cli.serve),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("synthweb: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }

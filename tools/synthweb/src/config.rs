@@ -1,0 +1,243 @@
+//! The validated description of a synthetic web: everything the generator needs to answer
+//! any request. Built by the CLI (or by tests and the manifest walker) and then frozen.
+
+use std::net::Ipv4Addr;
+
+/// Which optional parts of the web exist. The default web is always there; `traps` and
+/// `hostile` put dedicated hosts at fixed indices (see [`crate::hosts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Profiles {
+    /// Crawler traps: endless calendar, loops, session ids, duplicates, growing URLs,
+    /// a million-page host (host indices 1..=7).
+    pub traps: bool,
+    /// Misbehaving servers, one behaviour per host (host indices 8..=23).
+    pub hostile: bool,
+}
+
+impl Profiles {
+    /// Parse a comma-separated list such as `default,traps,hostile`.
+    ///
+    /// # Errors
+    /// [`ConfigError::UnknownProfile`] for a name that is not a profile.
+    pub fn parse(list: &str) -> Result<Self, ConfigError> {
+        let mut p = Self::default();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match name {
+                "default" => {}
+                "traps" => p.traps = true,
+                "hostile" => p.hostile = true,
+                "all" => {
+                    p.traps = true;
+                    p.hostile = true;
+                }
+                other => return Err(ConfigError::UnknownProfile(other.to_owned())),
+            }
+        }
+        Ok(p)
+    }
+
+    /// The canonical spelling used in manifests and logs, e.g. `default+traps`.
+    #[must_use]
+    pub fn name(&self) -> String {
+        let mut s = String::from("default");
+        if self.traps {
+            s.push_str("+traps");
+        }
+        if self.hostile {
+            s.push_str("+hostile");
+        }
+        s
+    }
+}
+
+/// An inclusive range of integers, e.g. page sizes in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Smallest value.
+    pub min: u32,
+    /// Largest value (inclusive).
+    pub max: u32,
+}
+
+impl Span {
+    /// Parse `N` or `MIN-MAX`.
+    ///
+    /// # Errors
+    /// [`ConfigError::BadSpan`] when the text is not one or two integers in order.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let bad = || ConfigError::BadSpan(text.to_owned());
+        let (a, b) = match text.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (text, text),
+        };
+        let min: u32 = a.trim().parse().map_err(|_| bad())?;
+        let max: u32 = b.trim().parse().map_err(|_| bad())?;
+        if min > max {
+            return Err(bad());
+        }
+        Ok(Self { min, max })
+    }
+}
+
+/// Everything that determines the web. Two sites built from equal configs serve equal
+/// bytes for every request.
+#[derive(Debug, Clone)]
+pub struct SiteConfig {
+    /// The world seed.
+    pub seed: u64,
+    /// Number of hosts, named `h000000.synth.test` .. (at least 6 digits).
+    pub hosts: u32,
+    /// Optional profiles.
+    pub profiles: Profiles,
+    /// Size of ordinary HTML pages in bytes (default 5,000..=60,000).
+    pub page_bytes: Span,
+    /// When true every ordinary page is exactly `page_bytes.min` bytes, sent with
+    /// Content-Length (no chunked/close framing variety): the benchmark mode.
+    pub fixed_size: bool,
+    /// Links per ordinary page (default 10..=80).
+    pub out_degree: Span,
+    /// Pages `/p/1..` per ordinary host, the root `/` not counted (default 20..=200).
+    pub pages_per_host: Span,
+    /// Whether hosts are also served over HTTPS.
+    pub tls: bool,
+    /// The trap budget the manifest is computed for: how many hops into a trap a correct
+    /// crawler may go (the generator itself serves traps without end).
+    pub trap_budget: u32,
+    /// The HTTP port, the same on every address.
+    pub http_port: u16,
+    /// The HTTPS port when `tls`.
+    pub tls_port: Option<u16>,
+    /// First loopback address hosts are spread over.
+    pub bind_base: Ipv4Addr,
+    /// Number of consecutive addresses from `bind_base`; host `i` lives on
+    /// `bind_base + (i % bind_count)`.
+    pub bind_count: u32,
+    /// Every `seed_stride`-th host root is a seed (plus host 0 and every special host).
+    pub seed_stride: u32,
+}
+
+impl Default for SiteConfig {
+    fn default() -> Self {
+        Self {
+            seed: 42,
+            hosts: 100,
+            profiles: Profiles::default(),
+            page_bytes: Span {
+                min: 5_000,
+                max: 60_000,
+            },
+            fixed_size: false,
+            out_degree: Span { min: 10, max: 80 },
+            pages_per_host: Span { min: 20, max: 200 },
+            tls: false,
+            trap_budget: 20,
+            http_port: 8080,
+            tls_port: None,
+            bind_base: Ipv4Addr::new(127, 0, 0, 1),
+            bind_count: 1,
+            seed_stride: 1,
+        }
+    }
+}
+
+/// A configuration that cannot describe a web.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A profile name that is not `default`, `traps`, `hostile` or `all`.
+    #[error("unknown profile {0:?} (expected default, traps, hostile, all)")]
+    UnknownProfile(String),
+    /// A range that does not parse.
+    #[error("bad range {0:?} (expected N or MIN-MAX)")]
+    BadSpan(String),
+    /// Too few hosts for the special hosts of the chosen profiles.
+    #[error("profile {profile} needs at least {needed} hosts, got {got}")]
+    TooFewHosts {
+        /// Profile name.
+        profile: String,
+        /// Minimum host count.
+        needed: u32,
+        /// Configured host count.
+        got: u32,
+    },
+    /// More hosts than names can be generated for.
+    #[error("at most {max} hosts are supported, got {got}")]
+    TooManyHosts {
+        /// The maximum.
+        max: u32,
+        /// Configured.
+        got: u32,
+    },
+    /// A parameter out of its allowed range.
+    #[error("{0}")]
+    Invalid(&'static str),
+}
+
+/// Largest supported host count (names stay 8 digits at most).
+pub const MAX_HOSTS: u32 = 99_999_999;
+
+impl SiteConfig {
+    /// Check the config can be served.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the first problem.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.hosts == 0 {
+            return Err(ConfigError::Invalid("at least one host is needed"));
+        }
+        if self.hosts > MAX_HOSTS {
+            return Err(ConfigError::TooManyHosts {
+                max: MAX_HOSTS,
+                got: self.hosts,
+            });
+        }
+        let needed = crate::hosts::min_hosts(self.profiles);
+        if self.hosts < needed {
+            return Err(ConfigError::TooFewHosts {
+                profile: self.profiles.name(),
+                needed,
+                got: self.hosts,
+            });
+        }
+        if self.page_bytes.min < 1_024 || self.page_bytes.max > 4_000_000 {
+            return Err(ConfigError::Invalid(
+                "page bytes must lie within 1024..=4000000",
+            ));
+        }
+        if self.out_degree.min < 1 || self.out_degree.max > 2_000 {
+            return Err(ConfigError::Invalid("out-degree must lie within 1..=2000"));
+        }
+        if self.pages_per_host.min < 2 || self.pages_per_host.max > 10_000_000 {
+            return Err(ConfigError::Invalid(
+                "pages per host must lie within 2..=10000000",
+            ));
+        }
+        if self.bind_count == 0 || self.bind_count > 65_536 {
+            return Err(ConfigError::Invalid(
+                "bind range must hold 1..=65536 addresses",
+            ));
+        }
+        if self.seed_stride == 0 {
+            return Err(ConfigError::Invalid("seed stride must be at least 1"));
+        }
+        if self.tls && self.tls_port.is_none() {
+            return Err(ConfigError::Invalid("tls needs a tls port"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_profiles_and_spans() {
+        let p = Profiles::parse("default,traps").unwrap();
+        assert!(p.traps && !p.hostile);
+        assert_eq!(p.name(), "default+traps");
+        assert!(Profiles::parse("nope").is_err());
+        assert_eq!(Span::parse("5-60").unwrap(), Span { min: 5, max: 60 });
+        assert_eq!(Span::parse("7").unwrap(), Span { min: 7, max: 7 });
+        assert!(Span::parse("9-3").is_err());
+    }
+}

@@ -1,0 +1,1245 @@
+//! The referee: judges a crawl from the server's side, from the request log alone.
+//!
+//! [`check`] is a pure function of the log lines, the manifest and a [`CheckPolicy`];
+//! [`run`] is the `synthweb check` command around it (file reading, printing, exit
+//! code). Every rule is documented in `docs/synthweb.md` (section "Referee and
+//! manifest"); the short version:
+//!
+//! * A request's URL is `{scheme}://{host}{target}` with the target brought to canonical
+//!   form (unreserved `%XX` decoded, other escapes upper-cased). A target that was not
+//!   already canonical, or not in origin form (`/...`), is a violation: the crawler sent
+//!   an alias.
+//! * **Missed**: an `M` URL with no request. **Forbidden**: an `F` URL with any request.
+//! * **Duplicate**: a request for an `M` URL requested before, unless it is a
+//!   revalidation (carries `If-None-Match` or `If-Modified-Since`) or a retry (the
+//!   previous request for that URL got status 0 = no response, 408, 429 or 5xx). More
+//!   than `max_retries` retries of one URL is its own violation. Repeats of unlisted URLs
+//!   are counted, not judged: hostile hosts' URLs are unlisted, and the log cannot tell a
+//!   response the server cut short (which a crawler may retry) from a complete one.
+//! * **robots.txt first**: for each origin (scheme, host, port) with any request other
+//!   than `GET /robots.txt`, some `/robots.txt` request of that origin must have been
+//!   answered completely (`end_us`) no later than the first other request started
+//!   (`t_us`).
+//! * **Politeness** is judged per host name (port and scheme stripped: one server, one
+//!   host): the largest number of distinct connections with overlapping request
+//!   intervals `[t_us, end_us)`, and the smallest gap between two request starts
+//!   (robots.txt included).
+//! * **Identification**: every request carries a non-empty `User-Agent` naming the agent
+//!   (its product token appears as a whole word, case-insensitively), a non-empty
+//!   `From`, and a `Host`.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::{self, Write as _};
+use std::fs::File;
+use std::io::{self, BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::formats::{self, FormatError, LogLine, Manifest};
+
+/// How many example URLs (or hosts) each finding keeps.
+pub const MAX_EXAMPLES: usize = 20;
+
+/// `synthweb check` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    /// Request log written by `synthweb --log FILE` during the crawl.
+    #[arg(long, value_name = "FILE")]
+    pub log: PathBuf,
+    /// Manifest written by `synthweb --manifest FILE` for the same seed and hosts.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: PathBuf,
+    /// Robots agent (product token) the crawler claims; must match the manifest's
+    /// agent. Defaults to the manifest's.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Smallest allowed gap between two request starts on one host, in milliseconds.
+    /// Not checked when absent.
+    #[arg(long, value_name = "D")]
+    pub delay_ms: Option<u64>,
+    /// Slack on `--delay-ms` for timing noise between the crawler's send and the
+    /// server's receive, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5)]
+    pub delay_slack_ms: u64,
+    /// Largest allowed number of simultaneous connections to one host. Not checked when
+    /// absent.
+    #[arg(long, value_name = "C")]
+    pub per_host_connections: Option<u32>,
+    /// Most retries (requests after a 0/408/429/5xx answer) allowed for one M URL.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_retries: u32,
+    /// Print the report as one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What the crawl is judged against, besides the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckPolicy {
+    /// Robots product token the User-Agent must contain.
+    pub agent: String,
+    /// Smallest allowed gap between request starts per host, in microseconds.
+    pub min_gap_us: Option<u64>,
+    /// Largest allowed number of simultaneous connections per host.
+    pub per_host_connections: Option<u32>,
+    /// Most retries allowed per URL.
+    pub max_retries: u32,
+}
+
+impl CheckPolicy {
+    /// A policy that checks only what needs no parameter (no delay, no connection cap).
+    pub fn new(agent: impl Into<String>) -> Self {
+        Self {
+            agent: agent.into(),
+            min_gap_us: None,
+            per_host_connections: None,
+            max_retries: 10,
+        }
+    }
+}
+
+/// One kind of rule a crawl can break.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViolationKind {
+    /// A manifest `M` URL was never requested.
+    Missed,
+    /// A URL was requested again without being a revalidation or a retry.
+    Duplicate,
+    /// A manifest `F` URL was requested.
+    ForbiddenFetched,
+    /// A URL was retried more than `max_retries` times.
+    ExcessiveRetries,
+    /// A request-target was not in canonical form (an alias was fetched).
+    NonCanonicalTarget,
+    /// An origin was requested before its robots.txt was fetched (or without it).
+    RobotsNotFirst,
+    /// More simultaneous connections to one host than allowed.
+    TooManyConnections,
+    /// Two request starts on one host closer than the delay.
+    DelayTooShort,
+    /// A request without a (non-empty) User-Agent.
+    MissingUserAgent,
+    /// A User-Agent that does not name the robots agent.
+    UserAgentWithoutAgent,
+    /// A request without a (non-empty) From header.
+    MissingFrom,
+    /// A request without a Host header.
+    MissingHost,
+}
+
+impl ViolationKind {
+    /// Short lower-case description for the text report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ViolationKind::Missed => "manifest URLs never fetched",
+            ViolationKind::Duplicate => "URLs fetched more than once",
+            ViolationKind::ForbiddenFetched => "forbidden URLs fetched",
+            ViolationKind::ExcessiveRetries => "URLs retried too often",
+            ViolationKind::NonCanonicalTarget => "non-canonical request targets",
+            ViolationKind::RobotsNotFirst => "origins not starting with robots.txt",
+            ViolationKind::TooManyConnections => "hosts over the connection limit",
+            ViolationKind::DelayTooShort => "hosts under the delay",
+            ViolationKind::MissingUserAgent => "requests without User-Agent",
+            ViolationKind::UserAgentWithoutAgent => "User-Agents not naming the agent",
+            ViolationKind::MissingFrom => "requests without From",
+            ViolationKind::MissingHost => "requests without Host",
+        }
+    }
+}
+
+/// A count with the first few examples.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Listing {
+    /// How many.
+    pub count: u64,
+    /// Up to [`MAX_EXAMPLES`] of them.
+    pub examples: Vec<String>,
+}
+
+impl Listing {
+    fn push(&mut self, example: impl FnOnce() -> String) {
+        self.count += 1;
+        if self.examples.len() < MAX_EXAMPLES {
+            self.examples.push(example());
+        }
+    }
+}
+
+/// The referee's verdict.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// True when there is no violation.
+    pub passed: bool,
+    /// Violation kinds found, sorted.
+    pub violations: Vec<ViolationKind>,
+    /// Agent the User-Agent was checked against.
+    pub agent: String,
+    /// Log lines read.
+    pub requests: u64,
+    /// `M` URLs in the manifest.
+    pub must: u64,
+    /// `M` URLs requested at least once.
+    pub must_fetched: u64,
+    /// `M` URLs never requested.
+    pub missed: Listing,
+    /// `F` URLs in the manifest.
+    pub forbidden: u64,
+    /// Requests for `F` URLs (examples are URLs).
+    pub forbidden_fetched: Listing,
+    /// Requests that repeat an earlier one without excuse (examples are URLs).
+    pub duplicates: Listing,
+    /// Requests excused as retries after 0/408/429/5xx.
+    pub retries: u64,
+    /// Requests excused as conditional revalidations.
+    pub revalidations: u64,
+    /// URLs retried more than allowed.
+    pub excessive_retries: Listing,
+    /// Requests for URLs neither in the manifest nor robots.txt (hostile hosts, traps
+    /// beyond the budget): not violations by themselves.
+    pub unlisted_requests: u64,
+    /// Requests for unlisted URLs requested before (not judged: hostile hosts' URLs are
+    /// unlisted, and a crawler may retry a response the server cut short).
+    pub unlisted_repeats: u64,
+    /// Requests whose target was not canonical (examples are targets as sent).
+    pub non_canonical_targets: Listing,
+    /// Origins requested.
+    pub origins: u64,
+    /// Requests for `/robots.txt` and the other robots files the manifest names.
+    pub robots_requests: u64,
+    /// Origins whose first non-robots request came before a complete robots.txt.
+    pub robots_not_first: Listing,
+    /// Hosts requested.
+    pub hosts: u64,
+    /// Largest number of simultaneous connections seen on one host.
+    pub max_connections: u32,
+    /// The host where `max_connections` was seen.
+    pub max_connections_host: Option<String>,
+    /// Hosts over the `--per-host-connections` limit.
+    pub over_connection_limit: Listing,
+    /// Smallest gap between two request starts on one host, in microseconds.
+    pub min_gap_us: Option<u64>,
+    /// The host where `min_gap_us` was seen.
+    pub min_gap_host: Option<String>,
+    /// Hosts with a gap under `--delay-ms`.
+    pub under_delay: Listing,
+    /// Requests without a User-Agent.
+    pub missing_user_agent: Listing,
+    /// Requests whose User-Agent does not name the agent (examples are the values).
+    pub user_agent_without_agent: Listing,
+    /// Requests without From.
+    pub missing_from: Listing,
+    /// Requests without Host.
+    pub missing_host: Listing,
+}
+
+/// Why `synthweb check` could not judge.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// A file could not be opened.
+    #[error("cannot open {path}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A file is malformed.
+    #[error("cannot read {path}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: FormatError,
+    },
+    /// `--agent` disagrees with the agent the manifest was computed for.
+    #[error("--agent {given} but the manifest was computed for agent {manifest}")]
+    AgentMismatch {
+        /// The `--agent` value.
+        given: String,
+        /// The manifest header's agent.
+        manifest: String,
+    },
+    /// Writing the report failed.
+    #[error("cannot write the report")]
+    Output(#[source] io::Error),
+}
+
+/// `synthweb check`: read the files, judge, print. Exit code 0 when the crawl passes, 1
+/// when it breaks a rule.
+///
+/// # Errors
+/// Unreadable or malformed files, an agent mismatch, or a failed write: the caller
+/// reports them and exits with 2.
+pub fn run(args: &CheckArgs) -> Result<ExitCode, CheckError> {
+    let open = |path: &PathBuf| {
+        File::open(path)
+            .map(BufReader::new)
+            .map_err(|source| CheckError::Open {
+                path: path.clone(),
+                source,
+            })
+    };
+    let manifest =
+        formats::read_manifest(open(&args.manifest)?).map_err(|source| CheckError::Format {
+            path: args.manifest.clone(),
+            source,
+        })?;
+    let lines = formats::read_log(open(&args.log)?).map_err(|source| CheckError::Format {
+        path: args.log.clone(),
+        source,
+    })?;
+    let agent = match &args.agent {
+        Some(agent) if !agent.eq_ignore_ascii_case(&manifest.header.agent) => {
+            return Err(CheckError::AgentMismatch {
+                given: agent.clone(),
+                manifest: manifest.header.agent.clone(),
+            })
+        }
+        Some(agent) => agent.clone(),
+        None => manifest.header.agent.clone(),
+    };
+    let policy = CheckPolicy {
+        agent,
+        min_gap_us: args
+            .delay_ms
+            .map(|d| d.saturating_sub(args.delay_slack_ms).saturating_mul(1000)),
+        per_host_connections: args.per_host_connections,
+        max_retries: args.max_retries,
+    };
+    let report = check(&lines, &manifest, &policy);
+    let mut out = io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report).map_err(io::Error::from)
+    } else {
+        out.write_all(report.to_string().as_bytes())
+    }
+    .and_then(|()| out.write_all(b"\n"))
+    .map_err(CheckError::Output)?;
+    Ok(if report.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Judge a crawl: the log lines (any order), the manifest it must match, the policy.
+pub fn check(lines: &[LogLine], manifest: &Manifest, policy: &CheckPolicy) -> Report {
+    let mut report = Report {
+        agent: policy.agent.clone(),
+        requests: u64::try_from(lines.len()).unwrap_or(u64::MAX),
+        must: len_u64(manifest.must.len()),
+        forbidden: len_u64(manifest.forbidden.len()),
+        ..Report::default()
+    };
+    // Judge in the order the requests started; the log is written in completion order.
+    let mut order: Vec<&LogLine> = lines.iter().collect();
+    order.sort_by_key(|line| (line.t_us, line.end_us, line.conn));
+
+    check_identification(&order, policy, &mut report);
+    check_urls(&order, manifest, policy, &mut report);
+    check_robots_first(&order, manifest, &mut report);
+    check_politeness(&order, policy, &mut report);
+
+    let mut violations = Vec::new();
+    for (listing, kind) in [
+        (&report.missed, ViolationKind::Missed),
+        (&report.duplicates, ViolationKind::Duplicate),
+        (&report.forbidden_fetched, ViolationKind::ForbiddenFetched),
+        (&report.excessive_retries, ViolationKind::ExcessiveRetries),
+        (
+            &report.non_canonical_targets,
+            ViolationKind::NonCanonicalTarget,
+        ),
+        (&report.robots_not_first, ViolationKind::RobotsNotFirst),
+        (
+            &report.over_connection_limit,
+            ViolationKind::TooManyConnections,
+        ),
+        (&report.under_delay, ViolationKind::DelayTooShort),
+        (&report.missing_user_agent, ViolationKind::MissingUserAgent),
+        (
+            &report.user_agent_without_agent,
+            ViolationKind::UserAgentWithoutAgent,
+        ),
+        (&report.missing_from, ViolationKind::MissingFrom),
+        (&report.missing_host, ViolationKind::MissingHost),
+    ] {
+        if listing.count > 0 {
+            violations.push(kind);
+        }
+    }
+    violations.sort();
+    report.passed = violations.is_empty();
+    report.violations = violations;
+    report
+}
+
+fn len_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// The request-target that is `/robots.txt` for its origin.
+const ROBOTS_TARGET: &str = "/robots.txt";
+
+/// The request-targets that are robots files: `/robots.txt` plus the targets of
+/// robots.txt redirects the manifest names in its `robots_files=` header parameter
+/// (comma-separated). Fetching these is part of obeying robots: they are never
+/// duplicates, never "other paths" for the robots-first rule, and not in M or F.
+fn robots_files(manifest: &Manifest) -> HashSet<&str> {
+    let mut files: HashSet<&str> = manifest
+        .header
+        .params
+        .get(formats::ROBOTS_FILES_PARAM)
+        .map(|list| list.split(',').filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default();
+    files.insert(ROBOTS_TARGET);
+    files
+}
+
+fn check_identification(order: &[&LogLine], policy: &CheckPolicy, report: &mut Report) {
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+    for line in order {
+        if blank(&line.user_agent) {
+            report.missing_user_agent.push(|| line.url());
+        } else if let Some(ua) = &line.user_agent {
+            if !names_agent(ua, &policy.agent) {
+                report.user_agent_without_agent.push(|| ua.clone());
+            }
+        }
+        if blank(&line.from) {
+            report.missing_from.push(|| line.url());
+        }
+        if line.host.is_empty() {
+            report
+                .missing_host
+                .push(|| format!("{} {}", line.local, line.target));
+        }
+    }
+}
+
+/// Whether the User-Agent value contains `agent` as a whole product token (bounded by
+/// characters outside `[A-Za-z_-]`), case-insensitively: RFC 9309 §2.2.1 asks crawlers
+/// to send the token they match robots.txt groups with.
+pub fn names_agent(user_agent: &str, agent: &str) -> bool {
+    let is_token = |b: u8| b.is_ascii_alphabetic() || b == b'_' || b == b'-';
+    let ua = user_agent.as_bytes();
+    let needle = agent.as_bytes();
+    if needle.is_empty() || needle.len() > ua.len() {
+        return false;
+    }
+    (0..=ua.len() - needle.len()).any(|start| {
+        let end = start + needle.len();
+        ua.get(start..end)
+            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+            && (start == 0 || ua.get(start - 1).is_some_and(|&b| !is_token(b)))
+            && ua.get(end).is_none_or(|&b| !is_token(b))
+    })
+}
+
+/// What happened to one URL so far.
+#[derive(Debug, Default)]
+struct UrlState {
+    last_status: u16,
+    retries: u32,
+}
+
+/// Whether a response status excuses asking again: no response at all, a timeout, a
+/// rate limit or a server error.
+fn is_retryable(status: u16) -> bool {
+    matches!(status, 0 | 408 | 429 | 500..=599)
+}
+
+fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, report: &mut Report) {
+    let robots_files = robots_files(manifest);
+    let mut seen: HashMap<String, UrlState> = HashMap::new();
+    let mut fetched_must: HashSet<&str> = HashSet::new();
+    let mut unlisted: HashSet<String> = HashSet::new();
+    for line in order {
+        if robots_files.contains(line.target.as_str()) {
+            report.robots_requests += 1;
+            continue;
+        }
+        let canonical = canonical_target(&line.target);
+        // A crawler sends origin-form targets (RFC 9112 3.2.1); anything else is as wrong
+        // as an alias.
+        if canonical != line.target || !line.target.starts_with('/') {
+            report.non_canonical_targets.push(|| line.url());
+        }
+        let url = format!("{}://{}{}", line.scheme, line.host, canonical);
+        match manifest.must.get(&url) {
+            Some(must) => {
+                fetched_must.insert(must.as_str());
+            }
+            None => {
+                if manifest.forbidden.contains(&url) {
+                    report.forbidden_fetched.push(|| url.clone());
+                } else {
+                    report.unlisted_requests += 1;
+                    if !unlisted.insert(url) {
+                        report.unlisted_repeats += 1;
+                    }
+                }
+                // Repeats are judged for M URLs only (see the module docs).
+                continue;
+            }
+        }
+        match seen.get_mut(&url) {
+            None => {
+                seen.insert(
+                    url,
+                    UrlState {
+                        last_status: line.status,
+                        retries: 0,
+                    },
+                );
+            }
+            Some(state) => {
+                if line.is_conditional() {
+                    report.revalidations += 1;
+                } else if is_retryable(state.last_status) {
+                    report.retries += 1;
+                    state.retries += 1;
+                    if state.retries == policy.max_retries.saturating_add(1) {
+                        report.excessive_retries.push(|| url.clone());
+                    }
+                } else {
+                    report.duplicates.push(|| url.clone());
+                }
+                state.last_status = line.status;
+            }
+        }
+    }
+    report.must_fetched = len_u64(fetched_must.len());
+    for url in &manifest.must {
+        if !fetched_must.contains(url.as_str()) {
+            report.missed.push(|| url.clone());
+        }
+    }
+}
+
+/// The canonical form of a request-target by trawl's rule 5: `%XX` escapes of
+/// unreserved characters (`A-Z a-z 0-9 - . _ ~`) decoded, the hex digits of every other
+/// escape upper-cased, raw non-ASCII characters and controls percent-encoded as UTF-8
+/// (as URL serialization does), nothing else changed (a `%` not followed by two hex
+/// digits stays).
+pub fn canonical_target(target: &str) -> String {
+    let bytes = target.as_bytes();
+    let mut out = String::with_capacity(target.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let escape = match (bytes.get(i + 1), bytes.get(i + 2)) {
+            (Some(&h), Some(&l)) if b == b'%' => hex(h).zip(hex(l)).map(|(h, l)| h * 16 + l),
+            _ => None,
+        };
+        match escape {
+            Some(v) if v.is_ascii_alphanumeric() || matches!(v, b'-' | b'.' | b'_' | b'~') => {
+                out.push(char::from(v));
+                i += 3;
+            }
+            Some(v) => {
+                let _ = write!(out, "%{v:02X}");
+                i += 3;
+            }
+            None => {
+                // Copy the whole UTF-8 character starting here (targets are `str`).
+                let ch = target.get(i..).and_then(|rest| rest.chars().next());
+                match ch {
+                    // Non-ASCII and controls are percent-encoded in a serialized URL
+                    // (WHATWG): a raw one is sent only by a crawler that skipped that.
+                    Some(ch) if !ch.is_ascii() || ch.is_ascii_control() => {
+                        let mut utf8 = [0u8; 4];
+                        for byte in ch.encode_utf8(&mut utf8).bytes() {
+                            let _ = write!(out, "%{byte:02X}");
+                        }
+                        i += ch.len_utf8();
+                    }
+                    Some(ch) => {
+                        out.push(ch);
+                        i += ch.len_utf8();
+                    }
+                    None => break,
+                }
+            }
+        }
+    }
+    out
+}
+
+fn hex(b: u8) -> Option<u8> {
+    char::from(b)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
+}
+
+fn check_robots_first(order: &[&LogLine], manifest: &Manifest, report: &mut Report) {
+    let robots_files = robots_files(manifest);
+    /// Per origin: when its first robots.txt answer completed, and its first other
+    /// request started.
+    #[derive(Default)]
+    struct Origin {
+        robots_done_us: Option<u64>,
+        first_other: Option<(u64, String)>,
+    }
+    let mut origins: HashMap<String, Origin> = HashMap::new();
+    for line in order {
+        if line.host.is_empty() {
+            continue; // reported as missing Host; there is no origin to judge.
+        }
+        let origin = origins.entry(line.origin()).or_default();
+        if line.target == ROBOTS_TARGET {
+            let done = origin
+                .robots_done_us
+                .map_or(line.end_us, |d| d.min(line.end_us));
+            origin.robots_done_us = Some(done);
+        } else if origin.first_other.is_none() && !robots_files.contains(line.target.as_str()) {
+            origin.first_other = Some((line.t_us, line.target.clone()));
+        }
+    }
+    report.origins = len_u64(origins.len());
+    let mut bad: Vec<String> = origins
+        .into_iter()
+        .filter_map(|(name, origin)| {
+            let (start, target) = origin.first_other?;
+            match origin.robots_done_us {
+                None => Some(format!("{name}: {target} requested, robots.txt never")),
+                Some(done) if done > start => Some(format!(
+                    "{name}: {target} requested before robots.txt was answered"
+                )),
+                Some(_) => None,
+            }
+        })
+        .collect();
+    bad.sort();
+    for entry in bad {
+        report.robots_not_first.push(|| entry);
+    }
+}
+
+/// The host name of a Host header value: lower-case already, port stripped (IPv6
+/// literals keep their brackets).
+fn host_name(host: &str) -> &str {
+    match host.rfind(':') {
+        Some(colon) if !host.get(colon..).is_some_and(|tail| tail.contains(']')) => {
+            host.get(..colon).unwrap_or(host)
+        }
+        _ => host,
+    }
+}
+
+fn check_politeness(order: &[&LogLine], policy: &CheckPolicy, report: &mut Report) {
+    let mut by_host: HashMap<&str, Vec<&LogLine>> = HashMap::new();
+    for line in order {
+        if !line.host.is_empty() {
+            by_host.entry(host_name(&line.host)).or_default().push(line);
+        }
+    }
+    report.hosts = len_u64(by_host.len());
+    let mut hosts: Vec<(&str, Vec<&LogLine>)> = by_host.into_iter().collect();
+    hosts.sort_by(|a, b| a.0.cmp(b.0));
+    for (host, lines) in hosts {
+        let connections = max_simultaneous_connections(&lines);
+        if connections > report.max_connections {
+            report.max_connections = connections;
+            report.max_connections_host = Some(host.to_owned());
+        }
+        if policy
+            .per_host_connections
+            .is_some_and(|cap| connections > cap)
+        {
+            report
+                .over_connection_limit
+                .push(|| format!("{host}: {connections} connections"));
+        }
+        // `lines` is in start order.
+        let gap = lines
+            .windows(2)
+            .filter_map(|w| Some(w.get(1)?.t_us.saturating_sub(w.first()?.t_us)))
+            .min();
+        if let Some(gap) = gap {
+            if report.min_gap_us.is_none_or(|min| gap < min) {
+                report.min_gap_us = Some(gap);
+                report.min_gap_host = Some(host.to_owned());
+            }
+            if policy.min_gap_us.is_some_and(|min| gap < min) {
+                report
+                    .under_delay
+                    .push(|| format!("{host}: {gap} us between request starts"));
+            }
+        }
+    }
+}
+
+/// Largest number of distinct connections with a request in progress at one instant.
+/// A request occupies `[t_us, end_us)`: one ending exactly when another starts does not
+/// overlap it.
+fn max_simultaneous_connections(lines: &[&LogLine]) -> u32 {
+    // Events sorted by time, ends before starts at the same instant.
+    let mut events: Vec<(u64, bool, u64)> = Vec::with_capacity(lines.len() * 2);
+    for line in lines {
+        events.push((line.t_us, true, line.conn));
+        events.push((line.end_us.max(line.t_us), false, line.conn));
+    }
+    events.sort_unstable();
+    let mut active: HashMap<u64, u32> = HashMap::new();
+    let (mut open, mut max) = (0u32, 0u32);
+    for (_, is_start, conn) in events {
+        let count = active.entry(conn).or_insert(0);
+        if is_start {
+            if *count == 0 {
+                open += 1;
+                max = max.max(open);
+            }
+            *count += 1;
+        } else {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open = open.saturating_sub(1);
+            }
+        }
+    }
+    max
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.passed { "PASS" } else { "FAIL" };
+        writeln!(
+            f,
+            "synthweb referee: {verdict} ({} requests, agent {})",
+            self.requests, self.agent
+        )?;
+        writeln!(
+            f,
+            "manifest: {} of {} M URLs fetched, {} missed; {} F URLs, {} requests for them",
+            self.must_fetched,
+            self.must,
+            self.missed.count,
+            self.forbidden,
+            self.forbidden_fetched.count
+        )?;
+        writeln!(
+            f,
+            "repeats: {} duplicates, {} retries, {} revalidations; {} unlisted requests ({} repeated)",
+            self.duplicates.count,
+            self.retries,
+            self.revalidations,
+            self.unlisted_requests,
+            self.unlisted_repeats
+        )?;
+        writeln!(
+            f,
+            "robots.txt: {} requests over {} origins, {} origins not starting with it",
+            self.robots_requests, self.origins, self.robots_not_first.count
+        )?;
+        let gap = self
+            .min_gap_us
+            .map_or("-".to_owned(), |g| format!("{g} us"));
+        writeln!(
+            f,
+            "politeness over {} hosts: at most {} simultaneous connections ({}), smallest gap {} ({})",
+            self.hosts,
+            self.max_connections,
+            self.max_connections_host.as_deref().unwrap_or("-"),
+            gap,
+            self.min_gap_host.as_deref().unwrap_or("-"),
+        )?;
+        writeln!(
+            f,
+            "identification: {} without User-Agent, {} not naming the agent, {} without From, {} without Host",
+            self.missing_user_agent.count,
+            self.user_agent_without_agent.count,
+            self.missing_from.count,
+            self.missing_host.count
+        )?;
+        for kind in &self.violations {
+            let listing = match kind {
+                ViolationKind::Missed => &self.missed,
+                ViolationKind::Duplicate => &self.duplicates,
+                ViolationKind::ForbiddenFetched => &self.forbidden_fetched,
+                ViolationKind::ExcessiveRetries => &self.excessive_retries,
+                ViolationKind::NonCanonicalTarget => &self.non_canonical_targets,
+                ViolationKind::RobotsNotFirst => &self.robots_not_first,
+                ViolationKind::TooManyConnections => &self.over_connection_limit,
+                ViolationKind::DelayTooShort => &self.under_delay,
+                ViolationKind::MissingUserAgent => &self.missing_user_agent,
+                ViolationKind::UserAgentWithoutAgent => &self.user_agent_without_agent,
+                ViolationKind::MissingFrom => &self.missing_from,
+                ViolationKind::MissingHost => &self.missing_host,
+            };
+            writeln!(f, "VIOLATION {}: {}", kind.describe(), listing.count)?;
+            for example in &listing.examples {
+                writeln!(f, "  {example}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::formats::{ManifestHeader, Robots4xx, Scheme};
+
+    const A: &str = "h000001.synth.test:8080";
+    const B: &str = "h000002.synth.test:8080";
+    const UA: &str = "trawl/0.1 (+https://example.org/trawl)";
+
+    /// A tiny crawl log builder: each request is 10 ms after the previous on its own
+    /// host's connection, and lasts 1 ms.
+    struct Crawl {
+        lines: Vec<LogLine>,
+    }
+
+    impl Crawl {
+        fn new() -> Self {
+            Self { lines: Vec::new() }
+        }
+
+        fn req(
+            &mut self,
+            t_ms: u64,
+            conn: u64,
+            host: &str,
+            target: &str,
+            status: u16,
+        ) -> &mut LogLine {
+            self.lines.push(LogLine {
+                t_us: t_ms * 1000,
+                end_us: t_ms * 1000 + 1000,
+                conn,
+                local: "127.0.1.2:8080".parse().unwrap(),
+                peer: "127.0.0.1:40000".parse().unwrap(),
+                scheme: Scheme::Http,
+                host: host.to_owned(),
+                method: "GET".to_owned(),
+                target: target.to_owned(),
+                user_agent: Some(UA.to_owned()),
+                from: Some("ops@example.org".to_owned()),
+                accept: Some("text/html".to_owned()),
+                accept_encoding: Some("gzip".to_owned()),
+                if_none_match: None,
+                if_modified_since: None,
+                referer: None,
+                status,
+                body_bytes: 100,
+            });
+            self.lines.last_mut().unwrap()
+        }
+
+        /// A clean crawl of the manifest below: robots first, one connection per host,
+        /// 10 ms between starts on each host, the two hosts interleaved.
+        fn clean() -> Self {
+            let mut c = Self::new();
+            c.req(0, 1, A, "/robots.txt", 200);
+            c.req(5, 2, B, "/robots.txt", 404);
+            c.req(10, 1, A, "/", 200);
+            c.req(15, 2, B, "/", 200);
+            c.req(20, 1, A, "/p/1", 301);
+            c.req(25, 2, B, "/p/~x", 503);
+            c.req(30, 1, A, "/p/2", 200);
+            c.req(35, 2, B, "/p/~x", 200); // retry after 503
+            c.req(40, 1, A, "/p/1", 304).if_none_match = Some("\"e\"".to_owned()); // revalidation
+            c.req(45, 2, B, "/hostile", 0); // unlisted
+            c
+        }
+    }
+
+    fn manifest() -> Manifest {
+        let urls = |list: &[&str]| {
+            list.iter()
+                .map(|s| (*s).to_owned())
+                .collect::<BTreeSet<_>>()
+        };
+        Manifest {
+            header: ManifestHeader {
+                seed: 1,
+                hosts: 2,
+                profile: "default".to_owned(),
+                agent: "trawl".to_owned(),
+                robots_4xx: Robots4xx::Allow,
+                params: Default::default(),
+            },
+            must: urls(&[
+                "http://h000001.synth.test:8080/",
+                "http://h000001.synth.test:8080/p/1",
+                "http://h000001.synth.test:8080/p/2",
+                "http://h000002.synth.test:8080/",
+                "http://h000002.synth.test:8080/p/~x",
+            ]),
+            forbidden: urls(&["http://h000001.synth.test:8080/private/x"]),
+        }
+    }
+
+    fn strict() -> CheckPolicy {
+        CheckPolicy {
+            agent: "trawl".to_owned(),
+            min_gap_us: Some(10_000),
+            per_host_connections: Some(1),
+            max_retries: 2,
+        }
+    }
+
+    fn judge(crawl: &Crawl) -> Report {
+        check(&crawl.lines, &manifest(), &strict())
+    }
+
+    /// Assert the report fails for exactly `kind`.
+    fn fails_for(crawl: &Crawl, kind: ViolationKind) -> Report {
+        let report = judge(crawl);
+        assert!(!report.passed, "{report}");
+        assert_eq!(report.violations, vec![kind], "{report}");
+        report
+    }
+
+    #[test]
+    fn clean_log_passes() {
+        let report = judge(&Crawl::clean());
+        assert!(report.passed, "{report}");
+        assert_eq!(report.must_fetched, 5);
+        assert_eq!(report.retries, 1);
+        assert_eq!(report.revalidations, 1);
+        assert_eq!(report.unlisted_requests, 1);
+        assert_eq!(report.robots_requests, 2);
+        assert_eq!(report.origins, 2);
+        assert_eq!(report.max_connections, 1);
+        assert_eq!(report.min_gap_us, Some(10_000));
+        assert!(report.to_string().starts_with("synthweb referee: PASS"));
+    }
+
+    #[test]
+    fn clean_log_passes_in_any_line_order() {
+        let mut crawl = Crawl::clean();
+        crawl.lines.reverse();
+        assert!(judge(&crawl).passed);
+    }
+
+    #[test]
+    fn missed_url_fails() {
+        let mut crawl = Crawl::clean();
+        crawl.lines.retain(|l| l.target != "/p/2");
+        let report = fails_for(&crawl, ViolationKind::Missed);
+        assert_eq!(
+            report.missed.examples,
+            ["http://h000001.synth.test:8080/p/2"]
+        );
+    }
+
+    #[test]
+    fn duplicate_fetch_fails() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/p/2", 200);
+        let report = fails_for(&crawl, ViolationKind::Duplicate);
+        assert_eq!(
+            report.duplicates.examples,
+            ["http://h000001.synth.test:8080/p/2"]
+        );
+    }
+
+    #[test]
+    fn refetch_after_success_is_a_duplicate_even_after_a_retry() {
+        // 503, retry 200 (fine), then again unconditionally: duplicate.
+        let mut crawl = Crawl::clean();
+        crawl.req(55, 2, B, "/p/~x", 200);
+        fails_for(&crawl, ViolationKind::Duplicate);
+    }
+
+    #[test]
+    fn alias_of_a_fetched_url_is_a_duplicate_and_non_canonical() {
+        let mut crawl = Crawl::clean();
+        crawl.req(55, 2, B, "/p/%7ex", 200);
+        let report = judge(&crawl);
+        assert_eq!(
+            report.violations,
+            [ViolationKind::Duplicate, ViolationKind::NonCanonicalTarget],
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn non_canonical_target_fails_even_without_a_duplicate() {
+        let mut crawl = Crawl::clean();
+        crawl.lines.retain(|l| l.target != "/p/2");
+        crawl.req(30, 1, A, "/p/%32", 200);
+        let report = fails_for(&crawl, ViolationKind::NonCanonicalTarget);
+        assert_eq!(report.must_fetched, 5);
+    }
+
+    #[test]
+    fn absolute_form_target_is_non_canonical() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "http://h000001.synth.test:8080/p/9", 200);
+        fails_for(&crawl, ViolationKind::NonCanonicalTarget);
+    }
+
+    #[test]
+    fn forbidden_fetch_fails() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/private/x", 200);
+        fails_for(&crawl, ViolationKind::ForbiddenFetched);
+    }
+
+    /// The test manifest plus one more M URL on host A.
+    fn manifest_with(path: &str) -> Manifest {
+        let mut m = manifest();
+        m.must.insert(format!("http://{A}{path}"));
+        m
+    }
+
+    #[test]
+    fn too_many_retries_fail() {
+        let m = manifest_with("/flaky");
+        let judge = |crawl: &Crawl| check(&crawl.lines, &m, &strict());
+        let fails_for = |crawl: &Crawl, kind| {
+            let report = judge(crawl);
+            assert_eq!(report.violations, [kind], "{report}");
+        };
+        let mut crawl = Crawl::clean();
+        for (i, t) in [50, 60, 70].into_iter().enumerate() {
+            crawl.req(t, 1, A, "/flaky", if i == 2 { 200 } else { 500 });
+        }
+        // Two retries (after the first two 500s) are within max_retries = 2.
+        assert!(judge(&crawl).passed);
+        crawl.lines.last_mut().unwrap().status = 500;
+        crawl.req(80, 1, A, "/flaky", 500);
+        fails_for(&crawl, ViolationKind::ExcessiveRetries);
+    }
+
+    #[test]
+    fn retry_after_no_response_429_and_408_is_allowed() {
+        let m = manifest_with("/x");
+        let judge = |crawl: &Crawl| check(&crawl.lines, &m, &strict());
+        let fails_for = |crawl: &Crawl, kind| {
+            let report = judge(crawl);
+            assert_eq!(report.violations, [kind], "{report}");
+        };
+        for status in [0, 408, 429, 502] {
+            let mut crawl = Crawl::clean();
+            crawl.req(50, 1, A, "/x", status);
+            crawl.req(60, 1, A, "/x", 200);
+            assert!(judge(&crawl).passed, "status {status}");
+        }
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/x", 404);
+        crawl.req(60, 1, A, "/x", 200);
+        fails_for(&crawl, ViolationKind::Duplicate);
+    }
+
+    #[test]
+    fn robots_missing_fails() {
+        let mut crawl = Crawl::clean();
+        crawl
+            .lines
+            .retain(|l| !(l.host == B && l.target == "/robots.txt"));
+        let report = fails_for(&crawl, ViolationKind::RobotsNotFirst);
+        assert_eq!(report.robots_not_first.count, 1);
+        assert!(report.robots_not_first.examples[0].contains("never"));
+    }
+
+    #[test]
+    fn robots_after_other_path_fails() {
+        let mut crawl = Crawl::clean();
+        crawl.lines[0].t_us = 50_000; // A's robots.txt now after A's "/" at 10 ms
+        crawl.lines[0].end_us = 51_000;
+        fails_for(&crawl, ViolationKind::RobotsNotFirst);
+    }
+
+    #[test]
+    fn request_while_robots_still_in_flight_fails() {
+        let mut crawl = Crawl::clean();
+        crawl.lines[0].end_us = 10_500; // answered after "/" started at 10 ms
+        fails_for(&crawl, ViolationKind::RobotsNotFirst);
+    }
+
+    #[test]
+    fn robots_is_per_origin_scheme_and_port() {
+        // Same host name on another port: a new origin that needs its own robots.txt.
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 3, "h000001.synth.test:8443", "/elsewhere", 200);
+        fails_for(&crawl, ViolationKind::RobotsNotFirst);
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 3, A, "/other-scheme", 200).scheme = Scheme::Https;
+        fails_for(&crawl, ViolationKind::RobotsNotFirst);
+    }
+
+    #[test]
+    fn robots_redirect_targets_are_robots_files() {
+        let mut m = manifest();
+        m.header
+            .params
+            .insert("robots_files".to_owned(), "/robots-cross.txt".to_owned());
+        let mut crawl = Crawl::clean();
+        // Two hosts' robots.txt redirect to A's /robots-cross.txt: fetched twice, and on
+        // a third origin before that origin's own robots.txt.
+        crawl.req(50, 1, A, "/robots-cross.txt", 200);
+        crawl.req(60, 1, A, "/robots-cross.txt", 200);
+        crawl.req(60, 3, "h000001.synth.test:8443", "/robots-cross.txt", 200);
+        let report = check(&crawl.lines, &m, &CheckPolicy::new("trawl"));
+        assert!(report.passed, "{report}");
+        assert_eq!(report.robots_requests, 5);
+        // Without the header parameter they are ordinary paths, requested before the
+        // third origin's robots.txt.
+        let report = check(&crawl.lines, &manifest(), &CheckPolicy::new("trawl"));
+        assert_eq!(
+            report.violations,
+            [ViolationKind::RobotsNotFirst],
+            "{report}"
+        );
+        assert_eq!(report.unlisted_repeats, 1);
+    }
+
+    #[test]
+    fn repeats_of_unlisted_urls_are_counted_not_judged() {
+        // A hostile host's page cut short (status 200 logged) and retried.
+        let mut crawl = Crawl::clean();
+        crawl.req(55, 2, B, "/hostile", 200);
+        let report = judge(&crawl);
+        assert!(report.passed, "{report}");
+        assert_eq!(report.unlisted_repeats, 1);
+        assert_eq!(report.duplicates.count, 0);
+    }
+
+    #[test]
+    fn overlapping_connections_fail() {
+        let mut crawl = Crawl::clean();
+        // A second connection to A whose request [60, 70.5) ms overlaps "/p/5" at 70 ms.
+        crawl.req(50, 1, A, "/p/3", 200);
+        crawl.req(60, 7, A, "/p/4", 200).end_us = 70_500;
+        crawl.req(70, 1, A, "/p/5", 200);
+        let report = fails_for(&crawl, ViolationKind::TooManyConnections);
+        assert_eq!(report.max_connections, 2);
+        assert_eq!(
+            report.max_connections_host.as_deref(),
+            Some("h000001.synth.test")
+        );
+    }
+
+    #[test]
+    fn back_to_back_connections_do_not_overlap() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 7, A, "/p/3", 200).end_us = 60_000;
+        crawl.req(60, 8, A, "/p/4", 200);
+        let report = judge(&crawl);
+        assert!(report.passed, "{report}");
+        assert_eq!(report.max_connections, 1);
+    }
+
+    #[test]
+    fn pipelined_requests_on_one_connection_count_once() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/p/3", 200).end_us = 75_000;
+        crawl.req(60, 1, A, "/p/4", 200).end_us = 75_000;
+        assert_eq!(judge(&crawl).max_connections, 1);
+    }
+
+    #[test]
+    fn connections_count_per_host_across_ports_and_schemes() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/p/3", 200).end_us = 80_000;
+        crawl
+            .req(60, 9, "h000001.synth.test:8443", "/robots.txt", 200)
+            .scheme = Scheme::Https;
+        fails_for(&crawl, ViolationKind::TooManyConnections);
+    }
+
+    #[test]
+    fn short_gap_fails_robots_included() {
+        let mut crawl = Crawl::clean();
+        crawl.lines[0].t_us = 9_000; // robots.txt at 9 ms, then "/" at 10 ms on A
+        crawl.lines[0].end_us = 9_500;
+        let report = fails_for(&crawl, ViolationKind::DelayTooShort);
+        assert_eq!(report.min_gap_us, Some(1_000));
+        assert_eq!(report.min_gap_host.as_deref(), Some("h000001.synth.test"));
+    }
+
+    #[test]
+    fn without_limits_politeness_is_reported_not_judged() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/p/3", 200).end_us = 80_000;
+        crawl.req(50, 9, A, "/p/4", 200);
+        let report = check(&crawl.lines, &manifest(), &CheckPolicy::new("trawl"));
+        assert!(report.passed, "{report}");
+        assert_eq!(report.max_connections, 2);
+        assert_eq!(report.min_gap_us, Some(0));
+    }
+
+    #[test]
+    fn missing_user_agent_fails() {
+        let mut crawl = Crawl::clean();
+        crawl.lines[3].user_agent = None;
+        fails_for(&crawl, ViolationKind::MissingUserAgent);
+        crawl.lines[3].user_agent = Some("  ".to_owned());
+        fails_for(&crawl, ViolationKind::MissingUserAgent);
+    }
+
+    #[test]
+    fn user_agent_must_name_the_agent() {
+        let mut crawl = Crawl::clean();
+        crawl.lines[3].user_agent = Some("Mozilla/5.0 trawlerbot/1".to_owned());
+        let report = fails_for(&crawl, ViolationKind::UserAgentWithoutAgent);
+        assert_eq!(
+            report.user_agent_without_agent.examples,
+            ["Mozilla/5.0 trawlerbot/1"]
+        );
+        assert!(names_agent("Mozilla/5.0 (compatible; Trawl/0.1)", "trawl"));
+        assert!(names_agent("trawl", "trawl"));
+        assert!(!names_agent("xtrawl/1", "trawl"));
+        assert!(!names_agent("trawl_x/1", "trawl"));
+        assert!(!names_agent("tra", "trawl"));
+    }
+
+    #[test]
+    fn missing_from_fails() {
+        let mut crawl = Crawl::clean();
+        crawl.lines[5].from = None;
+        fails_for(&crawl, ViolationKind::MissingFrom);
+    }
+
+    #[test]
+    fn missing_host_fails() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 5, "", "/", 400);
+        fails_for(&crawl, ViolationKind::MissingHost);
+    }
+
+    #[test]
+    fn canonical_target_decodes_unreserved_and_upper_cases_the_rest() {
+        for (input, expected) in [
+            ("/", "/"),
+            ("/%7Euser/%7efoo", "/~user/~foo"),
+            ("/a%2fb%2Fc", "/a%2Fb%2Fc"),
+            ("/%41%5a%30%2D%2e%5F", "/AZ0-._"),
+            ("/x?q=%3d%26", "/x?q=%3D%26"),
+            ("/%zz/%4", "/%zz/%4"),
+            ("/%", "/%"),
+            ("/é%c3%a9", "/%C3%A9%C3%A9"),
+            ("/a\u{7f}b", "/a%7Fb"),
+        ] {
+            assert_eq!(canonical_target(input), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn host_name_strips_the_port() {
+        assert_eq!(host_name("h1.synth.test:8080"), "h1.synth.test");
+        assert_eq!(host_name("h1.synth.test"), "h1.synth.test");
+        assert_eq!(host_name("[::1]:8080"), "[::1]");
+        assert_eq!(host_name("[::1]"), "[::1]");
+    }
+
+    #[test]
+    fn json_report_names_the_violations() {
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/private/x", 200);
+        let json = serde_json::to_value(judge(&crawl)).unwrap();
+        assert_eq!(json["passed"], false);
+        assert_eq!(json["violations"], serde_json::json!(["forbidden_fetched"]));
+        assert_eq!(json["forbidden_fetched"]["count"], 1);
+    }
+}
