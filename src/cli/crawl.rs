@@ -58,6 +58,10 @@ pub struct CrawlArgs {
     /// Cap on robots.txt Crawl-delay, in seconds.
     #[arg(long, default_value_t = 30)]
     pub max_crawl_delay_secs: u64,
+    /// Longest `Retry-After` (429/503) honoured, in seconds; longer ones are cut to
+    /// this. Tests and the demo lower it so synthweb's error pages do not stall a host.
+    #[arg(long, default_value_t = 600)]
+    pub max_retry_after_secs: u64,
     /// Stop after this many page fetches.
     #[arg(long)]
     pub max_pages: Option<u64>,
@@ -73,6 +77,9 @@ pub struct CrawlArgs {
     /// Longest URL accepted, in bytes.
     #[arg(long)]
     pub max_url_bytes: Option<usize>,
+    /// Most non-empty path segments accepted.
+    #[arg(long)]
+    pub max_path_depth: Option<usize>,
     /// Refuse URLs with `cgi` in the path or a query.
     #[arg(long)]
     pub reject_dynamic: bool,
@@ -188,6 +195,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.delay_factor = args.delay_factor.max(0.0);
     c.per_host_connections = args.per_host_connections.max(1);
     c.robots.crawl_delay_cap = Duration::from_secs(args.max_crawl_delay_secs);
+    c.max_retry_after = Duration::from_secs(args.max_retry_after_secs);
     c.robots.forbidden = match args.robots_4xx.as_str() {
         "allow" => Forbidden4xx::Allow,
         "disallow" => Forbidden4xx::Disallow,
@@ -203,6 +211,9 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     }
     if let Some(n) = args.max_url_bytes {
         c.filter.max_url_bytes = n;
+    }
+    if let Some(n) = args.max_path_depth {
+        c.filter.max_path_depth = n;
     }
     c.filter.reject_dynamic = args.reject_dynamic;
     c.filter.scope = match args.scope.as_str() {

@@ -429,6 +429,7 @@ impl Shard {
         url: &Url,
         elapsed: Duration,
         retry_after: Option<Duration>,
+        backoff: Option<Duration>,
     ) -> Instant {
         let config = &self.shared.config;
         let mut delay = config.delay;
@@ -440,6 +441,11 @@ impl Shard {
         }
         if let Some(ra) = retry_after {
             delay = delay.max(ra.min(config.max_retry_after));
+        }
+        // Failure backoff is the engine's own choice, not the server's request, so the
+        // Retry-After cap does not shorten it.
+        if let Some(b) = backoff {
+            delay = delay.max(b);
         }
         Instant::now() + delay
     }
@@ -475,7 +481,7 @@ impl Shard {
             return;
         }
         let retry_after = o.head.as_ref().and_then(retry_after);
-        let at = self.next_eligible(&o.url, o.timings.total, retry_after);
+        let at = self.next_eligible(&o.url, o.timings.total, retry_after, None);
         self.release_waiting(&host, at);
     }
 
@@ -513,13 +519,13 @@ impl Shard {
             self.shared.hosts_parked.fetch_add(1, Ordering::AcqRel);
         }
         let parked = tally.parked;
-        // Back off exponentially on a failing host, on top of politeness.
-        let backoff = if failures > 0 {
-            Some(Duration::from_secs(1u64 << failures.min(8)))
-        } else {
-            retry_after
-        };
-        let at = self.next_eligible(&o.url, o.timings.total, backoff);
+        // Back off exponentially on a failing host, on top of politeness: 4 s, 8 s, ...
+        // The first step is long enough that a server trickling a response we gave up
+        // on (it learns of the close only at its next write or two) has seen the old
+        // connection end before the next one starts, so the per-host connection cap
+        // holds from the server's side too.
+        let backoff = (failures > 0).then(|| Duration::from_secs(2u64 << failures.min(8)));
+        let at = self.next_eligible(&o.url, o.timings.total, retry_after, backoff);
         if retryable && item.attempts < self.shared.config.max_retries && !parked {
             let mut again = item.clone();
             again.attempts += 1;
