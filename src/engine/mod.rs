@@ -277,10 +277,31 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let out = config.out_dir.clone();
     fs::create_dir_all(&out).map_err(|e| err(format!("cannot create {}: {e}", out.display())))?;
     let cp_root = out.join("checkpoint");
+    let log_path = out.join("crawl.log.jsonl");
+    let warc_dir = out.join("warc");
     let resumed = if resume {
-        Some(checkpoint::load_current(&cp_root).map_err(err)?)
+        match checkpoint::load_current(&cp_root) {
+            Ok(found) => Some(found),
+            Err(checkpoint::CheckpointError::NoCheckpoint(_)) => {
+                // Killed before its first checkpoint: nothing of that run is covered by
+                // a cut, so it starts again from the seeds, and its output (the log and
+                // WARC records of fetches that will be redone) is discarded, just as a
+                // resume cuts both back to the checkpoint's positions.
+                if config.seeds.is_empty() {
+                    return Err(err(format!(
+                        "no complete checkpoint in {} and no seeds to start again from",
+                        cp_root.display()
+                    )));
+                }
+                tracing::warn!(out = %out.display(), "no checkpoint to resume: starting again from the seeds");
+                discard_uncheckpointed_output(&log_path, &warc_dir)?;
+                None
+            }
+            Err(e) => return Err(err(e)),
+        }
     } else {
-        if cp_root.join("CURRENT").exists() {
+        let log_used = fs::metadata(&log_path).is_ok_and(|m| m.len() > 0);
+        if cp_root.join("CURRENT").exists() || log_used {
             return Err(err(format!(
                 "{} already holds a crawl; use --resume to continue it or choose another --out",
                 out.display()
@@ -311,8 +332,6 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     };
 
     // Outputs, repaired to the checkpoint's positions on resume.
-    let log_path = out.join("crawl.log.jsonl");
-    let warc_dir = out.join("warc");
     if let Some((_, m)) = &resumed {
         crate::crawllog::repair(&log_path, Some(m.positions.crawl_log_bytes)).map_err(err)?;
         if let Some((file, offset)) = &m.positions.warc {
@@ -540,6 +559,26 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let s = stats(&shared, started, checkpoints, resumed_epoch, finish);
     write_stats(&out, &s)?;
     Ok(s)
+}
+
+/// Empties the crawl log and removes trawl's WARC files: the output of a run that died
+/// before its first checkpoint, which a restart from the seeds writes again.
+fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), CrawlError> {
+    if log.exists() {
+        fs::write(log, b"").map_err(|e| err(format!("cannot empty {}: {e}", log.display())))?;
+    }
+    let Ok(entries) = fs::read_dir(warc_dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("trawl-") && name.contains(".warc") {
+            fs::remove_file(entry.path())
+                .map_err(|e| err(format!("cannot remove {}: {e}", entry.path().display())))?;
+        }
+    }
+    Ok(())
 }
 
 fn nonzero(d: Duration) -> Duration {
