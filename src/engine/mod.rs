@@ -407,6 +407,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let now = Instant::now();
     let mut resumed_epoch = None;
     let mut epoch = 0;
+    let mut tallies: Vec<_> = (0..n).map(|_| Default::default()).collect();
     match &resumed {
         Some((dir, m)) => {
             let c = m.counters;
@@ -419,6 +420,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             shared.duplicates.store(c.duplicates, Ordering::Release);
             resumed_epoch = Some(m.epoch);
             epoch = m.epoch;
+            tallies = shard::load_tallies(dir, n).map_err(err)?;
             for file in checkpoint::frontier_files(dir).map_err(err)? {
                 let mut r = SegmentReader::open(&file).map_err(err)?;
                 while let Some(rec) = r.next_record().map_err(err)? {
@@ -463,10 +465,11 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let (control_txs, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
         (0..n).map(|_| unbounded()).unzip();
     let mut handles = Vec::with_capacity(n);
-    for (i, ((frontier, fetcher), (inbox, control))) in frontiers
+    for (i, (((frontier, fetcher), (inbox, control)), tallies)) in frontiers
         .into_iter()
         .zip(fetchers)
         .zip(inbox_rxs.into_iter().zip(control_rxs))
+        .zip(tallies)
         .enumerate()
     {
         let parts = shard::ShardParts {
@@ -480,6 +483,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             peer_wakers: wakers.clone(),
             output: output.tx.clone(),
             control,
+            tallies,
         };
         let handle = std::thread::Builder::new()
             .name(format!("trawl-shard-{i}"))

@@ -48,12 +48,49 @@ enum InFlight {
     },
 }
 
-/// Per-host counters the shard keeps for budgets and failure parking.
+/// Per-host counters the shard keeps for budgets and failure parking. Part of the
+/// checkpoint (`tallies-NNNN.tsv`), or a resume would hand every host a fresh
+/// `--max-pages-per-host` budget.
 #[derive(Debug, Default, Clone, Copy)]
-struct HostTally {
+pub(crate) struct HostTally {
     pages: u64,
     consecutive_failures: u32,
     parked: bool,
+}
+
+/// The host tallies of a checkpoint directory, routed to their shards.
+pub(crate) fn load_tallies(
+    dir: &std::path::Path,
+    shards: usize,
+) -> std::io::Result<Vec<HashMap<String, HostTally>>> {
+    let mut out: Vec<HashMap<String, HostTally>> = (0..shards).map(|_| HashMap::new()).collect();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let is_tally = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("tallies-") && n.ends_with(".tsv"));
+        if !is_tally {
+            continue;
+        }
+        for line in std::fs::read_to_string(&path)?.lines() {
+            let mut f = line.split('\t');
+            let (Some(host), Some(pages), Some(failures), Some(parked)) =
+                (f.next(), f.next(), f.next(), f.next())
+            else {
+                continue;
+            };
+            let tally = HostTally {
+                pages: pages.parse().unwrap_or(0),
+                consecutive_failures: failures.parse().unwrap_or(0),
+                parked: parked == "1",
+            };
+            if let Some(m) = out.get_mut(shard_of(host, shards)) {
+                m.insert(host.to_owned(), tally);
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub(crate) struct Shard {
@@ -87,6 +124,8 @@ pub(crate) struct ShardParts {
     pub peer_wakers: Vec<Arc<mio::Waker>>,
     pub output: Sender<OutputMsg>,
     pub control: Receiver<Control>,
+    /// Host tallies restored from a checkpoint (empty on a fresh crawl).
+    pub tallies: HashMap<String, HostTally>,
 }
 
 /// The stable shard of a host key: CRC-32 of its bytes, so a checkpoint routes the
@@ -123,7 +162,7 @@ impl Shard {
             control: p.control,
             in_flight: HashMap::new(),
             robots_waiting: HashMap::new(),
-            tallies: HashMap::new(),
+            tallies: p.tallies,
             next_id: 0,
             extract,
             shared: p.shared,
@@ -842,8 +881,42 @@ impl Shard {
             tracing::error!(shard = self.index, error = %e, "checkpoint frontier dump failed");
             cut.failed.store(true, Ordering::Release);
         }
+        let path = cut.dir.join(format!("tallies-{:04}.tsv", self.index));
+        if let Err(e) = self.dump_tallies(&path) {
+            tracing::error!(shard = self.index, error = %e, "checkpoint tally dump failed");
+            cut.failed.store(true, Ordering::Release);
+        }
         cut.barrier.wait();
         cut.barrier.wait();
+    }
+
+    /// Writes the host tallies (`host pages failures parked`, tab-separated). Pages in
+    /// flight are dumped as queued URLs, so they are taken off their host's count: the
+    /// resumed crawl counts them again when it fetches them.
+    fn dump_tallies(&self, path: &std::path::Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut in_flight: HashMap<&str, u64> = HashMap::new();
+        for f in self.in_flight.values() {
+            if let InFlight::Page { host, .. } = f {
+                *in_flight.entry(host.as_str()).or_default() += 1;
+            }
+        }
+        let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for (host, t) in &self.tallies {
+            let pages = t
+                .pages
+                .saturating_sub(in_flight.get(host.as_str()).copied().unwrap_or(0));
+            writeln!(
+                w,
+                "{host}\t{pages}\t{}\t{}",
+                t.consecutive_failures,
+                u8::from(t.parked)
+            )?;
+        }
+        let file = w
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
+        file.sync_all()
     }
 
     fn dump_frontier(

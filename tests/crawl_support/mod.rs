@@ -92,6 +92,8 @@ pub fn warcio_check_dir(dir: &Path) -> usize {
 /// request log) on [`Synthweb::stop`] or drop.
 pub struct Synthweb {
     child: Option<Child>,
+    /// Kept open so the server's exit line does not meet a closed pipe.
+    _stdout: BufReader<std::process::ChildStdout>,
     pub dir: PathBuf,
     pub port: u16,
 }
@@ -101,18 +103,26 @@ impl Synthweb {
     /// `hosts.txt`, `seeds.txt`, `req.log` and `manifest.txt` there, and waits for its
     /// ready line.
     pub fn start(dir: &Path, world: &[&str]) -> Self {
+        Self::start_with(dir, world, true)
+    }
+
+    /// As [`Synthweb::start`]; without `manifest` (large worlds) no manifest is
+    /// computed and no request log is written.
+    pub fn start_with(dir: &Path, world: &[&str], manifest: bool) -> Self {
         fs::create_dir_all(dir).unwrap();
-        let mut child = Command::new(synthweb_bin())
-            .current_dir(dir)
-            .args([
-                "--port",
-                "0",
-                "--hosts-file",
-                "hosts.txt",
-                "--seeds",
-                "seeds.txt",
-            ])
-            .args(["--log", "req.log", "--manifest", "manifest.txt"])
+        let mut cmd = Command::new(synthweb_bin());
+        cmd.current_dir(dir).args([
+            "--port",
+            "0",
+            "--hosts-file",
+            "hosts.txt",
+            "--seeds",
+            "seeds.txt",
+        ]);
+        if manifest {
+            cmd.args(["--log", "req.log", "--manifest", "manifest.txt"]);
+        }
+        let mut child = cmd
             .args(world)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -121,13 +131,15 @@ impl Synthweb {
             .expect("start synthweb");
         let stdout = child.stdout.take().unwrap();
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
+        let mut stdout = BufReader::new(stdout);
+        stdout.read_line(&mut line).unwrap();
         let ready: serde_json::Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("synthweb ready line {line:?}: {e}"));
         assert_eq!(ready["ready"], true, "synthweb did not start: {line}");
         let port = u16::try_from(ready["http_port"].as_u64().unwrap()).unwrap();
         Synthweb {
             child: Some(child),
+            _stdout: stdout,
             dir: dir.to_path_buf(),
             port,
         }
