@@ -337,6 +337,7 @@ mod tests {
             url: url.to_string(),
             via: Some("http://a.test/".into()),
             hops: "LL".into(),
+            attempts: 1,
         }
     }
 
@@ -367,6 +368,7 @@ mod tests {
             url: "http://x.test/".into(),
             via: None,
             hops: String::new(),
+            attempts: 0,
         };
         encode_payload("x.test", &it, &mut buf);
         assert_eq!(decode_payload(&buf).unwrap().item, it);
