@@ -82,8 +82,10 @@ impl CrawlConfig {
     /// Defaults that identify trawl and are polite: one connection per host, one
     /// second between requests, robots.txt obeyed, private addresses refused.
     pub fn new(out_dir: impl Into<PathBuf>) -> Self {
-        let mut fetcher = FetcherConfig::default();
-        fetcher.allow_private_addresses = false;
+        let fetcher = FetcherConfig {
+            allow_private_addresses: false,
+            ..FetcherConfig::default()
+        };
         let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
             seeds: Vec::new(),

@@ -411,6 +411,20 @@ impl Shard {
             Some(k) => k,
             None => return,
         };
+        self.fetch_robots_for(host, key, req, via);
+    }
+
+    /// Fetches a robots.txt (or a hop of its redirects) on behalf of `key`: a redirect
+    /// may lead to another host (`/robots.txt` -> `http://other/robots-cross.txt`), but
+    /// the answer is the rules of the host that asked (RFC 9309 §2.3.1.2), so the cache
+    /// entry to feed stays `key`, never the redirect target's.
+    fn fetch_robots_for(
+        &mut self,
+        host: &str,
+        key: HostKey,
+        req: crate::robots::FetchRequest,
+        via: String,
+    ) {
         let mut head = self.request_head(req.url);
         head.if_none_match = req.if_none_match;
         head.if_modified_since = req.if_modified_since;
@@ -516,7 +530,7 @@ impl Shard {
         };
         self.record(&o, &request, Some(&via), "P", None, &[]);
         if let Some(Step::Fetch(next)) = step {
-            self.fetch_robots(&host, next, via);
+            self.fetch_robots_for(&host, key, next, via);
             return;
         }
         let retry_after = o.head.as_ref().and_then(retry_after);
