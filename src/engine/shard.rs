@@ -54,6 +54,8 @@ struct HostTally {
     pages: u64,
     consecutive_failures: u32,
     parked: bool,
+    /// Recent errors, to warn on a sudden rise (see `monitor::ErrorWindow`).
+    errors: super::monitor::ErrorWindow,
 }
 
 pub(crate) struct Shard {
@@ -507,6 +509,10 @@ impl Shard {
             tally.consecutive_failures = 0;
         }
         let failures = tally.consecutive_failures;
+        let error = o.error.is_some() || status.is_some_and(|s| s >= 500);
+        if let Some(errors) = tally.errors.record(error) {
+            tracing::warn!(host = %host, errors, of = super::monitor::ErrorWindow::WIDTH, "errors rising on host");
+        }
         if failures >= self.shared.config.host_failures_to_park && !tally.parked {
             tally.parked = true;
             tracing::warn!(host = %host, failures, "host keeps failing: parked");
