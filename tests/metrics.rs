@@ -186,16 +186,17 @@ fn non_loopback_needs_explicit_permission() {
     assert!(Crawler::builder().config(c).build().unwrap().run().is_err());
 }
 
-/// A loopback site: `/p/k` links `/p/(k+1)` up to `PAGES`, each answer a little slow so
+/// A loopback site: `/p/k` links `/p/(k+1)` up to `PAGES` (within the default hop
+/// limit), each answer slow enough (the snapshot is published once a second) so
 /// the crawl lasts long enough to be scraped.
-const PAGES: usize = 30;
+const PAGES: usize = 15;
 
 fn site() -> support::ScriptServer {
     support::ScriptServer::start(|mut s, _| {
         while let Some(head) = support::read_head(&mut s) {
             let head = String::from_utf8_lossy(&head);
             let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
-            std::thread::sleep(Duration::from_millis(30));
+            std::thread::sleep(Duration::from_millis(150));
             let k: Option<usize> = path.strip_prefix("/p/").and_then(|k| k.parse().ok());
             let reply = match (path.as_str(), k) {
                 ("/", _) => Some("<a href=\"/p/1\">start</a>".to_owned()),
