@@ -157,8 +157,13 @@ impl Shard {
                 next_publish = now + Duration::from_millis(250);
             }
             let mut timeout = Duration::from_millis(50);
-            if let Some(at) = self.frontier.next_wakeup() {
-                timeout = timeout.min(at.saturating_duration_since(now));
+            // A frontier wake-up only matters when a fetch could start; with every slot
+            // busy the next event is a completion, and waking for a host that is already
+            // ready would spin the loop at zero timeout (seen in tools/crawlbench).
+            if self.in_flight.len() < self.shared.config.concurrency_per_shard {
+                if let Some(at) = self.frontier.next_wakeup() {
+                    timeout = timeout.min(at.saturating_duration_since(now));
+                }
             }
             if self.fetcher.poll(&mut outcomes, Some(timeout)).is_err() {
                 // epoll itself failed: nothing can progress on this shard.
