@@ -137,6 +137,12 @@ pub struct CrawlArgs {
     /// Allow loopback, private and link-local addresses (tests, the local demo).
     #[arg(long)]
     pub allow_private_addresses: bool,
+    /// Serve Prometheus metrics on http://ADDR/metrics (loopback, e.g. 127.0.0.1:9898).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Allow a non-loopback --metrics-addr (the metrics reveal what is crawled).
+    #[arg(long)]
+    pub metrics_allow_remote: bool,
 }
 
 /// Parses a size like `512M`, `4G`, `1048576`, `64k`.
@@ -248,6 +254,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
         c.fetcher.deadlines = Deadlines::all(Duration::from_millis(ms.max(1)));
     }
     c.fetcher.allow_private_addresses = args.allow_private_addresses;
+    (c.metrics_addr, c.metrics_allow_remote) = (args.metrics_addr, args.metrics_allow_remote);
     Ok(c)
 }
 

@@ -76,6 +76,8 @@ pub struct CrawlConfig {
     pub progress_interval: Duration,
     /// Serve Prometheus metrics here.
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Let `metrics_addr` be a non-loopback address (off: loopback only).
+    pub metrics_allow_remote: bool,
 }
 
 impl CrawlConfig {
@@ -119,6 +121,7 @@ impl CrawlConfig {
             checkpoint_interval: Duration::from_secs(300),
             progress_interval: Duration::from_secs(5),
             metrics_addr: None,
+            metrics_allow_remote: false,
         }
     }
 

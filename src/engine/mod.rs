@@ -4,6 +4,8 @@
 //! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
 
 pub mod config;
+pub mod metrics;
+mod monitor;
 pub(crate) mod output;
 mod shard;
 
@@ -393,6 +395,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         config,
     });
     let config = &shared.config;
+    let mut monitor = monitor::Monitor::new(config, Instant::now())?;
 
     // Frontiers, filled from the seeds or the checkpoint.
     let frontier_root = out.join("frontier");
@@ -496,7 +499,6 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     // The coordinator: progress, checkpoints, termination.
     let started = Instant::now();
     let mut next_checkpoint = started + nonzero(config.checkpoint_interval);
-    let mut next_progress = started + nonzero(config.progress_interval);
     let mut checkpoints = 0u64;
     let finish;
     loop {
@@ -536,14 +538,9 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             )?;
             next_checkpoint = Instant::now() + config.checkpoint_interval;
         }
-        if !config.progress_interval.is_zero() && now >= next_progress {
+        if monitor.due(now) {
             let s = stats(&shared, started, checkpoints, resumed_epoch, "running");
-            eprintln!(
-                "trawl: {:.0}s pages {} ({:.0}/s, {:.1} MB/s) queued {} (ram {} disk {}) hosts {} parked {} seen-fill {:.4} fp {:.2e}",
-                s.elapsed_secs, s.pages, s.pages_per_sec, s.mb_per_sec, s.queued, s.frontier_ram_urls,
-                s.frontier_disk_urls, s.hosts_active, s.hosts_parked, s.seen_fill_ratio, s.seen_expected_fp
-            );
-            next_progress = now + config.progress_interval;
+            monitor.update(&s, now);
         }
     }
     // Final checkpoint while the shards still hold their frontiers.
@@ -561,6 +558,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     output.finish().map_err(err)?;
     cp?;
     let s = stats(&shared, started, checkpoints, resumed_epoch, finish);
+    monitor.finish(&s);
     write_stats(&out, &s)?;
     Ok(s)
 }

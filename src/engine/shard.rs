@@ -56,6 +56,8 @@ pub(crate) struct HostTally {
     pages: u64,
     consecutive_failures: u32,
     parked: bool,
+    /// Recent errors, to warn on a sudden rise (see `monitor::ErrorWindow`).
+    errors: super::monitor::ErrorWindow,
 }
 
 /// The host tallies of a checkpoint directory, routed to their shards.
@@ -194,8 +196,13 @@ impl Shard {
                 next_publish = now + Duration::from_millis(250);
             }
             let mut timeout = Duration::from_millis(50);
-            if let Some(at) = self.frontier.next_wakeup() {
-                timeout = timeout.min(at.saturating_duration_since(now));
+            // A frontier wake-up only matters when a fetch could start; with every slot
+            // busy the next event is a completion, and waking for a host that is already
+            // ready would spin the loop at zero timeout (seen in tools/crawlbench).
+            if self.in_flight.len() < self.shared.config.concurrency_per_shard {
+                if let Some(at) = self.frontier.next_wakeup() {
+                    timeout = timeout.min(at.saturating_duration_since(now));
+                }
             }
             if self.fetcher.poll(&mut outcomes, Some(timeout)).is_err() {
                 // epoll itself failed: nothing can progress on this shard.
@@ -566,6 +573,10 @@ impl Shard {
             tally.consecutive_failures = 0;
         }
         let failures = tally.consecutive_failures;
+        let error = o.error.is_some() || status.is_some_and(|s| s >= 500);
+        if let Some(errors) = tally.errors.record(error) {
+            tracing::warn!(host = %host, errors, of = super::monitor::ErrorWindow::WIDTH, "errors rising on host");
+        }
         if failures >= self.shared.config.host_failures_to_park && !tally.parked {
             tally.parked = true;
             tracing::warn!(host = %host, failures, "host keeps failing: parked");
