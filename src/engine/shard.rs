@@ -86,6 +86,7 @@ pub(crate) fn load_tallies(
                 pages: pages.parse().unwrap_or(0),
                 consecutive_failures: failures.parse().unwrap_or(0),
                 parked: parked == "1",
+                ..HostTally::default()
             };
             if let Some(m) = out.get_mut(shard_of(host, shards)) {
                 m.insert(host.to_owned(), tally);
