@@ -1,6 +1,9 @@
 //! The Prometheus endpoint (`--metrics-addr`): the server alone with fake stats, and a
 //! scrape during a short crawl of a loopback site.
 
+// Test helpers outside #[test] functions: a panic is the failure report.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
