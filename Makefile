@@ -1,12 +1,18 @@
 # trawl — the commands a person (and CI) runs. See README.md.
 CARGO ?= cargo
 
-.PHONY: all build test lint fmt bench synthweb clean
+.PHONY: all build demo test lint fmt bench synthweb clean
 
 all: build
 
 build:
 	$(CARGO) build --workspace --release
+
+## Build (release), crawl a small synthetic web on loopback with live progress, judge the
+## crawl with synthweb's referee and print a summary (tools/demo.sh; about 2 minutes).
+demo:
+	$(CARGO) build --workspace --release
+	sh tools/demo.sh
 
 ## The whole test suite (the README's test command; .ci/run calls it).
 test:

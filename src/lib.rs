@@ -5,7 +5,9 @@
 //! loops, one per shard thread. See `docs/architecture.md` for the way one URL travels
 //! through the engine and where each concept lives.
 
+pub mod checkpoint;
 pub mod crawllog;
+pub mod engine;
 pub mod frontier;
 pub mod html;
 pub mod http;

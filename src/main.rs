@@ -15,6 +15,8 @@ struct Cli {
     command: Command,
 }
 
+// The enum is built once per process; boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Test URLs against a robots.txt (RFC 9309 or the 1996 draft).
@@ -29,10 +31,21 @@ enum Command {
     Plan(cli::plan::PlanArgs),
     /// Run a benchmark and print one JSON object.
     Bench(cli::bench::BenchArgs),
+    /// Crawl from seeds into an output directory (WARC, crawl log, checkpoints).
+    #[command(args_override_self = true)]
+    Crawl(cli::crawl::CrawlArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = match cli::crawl::expand_config(std::env::args().collect()) {
+        Ok(args) => args,
+        Err(err) => {
+            eprintln!("trawl: {err:#}");
+            return ExitCode::from(2);
+        }
+    };
+    init_tracing();
+    let cli = Cli::parse_from(args);
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Robots(args) => cli::robots::run(args),
         Command::Url(args) => cli::url::run(args),
@@ -40,6 +53,7 @@ fn main() -> ExitCode {
         Command::Fetch(args) => cli::fetch::run(args),
         Command::Plan(args) => cli::plan::run(args),
         Command::Bench(args) => cli::bench::run(args),
+        Command::Crawl(args) => cli::crawl::run(args),
     };
     match result {
         Ok(code) => code,
@@ -48,4 +62,14 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Logs go to stderr at `warn` unless `RUST_LOG` says otherwise.
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

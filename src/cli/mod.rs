@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod count;
+pub mod crawl;
 pub mod fetch;
 pub mod links;
 pub mod plan;

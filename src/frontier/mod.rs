@@ -48,6 +48,8 @@ pub struct QueuedUrl {
     /// The hop path from the seed, one letter per hop (Heritrix style: `L` link,
     /// `R` redirect, `E` embed, `P` prerequisite such as robots.txt).
     pub hops: String,
+    /// Fetch attempts that failed transiently so far (network errors, 429, 503).
+    pub attempts: u8,
 }
 
 impl QueuedUrl {
@@ -57,6 +59,7 @@ impl QueuedUrl {
             url: url.into(),
             via: None,
             hops: String::new(),
+            attempts: 0,
         }
     }
 
@@ -309,6 +312,20 @@ impl Frontier {
             return Ok(Some((name, item)));
         }
         Ok(None)
+    }
+
+    /// Puts a URL taken by [`Frontier::take_ready`] back at the head of its host's
+    /// queue (a retry, or a URL that waited for robots.txt), so it keeps its place in
+    /// the host's order. It always goes to RAM, even past the budget by one entry: it
+    /// was in RAM a moment ago.
+    pub fn requeue_front(&mut self, host: &str, item: QueuedUrl) {
+        let id = match self.by_name.get(host) {
+            Some(&id) => id,
+            None => self.host_id(host, Instant::now()),
+        };
+        self.ram_bytes += item.ram_bytes();
+        self.ram_urls += 1;
+        self.host_mut(id).ram.push_front(item);
     }
 
     /// A fetch of `host` ended; it may be served again from `next_eligible_at` (now

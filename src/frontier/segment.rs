@@ -6,7 +6,7 @@
 //! header:  b"TRWLSEG\0" | version: u32 LE
 //! record:  payload_len: u32 LE | crc32(payload): u32 LE | payload
 //! payload: varint host_len | host | varint url_len | url
-//!          | varint via_len | via | varint hops_len | hops
+//!          | varint via_len | via | varint hops_len | hops | attempts: u8
 //! ```
 //!
 //! Segments are written sequentially and read back sequentially, so the disk tier
@@ -124,6 +124,7 @@ pub fn encode_payload(host: &str, item: &QueuedUrl, out: &mut Vec<u8>) {
     put_bytes(out, item.url.as_bytes());
     put_bytes(out, item.via.as_deref().unwrap_or("").as_bytes());
     put_bytes(out, item.hops.as_bytes());
+    out.push(item.attempts);
 }
 
 /// Decodes a payload written by [`encode_payload`]; `None` if it is malformed.
@@ -132,13 +133,19 @@ pub fn decode_payload(mut input: &[u8]) -> Option<Record> {
     let url = take_str(&mut input)?;
     let via = take_str(&mut input)?;
     let hops = take_str(&mut input)?;
-    if !input.is_empty() {
+    let (&attempts, rest) = input.split_first()?;
+    if !rest.is_empty() {
         return None;
     }
     let via = if via.is_empty() { None } else { Some(via) };
     Some(Record {
         host,
-        item: QueuedUrl { url, via, hops },
+        item: QueuedUrl {
+            url,
+            via,
+            hops,
+            attempts,
+        },
     })
 }
 
@@ -330,6 +337,7 @@ mod tests {
             url: url.to_string(),
             via: Some("http://a.test/".into()),
             hops: "LL".into(),
+            attempts: 1,
         }
     }
 
@@ -360,6 +368,7 @@ mod tests {
             url: "http://x.test/".into(),
             via: None,
             hops: String::new(),
+            attempts: 0,
         };
         encode_payload("x.test", &it, &mut buf);
         assert_eq!(decode_payload(&buf).unwrap().item, it);

@@ -16,6 +16,7 @@ fn url(host: usize, i: usize) -> QueuedUrl {
         url: format!("http://h{host}.test/p/{i}"),
         via: Some(format!("http://h{host}.test/")),
         hops: "L".into(),
+        attempts: 0,
     }
 }
 

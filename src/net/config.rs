@@ -133,6 +133,12 @@ pub struct FetcherConfig {
     pub read_buffer_bytes: usize,
     /// mio events handled per poll.
     pub events_capacity: usize,
+    /// Connect to loopback, private, link-local... addresses too. On by default for
+    /// the bare fetcher (`trawl fetch` goes where it is told); the crawl engine turns
+    /// it off unless `--allow-private-addresses` is given, so links found on the web
+    /// cannot steer the crawler into internal networks. See
+    /// [`crate::net::is_blocked_address`].
+    pub allow_private_addresses: bool,
 }
 
 impl Default for FetcherConfig {
@@ -146,6 +152,7 @@ impl Default for FetcherConfig {
             tls: TlsConfig::default(),
             read_buffer_bytes: 64 << 10,
             events_capacity: 1024,
+            allow_private_addresses: true,
         }
     }
 }

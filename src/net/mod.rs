@@ -30,6 +30,8 @@ mod timer;
 
 pub use config::{Deadlines, FetchLimits, FetcherConfig, PoolConfig};
 pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride};
-pub use fetcher::{FetchRequest, Fetcher, FetcherError, FetcherStats, Submitter};
+pub use fetcher::{
+    is_blocked_address, FetchRequest, Fetcher, FetcherError, FetcherStats, Submitter,
+};
 pub use outcome::{DnsFailure, FailReason, FetchOutcome, TimeoutPhase, Timings};
 pub use pool::PoolKey;

@@ -91,6 +91,9 @@ pub enum FailReason {
     Io(String),
     /// The fetcher is shutting down or out of capacity for queued requests.
     Overloaded,
+    /// The resolved address is loopback, private, link-local, multicast or
+    /// unspecified, and private addresses are not allowed.
+    BlockedAddress,
 }
 
 impl FailReason {
@@ -104,6 +107,7 @@ impl FailReason {
             Self::Reset => "reset",
             Self::ClosedEarly => "closed",
             Self::Timeout(_) => "timeout",
+            Self::BlockedAddress => "blocked-address",
             Self::Tls(_) => "tls",
             Self::Protocol(_) => "protocol",
             Self::Decode(_) => "decode",
@@ -132,6 +136,9 @@ impl fmt::Display for FailReason {
             Self::TooLarge => f.write_str("response too large"),
             Self::Io(e) => write!(f, "io: {e}"),
             Self::Overloaded => f.write_str("fetcher overloaded"),
+            Self::BlockedAddress => {
+                f.write_str("address not allowed (private, loopback or special)")
+            }
         }
     }
 }

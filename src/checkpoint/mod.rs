@@ -1,0 +1,269 @@
+//! Checkpoint files: a consistent cut of a crawl, replaced atomically.
+//!
+//! Layout under `OUT/checkpoint/`:
+//! ```text
+//! CURRENT                  the name of the last complete checkpoint, e.g. "cp-000007"
+//! cp-000007/manifest.json  counters, output positions, shard count, time
+//! cp-000007/seen.bits      presence-bit snapshot (checksummed, see src/seen/)
+//! cp-000007/fingerprints.bits
+//! cp-000007/frontier-NNNN.seg  every queued URL of shard NNNN (segment format)
+//! ```
+//! Steps (each numbered step is durable before the next starts):
+//! 1. write everything into `tmp-000007/`, fsync each file;
+//! 2. write `manifest.json` last, fsync it, fsync the directory;
+//! 3. rename `tmp-000007` to `cp-000007`, fsync `checkpoint/`;
+//! 4. write `CURRENT.tmp`, fsync, rename over `CURRENT`, fsync `checkpoint/`;
+//! 5. delete older `cp-*` and stray `tmp-*` directories.
+//!
+//! A crash before step 4 leaves `CURRENT` naming the previous checkpoint, which is
+//! untouched; a crash after it leaves the new one whole. A loader never trusts a
+//! directory that `CURRENT` does not name.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::output::Positions;
+
+/// Format version of `manifest.json`.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// What a checkpoint records besides its data files.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub version: u32,
+    pub epoch: u64,
+    /// Unix seconds when the cut was taken.
+    pub unix_time: u64,
+    pub shards: usize,
+    pub seeds: Vec<String>,
+    pub counters: Counters,
+    pub positions: Positions,
+    /// URLs in the frontier dump files (queued plus in flight at the cut).
+    pub queued_urls: u64,
+}
+
+/// Crawl counters carried across a resume.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Counters {
+    pub pages: u64,
+    pub pages_started: u64,
+    pub bytes: u64,
+    pub discovered: u64,
+    pub duplicates: u64,
+}
+
+/// Why a checkpoint could not be written or read.
+#[derive(Debug)]
+pub enum CheckpointError {
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// `CURRENT` is missing, empty or names something that is not a checkpoint.
+    NoCheckpoint(PathBuf),
+    /// `manifest.json` does not parse or has an unknown version.
+    BadManifest { path: PathBuf, detail: String },
+}
+
+impl std::fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Io { op, path, .. } => write!(f, "cannot {op} {}", path.display()),
+            Self::NoCheckpoint(p) => write!(f, "no complete checkpoint in {}", p.display()),
+            Self::BadManifest { path, detail } => {
+                write!(
+                    f,
+                    "checkpoint manifest {} is damaged: {detail}",
+                    path.display()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for CheckpointError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn io_err<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> CheckpointError + 'p {
+    move |source| CheckpointError::Io {
+        op,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Fsyncs a directory so a rename or a new entry in it is durable.
+pub fn sync_dir(dir: &Path) -> Result<(), CheckpointError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err("fsync", dir))
+}
+
+/// The directory for a checkpoint being written: `checkpoint/tmp-EPOCH`, emptied.
+pub fn prepare(root: &Path, epoch: u64) -> Result<PathBuf, CheckpointError> {
+    fs::create_dir_all(root).map_err(io_err("create", root))?;
+    let tmp = root.join(format!("tmp-{epoch:06}"));
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp).map_err(io_err("remove", &tmp))?;
+    }
+    fs::create_dir_all(&tmp).map_err(io_err("create", &tmp))?;
+    Ok(tmp)
+}
+
+/// Steps 2 to 5 of the module docs: seals `tmp` with its manifest and makes it current.
+pub fn commit(root: &Path, tmp: &Path, manifest: &Manifest) -> Result<PathBuf, CheckpointError> {
+    let manifest_path = tmp.join("manifest.json");
+    let json = serde_json::to_vec_pretty(manifest).map_err(|e| CheckpointError::BadManifest {
+        path: manifest_path.clone(),
+        detail: e.to_string(),
+    })?;
+    write_synced(&manifest_path, &json)?;
+    sync_dir(tmp)?;
+    let name = format!("cp-{:06}", manifest.epoch);
+    let done = root.join(&name);
+    if done.exists() {
+        fs::remove_dir_all(&done).map_err(io_err("remove", &done))?;
+    }
+    fs::rename(tmp, &done).map_err(io_err("rename", tmp))?;
+    sync_dir(root)?;
+    let current_tmp = root.join("CURRENT.tmp");
+    write_synced(&current_tmp, name.as_bytes())?;
+    let current = root.join("CURRENT");
+    fs::rename(&current_tmp, &current).map_err(io_err("rename", &current_tmp))?;
+    sync_dir(root)?;
+    if let Ok(entries) = fs::read_dir(root) {
+        for entry in entries.flatten() {
+            let n = entry.file_name().to_string_lossy().into_owned();
+            if (n.starts_with("cp-") && n != name) || n.starts_with("tmp-") {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    Ok(done)
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
+    let mut f = File::create(path).map_err(io_err("create", path))?;
+    f.write_all(bytes).map_err(io_err("write", path))?;
+    f.sync_all().map_err(io_err("fsync", path))
+}
+
+/// The checkpoint `CURRENT` names, with its manifest.
+pub fn load_current(root: &Path) -> Result<(PathBuf, Manifest), CheckpointError> {
+    let current = root.join("CURRENT");
+    let name = fs::read_to_string(&current)
+        .map_err(|_| CheckpointError::NoCheckpoint(root.to_path_buf()))?;
+    let name = name.trim();
+    if name.is_empty() || name.contains('/') || !name.starts_with("cp-") {
+        return Err(CheckpointError::NoCheckpoint(root.to_path_buf()));
+    }
+    let dir = root.join(name);
+    let manifest_path = dir.join("manifest.json");
+    let bytes = fs::read(&manifest_path).map_err(io_err("read", &manifest_path))?;
+    let manifest: Manifest =
+        serde_json::from_slice(&bytes).map_err(|e| CheckpointError::BadManifest {
+            path: manifest_path.clone(),
+            detail: e.to_string(),
+        })?;
+    if manifest.version != MANIFEST_VERSION {
+        return Err(CheckpointError::BadManifest {
+            path: manifest_path,
+            detail: format!("version {} (expected {MANIFEST_VERSION})", manifest.version),
+        });
+    }
+    Ok((dir, manifest))
+}
+
+/// The frontier dump files of a checkpoint directory, in shard order.
+pub fn frontier_files(dir: &Path) -> Result<Vec<PathBuf>, CheckpointError> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(io_err("list", dir))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("frontier-") && n.ends_with(".seg"))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(epoch: u64) -> Manifest {
+        Manifest {
+            version: MANIFEST_VERSION,
+            epoch,
+            unix_time: 1,
+            shards: 2,
+            seeds: vec!["http://a.test/".into()],
+            counters: Counters {
+                pages: epoch,
+                ..Counters::default()
+            },
+            positions: Positions::default(),
+            queued_urls: 0,
+        }
+    }
+
+    #[test]
+    fn commit_makes_the_new_checkpoint_current_and_removes_the_old() {
+        let root = tempfile::tempdir().unwrap();
+        let tmp = prepare(root.path(), 1).unwrap();
+        commit(root.path(), &tmp, &manifest(1)).unwrap();
+        let tmp = prepare(root.path(), 2).unwrap();
+        fs::write(tmp.join("frontier-0000.seg"), b"x").unwrap();
+        commit(root.path(), &tmp, &manifest(2)).unwrap();
+        let (dir, m) = load_current(root.path()).unwrap();
+        assert_eq!(m.epoch, 2);
+        assert_eq!(frontier_files(&dir).unwrap().len(), 1);
+        assert!(!root.path().join("cp-000001").exists());
+    }
+
+    #[test]
+    fn an_unfinished_checkpoint_leaves_the_previous_one_current() {
+        let root = tempfile::tempdir().unwrap();
+        let tmp = prepare(root.path(), 1).unwrap();
+        commit(root.path(), &tmp, &manifest(1)).unwrap();
+        // A crash after step 1 of epoch 2: tmp-000002 exists with partial files.
+        let tmp = prepare(root.path(), 2).unwrap();
+        fs::write(tmp.join("frontier-0000.seg"), b"partial").unwrap();
+        let (_, m) = load_current(root.path()).unwrap();
+        assert_eq!(m.epoch, 1);
+    }
+
+    #[test]
+    fn damaged_manifest_and_missing_current_are_errors() {
+        let root = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            load_current(root.path()),
+            Err(CheckpointError::NoCheckpoint(_))
+        ));
+        let tmp = prepare(root.path(), 1).unwrap();
+        commit(root.path(), &tmp, &manifest(1)).unwrap();
+        fs::write(root.path().join("cp-000001/manifest.json"), b"{not json").unwrap();
+        assert!(matches!(
+            load_current(root.path()),
+            Err(CheckpointError::BadManifest { .. })
+        ));
+        fs::write(root.path().join("CURRENT"), b"../etc").unwrap();
+        assert!(matches!(
+            load_current(root.path()),
+            Err(CheckpointError::NoCheckpoint(_))
+        ));
+    }
+}

@@ -1,0 +1,350 @@
+//! `trawl crawl`: run a crawl from seeds into an output directory.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use trawl::engine::{CrawlConfig, Crawler};
+use trawl::net::{parse_hosts_file, parse_resolve, Deadlines};
+use trawl::robots::Forbidden4xx;
+use trawl::url::Scope;
+
+/// Flags of `trawl crawl`. Every long flag may also be given in the `--config` TOML
+/// file as `flag-name = value` (flags on the command line win).
+#[derive(Debug, Args)]
+pub struct CrawlArgs {
+    /// File of seed URLs, one per line (`#` comments and blank lines skipped).
+    #[arg(long, value_name = "FILE")]
+    pub seeds: Option<PathBuf>,
+    /// A seed URL (repeatable).
+    #[arg(long = "seed", value_name = "URL")]
+    pub seed: Vec<String>,
+    /// Output directory: warc/, crawl.log.jsonl, checkpoint/, stats.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// TOML file with the same settings as the flags (`max-pages = 100`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Continue the crawl whose last checkpoint is in --out.
+    #[arg(long)]
+    pub resume: bool,
+    /// Shard threads (default: number of cores).
+    #[arg(long)]
+    pub shards: Option<usize>,
+    /// Fetches in flight per shard.
+    #[arg(long, default_value_t = 256)]
+    pub concurrency: usize,
+    /// User-Agent (default: trawl's identification with its URL).
+    #[arg(long)]
+    pub user_agent: Option<String>,
+    /// Operator contact sent as `From` (an e-mail address). Strongly recommended.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Minimum milliseconds between request starts to one host.
+    #[arg(long, default_value_t = 1000)]
+    pub delay_ms: u64,
+    /// Adaptive politeness: also wait this many times the host's last response time.
+    #[arg(long, default_value_t = 0.0)]
+    pub delay_factor: f64,
+    /// Connections per host at most.
+    #[arg(long, default_value_t = 1)]
+    pub per_host_connections: u32,
+    /// Cap on robots.txt Crawl-delay, in seconds.
+    #[arg(long, default_value_t = 30)]
+    pub max_crawl_delay_secs: u64,
+    /// Longest `Retry-After` (429/503) honoured, in seconds; longer ones are cut to
+    /// this. Tests and the demo lower it so synthweb's error pages do not stall a host.
+    #[arg(long, default_value_t = 600)]
+    pub max_retry_after_secs: u64,
+    /// Stop after this many page fetches.
+    #[arg(long)]
+    pub max_pages: Option<u64>,
+    /// At most this many pages per host.
+    #[arg(long)]
+    pub max_pages_per_host: Option<u64>,
+    /// Stop after this many bytes received.
+    #[arg(long)]
+    pub max_bytes: Option<u64>,
+    /// Most link hops from a seed.
+    #[arg(long)]
+    pub max_hops: Option<u32>,
+    /// Longest URL accepted, in bytes.
+    #[arg(long)]
+    pub max_url_bytes: Option<usize>,
+    /// Most non-empty path segments accepted.
+    #[arg(long)]
+    pub max_path_depth: Option<usize>,
+    /// Refuse URLs with `cgi` in the path or a query.
+    #[arg(long)]
+    pub reject_dynamic: bool,
+    /// Scope: `any`, `seed-hosts` or `seed-domains` (registrable domains of the seeds).
+    #[arg(long, default_value = "any")]
+    pub scope: String,
+    /// Blacklist file: hosts, URL prefixes and `re:` regexes, one per line.
+    #[arg(long, value_name = "FILE")]
+    pub blacklist: Option<PathBuf>,
+    /// RAM budget for the process (presence bits excluded), e.g. 256M, 4G.
+    #[arg(long, default_value = "512M")]
+    pub memory: String,
+    /// URLs the presence bits are sized for.
+    #[arg(long, default_value_t = 100_000_000)]
+    pub seen_capacity: u64,
+    /// False-positive rate of the presence bits at capacity.
+    #[arg(long, default_value_t = 1e-6)]
+    pub seen_fp: f64,
+    /// Do not write WARC files (benchmarks).
+    #[arg(long)]
+    pub no_warc: bool,
+    /// Rotate WARC files past this many bytes.
+    #[arg(long, default_value_t = 1 << 30)]
+    pub warc_max_bytes: u64,
+    /// Keep noindex pages out of the WARC output.
+    #[arg(long)]
+    pub skip_noindex: bool,
+    /// Seconds between checkpoints (0: only at the end and on SIGINT/SIGTERM).
+    #[arg(long, default_value_t = 300)]
+    pub checkpoint_secs: u64,
+    /// Seconds between progress lines (0: none).
+    #[arg(long, default_value_t = 5)]
+    pub progress_secs: u64,
+    /// Read 401/403 on robots.txt as `allow` (RFC 9309) or `disallow` (the book).
+    #[arg(long = "robots-4xx", default_value = "allow")]
+    pub robots_4xx: String,
+    /// Seconds before the first retry of an unreachable robots.txt (doubling after).
+    #[arg(long, default_value_t = 60)]
+    pub robots_retry_secs: u64,
+    /// Give a host up after its robots.txt failed this many times in a row.
+    #[arg(long, default_value_t = 3)]
+    pub robots_max_attempts: u32,
+    /// Static address for host:port, curl syntax `host:port:addr` (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub resolve: Vec<String>,
+    /// Static addresses from a synthweb hosts file.
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// Trust the CA certificates in this PEM file too (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Vec<PathBuf>,
+    /// Deadline for a whole exchange, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Allow loopback, private and link-local addresses (tests, the local demo).
+    #[arg(long)]
+    pub allow_private_addresses: bool,
+    /// Serve Prometheus metrics on http://ADDR/metrics (loopback, e.g. 127.0.0.1:9898).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Allow a non-loopback --metrics-addr (the metrics reveal what is crawled).
+    #[arg(long)]
+    pub metrics_allow_remote: bool,
+}
+
+/// Parses a size like `512M`, `4G`, `1048576`, `64k`.
+fn parse_size(s: &str) -> anyhow::Result<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_lowercase() {
+                'k' => 1 << 10,
+                'm' => 1 << 20,
+                'g' => 1 << 30,
+                't' => 1 << 40,
+                _ => bail!("unknown size unit in {s:?}"),
+            };
+            (s.get(..i).unwrap_or(""), m)
+        }
+        _ => (s, 1),
+    };
+    let n: f64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("bad size {s:?}"))?;
+    if !(n.is_finite() && n >= 0.0) {
+        bail!("bad size {s:?}");
+    }
+    Ok((n * mult as f64) as u64)
+}
+
+fn read_lines(path: &PathBuf) -> anyhow::Result<Vec<String>> {
+    let text =
+        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Builds the validated configuration from the flags.
+pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
+    let mut c = CrawlConfig::new(&args.out);
+    if let Some(path) = &args.seeds {
+        c.seeds = read_lines(path)?;
+    }
+    c.seeds.extend(args.seed.iter().cloned());
+    if let Some(s) = args.shards {
+        c.shards = s.max(1);
+    }
+    c.concurrency_per_shard = args.concurrency.max(1);
+    if let Some(ua) = &args.user_agent {
+        c.user_agent.clone_from(ua);
+    }
+    c.from.clone_from(&args.from);
+    c.delay = Duration::from_millis(args.delay_ms);
+    c.delay_factor = args.delay_factor.max(0.0);
+    c.per_host_connections = args.per_host_connections.max(1);
+    c.robots.crawl_delay_cap = Duration::from_secs(args.max_crawl_delay_secs);
+    c.max_retry_after = Duration::from_secs(args.max_retry_after_secs);
+    c.robots.forbidden = match args.robots_4xx.as_str() {
+        "allow" => Forbidden4xx::Allow,
+        "disallow" => Forbidden4xx::Disallow,
+        other => bail!("--robots-4xx must be allow or disallow, not {other:?}"),
+    };
+    c.robots.retry_initial = Duration::from_secs(args.robots_retry_secs.max(1));
+    c.robots_max_attempts = args.robots_max_attempts.max(1);
+    c.max_pages = args.max_pages;
+    c.max_pages_per_host = args.max_pages_per_host;
+    c.max_bytes = args.max_bytes;
+    if let Some(h) = args.max_hops {
+        c.filter.max_hops = h;
+    }
+    if let Some(n) = args.max_url_bytes {
+        c.filter.max_url_bytes = n;
+    }
+    if let Some(n) = args.max_path_depth {
+        c.filter.max_path_depth = n;
+    }
+    c.filter.reject_dynamic = args.reject_dynamic;
+    c.filter.scope = match args.scope.as_str() {
+        "any" => Scope::Any,
+        "seed-hosts" => Scope::SeedHosts,
+        "seed-domains" => Scope::SeedDomains,
+        other => bail!("--scope must be any, seed-hosts or seed-domains, not {other:?}"),
+    };
+    if let Some(path) = &args.blacklist {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        c.filter.blacklist = trawl::url::Blacklist::parse(&text)?;
+    }
+    c.memory_bytes = parse_size(&args.memory)?;
+    c.seen_capacity = args.seen_capacity.max(1024);
+    c.seen_fp = args.seen_fp;
+    c.warc = !args.no_warc;
+    c.warc_max_file_bytes = args.warc_max_bytes;
+    c.skip_noindex = args.skip_noindex;
+    c.checkpoint_interval = Duration::from_secs(args.checkpoint_secs);
+    c.progress_interval = Duration::from_secs(args.progress_secs);
+    for r in &args.resolve {
+        c.fetcher.dns.overrides.push(parse_resolve(r)?);
+    }
+    if let Some(path) = &args.hosts_file {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        c.fetcher.dns.overrides.extend(parse_hosts_file(&text)?);
+    }
+    c.fetcher.tls.ca_files.clone_from(&args.ca_file);
+    if let Some(ms) = args.timeout_ms {
+        c.fetcher.deadlines = Deadlines::all(Duration::from_millis(ms.max(1)));
+    }
+    c.fetcher.allow_private_addresses = args.allow_private_addresses;
+    (c.metrics_addr, c.metrics_allow_remote) = (args.metrics_addr, args.metrics_allow_remote);
+    Ok(c)
+}
+
+/// Runs `trawl crawl`.
+///
+/// # Errors
+/// Bad flags or files, or a crawl that cannot start (see [`Crawler::run`]).
+pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
+    let config = config_from(&args)?;
+    if config.from.is_none() {
+        eprintln!("trawl: warning: no --from given; webmasters cannot reach the operator");
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("cannot install signal handler")?;
+    }
+    let stats = Crawler::builder()
+        .config(config)
+        .resume(args.resume)
+        .stop_flag(stop)
+        .build()?
+        .run()?;
+    eprintln!(
+        "trawl: done ({}): {} pages in {:.1}s ({:.0} pages/s, {:.1} MB/s), {} discovered, {} queued",
+        stats.finish, stats.pages, stats.elapsed_secs, stats.pages_per_sec, stats.mb_per_sec, stats.discovered, stats.queued
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Expands `--config FILE` of `trawl crawl` into flags placed before the command-line
+/// flags (which therefore win: the crawl command accepts a flag given twice, last one
+/// wins). Keys are long flag names; booleans become bare flags when true, arrays repeat.
+///
+/// # Errors
+/// An unreadable or malformed TOML file.
+pub fn expand_config(args: Vec<String>) -> anyhow::Result<Vec<String>> {
+    let Some(crawl_at) = args.iter().position(|a| a == "crawl") else {
+        return Ok(args);
+    };
+    let Some(i) = args.iter().position(|a| a == "--config") else {
+        return Ok(args);
+    };
+    let Some(path) = args.get(i + 1) else {
+        return Ok(args);
+    };
+    let text = fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("{path} is not valid TOML"))?;
+    let mut extra = Vec::new();
+    for (key, value) in table {
+        let flag = format!("--{}", key.replace('_', "-"));
+        let mut push = |v: &toml::Value| -> anyhow::Result<()> {
+            match v {
+                toml::Value::Boolean(true) => extra.push(flag.clone()),
+                toml::Value::Boolean(false) => {}
+                toml::Value::String(s) => extra.extend([flag.clone(), s.clone()]),
+                toml::Value::Integer(n) => extra.extend([flag.clone(), n.to_string()]),
+                toml::Value::Float(f) => extra.extend([flag.clone(), f.to_string()]),
+                _ => bail!("{path}: unsupported value for {key}"),
+            }
+            Ok(())
+        };
+        match &value {
+            toml::Value::Array(items) => {
+                for v in items {
+                    push(v)?;
+                }
+            }
+            v => push(v)?,
+        }
+    }
+    let mut out: Vec<String> = args.iter().take(crawl_at + 1).cloned().collect();
+    out.extend(extra);
+    out.extend(args.iter().skip(crawl_at + 1).cloned());
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("256M").unwrap(), 256 << 20);
+        assert_eq!(parse_size("4g").unwrap(), 4 << 30);
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert_eq!(parse_size("1.5k").unwrap(), 1536);
+        assert!(parse_size("12q").is_err());
+        assert!(parse_size("-1M").is_err());
+    }
+}

@@ -1,0 +1,716 @@
+//! The crawl engine: shard threads, the coordinator that watches them, checkpoints
+//! and the library API (`Crawler::builder()...build()?.run()`).
+//!
+//! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
+
+pub mod config;
+pub mod metrics;
+mod monitor;
+pub(crate) mod output;
+mod shard;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::{bounded, unbounded, Sender};
+use serde::Serialize;
+use url::Url;
+
+use crate::checkpoint::{self, Counters, Manifest};
+use crate::crawllog::{LogRecord, Outcome};
+use crate::frontier::{Frontier, FrontierConfig, FrontierStats, QueuedUrl, SegmentReader};
+use crate::http::ResponseHead;
+use crate::net::{FetchLimits, Fetcher};
+use crate::seen::{ContentSeen, SeenSet};
+use crate::url::UrlFilter;
+use crate::warc::{WarcWriterConfig, WarcinfoFields};
+
+pub use config::CrawlConfig;
+pub use output::{OutputSummary, Positions};
+
+/// A fetched response, as a [`Handler`] sees it.
+#[derive(Debug)]
+pub struct Page<'a> {
+    pub url: &'a Url,
+    pub head: &'a ResponseHead,
+    /// The body, content-decoded.
+    pub body: &'a [u8],
+}
+
+/// Hooks for embedding trawl in a pipeline. Called from shard threads, so they must be
+/// cheap and thread-safe; a slow hook slows the crawl.
+pub trait Handler: Send + Sync {
+    /// A response arrived (any status).
+    fn on_response(&self, _page: &Page<'_>) {}
+    /// A crawl-log line was decided (fetched, robots, filtered, failed...).
+    fn on_outcome(&self, _record: &LogRecord) {}
+    /// A newly discovered link passed the filters; return false to drop it.
+    fn accept_link(&self, _from: &str, _link: &Url) -> bool {
+        true
+    }
+}
+
+/// Why a crawl could not start or finish.
+#[derive(Debug)]
+pub struct CrawlError(String);
+
+impl std::fmt::Display for CrawlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CrawlError {}
+
+fn err(msg: impl std::fmt::Display) -> CrawlError {
+    CrawlError(msg.to_string())
+}
+
+/// Counters of a crawl, as written to `stats.json`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub elapsed_secs: f64,
+    pub pages: u64,
+    pub pages_per_sec: f64,
+    pub bytes: u64,
+    pub mb_per_sec: f64,
+    pub discovered: u64,
+    pub duplicates: u64,
+    pub queued: u64,
+    pub frontier_ram_urls: u64,
+    pub frontier_disk_urls: u64,
+    pub frontier_disk_bytes: u64,
+    pub frontier_ram_bytes: u64,
+    pub disk_bytes_per_queued_url: f64,
+    pub hosts_active: u64,
+    pub hosts_parked: u64,
+    pub outcomes: std::collections::BTreeMap<String, u64>,
+    pub seen_fill_ratio: f64,
+    pub seen_expected_fp: f64,
+    pub seen_expected_lost_urls: f64,
+    pub seen_file_bytes: u64,
+    pub checkpoints: u64,
+    pub resumed_from: Option<u64>,
+    /// Why the crawl ended: `exhausted`, `budget`, `stopped`.
+    pub finish: String,
+}
+
+const OUTCOMES: [Outcome; 11] = [
+    Outcome::Fetched,
+    Outcome::Robots,
+    Outcome::Filtered,
+    Outcome::BlockedAddress,
+    Outcome::DnsError,
+    Outcome::ConnectError,
+    Outcome::TlsError,
+    Outcome::Timeout,
+    Outcome::ProtocolError,
+    Outcome::Budget,
+    Outcome::HostParked,
+];
+
+fn outcome_index(o: Outcome) -> usize {
+    OUTCOMES.iter().position(|x| *x == o).unwrap_or(0)
+}
+
+fn outcome_name(o: Outcome) -> String {
+    serde_json::to_value(o)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// State every shard reads: configuration, presence bits, counters.
+pub(crate) struct Shared {
+    pub config: CrawlConfig,
+    pub limits: FetchLimits,
+    pub seen: SeenSet,
+    pub fingerprints: ContentSeen,
+    pub handler: Option<Arc<dyn Handler>>,
+    /// URLs admitted and not yet finished (queued, in a channel, waiting, in flight).
+    pub outstanding: AtomicU64,
+    pub pages: AtomicU64,
+    pub pages_started: AtomicU64,
+    pub bytes: AtomicU64,
+    pub discovered: AtomicU64,
+    pub duplicates: AtomicU64,
+    pub hosts_parked: AtomicU64,
+    pub outcomes: [AtomicU64; 11],
+    /// Stop taking new work (budget, signal).
+    pub stopping: AtomicBool,
+    /// Leave the loop now.
+    pub exit: AtomicBool,
+    pub fatal: AtomicBool,
+    pub frontier_stats: Mutex<Vec<FrontierStats>>,
+    pub in_flight: Vec<AtomicU64>,
+}
+
+impl Shared {
+    pub fn budget_spent(&self) -> bool {
+        let c = &self.config;
+        c.max_pages
+            .is_some_and(|m| self.pages_started.load(Ordering::Acquire) >= m)
+            || c.max_bytes
+                .is_some_and(|m| self.bytes.load(Ordering::Acquire) >= m)
+    }
+
+    pub fn count_outcome(&self, o: Outcome) {
+        if let Some(c) = self.outcomes.get(outcome_index(o)) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn counters(&self) -> Counters {
+        Counters {
+            pages: self.pages.load(Ordering::Acquire),
+            pages_started: self.pages_started.load(Ordering::Acquire),
+            bytes: self.bytes.load(Ordering::Acquire),
+            discovered: self.discovered.load(Ordering::Acquire),
+            duplicates: self.duplicates.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// A message from the coordinator to a shard.
+pub(crate) enum Control {
+    Checkpoint(Arc<CheckpointCut>),
+}
+
+/// One checkpoint in progress: the barrier all shards and the coordinator meet at.
+pub(crate) struct CheckpointCut {
+    pub barrier: Barrier,
+    pub dir: PathBuf,
+    pub failed: AtomicBool,
+}
+
+/// Builds a [`Crawler`].
+#[derive(Default)]
+pub struct CrawlerBuilder {
+    config: Option<CrawlConfig>,
+    handler: Option<Arc<dyn Handler>>,
+    resume: bool,
+    stop: Option<Arc<AtomicBool>>,
+}
+
+impl CrawlerBuilder {
+    /// Uses this configuration (seeds, output directory, limits...).
+    pub fn config(mut self, config: CrawlConfig) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// Calls `handler` for every response, outcome and new link.
+    pub fn handler(mut self, handler: Arc<dyn Handler>) -> Self {
+        self.handler = Some(handler);
+        self
+    }
+
+    /// Continues the crawl whose last checkpoint is in the output directory.
+    pub fn resume(mut self, resume: bool) -> Self {
+        self.resume = resume;
+        self
+    }
+
+    /// A flag that, once set (e.g. by a SIGINT handler), stops the crawl gracefully:
+    /// no new fetches, a final checkpoint, then `run` returns.
+    pub fn stop_flag(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
+    /// Validates the configuration.
+    ///
+    /// # Errors
+    /// No configuration, no seeds (and not resuming), or no shards.
+    pub fn build(self) -> Result<Crawler, CrawlError> {
+        let config = self
+            .config
+            .ok_or_else(|| err("no crawl configuration given"))?;
+        if config.shards == 0 {
+            return Err(err("at least one shard is needed"));
+        }
+        if config.seeds.is_empty() && !self.resume {
+            return Err(err("no seed URLs"));
+        }
+        Ok(Crawler {
+            config,
+            handler: self.handler,
+            resume: self.resume,
+            stop: self.stop.unwrap_or_default(),
+        })
+    }
+}
+
+/// A configured crawl, ready to [`Crawler::run`].
+pub struct Crawler {
+    config: CrawlConfig,
+    handler: Option<Arc<dyn Handler>>,
+    resume: bool,
+    stop: Arc<AtomicBool>,
+}
+
+impl Crawler {
+    /// Starts building a crawl.
+    pub fn builder() -> CrawlerBuilder {
+        CrawlerBuilder::default()
+    }
+
+    /// Runs the crawl to the end: the frontier is exhausted, a budget is spent, or the
+    /// stop flag was set. Writes a final checkpoint and `stats.json`.
+    ///
+    /// # Errors
+    /// Setting up the output directory, presence bits, writers or event loops failed,
+    /// or a resume found no usable checkpoint.
+    pub fn run(self) -> Result<Stats, CrawlError> {
+        run(self)
+    }
+}
+
+fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
+    let Crawler {
+        config,
+        handler,
+        resume,
+        stop,
+    } = crawler;
+    let out = config.out_dir.clone();
+    fs::create_dir_all(&out).map_err(|e| err(format!("cannot create {}: {e}", out.display())))?;
+    let cp_root = out.join("checkpoint");
+    let log_path = out.join("crawl.log.jsonl");
+    let warc_dir = out.join("warc");
+    let resumed = if resume {
+        match checkpoint::load_current(&cp_root) {
+            Ok(found) => Some(found),
+            Err(checkpoint::CheckpointError::NoCheckpoint(_)) => {
+                // Killed before its first checkpoint: nothing of that run is covered by
+                // a cut, so it starts again from the seeds, and its output (the log and
+                // WARC records of fetches that will be redone) is discarded, just as a
+                // resume cuts both back to the checkpoint's positions.
+                if config.seeds.is_empty() {
+                    return Err(err(format!(
+                        "no complete checkpoint in {} and no seeds to start again from",
+                        cp_root.display()
+                    )));
+                }
+                tracing::warn!(out = %out.display(), "no checkpoint to resume: starting again from the seeds");
+                discard_uncheckpointed_output(&log_path, &warc_dir)?;
+                None
+            }
+            Err(e) => return Err(err(e)),
+        }
+    } else {
+        let log_used = fs::metadata(&log_path).is_ok_and(|m| m.len() > 0);
+        if cp_root.join("CURRENT").exists() || log_used {
+            return Err(err(format!(
+                "{} already holds a crawl; use --resume to continue it or choose another --out",
+                out.display()
+            )));
+        }
+        None
+    };
+
+    // Presence bits and content fingerprints.
+    let seen_path = out.join("seen.bits");
+    let fp_path = out.join("fingerprints.bits");
+    let (seen, fingerprints) = match &resumed {
+        Some((dir, _)) => {
+            let seen = SeenSet::restore(dir.join("seen.bits"), &seen_path).map_err(err)?;
+            fs::copy(dir.join("fingerprints.bits"), &fp_path).map_err(err)?;
+            (seen, ContentSeen::open(&fp_path).map_err(err)?)
+        }
+        None => {
+            let _ = fs::remove_file(&seen_path);
+            let _ = fs::remove_file(&fp_path);
+            let seen =
+                SeenSet::create(&seen_path, config.seen_capacity, config.seen_fp).map_err(err)?;
+            let fps =
+                ContentSeen::create(&fp_path, config.seen_capacity / 4 + 1024, config.seen_fp)
+                    .map_err(err)?;
+            (seen, fps)
+        }
+    };
+
+    // Outputs, repaired to the checkpoint's positions on resume.
+    if let Some((_, m)) = &resumed {
+        crate::crawllog::repair(&log_path, Some(m.positions.crawl_log_bytes)).map_err(err)?;
+        if let Some((file, offset)) = &m.positions.warc {
+            let p = warc_dir.join(file);
+            if p.exists() {
+                crate::warc::repair(&p, Some(*offset)).map_err(err)?;
+            }
+        }
+        if warc_dir.exists() {
+            crate::warc::recover(&warc_dir).map_err(err)?;
+        }
+    }
+    let warc_cfg = if config.warc {
+        fs::create_dir_all(&warc_dir).map_err(err)?;
+        let mut c = WarcWriterConfig::new(&warc_dir);
+        c.max_file_bytes = config.warc_max_file_bytes;
+        c.warcinfo = WarcinfoFields {
+            software: format!("trawl/{}", crate::VERSION),
+            robots: "obey (RFC 9309)".to_owned(),
+            operator: config.from.clone(),
+            user_agent: Some(config.user_agent.clone()),
+            ..c.warcinfo
+        };
+        Some(c)
+    } else {
+        None
+    };
+    let output = output::OutputThread::spawn(log_path, warc_cfg, 4096).map_err(err)?;
+
+    // URL filter scope from the seeds.
+    let seed_urls: Vec<Url> = config
+        .seeds
+        .iter()
+        .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
+        .collect();
+    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls).map_err(err)?);
+
+    let n = config.shards;
+    let mut limits = FetchLimits::default();
+    limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
+    let shared = Arc::new(Shared {
+        limits,
+        seen,
+        fingerprints,
+        handler,
+        outstanding: AtomicU64::new(0),
+        pages: AtomicU64::new(0),
+        pages_started: AtomicU64::new(0),
+        bytes: AtomicU64::new(0),
+        discovered: AtomicU64::new(0),
+        duplicates: AtomicU64::new(0),
+        hosts_parked: AtomicU64::new(0),
+        outcomes: Default::default(),
+        stopping: AtomicBool::new(false),
+        exit: AtomicBool::new(false),
+        fatal: AtomicBool::new(false),
+        frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
+        in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        config,
+    });
+    let config = &shared.config;
+    let mut monitor = monitor::Monitor::new(config, Instant::now())?;
+
+    // Frontiers, filled from the seeds or the checkpoint.
+    let frontier_root = out.join("frontier");
+    let _ = fs::remove_dir_all(&frontier_root);
+    let mut frontiers = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut fc = FrontierConfig::new(frontier_root.join(format!("shard-{i:04}")));
+        fc.ram_budget_bytes = config.frontier_ram_bytes_per_shard();
+        fc.max_in_flight_per_host = config.per_host_connections.max(1);
+        frontiers.push(Frontier::new(fc).map_err(err)?);
+    }
+    let now = Instant::now();
+    let mut resumed_epoch = None;
+    let mut epoch = 0;
+    let mut tallies: Vec<_> = (0..n).map(|_| Default::default()).collect();
+    match &resumed {
+        Some((dir, m)) => {
+            let c = m.counters;
+            shared.pages.store(c.pages, Ordering::Release);
+            shared
+                .pages_started
+                .store(c.pages_started, Ordering::Release);
+            shared.bytes.store(c.bytes, Ordering::Release);
+            shared.discovered.store(c.discovered, Ordering::Release);
+            shared.duplicates.store(c.duplicates, Ordering::Release);
+            resumed_epoch = Some(m.epoch);
+            epoch = m.epoch;
+            tallies = shard::load_tallies(dir, n).map_err(err)?;
+            for file in checkpoint::frontier_files(dir).map_err(err)? {
+                let mut r = SegmentReader::open(&file).map_err(err)?;
+                while let Some(rec) = r.next_record().map_err(err)? {
+                    let s = shard::shard_of(&rec.host, n);
+                    if let Some(f) = frontiers.get_mut(s) {
+                        f.push(&rec.host, rec.item, now).map_err(err)?;
+                        shared.outstanding.fetch_add(1, Ordering::AcqRel);
+                    }
+                }
+            }
+        }
+        None => {
+            for url in &seed_urls {
+                if shared.seen.test_and_set(url.as_str().as_bytes()) {
+                    continue;
+                }
+                let Some(key) = shard::host_key(url) else {
+                    continue;
+                };
+                let s = shard::shard_of(&key, n);
+                if let Some(f) = frontiers.get_mut(s) {
+                    f.push(&key, QueuedUrl::seed(url.as_str()), now)
+                        .map_err(err)?;
+                    shared.outstanding.fetch_add(1, Ordering::AcqRel);
+                    shared.discovered.fetch_add(1, Ordering::AcqRel);
+                }
+            }
+        }
+    }
+
+    // Event loops and channels.
+    let mut fetchers = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut fc = config.fetcher.clone();
+        fc.max_connections = fc
+            .max_connections
+            .min(config.concurrency_per_shard * 2 + 16);
+        fetchers.push(Fetcher::new(fc).map_err(err)?);
+    }
+    let wakers: Vec<Arc<mio::Waker>> = fetchers.iter().map(Fetcher::waker).collect();
+    let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) = (0..n).map(|_| bounded(1024)).unzip();
+    let (control_txs, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
+        (0..n).map(|_| unbounded()).unzip();
+    let mut handles = Vec::with_capacity(n);
+    for (i, (((frontier, fetcher), (inbox, control)), tallies)) in frontiers
+        .into_iter()
+        .zip(fetchers)
+        .zip(inbox_rxs.into_iter().zip(control_rxs))
+        .zip(tallies)
+        .enumerate()
+    {
+        let parts = shard::ShardParts {
+            index: i,
+            shared: Arc::clone(&shared),
+            frontier,
+            fetcher,
+            filter: Arc::clone(&filter),
+            inbox,
+            peers: inbox_txs.clone(),
+            peer_wakers: wakers.clone(),
+            output: output.tx.clone(),
+            control,
+            tallies,
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("trawl-shard-{i}"))
+            .spawn(move || shard::Shard::new(parts).run())
+            .map_err(err)?;
+        handles.push(handle);
+    }
+    drop(inbox_txs);
+
+    // The coordinator: progress, checkpoints, termination.
+    let started = Instant::now();
+    let mut next_checkpoint = started + nonzero(config.checkpoint_interval);
+    let mut checkpoints = 0u64;
+    let finish;
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = Instant::now();
+        if stop.load(Ordering::Acquire) && !shared.stopping.load(Ordering::Acquire) {
+            shared.stopping.store(true, Ordering::Release);
+        }
+        let in_flight: u64 = shared
+            .in_flight
+            .iter()
+            .map(|a| a.load(Ordering::Acquire))
+            .sum();
+        if shared.fatal.load(Ordering::Acquire) {
+            finish = "error";
+            break;
+        }
+        if shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0 {
+            finish = "exhausted";
+            break;
+        }
+        if shared.stopping.load(Ordering::Acquire) && in_flight == 0 {
+            finish = if stop.load(Ordering::Acquire) {
+                "stopped"
+            } else {
+                "budget"
+            };
+            break;
+        }
+        if !config.checkpoint_interval.is_zero() && now >= next_checkpoint {
+            epoch += 1;
+            take_checkpoint(&shared, &control_txs, &wakers, &output.tx, &cp_root, epoch)?;
+            checkpoints += 1;
+            write_stats(
+                &out,
+                &stats(&shared, started, checkpoints, resumed_epoch, "running"),
+            )?;
+            next_checkpoint = Instant::now() + config.checkpoint_interval;
+        }
+        if monitor.due(now) {
+            let s = stats(&shared, started, checkpoints, resumed_epoch, "running");
+            monitor.update(&s, now);
+        }
+    }
+    // Final checkpoint while the shards still hold their frontiers.
+    epoch += 1;
+    let cp = take_checkpoint(&shared, &control_txs, &wakers, &output.tx, &cp_root, epoch);
+    checkpoints += u64::from(cp.is_ok());
+    shared.exit.store(true, Ordering::Release);
+    for w in &wakers {
+        let _ = w.wake();
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    drop(control_txs);
+    output.finish().map_err(err)?;
+    cp?;
+    let s = stats(&shared, started, checkpoints, resumed_epoch, finish);
+    monitor.finish(&s);
+    write_stats(&out, &s)?;
+    Ok(s)
+}
+
+/// Empties the crawl log and removes trawl's WARC files: the output of a run that died
+/// before its first checkpoint, which a restart from the seeds writes again.
+fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), CrawlError> {
+    if log.exists() {
+        fs::write(log, b"").map_err(|e| err(format!("cannot empty {}: {e}", log.display())))?;
+    }
+    let Ok(entries) = fs::read_dir(warc_dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("trawl-") && name.contains(".warc") {
+            fs::remove_file(entry.path())
+                .map_err(|e| err(format!("cannot remove {}: {e}", entry.path().display())))?;
+        }
+    }
+    Ok(())
+}
+
+fn nonzero(d: Duration) -> Duration {
+    if d.is_zero() {
+        Duration::from_secs(365 * 24 * 3600)
+    } else {
+        d
+    }
+}
+
+/// The coordinator's side of the checkpoint protocol (see `docs/architecture.md`).
+fn take_checkpoint(
+    shared: &Shared,
+    controls: &[Sender<Control>],
+    wakers: &[Arc<mio::Waker>],
+    output: &Sender<output::OutputMsg>,
+    root: &Path,
+    epoch: u64,
+) -> Result<(), CrawlError> {
+    let dir = checkpoint::prepare(root, epoch).map_err(err)?;
+    let cut = Arc::new(CheckpointCut {
+        barrier: Barrier::new(controls.len() + 1),
+        dir: dir.clone(),
+        failed: AtomicBool::new(false),
+    });
+    for (tx, w) in controls.iter().zip(wakers) {
+        tx.send(Control::Checkpoint(Arc::clone(&cut)))
+            .map_err(|_| err("a shard stopped"))?;
+        let _ = w.wake();
+    }
+    cut.barrier.wait(); // 1: every shard flushed its links to peers and stopped
+    cut.barrier.wait(); // 2: every inbox drained; no URL is in a channel
+    let seen = shared.seen.snapshot_to(dir.join("seen.bits")).map_err(err);
+    let fps = shared
+        .fingerprints
+        .snapshot_to(dir.join("fingerprints.bits"))
+        .map_err(err);
+    let (reply_tx, reply_rx) = bounded(1);
+    let positions = output
+        .send(output::OutputMsg::Sync(reply_tx))
+        .ok()
+        .and_then(|()| reply_rx.recv().ok())
+        .unwrap_or_else(|| Err("output thread gone".to_owned()));
+    let counters = shared.counters();
+    let queued = shared.outstanding.load(Ordering::Acquire);
+    cut.barrier.wait(); // 3: every shard dumped its frontier
+    cut.barrier.wait(); // 4: shards go on
+    seen?;
+    fps?;
+    let positions = positions.map_err(err)?;
+    if cut.failed.load(Ordering::Acquire) {
+        return Err(err(
+            "a shard could not write its frontier; checkpoint abandoned",
+        ));
+    }
+    let manifest = Manifest {
+        version: checkpoint::MANIFEST_VERSION,
+        epoch,
+        unix_time: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        shards: controls.len(),
+        seeds: shared.config.seeds.clone(),
+        counters,
+        positions,
+        queued_urls: queued,
+    };
+    checkpoint::commit(root, &dir, &manifest).map_err(err)?;
+    Ok(())
+}
+
+fn stats(
+    shared: &Shared,
+    started: Instant,
+    checkpoints: u64,
+    resumed: Option<u64>,
+    finish: &str,
+) -> Stats {
+    let elapsed = started.elapsed().as_secs_f64().max(1e-9);
+    let c = shared.counters();
+    let fs = shared
+        .frontier_stats
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    let sum = |f: fn(&FrontierStats) -> u64| fs.iter().map(f).sum::<u64>();
+    let seen = shared.seen.stats();
+    let disk_urls = sum(|s| s.disk_urls);
+    let disk_bytes = sum(|s| s.disk_bytes);
+    Stats {
+        elapsed_secs: elapsed,
+        pages: c.pages,
+        pages_per_sec: c.pages as f64 / elapsed,
+        bytes: c.bytes,
+        mb_per_sec: c.bytes as f64 / elapsed / 1e6,
+        discovered: c.discovered,
+        duplicates: c.duplicates,
+        queued: shared.outstanding.load(Ordering::Acquire),
+        frontier_ram_urls: sum(|s| s.ram_urls),
+        frontier_disk_urls: disk_urls,
+        frontier_disk_bytes: disk_bytes,
+        frontier_ram_bytes: sum(|s| s.ram_bytes),
+        disk_bytes_per_queued_url: if disk_urls == 0 {
+            0.0
+        } else {
+            disk_bytes as f64 / disk_urls as f64
+        },
+        hosts_active: sum(|s| s.hosts),
+        hosts_parked: shared.hosts_parked.load(Ordering::Acquire),
+        outcomes: OUTCOMES
+            .iter()
+            .zip(&shared.outcomes)
+            .map(|(o, c)| (outcome_name(*o), c.load(Ordering::Acquire)))
+            .filter(|(_, c)| *c > 0)
+            .collect(),
+        seen_fill_ratio: seen.fill_ratio,
+        seen_expected_fp: seen.expected_fp,
+        seen_expected_lost_urls: seen.expected_lost,
+        seen_file_bytes: seen.file_bytes,
+        checkpoints,
+        resumed_from: resumed,
+        finish: finish.to_owned(),
+    }
+}
+
+fn write_stats(out: &Path, s: &Stats) -> Result<(), CrawlError> {
+    let path = out.join("stats.json");
+    let tmp = out.join("stats.json.tmp");
+    let json = serde_json::to_vec_pretty(s).map_err(err)?;
+    fs::write(&tmp, json).map_err(err)?;
+    fs::rename(&tmp, &path).map_err(err)?;
+    Ok(())
+}

@@ -1,0 +1,289 @@
+//! Watching a crawl (the seeds' "human monitoring"): a live progress display on a
+//! terminal (indicatif), plain periodic lines when stderr is not a terminal (logs,
+//! CI), the snapshot the metrics endpoint serves, and the per-host error alarm.
+//!
+//! The coordinator asks [`Monitor::due`] on every turn of its loop and, when it is,
+//! hands a fresh [`Stats`] to [`Monitor::update`]; computing stats is not free (it
+//! locks the frontier statistics), so the monitor decides how often: once a second
+//! for a terminal or a metrics endpoint, every `progress_interval` otherwise.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::metrics::MetricsServer;
+use super::{err, CrawlConfig, CrawlError, Stats};
+
+/// Refresh period of the terminal display and of the metrics snapshot.
+const REFRESH: Duration = Duration::from_secs(1);
+
+/// How progress is shown.
+enum Display {
+    /// `progress_interval` is zero: nothing.
+    Off,
+    /// Plain lines on stderr every `interval`.
+    Plain { interval: Duration, next: Instant },
+    /// A live spinner with a two-line message.
+    Live(ProgressBar),
+}
+
+/// Pages and bytes at the previous update, for the recent (not whole-crawl) rates.
+#[derive(Clone, Copy)]
+struct Mark {
+    at: Instant,
+    pages: u64,
+    bytes: u64,
+}
+
+pub(crate) struct Monitor {
+    display: Display,
+    metrics: Option<MetricsServer>,
+    next: Instant,
+    last: Option<Mark>,
+}
+
+impl Monitor {
+    /// Chooses the display from the configuration and stderr, and starts the metrics
+    /// endpoint if `metrics_addr` is set.
+    ///
+    /// # Errors
+    /// The metrics address is not loopback (and not allowed) or cannot be bound.
+    pub fn new(config: &CrawlConfig, now: Instant) -> Result<Self, CrawlError> {
+        let display = if config.progress_interval.is_zero() {
+            Display::Off
+        } else if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template("{spinner:.green} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar.set_message("starting");
+            Display::Live(bar)
+        } else {
+            Display::Plain {
+                interval: config.progress_interval,
+                next: now + config.progress_interval,
+            }
+        };
+        let metrics = match config.metrics_addr {
+            Some(addr) => {
+                let m = MetricsServer::start(addr, config.metrics_allow_remote).map_err(err)?;
+                tracing::info!(addr = %m.local_addr(), "serving Prometheus metrics on /metrics");
+                Some(m)
+            }
+            None => None,
+        };
+        Ok(Self {
+            display,
+            metrics,
+            next: now,
+            last: None,
+        })
+    }
+
+    /// Whether the coordinator should compute stats and call [`Monitor::update`].
+    pub fn due(&self, now: Instant) -> bool {
+        match &self.display {
+            Display::Off if self.metrics.is_none() => false,
+            Display::Plain { next, .. } if self.metrics.is_none() => now >= *next,
+            _ => now >= self.next,
+        }
+    }
+
+    /// Shows and publishes `s`.
+    pub fn update(&mut self, s: &Stats, now: Instant) {
+        self.next = now + REFRESH;
+        if let Some(m) = &self.metrics {
+            m.publish(s);
+        }
+        let mark = Mark {
+            at: now,
+            pages: s.pages,
+            bytes: s.bytes,
+        };
+        let (pps, mbs) = match self.last {
+            Some(l) if now > l.at => {
+                let dt = now.duration_since(l.at).as_secs_f64();
+                (
+                    s.pages.saturating_sub(l.pages) as f64 / dt,
+                    s.bytes.saturating_sub(l.bytes) as f64 / dt / 1e6,
+                )
+            }
+            _ => (s.pages_per_sec, s.mb_per_sec),
+        };
+        match &mut self.display {
+            Display::Off => {}
+            Display::Plain { interval, next } => {
+                if now >= *next {
+                    eprintln!("trawl: {}", line(s, pps, mbs));
+                    *next = now + *interval;
+                    self.last = Some(mark);
+                }
+                return;
+            }
+            Display::Live(bar) => bar.set_message(line(s, pps, mbs).replacen(" | ", "\n  ", 1)),
+        }
+        self.last = Some(mark);
+    }
+
+    /// Publishes the final stats and takes the live display down.
+    pub fn finish(self, s: &Stats) {
+        if let Some(m) = &self.metrics {
+            m.publish(s);
+        }
+        if let Display::Live(bar) = &self.display {
+            bar.finish_and_clear();
+        }
+        if let Some(m) = self.metrics {
+            m.stop();
+        }
+    }
+}
+
+/// One progress line: rates since the previous line, then frontier, hosts, outcomes
+/// and presence bits. The live display breaks it at the first ` | `.
+fn line(s: &Stats, pps: f64, mbs: f64) -> String {
+    let mut out = format!(
+        "{:.0}s pages {} ({:.0}/s, {:.1} MB/s; avg {:.0}/s) | queued {} (ram {} / {}, disk {} / {}) \
+         hosts {} parked {} seen-fill {:.4} fp {:.2e}",
+        s.elapsed_secs,
+        s.pages,
+        pps,
+        mbs,
+        s.pages_per_sec,
+        s.queued,
+        s.frontier_ram_urls,
+        human_bytes(s.frontier_ram_bytes),
+        s.frontier_disk_urls,
+        human_bytes(s.frontier_disk_bytes),
+        s.hosts_active,
+        s.hosts_parked,
+        s.seen_fill_ratio,
+        s.seen_expected_fp,
+    );
+    if !s.outcomes.is_empty() {
+        out.push_str(" outcomes");
+        for (k, v) in &s.outcomes {
+            let _ = write!(out, " {k}={v}");
+        }
+    }
+    out
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    let name = UNITS.get(unit).copied().unwrap_or("B");
+    if unit == 0 {
+        format!("{b} {name}")
+    } else {
+        format!("{v:.1} {name}")
+    }
+}
+
+/// A host's recent error rate, to warn when it rises suddenly (a site going down, a
+/// trap or a hostile host starting to misbehave) before the host is parked.
+///
+/// The last [`ErrorWindow::WIDTH`] answers are kept as bits; the alarm fires once when
+/// at least half of a full window are errors after the host had answered cleanly, and
+/// re-arms when the window falls back under a quarter. Copy and 16 bytes, so it sits in
+/// the shard's per-host tally.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ErrorWindow {
+    bits: u32,
+    seen: u32,
+    raised: bool,
+    had_success: bool,
+}
+
+impl ErrorWindow {
+    pub const WIDTH: u32 = 16;
+
+    /// Records one answer; returns the number of errors in the window when the alarm
+    /// fires (once per rise).
+    pub fn record(&mut self, error: bool) -> Option<u32> {
+        let mask = (1u32 << Self::WIDTH) - 1;
+        self.bits = ((self.bits << 1) | u32::from(error)) & mask;
+        self.seen = (self.seen + 1).min(Self::WIDTH);
+        self.had_success |= !error;
+        let errors = self.bits.count_ones();
+        if self.raised {
+            if errors * 4 < Self::WIDTH {
+                self.raised = false;
+            }
+            None
+        } else if self.seen == Self::WIDTH && self.had_success && errors * 2 >= Self::WIDTH {
+            self.raised = true;
+            Some(errors)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_window_fires_once_per_rise() {
+        let mut w = ErrorWindow::default();
+        for _ in 0..20 {
+            assert_eq!(w.record(false), None);
+        }
+        let mut fired = Vec::new();
+        for i in 0..40 {
+            if let Some(n) = w.record(true) {
+                fired.push((i, n));
+            }
+        }
+        assert_eq!(fired, vec![(7, 8)]);
+        // Recovery re-arms it.
+        for _ in 0..16 {
+            assert_eq!(w.record(false), None);
+        }
+        let again = (0..16).filter_map(|_| w.record(true)).count();
+        assert_eq!(again, 1);
+    }
+
+    #[test]
+    fn a_host_that_never_worked_does_not_alarm() {
+        // That case is the parking logic's, not a "sudden rise".
+        let mut w = ErrorWindow::default();
+        assert!((0..64).all(|_| w.record(true).is_none()));
+    }
+
+    #[test]
+    fn progress_line_names_every_figure() {
+        let mut s = Stats {
+            pages: 1234,
+            frontier_disk_bytes: 3 << 20,
+            ..Stats::default()
+        };
+        s.outcomes.insert("fetched".to_owned(), 1200);
+        s.outcomes.insert("robots".to_owned(), 34);
+        let l = line(&s, 100.0, 2.0);
+        for needle in [
+            "pages 1234",
+            "100/s",
+            "2.0 MB/s",
+            "3.0 MiB",
+            "hosts",
+            "parked",
+            "seen-fill",
+            "fp",
+            "fetched=1200",
+            "robots=34",
+        ] {
+            assert!(l.contains(needle), "{needle} missing from {l}");
+        }
+        assert_eq!(human_bytes(512), "512 B");
+    }
+}

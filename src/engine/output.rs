@@ -1,0 +1,139 @@
+//! The output writer thread: WARC captures and crawl-log lines, fed by every shard over
+//! one bounded channel. A slow disk fills the channel and slows the shards (they block
+//! on `send`), which is the back-pressure we want; nothing is dropped.
+
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+
+use crate::crawllog::{CrawlLogWriter, LogRecord, WarcRef};
+use crate::warc::{Capture, WarcPosition, WarcWriter, WarcWriterConfig};
+
+/// A message to the writer thread.
+pub(crate) enum OutputMsg {
+    /// A decision without a response (robots, filter, budget...).
+    Log(Box<LogRecord>),
+    /// A fetch: its log line and, when WARC is on, its capture. The line gets the
+    /// capture's WARC file and offset and payload digest before it is written.
+    Fetched {
+        log: Box<LogRecord>,
+        capture: Option<Box<Capture>>,
+    },
+    /// Flush and fsync both outputs and report their positions (for a checkpoint).
+    Sync(Sender<Result<Positions, String>>),
+}
+
+/// Where the outputs stood at a checkpoint.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct Positions {
+    /// Bytes of `crawl.log.jsonl` that are complete.
+    pub crawl_log_bytes: u64,
+    /// The open WARC file and the offset after its last complete record.
+    pub warc: Option<(String, u64)>,
+}
+
+/// Totals at the end.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OutputSummary {
+    pub log_lines: u64,
+    pub warc_records: u64,
+    pub warc_bytes: u64,
+    pub warc_files: u64,
+}
+
+pub(crate) struct OutputThread {
+    pub tx: Sender<OutputMsg>,
+    handle: JoinHandle<Result<OutputSummary, String>>,
+}
+
+impl OutputThread {
+    /// Starts the writer for `log_path` and, when `warc` is given, a WARC writer.
+    pub fn spawn(
+        log_path: PathBuf,
+        warc: Option<WarcWriterConfig>,
+        capacity: usize,
+    ) -> Result<Self, String> {
+        let log = CrawlLogWriter::open(&log_path).map_err(|e| format!("{e}"))?;
+        let warc = match warc {
+            Some(cfg) => Some(WarcWriter::new(cfg).map_err(|e| format!("{e}"))?),
+            None => None,
+        };
+        let (tx, rx) = bounded(capacity.max(1));
+        let handle = std::thread::Builder::new()
+            .name("trawl-output".to_owned())
+            .spawn(move || run(log, warc, &rx))
+            .map_err(|e| format!("cannot start the output thread: {e}"))?;
+        Ok(Self { tx, handle })
+    }
+
+    /// Drops the sender, lets the thread write what is queued, and joins it.
+    pub fn finish(self) -> Result<OutputSummary, String> {
+        drop(self.tx);
+        self.handle
+            .join()
+            .map_err(|_| "output thread panicked".to_owned())?
+    }
+}
+
+fn run(
+    mut log: CrawlLogWriter,
+    mut warc: Option<WarcWriter>,
+    rx: &Receiver<OutputMsg>,
+) -> Result<OutputSummary, String> {
+    let mut summary = OutputSummary::default();
+    for msg in rx {
+        match msg {
+            OutputMsg::Log(rec) => {
+                log.append(&rec).map_err(|e| format!("{e}"))?;
+                summary.log_lines += 1;
+            }
+            OutputMsg::Fetched {
+                log: mut rec,
+                capture,
+            } => {
+                if let (Some(w), Some(capture)) = (warc.as_mut(), capture) {
+                    match w.write_capture(&capture) {
+                        Ok(written) => {
+                            rec.warc = Some(WarcRef {
+                                file: written.file_name,
+                                offset: written.offset,
+                            });
+                            rec.payload_digest = Some(written.payload_digest);
+                            summary.warc_records += 1;
+                        }
+                        Err(e) => rec.annotations.push(format!("warc-error:{e}")),
+                    }
+                }
+                log.append(&rec).map_err(|e| format!("{e}"))?;
+                summary.log_lines += 1;
+            }
+            OutputMsg::Sync(reply) => {
+                let result = sync(&mut log, warc.as_mut());
+                let _ = reply.send(result);
+            }
+        }
+    }
+    log.close().map_err(|e| format!("{e}"))?;
+    if let Some(w) = warc {
+        let s = w.close().map_err(|e| format!("{e}"))?;
+        summary.warc_bytes = s.bytes;
+        summary.warc_files = s.files;
+    }
+    Ok(summary)
+}
+
+fn sync(log: &mut CrawlLogWriter, warc: Option<&mut WarcWriter>) -> Result<Positions, String> {
+    let crawl_log_bytes = log.sync().map_err(|e| format!("{e}"))?;
+    let warc = match warc {
+        Some(w) => w
+            .sync()
+            .map_err(|e| format!("{e}"))?
+            .map(|WarcPosition { file_name, offset }| (file_name, offset)),
+        None => None,
+    };
+    Ok(Positions {
+        crawl_log_bytes,
+        warc,
+    })
+}

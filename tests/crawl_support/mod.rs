@@ -1,0 +1,277 @@
+//! Helpers for the end-to-end crawl tests: a synthweb server child, `trawl crawl`
+//! invocations, the referee and `warcio check`.
+//!
+//! synthweb is the workspace's other binary; `cargo test --workspace` builds it next to
+//! trawl in the target directory, where these helpers look for it (or `SYNTHWEB=path`).
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The trawl binary under test.
+pub fn trawl_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_trawl"))
+}
+
+/// The synthweb binary: `SYNTHWEB`, else next to trawl in the target directory.
+pub fn synthweb_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("SYNTHWEB") {
+        return PathBuf::from(p);
+    }
+    let p = trawl_bin().with_file_name("synthweb");
+    assert!(
+        p.is_file(),
+        "synthweb binary not found at {}: build it with `cargo test --workspace` (or \
+         `cargo build -p synthweb`), or set SYNTHWEB=/path/to/synthweb",
+        p.display()
+    );
+    p
+}
+
+/// `warcio` from `.venv/bin/warcio` (made by `.ci/run`), `WARCIO`, or `PATH`; `None`
+/// only when `TRAWL_SKIP_WARCIO=1` says to skip the check on purpose.
+pub fn warcio() -> Option<PathBuf> {
+    if std::env::var_os("TRAWL_SKIP_WARCIO").is_some_and(|v| v == "1") {
+        return None;
+    }
+    let candidates = [
+        std::env::var_os("WARCIO").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/warcio")),
+    ];
+    if let Some(found) = candidates.into_iter().flatten().find(|p| p.is_file()) {
+        return Some(found);
+    }
+    if Command::new("warcio").arg("--help").output().is_ok() {
+        return Some(PathBuf::from("warcio"));
+    }
+    panic!(
+        "warcio not found: run `python3 -m venv .venv && .venv/bin/pip install warcio` in \
+         the repository root (as .ci/run does), or set WARCIO=/path/to/warcio, or set \
+         TRAWL_SKIP_WARCIO=1 to skip the warcio checks on purpose"
+    );
+}
+
+/// Runs `warcio check -v` on every WARC file in `dir` and asserts it passes; returns
+/// how many files were checked.
+pub fn warcio_check_dir(dir: &Path) -> usize {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no WARC files in {}", dir.display());
+    let Some(warcio) = warcio() else {
+        return 0;
+    };
+    let out = Command::new(&warcio)
+        .arg("check")
+        .arg("-v")
+        .args(&files)
+        .output()
+        .expect("run warcio");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "warcio check failed ({}):\n{}\n{}",
+        out.status,
+        stdout.chars().take(4000).collect::<String>(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    files.len()
+}
+
+/// A synthweb server child in its own directory; stopped (SIGTERM, which flushes the
+/// request log) on [`Synthweb::stop`] or drop.
+pub struct Synthweb {
+    child: Option<Child>,
+    /// Kept open so the server's exit line does not meet a closed pipe.
+    _stdout: BufReader<std::process::ChildStdout>,
+    pub dir: PathBuf,
+    pub port: u16,
+}
+
+impl Synthweb {
+    /// Starts `synthweb --port 0` with the given world flags in `dir`, writing
+    /// `hosts.txt`, `seeds.txt`, `req.log` and `manifest.txt` there, and waits for its
+    /// ready line.
+    pub fn start(dir: &Path, world: &[&str]) -> Self {
+        Self::start_with(dir, world, true)
+    }
+
+    /// As [`Synthweb::start`]; without `manifest` (large worlds) no manifest is
+    /// computed and no request log is written.
+    pub fn start_with(dir: &Path, world: &[&str], manifest: bool) -> Self {
+        fs::create_dir_all(dir).unwrap();
+        let mut cmd = Command::new(synthweb_bin());
+        cmd.current_dir(dir).args([
+            "--port",
+            "0",
+            "--hosts-file",
+            "hosts.txt",
+            "--seeds",
+            "seeds.txt",
+        ]);
+        if manifest {
+            cmd.args(["--log", "req.log", "--manifest", "manifest.txt"]);
+        }
+        let mut child = cmd
+            .args(world)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start synthweb");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        let mut stdout = BufReader::new(stdout);
+        stdout.read_line(&mut line).unwrap();
+        let ready: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("synthweb ready line {line:?}: {e}"));
+        assert_eq!(ready["ready"], true, "synthweb did not start: {line}");
+        let port = u16::try_from(ready["http_port"].as_u64().unwrap()).unwrap();
+        Synthweb {
+            child: Some(child),
+            _stdout: stdout,
+            dir: dir.to_path_buf(),
+            port,
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// SIGTERM and wait: the request log is complete afterwards.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            signal(child.id(), "TERM");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// The manifest's M and F sets.
+    pub fn manifest(&self) -> (BTreeSet<String>, BTreeSet<String>) {
+        let text = fs::read_to_string(self.path("manifest.txt")).unwrap();
+        let mut m = BTreeSet::new();
+        let mut f = BTreeSet::new();
+        for line in text.lines() {
+            if let Some(u) = line.strip_prefix("M ") {
+                m.insert(u.to_owned());
+            } else if let Some(u) = line.strip_prefix("F ") {
+                f.insert(u.to_owned());
+            }
+        }
+        (m, f)
+    }
+
+    /// Runs `synthweb check` on the request log; returns (passed, report text).
+    pub fn check(&self, delay_ms: u64, per_host_connections: u32) -> (bool, String) {
+        let out = Command::new(synthweb_bin())
+            .current_dir(&self.dir)
+            .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
+            .args(["--delay-ms", &delay_ms.to_string()])
+            .args(["--per-host-connections", &per_host_connections.to_string()])
+            .output()
+            .expect("run synthweb check");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+}
+
+impl Drop for Synthweb {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Sends a signal by name (`TERM`, `KILL`) to a process we started.
+pub fn signal(pid: u32, name: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status();
+}
+
+/// The `trawl crawl` flags (run with the server's directory as the working directory) matching the policy synthweb's manifest assumes (see
+/// `docs/architecture.md`, "Testing against synthweb"): no hop or depth limit, the
+/// manifest's per-host budget, Retry-After capped at 1 s and 4 s deadlines (shorter ones race
+/// the server on a loaded machine: a request sent just before the deadline is answered,
+/// the client gives up anyway, and the retry is a duplicate to the referee) so the
+/// hostile hosts do not stretch the test, small presence bits.
+pub fn crawl_args(out: &Path, per_host_budget: u64, delay_ms: u64) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "crawl",
+        "--seeds",
+        "seeds.txt",
+        "--hosts-file",
+        "hosts.txt",
+        "--allow-private-addresses",
+        "--from",
+        "ops@example.org",
+        "--max-crawl-delay-secs",
+        "0",
+        "--robots-retry-secs",
+        "1",
+        "--max-retry-after-secs",
+        "1",
+        "--max-hops",
+        "1000000",
+        "--max-path-depth",
+        "1000000",
+        "--max-url-bytes",
+        "2048",
+        "--timeout-ms",
+        "4000",
+        "--seen-capacity",
+        "1000000",
+        "--progress-secs",
+        "0",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    v.extend([
+        "--out".to_owned(),
+        out.display().to_string(),
+        "--delay-ms".to_owned(),
+        delay_ms.to_string(),
+        "--max-pages-per-host".to_owned(),
+        per_host_budget.to_string(),
+    ]);
+    v
+}
+
+/// Every crawl-log line as JSON.
+pub fn crawl_log(out: &Path) -> Vec<serde_json::Value> {
+    let text = fs::read_to_string(out.join("crawl.log.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad log line {l:?}: {e}")))
+        .collect()
+}
+
+/// URLs the crawl log shows an HTTP response for (any status).
+pub fn fetched_urls(log: &[serde_json::Value]) -> BTreeSet<String> {
+    log.iter()
+        .filter(|r| r.get("status").is_some_and(|s| !s.is_null()))
+        .filter_map(|r| r["url"].as_str().map(str::to_owned))
+        .collect()
+}
