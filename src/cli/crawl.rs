@@ -239,8 +239,9 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     // case for an LRU, so a cache smaller than the shard's hosts' rules refetches
     // robots.txt on nearly every visit.
     let shards = c.shards.max(1) as u64;
-    c.robots_cache_bytes = usize::try_from((c.memory_bytes / 8 / shards).clamp(16 << 20, 256 << 20))
-        .unwrap_or(16 << 20);
+    c.robots_cache_bytes =
+        usize::try_from((c.memory_bytes / 8 / shards).clamp(16 << 20, 256 << 20))
+            .unwrap_or(16 << 20);
     c.seen_capacity = args.seen_capacity.max(1024);
     c.seen_fp = args.seen_fp;
     c.warc = !args.no_warc;
