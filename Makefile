@@ -15,8 +15,12 @@ demo:
 	sh tools/demo.sh
 
 ## The whole test suite (the README's test command; .ci/run calls it).
-test:
-	$(CARGO) test --workspace --all-features
+test: .venv/bin/warcio
+	WARCIO=$(CURDIR)/.venv/bin/warcio $(CARGO) test --workspace --all-features
+
+## warcio (PyPI) checks every WARC file the tests write; it lives in a local venv.
+.venv/bin/warcio:
+	python3 -m venv .venv && .venv/bin/pip install --quiet warcio
 
 ## Format check and clippy with warnings as errors, over every target (benches included,
 ## so they keep compiling).
