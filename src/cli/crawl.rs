@@ -11,7 +11,6 @@ use anyhow::{bail, Context};
 use clap::Args;
 
 use trawl::engine::{CrawlConfig, Crawler};
-use trawl::net::{parse_hosts_file, parse_resolve, Deadlines};
 use trawl::robots::Forbidden4xx;
 use trawl::url::Scope;
 
@@ -122,18 +121,9 @@ pub struct CrawlArgs {
     /// Give a host up after its robots.txt failed this many times in a row.
     #[arg(long, default_value_t = 3)]
     pub robots_max_attempts: u32,
-    /// Static address for host:port, curl syntax `host:port:addr` (repeatable).
-    #[arg(long, value_name = "HOST:PORT:ADDR")]
-    pub resolve: Vec<String>,
-    /// Static addresses from a synthweb hosts file.
-    #[arg(long, value_name = "FILE")]
-    pub hosts_file: Option<PathBuf>,
-    /// Trust the CA certificates in this PEM file too (repeatable).
-    #[arg(long, value_name = "FILE")]
-    pub ca_file: Vec<PathBuf>,
-    /// Deadline for a whole exchange, in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub timeout_ms: Option<u64>,
+    /// Name overrides, CA files, deadlines.
+    #[command(flatten)]
+    pub net: super::netargs::NetArgs,
     /// Allow loopback, private and link-local addresses (tests, the local demo).
     #[arg(long)]
     pub allow_private_addresses: bool,
@@ -249,18 +239,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.skip_noindex = args.skip_noindex;
     c.checkpoint_interval = Duration::from_secs(args.checkpoint_secs);
     c.progress_interval = Duration::from_secs(args.progress_secs);
-    for r in &args.resolve {
-        c.fetcher.dns.overrides.push(parse_resolve(r)?);
-    }
-    if let Some(path) = &args.hosts_file {
-        let text =
-            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        c.fetcher.dns.overrides.extend(parse_hosts_file(&text)?);
-    }
-    c.fetcher.tls.ca_files.clone_from(&args.ca_file);
-    if let Some(ms) = args.timeout_ms {
-        c.fetcher.deadlines = Deadlines::all(Duration::from_millis(ms.max(1)));
-    }
+    args.net.apply(&mut c.fetcher)?;
     c.fetcher.allow_private_addresses = args.allow_private_addresses;
     (c.metrics_addr, c.metrics_allow_remote) = (args.metrics_addr, args.metrics_allow_remote);
     Ok(c)

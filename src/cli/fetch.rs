@@ -4,17 +4,13 @@ use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
 use serde::Serialize;
 
 use trawl::http::{BodyLimitMode, Method, RequestHead};
-use trawl::net::{
-    parse_hosts_file, parse_resolve, Deadlines, FetchLimits, FetchOutcome, FetchRequest, Fetcher,
-    FetcherConfig,
-};
+use trawl::net::{FetchLimits, FetchOutcome, FetchRequest, Fetcher, FetcherConfig};
 
 /// Raw flags of `trawl fetch`.
 #[derive(Debug, Args)]
@@ -27,29 +23,9 @@ pub struct FetchArgs {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 16)]
     pub concurrency: usize,
-    /// Static address for host:port, curl syntax `host:port:addr[,addr]` (repeatable).
-    #[arg(long, value_name = "HOST:PORT:ADDR")]
-    pub resolve: Vec<String>,
-    /// Static addresses from a synthweb hosts file (`hostname address port [tls_port]`).
-    #[arg(long, value_name = "FILE")]
-    pub hosts_file: Option<PathBuf>,
-    /// Trust the CA certificates in this PEM file in addition to the webpki roots
-    /// (repeatable).
-    #[arg(long, value_name = "FILE")]
-    pub ca_file: Vec<PathBuf>,
-    /// Deadline for a whole exchange, in milliseconds (per-phase deadlines are capped
-    /// by it).
-    #[arg(long, value_name = "MS")]
-    pub timeout_ms: Option<u64>,
-    /// Connect deadline in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub connect_timeout_ms: Option<u64>,
-    /// Deadline for the first response byte, in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub first_byte_timeout_ms: Option<u64>,
-    /// Longest silence between reads, in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub read_idle_timeout_ms: Option<u64>,
+    /// Name overrides, CA files, deadlines.
+    #[command(flatten)]
+    pub net: super::netargs::NetArgs,
     /// Write each decoded body to DIR/<index>.body (index = position in the input).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -62,9 +38,6 @@ pub struct FetchArgs {
     /// Send HEAD instead of GET.
     #[arg(long)]
     pub head: bool,
-    /// DANGEROUS: accept any TLS certificate (test rigs only).
-    #[arg(long = "dangerous-skip-tls-verification")]
-    pub dangerous_skip_tls_verification: bool,
 }
 
 /// One output line.
@@ -100,31 +73,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut cfg = FetcherConfig::default();
-    for r in &args.resolve {
-        cfg.dns.overrides.push(parse_resolve(r)?);
-    }
-    if let Some(path) = &args.hosts_file {
-        let text =
-            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        cfg.dns.overrides.extend(parse_hosts_file(&text)?);
-    }
-    cfg.tls.ca_files.clone_from(&args.ca_file);
-    cfg.tls
-        .dangerous()
-        .set_skip_verification(args.dangerous_skip_tls_verification);
-    if let Some(ms) = args.timeout_ms {
-        cfg.deadlines = Deadlines::all(Duration::from_millis(ms.max(1)));
-    }
-    let d = &mut cfg.deadlines;
-    if let Some(ms) = args.connect_timeout_ms {
-        d.connect_timeout = Duration::from_millis(ms);
-    }
-    if let Some(ms) = args.first_byte_timeout_ms {
-        d.first_byte_timeout = Duration::from_millis(ms);
-    }
-    if let Some(ms) = args.read_idle_timeout_ms {
-        d.read_idle_timeout = Duration::from_millis(ms);
-    }
+    args.net.apply(&mut cfg)?;
     let concurrency = args.concurrency.max(1);
     cfg.max_connections = cfg.max_connections.max(concurrency);
     if let Some(dir) = &args.out {

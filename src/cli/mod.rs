@@ -5,6 +5,7 @@ pub mod count;
 pub mod crawl;
 pub mod fetch;
 pub mod links;
+pub mod netargs;
 pub mod plan;
 pub mod robots;
 pub mod url;
