@@ -599,7 +599,7 @@ impl Shard {
                 &request,
                 item.via.as_deref(),
                 &item.hops,
-                Some(&item),
+                Some((&item, &[])),
                 &[format!("retry:{}", again.attempts)],
             );
             self.frontier.requeue_front(&host, again);
@@ -633,7 +633,7 @@ impl Shard {
             &request,
             item.via.as_deref(),
             &item.hops,
-            Some(&item),
+            Some((&item, &outlinks)),
             &annotations,
         );
         let redirects = item.hops.chars().rev().take_while(|&c| c == 'R').count() as u32;
@@ -812,7 +812,7 @@ impl Shard {
         request: &[u8],
         via: Option<&str>,
         hops: &str,
-        item: Option<&QueuedUrl>,
+        page: Option<(&QueuedUrl, &[(Url, Hop)])>,
         annotations: &[String],
     ) {
         let outcome = match &o.error {
@@ -852,10 +852,16 @@ impl Shard {
                     None
                 },
                 revisit: None,
-                metadata: item.map(|it| crate::warc::CaptureMetadata {
+                metadata: page.map(|(it, links)| crate::warc::CaptureMetadata {
                     via: it.via.clone(),
                     hops_path: it.hops.clone(),
-                    outlinks: Vec::<Outlink>::new(),
+                    outlinks: links
+                        .iter()
+                        .map(|(url, hop)| Outlink {
+                            url: url.to_string(),
+                            hop: *hop,
+                        })
+                        .collect(),
                     timings: timings_of(o),
                 }),
             })
