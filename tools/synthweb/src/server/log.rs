@@ -6,49 +6,11 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use serde::Serialize;
 use tokio::sync::mpsc;
 
-/// One request as the server saw it.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct LogRecord {
-    /// Microseconds since the epoch when the request head was complete.
-    pub t_us: u64,
-    /// When the response was fully written or the connection ended.
-    pub end_us: u64,
-    /// Connection id.
-    pub conn: u64,
-    /// Local socket address.
-    pub local: String,
-    /// Peer socket address.
-    pub peer: String,
-    /// `http` or `https`.
-    pub scheme: &'static str,
-    /// Host header, lower-cased, `""` if missing.
-    pub host: String,
-    /// Method.
-    pub method: String,
-    /// Request-target as sent.
-    pub target: String,
-    /// User-Agent.
-    pub user_agent: Option<String>,
-    /// From.
-    pub from: Option<String>,
-    /// Accept.
-    pub accept: Option<String>,
-    /// Accept-Encoding.
-    pub accept_encoding: Option<String>,
-    /// If-None-Match.
-    pub if_none_match: Option<String>,
-    /// If-Modified-Since.
-    pub if_modified_since: Option<String>,
-    /// Referer.
-    pub referer: Option<String>,
-    /// Status sent, 0 if none.
-    pub status: u16,
-    /// Body bytes sent.
-    pub body_bytes: u64,
-}
+/// One request as the server saw it: the request-log line type of `formats.rs`, so the
+/// server writes exactly what the referee reads.
+pub type LogRecord = crate::formats::LogLine;
 
 /// Messages to the writer.
 #[derive(Debug)]
