@@ -97,6 +97,11 @@ pub struct CrawlArgs {
     /// False-positive rate of the presence bits at capacity.
     #[arg(long, default_value_t = 1e-6)]
     pub seen_fp: f64,
+    /// Where the live presence bits live: `memory` (anonymous huge pages, saved at each
+    /// checkpoint; fastest) or `mapped` (a shared mapping of `seen.bits`, for sets
+    /// larger than RAM).
+    #[arg(long, default_value = "memory", value_parser = ["memory", "mapped"])]
+    pub seen_backing: String,
     /// Do not write WARC files (benchmarks).
     #[arg(long)]
     pub no_warc: bool,
@@ -234,6 +239,10 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
             .unwrap_or(16 << 20);
     c.seen_capacity = args.seen_capacity.max(1024);
     c.seen_fp = args.seen_fp;
+    c.seen_backing = match args.seen_backing.as_str() {
+        "mapped" => trawl::seen::Backing::Mapped,
+        _ => trawl::seen::Backing::Memory,
+    };
     c.warc = !args.no_warc;
     c.warc_max_file_bytes = args.warc_max_bytes;
     c.skip_noindex = args.skip_noindex;

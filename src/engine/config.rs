@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::net::FetcherConfig;
 use crate::robots::PolicyConfig;
+use crate::seen::Backing;
 use crate::url::FilterConfig;
 
 /// A validated crawl configuration.
@@ -64,6 +65,13 @@ pub struct CrawlConfig {
     /// Presence-bit capacity (URLs) and false-positive rate at capacity.
     pub seen_capacity: u64,
     pub seen_fp: f64,
+    /// Where the live presence bits are kept. [`Backing::Memory`] (default): anonymous
+    /// huge-page memory, written to the checkpoint at each checkpoint; a crash loses
+    /// nothing the checkpoint does not already hold, and no page of the live file is
+    /// faulted in or written back during the crawl. [`Backing::Mapped`]: a shared
+    /// mapping of `seen.bits`, for sets larger than RAM, at the cost of a page fault
+    /// and a write-back per first touch of each 4 KiB page.
+    pub seen_backing: Backing,
     /// Write WARC files.
     pub warc: bool,
     /// Rotate WARC files past this size.
@@ -115,6 +123,7 @@ impl CrawlConfig {
             memory_bytes: 512 << 20,
             seen_capacity: 100_000_000,
             seen_fp: 1e-6,
+            seen_backing: Backing::Memory,
             warc: true,
             warc_max_file_bytes: 1 << 30,
             skip_noindex: false,

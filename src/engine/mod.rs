@@ -24,7 +24,7 @@ use crate::crawllog::{LogRecord, Outcome};
 use crate::frontier::{Frontier, FrontierConfig, FrontierStats, QueuedUrl, SegmentReader};
 use crate::http::ResponseHead;
 use crate::net::{FetchLimits, Fetcher};
-use crate::seen::{ContentSeen, SeenSet};
+use crate::seen::{ContentSeen, SeenConfig, SeenSet};
 use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
 
@@ -317,18 +317,30 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let fp_path = out.join("fingerprints.bits");
     let (seen, fingerprints) = match &resumed {
         Some((dir, _)) => {
-            let seen = SeenSet::restore(dir.join("seen.bits"), &seen_path).map_err(err)?;
+            let seen =
+                SeenSet::restore_backed(dir.join("seen.bits"), &seen_path, config.seen_backing)
+                    .map_err(err)?;
             fs::copy(dir.join("fingerprints.bits"), &fp_path).map_err(err)?;
-            (seen, ContentSeen::open(&fp_path).map_err(err)?)
+            (
+                seen,
+                ContentSeen::open_backed(&fp_path, config.seen_backing).map_err(err)?,
+            )
         }
         None => {
             let _ = fs::remove_file(&seen_path);
             let _ = fs::remove_file(&fp_path);
-            let seen =
-                SeenSet::create(&seen_path, config.seen_capacity, config.seen_fp).map_err(err)?;
-            let fps =
-                ContentSeen::create(&fp_path, config.seen_capacity / 4 + 1024, config.seen_fp)
-                    .map_err(err)?;
+            let seen_config = SeenConfig {
+                backing: config.seen_backing,
+                ..SeenConfig::new(config.seen_capacity, config.seen_fp)
+            };
+            let seen = SeenSet::create_with(&seen_path, &seen_config).map_err(err)?;
+            let fps = ContentSeen::create_backed(
+                &fp_path,
+                config.seen_capacity / 4 + 1024,
+                config.seen_fp,
+                config.seen_backing,
+            )
+            .map_err(err)?;
             (seen, fps)
         }
     };

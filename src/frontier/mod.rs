@@ -200,6 +200,9 @@ pub struct Frontier {
     /// cost no RAM.
     disk_counts: Vec<u32>,
     attempts_since_forget: usize,
+    /// RAM bytes right after the last refill that moved nothing into RAM: another
+    /// refill is pointless until RAM has drained below this (see [`Frontier::take_ready`]).
+    stalled_refill_ram: Option<usize>,
     refills: u64,
     carried_records: u64,
 }
@@ -232,6 +235,7 @@ impl Frontier {
             disk_urls: 0,
             disk_counts,
             attempts_since_forget: 0,
+            stalled_refill_ram: None,
             refills: 0,
             carried_records: 0,
         })
@@ -274,7 +278,10 @@ impl Frontier {
         // Refill when nothing in RAM can be served, or when RAM is less than half
         // full (more hosts in RAM means more hosts to spread fetches over); the
         // half-full condition keeps a full RAM from churning segments.
-        if self.disk_urls > 0 {
+        let may_refill = self
+            .stalled_refill_ram
+            .is_none_or(|ram| self.ram_bytes < ram);
+        if self.disk_urls > 0 && may_refill {
             if self.heap.is_empty() {
                 // Nothing servable in RAM: make room for whatever the oldest segment
                 // holds, regardless of the forget throttle.
@@ -517,8 +524,12 @@ impl Frontier {
     fn ram_room_for(&mut self, host: &str, item: &QueuedUrl, now: Instant) -> Option<HostId> {
         let item_bytes = item.ram_bytes();
         if let Some(&id) = self.by_name.get(host) {
-            let fits = self.host(id).ram.len() < self.config.per_host_ram_urls
-                && self.ram_bytes + item_bytes <= self.config.ram_budget_bytes;
+            // The per-host cap only binds once RAM is half used: below that, keeping a
+            // host's URLs in RAM costs nothing, and spilling them would make every
+            // refill rewrite them (a refill carries what it cannot load).
+            let under_cap = self.host(id).ram.len() < self.config.per_host_ram_urls
+                || self.ram_bytes < self.config.ram_budget_bytes / 2;
+            let fits = under_cap && self.ram_bytes + item_bytes <= self.config.ram_budget_bytes;
             return fits.then_some(id);
         }
         let need = item_bytes + HOST_OVERHEAD_BYTES + host.len();
@@ -638,6 +649,7 @@ impl Frontier {
         let carry_path = self.segment_path();
         let mut carry: Option<SegmentWriter> = None;
         let mut carried_hosts: AHashSet<String> = AHashSet::new();
+        let mut loaded = 0u64;
         loop {
             let rec = match reader.next_record() {
                 Ok(Some(rec)) => rec,
@@ -661,6 +673,7 @@ impl Frontier {
                     *c = c.saturating_sub(1);
                 }
                 self.enqueue_ram(id, rec.item);
+                loaded += 1;
             } else {
                 if carry.is_none() {
                     carry = Some(SegmentWriter::create(&carry_path).map_err(|source| {
@@ -692,6 +705,9 @@ impl Frontier {
             self.sealed_bytes += bytes;
         }
         self.sealed_bytes = self.sealed_bytes.saturating_sub(consumed_bytes);
+        // A refill that loaded nothing rewrote the segment for no gain; the next one
+        // waits until fetches have freed RAM, so a full RAM never churns segments.
+        self.stalled_refill_ram = (loaded == 0).then_some(self.ram_bytes);
         std::fs::remove_file(&path).map_err(|source| FrontierError::Segment {
             path: path.clone(),
             source: SegmentError::Io(source),

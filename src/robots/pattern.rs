@@ -186,14 +186,22 @@ pub struct Pattern {
     /// The normalized pattern text, stars and `$` included (its length is the rule's
     /// priority, RFC 9309 §2.2.2 "most octets").
     text: Box<[u8]>,
+    /// What only patterns with a `*` need, boxed apart: most rules of a large
+    /// robots.txt are plain prefixes, and a cache of a million hosts' rules is mostly
+    /// these structs, so the common case stays 32 bytes (the boxed part alone is 48).
+    wild: Option<Box<Wildcards>>,
     /// Bytes that must start the path.
-    prefix_len: usize,
-    /// Literal segments after each `*` (empty when there is no star), as byte ranges
-    /// of `text`: plain offsets keep a compiled rule small (a cached robots.txt of a
-    /// million hosts is mostly these), and searching needs no prepared state.
-    segments: Box<[(u32, u32)]>,
+    prefix_len: u32,
     /// Whether the pattern ended in `$`.
     anchored: bool,
+}
+
+/// The star-related part of a [`Pattern`].
+#[derive(Clone, Debug)]
+struct Wildcards {
+    /// Literal segments after each `*`, as byte ranges of the pattern text: plain
+    /// offsets keep a compiled rule small, and searching needs no prepared state.
+    segments: Box<[(u32, u32)]>,
     /// The set of bytes the segments after the prefix contain: a path lacking any of
     /// them cannot match, which rejects most wildcard rules without a search.
     needs: ByteSet,
@@ -237,11 +245,10 @@ impl Pattern {
         let text: Box<[u8]> = normalize(raw, side).into_owned().into_boxed_slice();
         match syntax {
             Syntax::Literal => Pattern {
-                prefix_len: text.len(),
+                prefix_len: u32::try_from(text.len()).unwrap_or(u32::MAX),
                 text,
-                segments: Box::default(),
+                wild: None,
                 anchored: false,
-                needs: ByteSet::default(),
             },
             Syntax::Wildcards => {
                 let (body, anchored) = match text.split_last() {
@@ -263,15 +270,19 @@ impl Pattern {
                         segments.push((offset(star + 1), offset(end)));
                     }
                 }
-                let segments = segments.into_boxed_slice();
-                let mut needs = ByteSet::of(body.get(prefix_len..).unwrap_or_default());
-                needs.remove(b'*');
+                let wild = (!segments.is_empty()).then(|| {
+                    let mut needs = ByteSet::of(body.get(prefix_len..).unwrap_or_default());
+                    needs.remove(b'*');
+                    Box::new(Wildcards {
+                        segments: segments.into_boxed_slice(),
+                        needs,
+                    })
+                });
                 Pattern {
-                    prefix_len,
-                    segments,
+                    prefix_len: offset(prefix_len),
+                    wild,
                     anchored,
                     text,
-                    needs,
                 }
             }
         }
@@ -295,12 +306,18 @@ impl Pattern {
 
     /// The literal bytes every matching path starts with.
     pub fn literal_prefix(&self) -> &[u8] {
-        self.text.get(..self.prefix_len).unwrap_or_default()
+        self.text
+            .get(..self.prefix_len as usize)
+            .unwrap_or_default()
     }
 
     /// Approximate heap bytes held, for the byte-bounded cache.
     pub fn heap_bytes(&self) -> usize {
-        self.text.len() + self.segments.len() * std::mem::size_of::<(u32, u32)>()
+        self.text.len()
+            + self.wild.as_ref().map_or(0, |w| {
+                std::mem::size_of::<Wildcards>()
+                    + w.segments.len() * std::mem::size_of::<(u32, u32)>()
+            })
     }
 
     fn segment(&self, range: (u32, u32)) -> &[u8] {
@@ -317,7 +334,10 @@ impl Pattern {
     /// [`Pattern::matches`] with the precomputed [`ByteSet`] of `path`, which lets a
     /// rule set reject wildcard rules whose segments use bytes the path lacks.
     pub fn matches_with(&self, path: &[u8], path_bytes: ByteSet) -> bool {
-        self.needs.is_subset(path_bytes) && self.matches_counting(path, &mut 0)
+        self.wild
+            .as_ref()
+            .is_none_or(|w| w.needs.is_subset(path_bytes))
+            && self.matches_counting(path, &mut 0)
     }
 
     /// [`Pattern::matches`], adding to `scanned` the number of path bytes handed to
@@ -327,8 +347,9 @@ impl Pattern {
         if !path.starts_with(self.literal_prefix()) {
             return false;
         }
-        let mut pos = self.prefix_len;
-        let Some((last, middle)) = self.segments.split_last() else {
+        let mut pos = self.prefix_len as usize;
+        let segments = self.wild.as_ref().map_or(&[][..], |w| &w.segments[..]);
+        let Some((last, middle)) = segments.split_last() else {
             return !self.anchored || path.len() == pos;
         };
         for &range in middle {

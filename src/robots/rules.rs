@@ -259,6 +259,8 @@ impl RobotsTxt {
                     .then_with(|| a.line.cmp(&b.line))
             });
         }
+        // A cache holds these for many hosts: no growth slack.
+        rules.shrink_to_fit();
         let index = (self.mode == Mode::Rfc9309 && rules.len() > INDEX_MIN_RULES)
             .then(|| Index::build(&rules));
         // Of several applicable delays, the longest: the politest reading.
@@ -421,6 +423,27 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_rule_sets_stay_compact() {
+        // 16,000 plain prefixes (the shape of real large robots.txt files): the
+        // compiled form must stay within a small multiple of the text, or a breadth-first
+        // crawl's robots cache cannot hold the hosts it cycles through.
+        let mut body = String::from("User-agent: *\n");
+        for n in 0..16_000 {
+            body.push_str(&format!("Disallow: /junk/{n}/\n"));
+        }
+        let rules = Rules::parse(body.as_bytes(), "trawl", Mode::Rfc9309);
+        let per_rule = rules.heap_bytes() / 16_000;
+        assert!(
+            std::mem::size_of::<Rule>() <= 40,
+            "Rule is {} bytes",
+            std::mem::size_of::<Rule>()
+        );
+        assert!(per_rule <= 64, "{per_rule} heap bytes per rule");
+        assert!(!rules.allowed("http://a.test/junk/77/x"));
+        assert!(rules.allowed("http://a.test/junk/x"));
+    }
 
     #[test]
     fn match_target_table() {

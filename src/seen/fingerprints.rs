@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::error::Error;
 use super::header::Purpose;
-use super::set::{SeenConfig, SeenSet, SnapshotInfo, Stats};
+use super::set::{Backing, SeenConfig, SeenSet, SnapshotInfo, Stats};
 
 /// A [`SeenSet`] whose keys are 128-bit content digests, stored with purpose
 /// "content fingerprints" in its header so it cannot be opened as a URL set by mistake
@@ -21,8 +21,22 @@ impl ContentSeen {
     /// # Errors
     /// As [`SeenSet::create`].
     pub fn create(path: impl AsRef<Path>, capacity: u64, fp: f64) -> Result<Self, Error> {
+        Self::create_backed(path, capacity, fp, Backing::default())
+    }
+
+    /// [`ContentSeen::create`] with a choice of [`Backing`].
+    ///
+    /// # Errors
+    /// As [`SeenSet::create`].
+    pub fn create_backed(
+        path: impl AsRef<Path>,
+        capacity: u64,
+        fp: f64,
+        backing: Backing,
+    ) -> Result<Self, Error> {
         let config = SeenConfig {
             purpose: Purpose::ContentFingerprints,
+            backing,
             ..SeenConfig::new(capacity, fp)
         };
         Ok(Self {
@@ -35,13 +49,16 @@ impl ContentSeen {
     /// # Errors
     /// As [`SeenSet::open`], plus [`super::ErrorKind::WrongPurpose`] for a URL set.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        Self::open_backed(path, Backing::default())
+    }
+
+    /// [`ContentSeen::open`] with a choice of [`Backing`].
+    ///
+    /// # Errors
+    /// As [`ContentSeen::open`].
+    pub fn open_backed(path: impl AsRef<Path>, backing: Backing) -> Result<Self, Error> {
         Ok(Self {
-            inner: SeenSet::open_with(
-                path,
-                Some(Purpose::ContentFingerprints),
-                false,
-                Default::default(),
-            )?,
+            inner: SeenSet::open_with(path, Some(Purpose::ContentFingerprints), false, backing)?,
         })
     }
 

@@ -340,6 +340,18 @@ impl SeenSet {
     /// # Errors
     /// As [`SeenSet::verify`] on the snapshot, or I/O errors.
     pub fn restore(snapshot: impl AsRef<Path>, live: impl AsRef<Path>) -> Result<Self, Error> {
+        Self::restore_backed(snapshot, live, Backing::default())
+    }
+
+    /// [`SeenSet::restore`] with a choice of [`Backing`].
+    ///
+    /// # Errors
+    /// As [`SeenSet::restore`].
+    pub fn restore_backed(
+        snapshot: impl AsRef<Path>,
+        live: impl AsRef<Path>,
+        backing: Backing,
+    ) -> Result<Self, Error> {
         let (snapshot, live) = (snapshot.as_ref(), live.as_ref());
         Self::verify(snapshot)?;
         let tmp = temp_path(live);
@@ -348,7 +360,7 @@ impl SeenSet {
         File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
         std::fs::rename(&tmp, live).map_err(io)?;
         sync_parent_dir(live).map_err(io)?;
-        Self::open(live)
+        Self::open_backed(live, backing, false)
     }
 
     fn map(
