@@ -53,38 +53,38 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
     };
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let d = if args.urls {
-        let mut failed: Option<io::Error> = None;
+    let (d, written) = if args.urls {
+        let mut written = Ok(());
         let d = cp.describe_with(&opts, &mut |shard, rec| {
-            if failed.is_none() {
+            if written.is_ok() {
                 let hops = if rec.item.hops.is_empty() {
                     "-"
                 } else {
                     rec.item.hops.as_str()
                 };
-                if let Err(e) = writeln!(out, "{}\t{}\t{hops}\t{shard}", rec.item.url, rec.host) {
-                    failed = Some(e);
-                }
+                written = writeln!(out, "{}\t{}\t{hops}\t{shard}", rec.item.url, rec.host);
             }
         });
-        if let Some(e) = failed {
-            return Err(e).context("cannot write to stdout");
-        }
         for p in &d.verification.errors {
             eprintln!("trawl: error: {p}");
         }
-        d
+        (d, written)
     } else {
         let d = cp.describe(&opts);
-        if args.json {
-            serde_json::to_writer_pretty(&mut out, &d).context("cannot write to stdout")?;
-            writeln!(out)?;
+        let written = if args.json {
+            serde_json::to_writer_pretty(&mut out, &d)
+                .map_err(io::Error::from)
+                .and_then(|()| writeln!(out))
         } else {
-            out.write_all(render(&d).as_bytes())?;
-        }
-        d
+            out.write_all(render(&d).as_bytes())
+        };
+        (d, written)
     };
-    out.flush().context("cannot write to stdout")?;
+    match written.and_then(|()| out.flush()) {
+        // A reader that stopped early (`| head`) is not an error of ours.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        r => r.context("cannot write to stdout")?,
+    }
     Ok(if d.verification.ok {
         ExitCode::SUCCESS
     } else {
