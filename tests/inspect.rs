@@ -53,7 +53,8 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// Starts a crawl, lets it run `run_for`, then sends `sig`; returns the exit status.
+/// Starts a crawl, lets it run `run_for` and take its first checkpoint, then sends
+/// `sig`; returns the exit status.
 fn crawl_and_stop(sw: &Synthweb, out: &Path, run_for: Duration, sig: &str) -> Option<i32> {
     let mut args = crawl_args(out, 200, 200);
     args.extend(["--checkpoint-secs", "1", "--shards", "2"].map(str::to_owned));
@@ -64,6 +65,12 @@ fn crawl_and_stop(sw: &Synthweb, out: &Path, run_for: Duration, sig: &str) -> Op
         .spawn()
         .unwrap();
     std::thread::sleep(run_for);
+    // A kill must come after the first checkpoint (before it there is nothing to
+    // inspect, which is tested separately): wait for CURRENT on a slow machine.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !out.join("checkpoint/CURRENT").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(
         child.try_wait().unwrap().is_none(),
         "the crawl finished before it was stopped: the world is too small for the test"
@@ -267,6 +274,14 @@ fn inspect_reports_stopped_and_killed_crawls_and_detects_damage() {
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("manifest") && t.contains("damaged"), "{t}");
     assert!(!t.contains("panicked"), "{t}");
+    // A crawl killed before its first checkpoint: checkpoint/ without CURRENT.
+    let early = tmp.path().join("early");
+    fs::create_dir_all(early.join("checkpoint/tmp-000001")).unwrap();
+    fs::write(early.join("crawl.log.jsonl"), b"").unwrap();
+    let o = inspect(&[], &early);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("no complete checkpoint"), "{t}");
     // Not a checkpoint at all.
     let o = inspect(&[], &sw.dir);
     let t = text(&o);
