@@ -30,6 +30,10 @@ use crate::warc::{WarcDate, WarcPosition};
 const MANIFEST: &str = "manifest.json";
 const SEEN_BITS: &str = "seen.bits";
 const FINGERPRINT_BITS: &str = "fingerprints.bits";
+/// More shards than any machine has cores: a manifest claiming more is damaged, and
+/// only this many shards' files are looked for (so a garbled count cannot make the
+/// check run for ever).
+const MAX_SHARDS: usize = 1 << 16;
 
 /// How much work [`Checkpoint::describe`] does.
 #[derive(Clone, Debug)]
@@ -436,6 +440,11 @@ impl Checkpoint {
         }
     }
 
+    /// The shards whose files are read: the manifest's count, within reason.
+    fn shards(&self) -> usize {
+        self.manifest.shards.min(MAX_SHARDS)
+    }
+
     /// The entries of `checkpoint/`.
     fn entries(&self, v: &mut Verification) -> Vec<CheckpointEntry> {
         let current = current_name(&self.root).ok();
@@ -513,7 +522,16 @@ impl Checkpoint {
                 ));
             }
         }
-        for i in 0..m.shards {
+        if m.shards > MAX_SHARDS {
+            v.errors.push(problem(
+                &self.dir.join(MANIFEST),
+                format!(
+                    "the manifest records {} shards (at most {MAX_SHARDS} are plausible)",
+                    m.shards
+                ),
+            ));
+        }
+        for i in 0..self.shards() {
             let tallies = self.dir.join(format!("tallies-{i:04}.tsv"));
             if !tallies.is_file() {
                 v.errors.push(problem(&tallies, "missing".to_owned()));
@@ -530,7 +548,7 @@ impl Checkpoint {
     ) -> FrontierReport {
         let mut report = FrontierReport::default();
         let mut hosts: HashMap<String, u64> = HashMap::new();
-        for shard in 0..self.manifest.shards {
+        for shard in 0..self.shards() {
             let file = self.dir.join(format!("frontier-{shard:04}.seg"));
             let bytes = fs::metadata(&file).map_or(0, |m| m.len());
             let mut sf = ShardFrontier {
@@ -608,7 +626,7 @@ impl Checkpoint {
     /// Parses every `tallies-NNNN.tsv`.
     fn tallies(&self, v: &mut Verification) -> TallyReport {
         let mut report = TallyReport::default();
-        for shard in 0..self.manifest.shards {
+        for shard in 0..self.shards() {
             let file = self.dir.join(format!("tallies-{shard:04}.tsv"));
             let Ok(f) = File::open(&file) else {
                 continue; // reported as missing by check_names
@@ -1030,6 +1048,27 @@ mod tests {
             .warnings
             .iter()
             .any(|p| p.file.ends_with("frontier-0009.seg")));
+    }
+
+    #[test]
+    fn an_implausible_shard_count_is_an_error_not_a_long_loop() {
+        let out = tempfile::tempdir().unwrap();
+        let root = out.path().join("checkpoint");
+        let dir = write_checkpoint(&root, 1, &[1]);
+        let path = dir.join(MANIFEST);
+        let mut m: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        m["shards"] = serde_json::json!(u64::MAX);
+        fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+        let d = Checkpoint::open(&root)
+            .unwrap()
+            .describe(&DescribeOptions::default());
+        assert!(!d.verification.ok);
+        assert!(d
+            .verification
+            .errors
+            .iter()
+            .any(|p| p.message.contains("plausible")));
+        assert_eq!(d.frontier.shards.len(), MAX_SHARDS);
     }
 
     #[test]

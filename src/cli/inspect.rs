@@ -289,14 +289,23 @@ fn render(d: &Description) -> String {
             bytes(v.bytes_checked)
         );
     }
-    for e in &v.errors {
-        let _ = writeln!(s, "  error: {e}");
-    }
-    for w in &v.warnings {
-        let _ = writeln!(s, "  warning: {w}");
+    for (label, list) in [("error", &v.errors), ("warning", &v.warnings)] {
+        for p in list.iter().take(MAX_PROBLEMS_SHOWN) {
+            let _ = writeln!(s, "  {label}: {p}");
+        }
+        if list.len() > MAX_PROBLEMS_SHOWN {
+            let _ = writeln!(
+                s,
+                "  ... and {} more {label}s (all of them with --json)",
+                list.len() - MAX_PROBLEMS_SHOWN
+            );
+        }
     }
     s
 }
+
+/// Problems listed in the human report (a garbled manifest can make thousands).
+const MAX_PROBLEMS_SHOWN: usize = 100;
 
 fn presence(s: &mut String, label: &str, p: Option<&PresenceReport>) {
     match p {
