@@ -34,6 +34,8 @@ enum Command {
     /// Crawl from seeds into an output directory (WARC, crawl log, checkpoints).
     #[command(args_override_self = true)]
     Crawl(cli::crawl::CrawlArgs),
+    /// Describe and verify a crawl's checkpoint (exit 1 if it is damaged).
+    Inspect(cli::inspect::InspectArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => cli::plan::run(args),
         Command::Bench(args) => cli::bench::run(args),
         Command::Crawl(args) => cli::crawl::run(args),
+        Command::Inspect(args) => cli::inspect::run(args),
     };
     match result {
         Ok(code) => code,

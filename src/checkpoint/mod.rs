@@ -18,6 +18,11 @@
 //! A crash before step 4 leaves `CURRENT` naming the previous checkpoint, which is
 //! untouched; a crash after it leaves the new one whole. A loader never trusts a
 //! directory that `CURRENT` does not name.
+//!
+//! [`Checkpoint`] reads a checkpoint without changing it and verifies every file of it
+//! (what `trawl inspect` prints); see `docs/checkpoints.md`.
+
+mod describe;
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -26,6 +31,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::output::Positions;
+use crate::engine::CrawlConfig;
+
+pub use describe::{
+    Checkpoint, CheckpointEntry, CheckpointEntryKind, DescribeOptions, Description, FrontierReport,
+    HostCount, LogReport, PositionsReport, PresenceReport, Problem, ShardFrontier, TallyReport,
+    Verification,
+};
 
 /// Format version of `manifest.json`.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -43,6 +55,65 @@ pub struct Manifest {
     pub positions: Positions,
     /// URLs in the frontier dump files (queued plus in flight at the cut).
     pub queued_urls: u64,
+    /// The settings the crawl ran with (absent in checkpoints of older builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<RecordedConfig>,
+}
+
+/// The crawl settings a checkpoint was taken with, for `trawl inspect` and for an
+/// operator comparing a resume's flags with the original run's. Informational: a
+/// resume takes its settings from its own flags.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RecordedConfig {
+    pub shards: usize,
+    pub concurrency_per_shard: usize,
+    pub user_agent: String,
+    pub from: Option<String>,
+    pub delay_ms: u64,
+    pub delay_factor: f64,
+    pub per_host_connections: u32,
+    pub max_pages: Option<u64>,
+    pub max_pages_per_host: Option<u64>,
+    pub max_bytes: Option<u64>,
+    pub max_hops: u32,
+    pub max_url_bytes: usize,
+    pub max_path_depth: usize,
+    /// `Any`, `SeedHosts` or `SeedDomains`.
+    pub scope: String,
+    pub memory_bytes: u64,
+    pub seen_capacity: u64,
+    pub seen_fp: f64,
+    pub warc: bool,
+    pub checkpoint_secs: u64,
+    pub allow_private_addresses: bool,
+}
+
+impl RecordedConfig {
+    /// The settings of `c` worth recording.
+    pub fn of(c: &CrawlConfig) -> Self {
+        Self {
+            shards: c.shards,
+            concurrency_per_shard: c.concurrency_per_shard,
+            user_agent: c.user_agent.clone(),
+            from: c.from.clone(),
+            delay_ms: u64::try_from(c.delay.as_millis()).unwrap_or(u64::MAX),
+            delay_factor: c.delay_factor,
+            per_host_connections: c.per_host_connections,
+            max_pages: c.max_pages,
+            max_pages_per_host: c.max_pages_per_host,
+            max_bytes: c.max_bytes,
+            max_hops: c.filter.max_hops,
+            max_url_bytes: c.filter.max_url_bytes,
+            max_path_depth: c.filter.max_path_depth,
+            scope: format!("{:?}", c.filter.scope),
+            memory_bytes: c.memory_bytes,
+            seen_capacity: c.seen_capacity,
+            seen_fp: c.seen_fp,
+            warc: c.warc,
+            checkpoint_secs: c.checkpoint_interval.as_secs(),
+            allow_private_addresses: c.fetcher.allow_private_addresses,
+        }
+    }
 }
 
 /// Crawl counters carried across a resume.
@@ -67,6 +138,9 @@ pub enum CheckpointError {
     NoCheckpoint(PathBuf),
     /// `manifest.json` does not parse or has an unknown version.
     BadManifest { path: PathBuf, detail: String },
+    /// The path is neither a crawl output directory, a `checkpoint/` directory nor a
+    /// `cp-NNNNNN` directory.
+    NotACheckpoint(PathBuf),
 }
 
 impl std::fmt::Display for CheckpointError {
@@ -74,6 +148,11 @@ impl std::fmt::Display for CheckpointError {
         match self {
             Self::Io { op, path, .. } => write!(f, "cannot {op} {}", path.display()),
             Self::NoCheckpoint(p) => write!(f, "no complete checkpoint in {}", p.display()),
+            Self::NotACheckpoint(p) => write!(
+                f,
+                "{} is not a crawl output or checkpoint directory (no CURRENT, checkpoint/ or manifest.json)",
+                p.display()
+            ),
             Self::BadManifest { path, detail } => {
                 write!(
                     f,
@@ -160,14 +239,30 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
 
 /// The checkpoint `CURRENT` names, with its manifest.
 pub fn load_current(root: &Path) -> Result<(PathBuf, Manifest), CheckpointError> {
+    let name = current_name(root)?;
+    let dir = root.join(name);
+    let manifest = read_manifest(&dir)?;
+    Ok((dir, manifest))
+}
+
+/// The directory name `root/CURRENT` holds, checked to be a `cp-` name inside `root`.
+pub fn current_name(root: &Path) -> Result<String, CheckpointError> {
     let current = root.join("CURRENT");
     let name = fs::read_to_string(&current)
         .map_err(|_| CheckpointError::NoCheckpoint(root.to_path_buf()))?;
     let name = name.trim();
-    if name.is_empty() || name.contains('/') || !name.starts_with("cp-") {
+    if name.is_empty() || name.contains(['/', '\\']) || !name.starts_with("cp-") {
         return Err(CheckpointError::NoCheckpoint(root.to_path_buf()));
     }
-    let dir = root.join(name);
+    Ok(name.to_owned())
+}
+
+/// Reads and checks `dir/manifest.json`.
+///
+/// # Errors
+/// I/O errors, or [`CheckpointError::BadManifest`] for JSON that does not parse or an
+/// unknown version.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, CheckpointError> {
     let manifest_path = dir.join("manifest.json");
     let bytes = fs::read(&manifest_path).map_err(io_err("read", &manifest_path))?;
     let manifest: Manifest =
@@ -181,7 +276,7 @@ pub fn load_current(root: &Path) -> Result<(PathBuf, Manifest), CheckpointError>
             detail: format!("version {} (expected {MANIFEST_VERSION})", manifest.version),
         });
     }
-    Ok((dir, manifest))
+    Ok(manifest)
 }
 
 /// The frontier dump files of a checkpoint directory, in shard order.
@@ -217,6 +312,7 @@ mod tests {
             },
             positions: Positions::default(),
             queued_urls: 0,
+            config: None,
         }
     }
 

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod count;
 pub mod crawl;
 pub mod fetch;
+pub mod inspect;
 pub mod links;
 pub mod netargs;
 pub mod plan;

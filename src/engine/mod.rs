@@ -659,6 +659,7 @@ fn take_checkpoint(
         counters,
         positions,
         queued_urls: queued,
+        config: Some(checkpoint::RecordedConfig::of(&shared.config)),
     };
     checkpoint::commit(root, &dir, &manifest).map_err(err)?;
     Ok(())
