@@ -260,6 +260,10 @@ fn waiting_is_bounded_and_does_not_eat_the_exchange_deadlines() {
     assert!(outcomes[0].is_ok(), "{errors:?}");
     assert!(outcomes[1].is_ok(), "{errors:?}");
     assert!(outcomes[1].timings.total > Duration::from_millis(900));
+    let waited = outcomes[1].timings.ip_wait.expect("request 2 waited");
+    assert!(waited >= Duration::from_millis(400), "{waited:?}");
+    assert!(outcomes[1].timings.response_time() < Duration::from_millis(900));
+    assert_eq!(outcomes[0].timings.ip_wait, None);
     assert_eq!(
         errors[2],
         Some(FailReason::Timeout(TimeoutPhase::Queue)),

@@ -39,6 +39,17 @@ pub(crate) struct Job {
     pub ip_ticket: Option<IpTicket>,
     /// When the current wait for a per-IP slot began.
     pub ip_wait_since: Option<Instant>,
+    /// Time spent waiting for per-IP slots so far.
+    pub ip_waited: Duration,
+}
+
+impl Job {
+    /// Ends a wait for a per-IP slot (if one is running), adding it to `ip_waited`.
+    pub fn end_ip_wait(&mut self, now: Instant) {
+        if let Some(since) = self.ip_wait_since.take() {
+            self.ip_waited += now.saturating_duration_since(since);
+        }
+    }
 }
 
 /// Per-exchange state carried through the phases of one request.

@@ -363,6 +363,7 @@ impl Fetcher {
             fresh_only: false,
             ip_ticket: None,
             ip_wait_since: None,
+            ip_waited: Duration::ZERO,
         };
         self.dispatch(job, now);
         self.pump(now);
@@ -583,11 +584,12 @@ impl Fetcher {
             p.waiting_len = p.waiting_len.saturating_sub(1);
             match slot {
                 Some((addr, slot)) => {
-                    job.ip_wait_since = None;
+                    job.end_ip_wait(now);
                     self.open_conn(job, addr, Some(slot), now);
                 }
                 // Leaving the queue drops the ticket, which passes the turn on.
                 None if reuse => {
+                    job.end_ip_wait(now);
                     job.ip_ticket = None;
                     self.dispatch(job, now);
                 }
@@ -658,6 +660,7 @@ impl Fetcher {
             self.timers.schedule(next, TimerKey::IpWait);
         }
         for mut job in expired {
+            job.end_ip_wait(now);
             job.ip_ticket = None;
             self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
         }
@@ -665,7 +668,7 @@ impl Fetcher {
 
     /// A same-host request waiting for `ip` here, if any (it can take an idle connection
     /// of its host instead of a new slot).
-    fn take_waiting_for(&mut self, key: &PoolKey, ip: IpAddr) -> Option<Job> {
+    fn take_waiting_for(&mut self, key: &PoolKey, ip: IpAddr, now: Instant) -> Option<Job> {
         let p = self.per_ip.as_mut()?;
         let queue = p.waiting.get_mut(&ip)?;
         let pos = queue.iter().position(|j| !j.fresh_only && j.key == *key)?;
@@ -675,6 +678,7 @@ impl Fetcher {
         }
         p.waiting_len = p.waiting_len.saturating_sub(1);
         job.ip_ticket = None;
+        job.end_ip_wait(now);
         Some(job)
     }
 
@@ -701,7 +705,7 @@ impl Fetcher {
                 None => return self.wait_for_ip(job, now),
             },
         };
-        job.ip_wait_since = None;
+        job.end_ip_wait(now);
         self.open_conn(job, addr, slot, now);
     }
 
@@ -832,7 +836,7 @@ impl Fetcher {
                     // host takes the connection now; otherwise it is closed so its
                     // slot goes to the queue instead of idling in the pool.
                     let ip = conn.peer.ip().to_canonical();
-                    if let Some(job) = self.take_waiting_for(&pool_key, ip) {
+                    if let Some(job) = self.take_waiting_for(&pool_key, ip, now) {
                         return self.start_on_idle(key, job, now);
                     }
                     self.stats.ip_yielded += 1;
@@ -1538,6 +1542,7 @@ fn build_outcome(
         ..
     } = ex;
     timings.dns = job.dns;
+    timings.ip_wait = (!job.ip_waited.is_zero()).then_some(job.ip_waited);
     timings.total = now.saturating_duration_since(job.submitted);
     let mut outcome = FetchOutcome {
         id: job.req.id,
