@@ -162,6 +162,9 @@ pub(crate) struct Conn {
     /// The connection's per-IP slot (when a cap is set); released when the connection
     /// is dropped, whatever closed it.
     pub ip_slot: Option<IpSlot>,
+    /// Exchanges finished in a row while requests of other hosts waited for this
+    /// connection's address (bounds how long a busy host keeps a contended slot).
+    pub contended_reuses: u32,
 }
 
 impl Conn {

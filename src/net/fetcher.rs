@@ -35,6 +35,11 @@ use crate::tls::{TlsClient, TlsSetupError};
 /// grow as they arrive, so a lying header cannot make us allocate.
 const BODY_RESERVE_MAX_BYTES: u64 = 1 << 20;
 
+/// A connection that finishes while requests wait for its address stays pooled for one
+/// more loop turn (its host's next request usually follows at once) at most this many
+/// times in a row; then it is closed so the waiting hosts get their turn.
+const MAX_CONTENDED_REUSES: u32 = 16;
+
 /// The waker's token: all ones, which no slot token can equal (see `slab.rs`).
 const WAKER: Token = Token(usize::MAX);
 
@@ -219,6 +224,9 @@ pub struct Fetcher {
     in_flight: usize,
     stats: FetcherStats,
     per_ip: Option<PerIp>,
+    /// Idle connections whose address others wait for, closed at the start of the next
+    /// `poll` unless their host reused them in between.
+    yield_soon: Vec<SlotKey>,
 }
 
 /// This fetcher's side of the per-IP cap: its mailbox at the shared table and its
@@ -282,6 +290,7 @@ impl Fetcher {
             in_flight: 0,
             stats: FetcherStats::default(),
             per_ip,
+            yield_soon: Vec::new(),
             cfg,
         })
     }
@@ -381,6 +390,7 @@ impl Fetcher {
         timeout: Option<Duration>,
     ) -> io::Result<()> {
         let now = Instant::now();
+        self.yield_contended(now);
         let mut wait = self.timers.poll_timeout(now);
         if let Some(user) = timeout {
             wait = Some(wait.map_or(user, |w| w.min(user)));
@@ -527,16 +537,44 @@ impl Fetcher {
         }
     }
 
-    /// Closes this fetcher's idle connections to `ip` (requests wait for its slots).
+    /// Closes the connections left pooled for one turn by `apply` that were not reused
+    /// meanwhile, if requests still wait for their address.
+    fn yield_contended(&mut self, now: Instant) {
+        if self.yield_soon.is_empty() {
+            return;
+        }
+        for slot in std::mem::take(&mut self.yield_soon) {
+            let Some(conn) = self.conns.get_mut(slot) else {
+                continue;
+            };
+            if !matches!(conn.phase, Phase::Idle(_)) {
+                continue; // reused by its host
+            }
+            let wanted = conn.ip_slot.as_mut().is_some_and(|s| s.set_idle(true));
+            if wanted {
+                let key = conn.key.clone();
+                if self.pool.remove(&key, slot) {
+                    self.stats.ip_yielded += 1;
+                    self.close(slot);
+                }
+            }
+        }
+        self.pump(now);
+    }
+
+    /// Closes this fetcher's idle connections to `ip` (requests wait for its slots),
+    /// except those in their one-turn grace (`yield_soon`).
     fn yield_idle_to(&mut self, ip: IpAddr) {
         let conns = &self.conns;
+        let grace = &self.yield_soon;
         let idle: Vec<(PoolKey, SlotKey)> = self
             .pool
             .iter()
             .filter(|(_, slot)| {
-                conns
-                    .get(*slot)
-                    .is_some_and(|c| c.peer.ip().to_canonical() == ip)
+                !grace.contains(slot)
+                    && conns
+                        .get(*slot)
+                        .is_some_and(|c| c.peer.ip().to_canonical() == ip)
             })
             .map(|(k, s)| (k.clone(), s))
             .collect();
@@ -749,6 +787,7 @@ impl Fetcher {
             timer_at: None,
             served: 0,
             ip_slot: slot,
+            contended_reuses: 0,
         };
         let key = self.conns.insert(conn);
         let registered = match self.conns.get_mut(key) {
@@ -832,15 +871,25 @@ impl Fetcher {
                 let pool_key = conn.key.clone();
                 let ip_wanted = conn.ip_slot.as_mut().is_some_and(|s| s.set_idle(true));
                 if ip_wanted {
-                    // Requests wait for this address: a waiting request of the same
-                    // host takes the connection now; otherwise it is closed so its
-                    // slot goes to the queue instead of idling in the pool.
+                    // Requests wait for this address. A waiting request of the same host
+                    // takes the connection now. Otherwise it stays pooled for one loop
+                    // turn (the caller usually submits the host's next request on seeing
+                    // this outcome; reusing beats a new connection for the server too),
+                    // then goes to the queue — at most MAX_CONTENDED_REUSES times in a
+                    // row, so a busy host cannot keep a contended slot for ever.
                     let ip = conn.peer.ip().to_canonical();
+                    conn.contended_reuses += 1;
+                    let streak = conn.contended_reuses;
                     if let Some(job) = self.take_waiting_for(&pool_key, ip, now) {
                         return self.start_on_idle(key, job, now);
                     }
-                    self.stats.ip_yielded += 1;
-                    return self.close(key);
+                    if streak > MAX_CONTENDED_REUSES {
+                        self.stats.ip_yielded += 1;
+                        return self.close(key);
+                    }
+                    self.yield_soon.push(key);
+                } else {
+                    conn.contended_reuses = 0;
                 }
                 self.pool.put(pool_key, key);
                 self.refresh(key, now);
