@@ -271,3 +271,52 @@ fn waiting_is_bounded_and_does_not_eat_the_exchange_deadlines() {
     );
     assert_eq!(table.waiting_total(), 0);
 }
+
+#[test]
+fn a_busy_host_keeps_its_connection_a_while_then_yields() {
+    // Cap 1: host A has a steady stream of requests (each submitted when the previous
+    // one's outcome is seen, as the crawl engine does), host B waits. A keeps its
+    // keep-alive connection for a bounded streak, then B gets the slot.
+    let busy = Arc::new(Busy::default());
+    let server = slow_keep_alive(busy, Duration::ZERO);
+    let table = IpSlots::new(1);
+    let mut cfg = fast_config();
+    cfg.ip_slots = Some(Arc::clone(&table));
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    fetcher.submit(req(0, "a.test", server.addr, "/0"));
+    fetcher.submit(req(1000, "b.test", server.addr, "/"));
+    let start = Instant::now();
+    let (mut a_done, mut a_before_b, mut b_done) = (0u64, None, false);
+    let mut out = Vec::new();
+    while !(b_done && a_done >= 40) {
+        assert!(start.elapsed() < Duration::from_secs(20), "stuck");
+        fetcher
+            .poll(&mut out, Some(Duration::from_millis(50)))
+            .expect("poll");
+        for o in out.drain(..) {
+            assert!(o.is_ok(), "{o:?}");
+            if o.id == 1000 {
+                b_done = true;
+                a_before_b = Some(a_done);
+            } else {
+                a_done += 1;
+                if a_done < 40 {
+                    let path = format!("/{a_done}");
+                    fetcher.submit(req(a_done, "a.test", server.addr, &path));
+                }
+            }
+        }
+    }
+    let a_before_b = a_before_b.expect("b finished");
+    let stats = fetcher.stats();
+    eprintln!(
+        "A before B: {a_before_b}, accepts {}, {stats:?}",
+        server.accepts()
+    );
+    // A reused its connection (more than one A request before B)...
+    assert!(a_before_b >= 2, "{a_before_b}");
+    // ...but not for ever: B's turn came within the streak bound (16 + the first).
+    assert!(a_before_b <= 17, "{a_before_b}");
+    assert!(table.peak() <= 1);
+    assert!(stats.reused_exchanges >= a_before_b - 1, "{stats:?}");
+}
