@@ -320,3 +320,33 @@ fn a_busy_host_keeps_its_connection_a_while_then_yields() {
     assert!(table.peak() <= 1);
     assert!(stats.reused_exchanges >= a_before_b - 1, "{stats:?}");
 }
+
+#[test]
+fn trawl_fetch_per_ip_connections_flag() {
+    let run = |cap: &str| {
+        let busy = Arc::new(Busy::default());
+        let server = slow_keep_alive(Arc::clone(&busy), Duration::from_millis(20));
+        let urls: Vec<String> = (0..8)
+            .map(|i| server.url(&format!("/{i}")).into())
+            .collect();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+            .args(["fetch", "--concurrency", "8", "--per-ip-connections", cap])
+            .args(&urls)
+            .output()
+            .expect("run trawl fetch");
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.lines().count(), 8, "{text}");
+        assert!(
+            text.lines().all(|l| l.contains("\"outcome\":\"ok\"")),
+            "{text}"
+        );
+        (busy.peak.load(Ordering::SeqCst), server.accepts())
+    };
+    // One connection at most to the address: the 8 requests share it one after another.
+    let (peak, accepts) = run("1");
+    assert_eq!((peak, accepts), (1, 1));
+    // Control: without the cap (the default) they run in parallel.
+    let (peak, accepts) = run("0");
+    assert!(peak > 1 && accepts > 1, "peak {peak} accepts {accepts}");
+}
