@@ -350,3 +350,38 @@ fn trawl_fetch_per_ip_connections_flag() {
     let (peak, accepts) = run("0");
     assert!(peak > 1 && accepts > 1, "peak {peak} accepts {accepts}");
 }
+
+#[test]
+fn ipv6_addresses_are_capped_too() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("skipped: ::1 is not available on this machine");
+        return;
+    }
+    let busy = Arc::new(Busy::default());
+    let b = Arc::clone(&busy);
+    let server = ScriptServer::start_on("[::1]:0", move |mut s: TcpStream, _| {
+        while read_head(&mut s).is_some() {
+            b.enter();
+            std::thread::sleep(Duration::from_millis(5));
+            let ok = send(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            b.leave();
+            if !ok {
+                return;
+            }
+        }
+    });
+    let table = IpSlots::new(2);
+    let mut cfg = fast_config();
+    cfg.ip_slots = Some(Arc::clone(&table));
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    let reqs = (0..30u64)
+        .map(|i| req(i, &format!("v6-{}.test", i % 6), server.addr, "/"))
+        .collect();
+    let outcomes = run(&mut fetcher, reqs, 12, Duration::from_secs(20));
+    assert!(outcomes.iter().all(FetchOutcome::is_ok), "{outcomes:?}");
+    assert!(outcomes.iter().all(|o| o.peer.is_some_and(|p| p.is_ipv6())));
+    assert_eq!(table.peak(), 2);
+    assert!(busy.peak.load(Ordering::SeqCst) <= 2);
+    drop(fetcher);
+    assert_eq!(table.open_total(), 0);
+}
