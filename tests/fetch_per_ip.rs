@@ -13,7 +13,7 @@ use trawl::net::{FailReason, FetchOutcome, FetchRequest, Fetcher, IpSlots, Timeo
 
 use support::{fast_config, read_head, send, ScriptServer};
 
-/// Requests in progress at the server now and at most (head read → response written).
+/// Requests in progress at the server now and at most (head read → answer starts).
 #[derive(Default)]
 struct Busy {
     now: AtomicUsize,
@@ -36,11 +36,14 @@ fn slow_keep_alive(busy: Arc<Busy>, delay: Duration) -> ScriptServer {
         while read_head(&mut s).is_some() {
             busy.enter();
             std::thread::sleep(delay);
+            // Leave before answering: the client holds the connection's slot until it
+            // has read the answer, so a request counted here is always within a slot
+            // (leaving after the write could be late if this thread is descheduled).
+            busy.leave();
             let ok = send(
                 &mut s,
                 b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok",
             );
-            busy.leave();
             if !ok {
                 return;
             }
@@ -363,8 +366,8 @@ fn ipv6_addresses_are_capped_too() {
         while read_head(&mut s).is_some() {
             b.enter();
             std::thread::sleep(Duration::from_millis(5));
+            b.leave(); // before answering, as in `slow_keep_alive`
             let ok = send(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-            b.leave();
             if !ok {
                 return;
             }
