@@ -880,12 +880,12 @@ impl Fetcher {
                     let ip = conn.peer.ip().to_canonical();
                     conn.contended_reuses += 1;
                     let streak = conn.contended_reuses;
-                    if let Some(job) = self.take_waiting_for(&pool_key, ip, now) {
-                        return self.start_on_idle(key, job, now);
-                    }
                     if streak > MAX_CONTENDED_REUSES {
                         self.stats.ip_yielded += 1;
                         return self.close(key);
+                    }
+                    if let Some(job) = self.take_waiting_for(&pool_key, ip, now) {
+                        return self.start_on_idle(key, job, now);
                     }
                     self.yield_soon.push(key);
                 } else {
