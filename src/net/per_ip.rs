@@ -168,9 +168,17 @@ impl IpSlots {
             let mut part = self.part(ip);
             let entry = part.entry(ip).or_default();
             let open = entry.holders.len();
-            let mine = ticket
-                .as_ref()
-                .and_then(|t| entry.queue.iter().position(|w| w.id == t.id));
+            let mine = ticket.as_ref().and_then(|t| {
+                (t.ip == ip)
+                    .then(|| entry.queue.iter().position(|w| w.id == t.id))
+                    .flatten()
+            });
+            if mine.is_none() {
+                // A ticket for another address (or one no longer queued) is not a place
+                // in this queue: let it go (dropped armed, after the lock, it leaves its
+                // own queue) and judge the request as a newcomer.
+                consumed = ticket.take();
+            }
             let ahead = mine.unwrap_or(entry.queue.len());
             if open + ahead < self.limit as usize {
                 if let Some(pos) = mine {
@@ -219,7 +227,7 @@ impl IpSlots {
                 None
             }
         };
-        // Dropped outside the lock (a disarmed ticket does nothing, but keep it simple).
+        // Dropped outside the lock: an armed ticket's drop takes a lock of its own.
         drop(consumed);
         got
     }
@@ -532,6 +540,23 @@ mod tests {
         drop(idle);
         assert_eq!(nb.take().ready, vec![ip(1)]);
         assert!(t.acquire(&nb, ip(1), &mut tb).is_some());
+    }
+
+    #[test]
+    fn a_ticket_for_another_address_is_not_a_place_in_line() {
+        let t = IpSlots::new(1);
+        let (n, _) = mailbox();
+        let _a = t.acquire(&n, ip(1), &mut None).unwrap();
+        let _b = t.acquire(&n, ip(2), &mut None).unwrap();
+        let mut ticket = None;
+        assert!(t.acquire(&n, ip(1), &mut ticket).is_none());
+        assert_eq!(t.waiting(ip(1)), 1);
+        // Used for ip(2): the ip(1) place is given up, a new one taken at ip(2).
+        assert!(t.acquire(&n, ip(2), &mut ticket).is_none());
+        assert_eq!((t.waiting(ip(1)), t.waiting(ip(2))), (0, 1));
+        assert_eq!(ticket.as_ref().map(IpTicket::ip), Some(ip(2)));
+        drop(ticket);
+        assert_eq!(t.waiting_total(), 0);
     }
 
     #[test]
