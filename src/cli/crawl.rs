@@ -54,6 +54,13 @@ pub struct CrawlArgs {
     /// Connections per host at most.
     #[arg(long, default_value_t = 1)]
     pub per_host_connections: u32,
+    /// Open connections (busy or idle) per server IP address at most, all shards
+    /// together, so many host names on one server do not hammer it (0: no cap).
+    #[arg(long, default_value_t = 8)]
+    pub per_ip_connections: u32,
+    /// Longest a request waits for a per-IP connection slot, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub per_ip_wait_secs: u64,
     /// Cap on robots.txt Crawl-delay, in seconds.
     #[arg(long, default_value_t = 30)]
     pub max_crawl_delay_secs: u64,
@@ -195,6 +202,8 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.delay = Duration::from_millis(args.delay_ms);
     c.delay_factor = args.delay_factor.max(0.0);
     c.per_host_connections = args.per_host_connections.max(1);
+    c.per_ip_connections = args.per_ip_connections;
+    c.fetcher.ip_wait_timeout = Duration::from_secs(args.per_ip_wait_secs.max(1));
     c.robots.crawl_delay_cap = Duration::from_secs(args.max_crawl_delay_secs);
     c.max_retry_after = Duration::from_secs(args.max_retry_after_secs);
     c.robots.forbidden = match args.robots_4xx.as_str() {

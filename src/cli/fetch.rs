@@ -38,6 +38,10 @@ pub struct FetchArgs {
     /// Send HEAD instead of GET.
     #[arg(long)]
     pub head: bool,
+    /// Open connections per server IP address at most (0: no cap, the default: the
+    /// bare fetcher goes where it is told, like `--concurrency`).
+    #[arg(long, default_value_t = 0)]
+    pub per_ip_connections: u32,
 }
 
 /// One output line.
@@ -76,6 +80,9 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
     args.net.apply(&mut cfg)?;
     let concurrency = args.concurrency.max(1);
     cfg.max_connections = cfg.max_connections.max(concurrency);
+    if args.per_ip_connections > 0 {
+        cfg.ip_slots = Some(trawl::net::IpSlots::new(args.per_ip_connections));
+    }
     if let Some(dir) = &args.out {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }

@@ -31,6 +31,9 @@ pub struct CrawlConfig {
     pub delay: Duration,
     /// Connections (fetches in flight) per host at most.
     pub per_host_connections: u32,
+    /// Open connections (connecting, busy or idle) per server IP address at most, over
+    /// all shards together; 0 = no cap. Many host names on one server share it.
+    pub per_ip_connections: u32,
     /// Retry-After is honoured up to this.
     pub max_retry_after: Duration,
     /// Adaptive politeness: wait this many times the host's last response time (0 =
@@ -107,6 +110,7 @@ impl CrawlConfig {
             from: None,
             delay: Duration::from_millis(1000),
             per_host_connections: 1,
+            per_ip_connections: 8,
             max_retry_after: Duration::from_secs(600),
             delay_factor: 0.0,
             max_pages: None,

@@ -23,7 +23,7 @@ use crate::checkpoint::{self, Counters, Manifest};
 use crate::crawllog::{LogRecord, Outcome};
 use crate::frontier::{Frontier, FrontierConfig, FrontierStats, QueuedUrl, SegmentReader};
 use crate::http::ResponseHead;
-use crate::net::{FetchLimits, Fetcher};
+use crate::net::{FetchLimits, Fetcher, IpSlots};
 use crate::seen::{ContentSeen, SeenConfig, SeenSet};
 use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
@@ -468,8 +468,11 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
 
     // Event loops and channels.
     let mut fetchers = Vec::with_capacity(n);
+    // One per-IP table for all shards: hosts are sharded by name, servers are not.
+    let ip_slots = (config.per_ip_connections > 0).then(|| IpSlots::new(config.per_ip_connections));
     for _ in 0..n {
         let mut fc = config.fetcher.clone();
+        fc.ip_slots.clone_from(&ip_slots);
         fc.max_connections = fc
             .max_connections
             .min(config.concurrency_per_shard * 2 + 16);

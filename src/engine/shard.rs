@@ -542,7 +542,7 @@ impl Shard {
             return;
         }
         let retry_after = o.head.as_ref().and_then(retry_after);
-        let at = self.next_eligible(&o.url, o.timings.total, retry_after, None);
+        let at = self.next_eligible(&o.url, o.timings.response_time(), retry_after, None);
         self.release_waiting(&host, at);
     }
 
@@ -590,7 +590,7 @@ impl Shard {
         // connection end before the next one starts, so the per-host connection cap
         // holds from the server's side too.
         let backoff = (failures > 0).then(|| Duration::from_secs(2u64 << failures.min(8)));
-        let at = self.next_eligible(&o.url, o.timings.total, retry_after, backoff);
+        let at = self.next_eligible(&o.url, o.timings.response_time(), retry_after, backoff);
         if retryable && item.attempts < self.shared.config.max_retries && !parked {
             let mut again = item.clone();
             again.attempts += 1;

@@ -1,10 +1,12 @@
 //! Configuration of a [`crate::net::Fetcher`]: every cap and deadline in one place, each
 //! with its unit in its name (STYLE.md §4).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::http::{DecodeLimits, ResponseLimits};
 use crate::net::dns::DnsConfig;
+use crate::net::per_ip::IpSlots;
 use crate::tls::TlsConfig;
 
 /// Per-phase deadlines and the minimum transfer rate (see `docs/fetcher.md`).
@@ -139,6 +141,14 @@ pub struct FetcherConfig {
     /// cannot steer the crawler into internal networks. See
     /// [`crate::net::is_blocked_address`].
     pub allow_private_addresses: bool,
+    /// The per-IP connection cap, shared by every fetcher given the same table (the
+    /// crawl engine gives one table to all its shards, so the cap holds for the whole
+    /// process). `None`: no per-IP cap. See `docs/fetcher.md`, "Per-IP cap".
+    pub ip_slots: Option<Arc<IpSlots>>,
+    /// Longest a request waits for a per-IP slot; then it fails with
+    /// [`crate::net::TimeoutPhase::Queue`]. The wait does not count against the
+    /// connect or total deadlines, which start when the connection is opened.
+    pub ip_wait_timeout: Duration,
 }
 
 impl Default for FetcherConfig {
@@ -153,6 +163,8 @@ impl Default for FetcherConfig {
             read_buffer_bytes: 64 << 10,
             events_capacity: 1024,
             allow_private_addresses: true,
+            ip_slots: None,
+            ip_wait_timeout: Duration::from_secs(300),
         }
     }
 }

@@ -17,6 +17,7 @@ use rustls::ClientConnection;
 use crate::http::{ContentDecoder, ResponseReader};
 use crate::net::config::{Deadlines, FetchLimits};
 use crate::net::outcome::{TimeoutPhase, Timings};
+use crate::net::per_ip::{IpSlot, IpTicket};
 use crate::net::pool::PoolKey;
 use crate::net::FetchRequest;
 
@@ -34,6 +35,21 @@ pub(crate) struct Job {
     pub retries: u8,
     /// Set after a failure on a reused connection: the retry must use a fresh one.
     pub fresh_only: bool,
+    /// Place in the per-IP queue while waiting for a slot of its address.
+    pub ip_ticket: Option<IpTicket>,
+    /// When the current wait for a per-IP slot began.
+    pub ip_wait_since: Option<Instant>,
+    /// Time spent waiting for per-IP slots so far.
+    pub ip_waited: Duration,
+}
+
+impl Job {
+    /// Ends a wait for a per-IP slot (if one is running), adding it to `ip_waited`.
+    pub fn end_ip_wait(&mut self, now: Instant) {
+        if let Some(since) = self.ip_wait_since.take() {
+            self.ip_waited += now.saturating_duration_since(since);
+        }
+    }
 }
 
 /// Per-exchange state carried through the phases of one request.
@@ -143,6 +159,12 @@ pub(crate) struct Conn {
     pub timer_at: Option<Instant>,
     /// Requests completed on this connection.
     pub served: u32,
+    /// The connection's per-IP slot (when a cap is set); released when the connection
+    /// is dropped, whatever closed it.
+    pub ip_slot: Option<IpSlot>,
+    /// Exchanges finished in a row while requests of other hosts waited for this
+    /// connection's address (bounds how long a busy host keeps a contended slot).
+    pub contended_reuses: u32,
 }
 
 impl Conn {

@@ -24,6 +24,7 @@ mod conn;
 pub mod dns;
 mod fetcher;
 mod outcome;
+pub mod per_ip;
 mod pool;
 mod slab;
 mod timer;
@@ -34,4 +35,5 @@ pub use fetcher::{
     is_blocked_address, FetchRequest, Fetcher, FetcherError, FetcherStats, Submitter,
 };
 pub use outcome::{DnsFailure, FailReason, FetchOutcome, TimeoutPhase, Timings};
+pub use per_ip::IpSlots;
 pub use pool::PoolKey;

@@ -159,6 +159,17 @@ pub struct Timings {
     pub first_byte: Option<Duration>,
     /// From submission to the outcome.
     pub total: Duration,
+    /// Time spent waiting for a per-IP connection slot (`None`: no wait).
+    pub ip_wait: Option<Duration>,
+}
+
+impl Timings {
+    /// How long the exchange took once it was free to start: `total` less the per-IP
+    /// wait. What adaptive politeness should scale with (a queue in front of a shared
+    /// server says nothing about how fast one of its hosts answers).
+    pub fn response_time(&self) -> Duration {
+        self.total.saturating_sub(self.ip_wait.unwrap_or_default())
+    }
 }
 
 /// The result of one request.

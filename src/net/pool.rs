@@ -88,6 +88,13 @@ impl Pool {
         true
     }
 
+    /// Every idle connection, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&PoolKey, SlotKey)> + '_ {
+        self.idle
+            .iter()
+            .flat_map(|(k, list)| list.iter().map(move |(s, _)| (k, *s)))
+    }
+
     /// Takes the connection idle the longest, over all keys (to close it).
     pub fn take_oldest(&mut self) -> Option<(PoolKey, SlotKey)> {
         while let Some((key, slot, seq)) = self.order.pop_front() {

@@ -67,6 +67,11 @@ pub struct CheckArgs {
     /// absent.
     #[arg(long, value_name = "C")]
     pub per_host_connections: Option<u32>,
+    /// Largest allowed number of simultaneous connections to one server address (the
+    /// local IP the server accepted them on, all ports and host names together). Not
+    /// checked when absent.
+    #[arg(long, value_name = "C")]
+    pub per_ip_connections: Option<u32>,
     /// Most retries (requests after a 0/408/429/5xx answer) allowed for one M URL.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_retries: u32,
@@ -84,6 +89,8 @@ pub struct CheckPolicy {
     pub min_gap_us: Option<u64>,
     /// Largest allowed number of simultaneous connections per host.
     pub per_host_connections: Option<u32>,
+    /// Largest allowed number of simultaneous connections per server address.
+    pub per_ip_connections: Option<u32>,
     /// Most retries allowed per URL.
     pub max_retries: u32,
 }
@@ -95,6 +102,7 @@ impl CheckPolicy {
             agent: agent.into(),
             min_gap_us: None,
             per_host_connections: None,
+            per_ip_connections: None,
             max_retries: 10,
         }
     }
@@ -118,6 +126,8 @@ pub enum ViolationKind {
     RobotsNotFirst,
     /// More simultaneous connections to one host than allowed.
     TooManyConnections,
+    /// More simultaneous connections to one server address than allowed.
+    TooManyIpConnections,
     /// Two request starts on one host closer than the delay.
     DelayTooShort,
     /// A request without a (non-empty) User-Agent.
@@ -141,6 +151,7 @@ impl ViolationKind {
             ViolationKind::NonCanonicalTarget => "non-canonical request targets",
             ViolationKind::RobotsNotFirst => "origins not starting with robots.txt",
             ViolationKind::TooManyConnections => "hosts over the connection limit",
+            ViolationKind::TooManyIpConnections => "addresses over the connection limit",
             ViolationKind::DelayTooShort => "hosts under the delay",
             ViolationKind::MissingUserAgent => "requests without User-Agent",
             ViolationKind::UserAgentWithoutAgent => "User-Agents not naming the agent",
@@ -219,6 +230,14 @@ pub struct Report {
     pub max_connections_host: Option<String>,
     /// Hosts over the `--per-host-connections` limit.
     pub over_connection_limit: Listing,
+    /// Server addresses (local IPs) requested.
+    pub addresses: u64,
+    /// Largest number of simultaneous connections seen on one server address.
+    pub max_ip_connections: u32,
+    /// The address where `max_ip_connections` was seen.
+    pub max_ip_connections_addr: Option<String>,
+    /// Addresses over the `--per-ip-connections` limit.
+    pub over_ip_connection_limit: Listing,
     /// Smallest gap between two request starts on one host, in microseconds.
     pub min_gap_us: Option<u64>,
     /// The host where `min_gap_us` was seen.
@@ -309,6 +328,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, CheckError> {
             .delay_ms
             .map(|d| d.saturating_sub(args.delay_slack_ms).saturating_mul(1000)),
         per_host_connections: args.per_host_connections,
+        per_ip_connections: args.per_ip_connections,
         max_retries: args.max_retries,
     };
     let report = check(&lines, &manifest, &policy);
@@ -344,6 +364,7 @@ pub fn check(lines: &[LogLine], manifest: &Manifest, policy: &CheckPolicy) -> Re
     check_urls(&order, manifest, policy, &mut report);
     check_robots_first(&order, manifest, &mut report);
     check_politeness(&order, policy, &mut report);
+    check_per_ip(&order, policy, &mut report);
 
     let mut violations = Vec::new();
     for (listing, kind) in [
@@ -359,6 +380,10 @@ pub fn check(lines: &[LogLine], manifest: &Manifest, policy: &CheckPolicy) -> Re
         (
             &report.over_connection_limit,
             ViolationKind::TooManyConnections,
+        ),
+        (
+            &report.over_ip_connection_limit,
+            ViolationKind::TooManyIpConnections,
         ),
         (&report.under_delay, ViolationKind::DelayTooShort),
         (&report.missing_user_agent, ViolationKind::MissingUserAgent),
@@ -674,6 +699,38 @@ fn check_politeness(order: &[&LogLine], policy: &CheckPolicy, report: &mut Repor
     }
 }
 
+/// The per-address cap: connections with a request in progress at once, per local IP
+/// the server accepted them on (every port, scheme and host name of that address).
+/// Idle keep-alive connections are invisible in a request log, so this is a lower
+/// bound of the connections the crawler held open.
+fn check_per_ip(order: &[&LogLine], policy: &CheckPolicy, report: &mut Report) {
+    let mut by_ip: HashMap<std::net::IpAddr, Vec<&LogLine>> = HashMap::new();
+    for line in order {
+        by_ip
+            .entry(line.local.ip().to_canonical())
+            .or_default()
+            .push(line);
+    }
+    report.addresses = len_u64(by_ip.len());
+    let mut addrs: Vec<_> = by_ip.into_iter().collect();
+    addrs.sort_by_key(|(ip, _)| *ip);
+    for (ip, lines) in addrs {
+        let connections = max_simultaneous_connections(&lines);
+        if connections > report.max_ip_connections {
+            report.max_ip_connections = connections;
+            report.max_ip_connections_addr = Some(ip.to_string());
+        }
+        if policy
+            .per_ip_connections
+            .is_some_and(|cap| connections > cap)
+        {
+            report
+                .over_ip_connection_limit
+                .push(|| format!("{ip}: {connections} connections"));
+        }
+    }
+}
+
 /// Largest number of distinct connections with a request in progress at one instant.
 /// A request occupies `[t_us, end_us)`: one ending exactly when another starts does not
 /// overlap it.
@@ -750,6 +807,13 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
+            "server addresses: {}, at most {} simultaneous connections on one ({})",
+            self.addresses,
+            self.max_ip_connections,
+            self.max_ip_connections_addr.as_deref().unwrap_or("-"),
+        )?;
+        writeln!(
+            f,
             "identification: {} without User-Agent, {} not naming the agent, {} without From, {} without Host",
             self.missing_user_agent.count,
             self.user_agent_without_agent.count,
@@ -765,6 +829,7 @@ impl fmt::Display for Report {
                 ViolationKind::NonCanonicalTarget => &self.non_canonical_targets,
                 ViolationKind::RobotsNotFirst => &self.robots_not_first,
                 ViolationKind::TooManyConnections => &self.over_connection_limit,
+                ViolationKind::TooManyIpConnections => &self.over_ip_connection_limit,
                 ViolationKind::DelayTooShort => &self.under_delay,
                 ViolationKind::MissingUserAgent => &self.missing_user_agent,
                 ViolationKind::UserAgentWithoutAgent => &self.user_agent_without_agent,
@@ -882,6 +947,7 @@ mod tests {
             agent: "trawl".to_owned(),
             min_gap_us: Some(10_000),
             per_host_connections: Some(1),
+            per_ip_connections: Some(2),
             max_retries: 2,
         }
     }
@@ -1118,6 +1184,52 @@ mod tests {
             report.max_connections_host.as_deref(),
             Some("h000001.synth.test")
         );
+    }
+
+    #[test]
+    fn connections_to_one_address_over_the_limit_fail() {
+        // Hosts A and B on one address, one connection each (per-host fine), plus a
+        // third host C on the same address: three at once at 60 ms over a limit of 2.
+        const C: &str = "h000003.synth.test:8080";
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/p/3", 200).end_us = 70_000;
+        crawl.req(55, 2, B, "/p/4", 200).end_us = 70_000;
+        crawl.req(58, 3, C, "/robots.txt", 404).end_us = 61_000;
+        let report = fails_for(&crawl, ViolationKind::TooManyIpConnections);
+        assert_eq!(report.max_ip_connections, 3);
+        assert_eq!(report.max_ip_connections_addr.as_deref(), Some("127.0.1.2"));
+        assert_eq!(
+            report.over_ip_connection_limit.examples,
+            ["127.0.1.2: 3 connections"]
+        );
+        assert!(report
+            .to_string()
+            .contains("addresses over the connection limit: 1"));
+    }
+
+    #[test]
+    fn connections_on_different_addresses_do_not_add_up() {
+        const C: &str = "h000003.synth.test:8080";
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/p/3", 200).end_us = 70_000;
+        crawl.req(55, 2, B, "/p/4", 200).end_us = 70_000;
+        // Same port, another address; IPv4-mapped IPv6 counts as its IPv4 address.
+        crawl.req(58, 3, C, "/robots.txt", 404).local = "127.0.1.3:8080".parse().unwrap();
+        crawl.req(70, 4, C, "/", 200).local = "[::ffff:127.0.1.3]:8080".parse().unwrap();
+        let report = judge(&crawl);
+        assert!(report.passed, "{report}");
+        assert_eq!(report.addresses, 2);
+        assert_eq!(report.max_ip_connections, 2);
+        // Without a limit it is reported, not judged.
+        let mut crawl = Crawl::clean();
+        crawl.req(50, 1, A, "/p/3", 200).end_us = 70_000;
+        crawl.req(55, 2, B, "/p/4", 200).end_us = 70_000;
+        crawl.req(58, 3, C, "/robots.txt", 404).end_us = 61_000;
+        let mut lax = strict();
+        lax.per_ip_connections = None;
+        let report = check(&crawl.lines, &manifest(), &lax);
+        assert!(report.passed, "{report}");
+        assert_eq!(report.max_ip_connections, 3);
     }
 
     #[test]
