@@ -103,6 +103,11 @@ pub struct CrawlArgs {
     /// Rotate WARC files past this many bytes.
     #[arg(long, default_value_t = 1 << 30)]
     pub warc_max_bytes: u64,
+    /// Memory for the index of payload digests that turns duplicate responses into
+    /// WARC revisit records, e.g. 64M (0: always write full responses). Default: an
+    /// eighth of --memory, at most 64M.
+    #[arg(long, value_name = "SIZE")]
+    pub warc_dedup_memory: Option<String>,
     /// Keep noindex pages out of the WARC output.
     #[arg(long)]
     pub skip_noindex: bool,
@@ -236,6 +241,11 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.seen_fp = args.seen_fp;
     c.warc = !args.no_warc;
     c.warc_max_file_bytes = args.warc_max_bytes;
+    c.warc_dedup_bytes = args
+        .warc_dedup_memory
+        .as_deref()
+        .map(parse_size)
+        .transpose()?;
     c.skip_noindex = args.skip_noindex;
     c.checkpoint_interval = Duration::from_secs(args.checkpoint_secs);
     c.progress_interval = Duration::from_secs(args.progress_secs);
