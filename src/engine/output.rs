@@ -115,7 +115,10 @@ fn run(
                         Ok(written) => {
                             rec.warc = Some(WarcRef {
                                 file: written.file_name,
-                                offset: written.offset,
+                                // The response (or revisit) record, as
+                                // `docs/warc.md` says: what a CDX index and
+                                // `warcio extract` address.
+                                offset: written.response_offset,
                             });
                             rec.payload_digest = Some(written.payload_digest);
                             summary.warc_records += 1;
