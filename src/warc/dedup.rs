@@ -423,6 +423,7 @@ mod tests {
         assert!(PayloadIndex::new(0).is_none());
         assert!(PayloadIndex::new(MIN_DEDUP_BYTES - 1).is_none());
         assert!(!DedupConfig::off().enabled());
+        assert_eq!(SLOT_BYTES, 56, "docs/warc.md gives this size");
         assert!(DedupConfig::default().enabled());
         let index = PayloadIndex::new(MIN_DEDUP_BYTES).unwrap();
         assert!(index.max_entries() >= WAYS);
