@@ -344,4 +344,31 @@ mod tests {
         assert!(parse_size("12q").is_err());
         assert!(parse_size("-1M").is_err());
     }
+
+    /// `--warc-dedup-memory`: default an eighth of `--memory` capped at 64 MiB, 0 turns
+    /// revisits off, and the index's budget comes out of the frontier's RAM.
+    #[test]
+    fn warc_dedup_memory_flag() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: CrawlArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["trawl", "--seed", "http://a.test/", "--out", "/tmp/x"];
+            argv.extend_from_slice(extra);
+            config_from(&Cli::try_parse_from(argv).unwrap().args).unwrap()
+        };
+        let c = parse(&["--memory", "256M"]);
+        assert_eq!(c.warc_dedup_bytes, None);
+        assert_eq!(c.warc_dedup_budget(), 32 << 20);
+        assert_eq!(parse(&["--memory", "4G"]).warc_dedup_budget(), 64 << 20);
+        let off = parse(&["--memory", "256M", "--warc-dedup-memory", "0"]);
+        assert_eq!(off.warc_dedup_budget(), 0);
+        assert!(off.frontier_ram_bytes_per_shard() >= c.frontier_ram_bytes_per_shard());
+        let big = parse(&["--warc-dedup-memory", "150M"]);
+        assert_eq!(big.warc_dedup_budget(), 150 << 20);
+        assert_eq!(parse(&["--no-warc"]).warc_dedup_budget(), 0);
+    }
 }

@@ -19,6 +19,8 @@
 //! disk, never correctness. The index lives in RAM only; a resumed crawl starts with an
 //! empty one (see `docs/warc.md`, "Revisit records").
 
+#![deny(clippy::indexing_slicing)]
+
 use std::mem::size_of;
 
 use super::date::WarcDate;
