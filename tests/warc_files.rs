@@ -925,3 +925,54 @@ fn small_payloads_are_not_deduplicated() {
         assert_eq!(w.revisit, i == 3, "capture {i} of {size} bytes");
     }
 }
+
+/// A resume cuts the checkpoint's file back to the synced offset and keeps later files:
+/// a revisit in a later file refers only to responses written before the last sync
+/// (or in a later file itself), never to the part of a file that a resume may cut.
+#[test]
+fn revisits_across_a_rotation_refer_only_to_synced_responses() {
+    let synced = body(2000, 1);
+    let unsynced = body(2000, 2);
+    // Files that hold two captures: the size of a file with one, plus some slack for
+    // the random record ids (which compress a little differently).
+    let scratch = tempfile::tempdir().unwrap();
+    let mut probe = WarcWriter::new(config(scratch.path())).unwrap();
+    probe
+        .write_capture(&plain_capture("http://a.example/s", "200 OK", &synced))
+        .unwrap();
+    let one = probe.position().unwrap().offset;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.max_file_bytes = one + 100;
+    let mut writer = WarcWriter::new(config).unwrap();
+    let first = writer
+        .write_capture(&plain_capture("http://a.example/s", "200 OK", &synced))
+        .unwrap();
+    writer.sync().unwrap();
+    // Same file as the sync (rotation happens before the next capture).
+    let cut = plain_capture("http://a.example/u", "200 OK", &unsynced);
+    let mut same_file = writer.write_capture(&cut).unwrap();
+    assert_eq!(same_file.file_name, first.file_name);
+    // A later file: the synced original is referred to, the unsynced one is not.
+    let again = writer
+        .write_capture(&plain_capture("http://b.example/s", "200 OK", &synced))
+        .unwrap();
+    assert_ne!(again.file_name, first.file_name);
+    assert!(again.revisit);
+    let full = writer
+        .write_capture(&plain_capture("http://b.example/u", "200 OK", &unsynced))
+        .unwrap();
+    assert!(!full.revisit, "refers into a part a resume may cut");
+    assert_eq!(full.file_name, again.file_name);
+    // From then on the later file's response is the original, in the next file too
+    // (no sync in between: nothing of that file can be cut).
+    same_file = writer
+        .write_capture(&plain_capture("http://c.example/u", "200 OK", &unsynced))
+        .unwrap();
+    assert_ne!(same_file.file_name, full.file_name);
+    assert!(same_file.revisit);
+    writer.close().unwrap();
+    let files = warc_files(dir.path());
+    assert_eq!(files.len(), 3);
+    warcio_check(&files);
+}

@@ -208,6 +208,26 @@ impl PayloadIndex {
         bucket_range(digest, self.slots.len())
     }
 
+    /// A mark of the present: entries inserted from now on are at or after it (see
+    /// [`PayloadIndex::forget_since`]).
+    pub fn mark(&self) -> u64 {
+        self.head
+    }
+
+    /// Removes every entry inserted at or after `mark`; returns how many. Used when the
+    /// records they name may be cut off by a resume (see `WarcWriter::sync`).
+    pub fn forget_since(&mut self, mark: u64) -> usize {
+        let mut removed = 0;
+        for slot in &mut self.slots {
+            if !slot.is_empty() && slot.uri_at >= mark {
+                *slot = Slot::default();
+                removed += 1;
+            }
+        }
+        self.entries = self.entries.saturating_sub(removed);
+        removed
+    }
+
     /// The original capture of `digest`, if it is still held.
     pub fn lookup(&mut self, digest: &Digest) -> Option<Original> {
         let range = self.bucket_range(digest);
@@ -487,6 +507,23 @@ mod tests {
         assert!(index.head as usize > cap);
         assert_eq!(index.lookup(&digest(999_999)).unwrap().target_uri, uri);
         assert_eq!(index.ring.len(), cap);
+    }
+
+    #[test]
+    fn forget_since_drops_only_later_entries() {
+        let mut index = PayloadIndex::new(1 << 20).unwrap();
+        let date = WarcDate::from_unix_micros(0);
+        for i in 0..10 {
+            index.insert(&digest(i), id(i), &format!("http://a/{i}"), date);
+        }
+        let mark = index.mark();
+        for i in 10..15 {
+            index.insert(&digest(i), id(i), &format!("http://a/{i}"), date);
+        }
+        assert_eq!(index.forget_since(mark), 5);
+        assert_eq!(index.stats().entries, 10);
+        assert!((0..10).all(|i| index.lookup(&digest(i)).is_some()));
+        assert!((10..15).all(|i| index.lookup(&digest(i)).is_none()));
     }
 
     #[test]

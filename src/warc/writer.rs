@@ -203,6 +203,9 @@ pub struct WarcWriter {
     encoder: MemberEncoder,
     /// Payload digests of the responses written, for revisits; `None` when off.
     dedup: Option<PayloadIndex>,
+    /// The index's mark at the last [`WarcWriter::sync`] in the current file: entries
+    /// after it name records that a resume from that checkpoint cuts off.
+    synced_mark: Option<u64>,
 }
 
 impl WarcWriter {
@@ -227,6 +230,7 @@ impl WarcWriter {
         };
         Ok(Self {
             dedup,
+            synced_mark: None,
             warcinfo_block: config.warcinfo.block(),
             encoder: MemberEncoder::new(config.gzip_level),
             config,
@@ -359,7 +363,9 @@ impl WarcWriter {
     }
 
     /// Makes everything written so far durable (fsync) and returns the position, for a
-    /// checkpoint.
+    /// checkpoint. Responses written after it stay revisit originals only within
+    /// their file: once the file is rotated, a revisit in the next file must not refer
+    /// to records that a resume from this checkpoint would cut off.
     ///
     /// # Errors
     /// [`WarcError::File`] if the fsync fails.
@@ -368,6 +374,7 @@ impl WarcWriter {
             file.file
                 .sync_data()
                 .map_err(WarcError::file("sync", &file.open_path))?;
+            self.synced_mark = self.dedup.as_ref().map(PayloadIndex::mark);
         }
         Ok(self.position())
     }
@@ -441,6 +448,13 @@ impl WarcWriter {
         let Some(file) = self.current.take() else {
             return Ok(());
         };
+        // A resume cuts the file of its checkpoint back to the synced offset and keeps
+        // later files whole. A revisit in a later file must not refer to a response in
+        // the part that may be cut, so those responses leave the index when their
+        // file closes (their payloads are written in full once more, at most).
+        if let (Some(mark), Some(index)) = (self.synced_mark.take(), self.dedup.as_mut()) {
+            index.forget_since(mark);
+        }
         file.file
             .sync_all()
             .map_err(WarcError::file("sync", &file.open_path))?;
