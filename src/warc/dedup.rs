@@ -55,7 +55,8 @@ pub struct DedupConfig {
     /// Memory the index may use, slots and URIs together; below [`MIN_DEDUP_BYTES`]
     /// (0 in particular) every response is written in full.
     pub max_bytes: usize,
-    /// Payloads shorter than this are always written in full and never indexed.
+    /// Payloads shorter than this are always written in full and never indexed (0
+    /// counts as 1: empty payloads never are).
     pub min_payload_bytes: u64,
 }
 
