@@ -12,6 +12,14 @@
 //! (`CLOCK_THREAD_CPUTIME_ID` through the `cpu-time` crate). On a shared machine the
 //! CPU-time figures are the stable ones: time spent waiting for a core is not counted.
 //!
+//! Revisits (`docs/benchmarks.md`, "WARC revisit"): `capture_revisit/gzip6` writes the
+//! same capture again and again with deduplication on, so every capture after the first
+//! is `request` + `revisit` (head only) + `metadata`; validated by the writer's revisit
+//! count and the record count. `revisit_index/*` times the payload-digest index alone
+//! (64 MiB): a lookup that misses followed by an insert (every new payload pays this),
+//! and a lookup that hits; validated by the index's hit and miss counters. The
+//! `capture/*` cases run with deduplication off, so each writes a full response.
+//!
 //! Run: `cargo bench --bench warc`. Figures in `docs/benchmarks.md`, "WARC writer".
 
 use std::cell::Cell;
@@ -21,8 +29,8 @@ use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use trawl::crawllog::{FetchTimings, Hop};
 use trawl::warc::{
-    scan, Capture, CaptureMetadata, Digest, HttpResponse, Outlink, WarcDate, WarcWriter,
-    WarcWriterConfig,
+    dedup::PayloadIndex, scan, Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse,
+    Outlink, RecordId, WarcDate, WarcWriter, WarcWriterConfig,
 };
 
 const BODY_BYTES: usize = 20 * 1024;
@@ -153,6 +161,9 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
         let mut config = WarcWriterConfig::new(dir.path());
         config.gzip_level = level;
         config.max_file_bytes = u64::MAX;
+        // The same capture over and over: without this, all but the first would be
+        // revisits (measured separately below).
+        config.dedup = DedupConfig::off();
         let mut writer = WarcWriter::new(config).unwrap_or_else(|e| panic!("writer: {e}"));
         let count = Cell::new(0u64);
         group.bench_function(BenchmarkId::new("capture", format!("gzip{level}")), |b| {
@@ -165,6 +176,9 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
             });
         });
         let summary = writer.close().unwrap_or_else(|e| panic!("close: {e}"));
+        if count.get() == 0 {
+            continue; // Left out by a filter on the command line.
+        }
         // Validate: every record is read back whole.
         let file = std::fs::read_dir(dir.path())
             .ok()
@@ -182,6 +196,8 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
             summary.bytes as f64 / summary.raw_bytes as f64
         );
     }
+
+    bench_revisits(&mut group, &capture);
 
     // Baselines over the same bytes: the response record's content through gzip
     // alone (no WARC formatting, no digest, no file), and SHA-1 alone.
@@ -201,6 +217,87 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
     }
     group.bench_function("sha1_only", |b| b.iter(|| Digest::of(&raw)));
     group.finish();
+}
+
+/// A capture whose payload was written before (gzip 6, deduplication on), and the
+/// payload-digest index alone.
+fn bench_revisits<M: Measurement>(group: &mut criterion::BenchmarkGroup<'_, M>, capture: &Capture) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let mut config = WarcWriterConfig::new(dir.path());
+    config.max_file_bytes = u64::MAX;
+    let mut writer = WarcWriter::new(config).unwrap_or_else(|e| panic!("writer: {e}"));
+    let count = Cell::new(0u64);
+    group.bench_function(BenchmarkId::new("capture_revisit", "gzip6"), |b| {
+        b.iter(|| {
+            let written = writer
+                .write_capture(capture)
+                .unwrap_or_else(|e| panic!("write: {e}"));
+            count.set(count.get() + 1);
+            written.bytes
+        });
+    });
+    let summary = writer.close().unwrap_or_else(|e| panic!("close: {e}"));
+    if count.get() > 0 {
+        assert_eq!(
+            summary.revisits,
+            count.get() - 1,
+            "all but the first are revisits"
+        );
+        assert_eq!(summary.records, 1 + 3 * count.get());
+        eprintln!(
+            "revisits: {} captures, {:.0} compressed bytes per capture",
+            count.get(),
+            summary.bytes as f64 / count.get() as f64
+        );
+    }
+
+    // The index alone: fresh digests (a miss, then the insert every new payload pays),
+    // and a digest that is there.
+    let mut index = PayloadIndex::new(64 << 20).unwrap_or_else(|| panic!("index"));
+    let uri = "http://bench.example/some/path/of/usual/length?id=1234567";
+    let date = WarcDate::now();
+    let id = RecordId::new_v4();
+    let next = Cell::new(0u64);
+    let fresh = || {
+        let n = next.get();
+        next.set(n + 1);
+        // Spread the counter over the 20 bytes as SHA-1 would (splitmix64).
+        let mut bytes = [0u8; 20];
+        let mut x = n;
+        for chunk in bytes.chunks_mut(8) {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+        }
+        Digest::from_bytes(bytes)
+    };
+    group.bench_function(BenchmarkId::new("revisit_index", "miss_then_insert"), |b| {
+        b.iter(|| {
+            let digest = fresh();
+            let found = index.lookup(&digest).is_some();
+            index.insert(&digest, id, uri, date);
+            found
+        });
+    });
+    let stats = index.stats();
+    assert_eq!(stats.hits, 0);
+    assert_eq!(stats.misses, next.get());
+    assert!(stats.bytes <= 64 << 20);
+    let known = fresh();
+    index.insert(&known, id, uri, date);
+    let before = index.stats().hits;
+    let lookups = Cell::new(0u64);
+    group.bench_function(BenchmarkId::new("revisit_index", "hit"), |b| {
+        b.iter(|| {
+            lookups.set(lookups.get() + 1);
+            index.lookup(&known).map(|o| o.date)
+        });
+    });
+    assert_eq!(index.stats().hits - before, lookups.get());
+    eprintln!("index after {} inserts: {:?}", next.get(), index.stats());
 }
 
 criterion_group!(wall, bench_wall);

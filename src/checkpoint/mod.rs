@@ -124,6 +124,9 @@ pub struct Counters {
     pub bytes: u64,
     pub discovered: u64,
     pub duplicates: u64,
+    /// WARC `revisit` records written (absent in checkpoints of older versions).
+    #[serde(default)]
+    pub warc_revisits: u64,
 }
 
 /// Why a checkpoint could not be written or read.

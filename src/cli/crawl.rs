@@ -115,6 +115,11 @@ pub struct CrawlArgs {
     /// Rotate WARC files past this many bytes.
     #[arg(long, default_value_t = 1 << 30)]
     pub warc_max_bytes: u64,
+    /// Memory for the index of payload digests that turns duplicate responses into
+    /// WARC revisit records, e.g. 64M (0: always write full responses). Default: an
+    /// eighth of --memory, at most 64M.
+    #[arg(long, value_name = "SIZE")]
+    pub warc_dedup_memory: Option<String>,
     /// Keep noindex pages out of the WARC output.
     #[arg(long)]
     pub skip_noindex: bool,
@@ -254,6 +259,11 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     };
     c.warc = !args.no_warc;
     c.warc_max_file_bytes = args.warc_max_bytes;
+    c.warc_dedup_bytes = args
+        .warc_dedup_memory
+        .as_deref()
+        .map(parse_size)
+        .transpose()?;
     c.skip_noindex = args.skip_noindex;
     c.checkpoint_interval = Duration::from_secs(args.checkpoint_secs);
     c.progress_interval = Duration::from_secs(args.progress_secs);
@@ -351,5 +361,32 @@ mod tests {
         assert_eq!(parse_size("1.5k").unwrap(), 1536);
         assert!(parse_size("12q").is_err());
         assert!(parse_size("-1M").is_err());
+    }
+
+    /// `--warc-dedup-memory`: default an eighth of `--memory` capped at 64 MiB, 0 turns
+    /// revisits off, and the index's budget comes out of the frontier's RAM.
+    #[test]
+    fn warc_dedup_memory_flag() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: CrawlArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["trawl", "--seed", "http://a.test/", "--out", "/tmp/x"];
+            argv.extend_from_slice(extra);
+            config_from(&Cli::try_parse_from(argv).unwrap().args).unwrap()
+        };
+        let c = parse(&["--memory", "256M"]);
+        assert_eq!(c.warc_dedup_bytes, None);
+        assert_eq!(c.warc_dedup_budget(), 32 << 20);
+        assert_eq!(parse(&["--memory", "4G"]).warc_dedup_budget(), 64 << 20);
+        let off = parse(&["--memory", "256M", "--warc-dedup-memory", "0"]);
+        assert_eq!(off.warc_dedup_budget(), 0);
+        assert!(off.frontier_ram_bytes_per_shard() >= c.frontier_ram_bytes_per_shard());
+        let big = parse(&["--warc-dedup-memory", "150M"]);
+        assert_eq!(big.warc_dedup_budget(), 150 << 20);
+        assert_eq!(parse(&["--no-warc"]).warc_dedup_budget(), 0);
     }
 }

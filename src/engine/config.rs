@@ -79,6 +79,9 @@ pub struct CrawlConfig {
     pub warc: bool,
     /// Rotate WARC files past this size.
     pub warc_max_file_bytes: u64,
+    /// Memory for the WARC revisit index (payload digests already written); `None`:
+    /// an eighth of `memory_bytes`, at most 64 MiB; `Some(0)`: no revisit records.
+    pub warc_dedup_bytes: Option<u64>,
     /// Keep noindex pages out of the WARC (they are still logged).
     pub skip_noindex: bool,
     /// Checkpoint period (0 = only at the end and on signals).
@@ -130,6 +133,7 @@ impl CrawlConfig {
             seen_backing: Backing::Memory,
             warc: true,
             warc_max_file_bytes: 1 << 30,
+            warc_dedup_bytes: None,
             skip_noindex: false,
             checkpoint_interval: Duration::from_secs(300),
             progress_interval: Duration::from_secs(5),
@@ -138,10 +142,21 @@ impl CrawlConfig {
         }
     }
 
+    /// Bytes the WARC revisit index may use (0 when WARC output or deduplication is
+    /// off). Part of `memory_bytes`.
+    pub fn warc_dedup_budget(&self) -> u64 {
+        if !self.warc {
+            return 0;
+        }
+        self.warc_dedup_bytes.unwrap_or_else(|| {
+            (self.memory_bytes / 8).min(crate::warc::dedup::DEFAULT_DEDUP_BYTES as u64)
+        })
+    }
+
     /// RAM each shard's frontier may use: the budget less fixed costs (fetch buffers,
-    /// robots caches, writer queues), split across shards.
+    /// robots caches, writer queues, the WARC revisit index), split across shards.
     pub fn frontier_ram_bytes_per_shard(&self) -> usize {
-        let fixed = 48u64 << 20;
+        let fixed = (48u64 << 20) + self.warc_dedup_budget();
         let robots = self.robots_cache_bytes as u64 * self.shards as u64;
         let per_conn = 64 * 1024 * self.concurrency_per_shard as u64 * self.shards as u64;
         let left = self.memory_bytes.saturating_sub(fixed + robots + per_conn);

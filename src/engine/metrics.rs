@@ -347,6 +347,12 @@ pub fn render(s: &Stats) -> String {
         s.duplicates as f64,
     );
     f.one(
+        "trawl_warc_revisit_records_total",
+        c,
+        "Responses written as WARC revisit records (payload identical to an earlier one).",
+        s.warc_revisits as f64,
+    );
+    f.one(
         "trawl_queued_urls",
         g,
         "URLs admitted and not yet finished.",

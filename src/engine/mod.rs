@@ -79,6 +79,8 @@ pub struct Stats {
     pub mb_per_sec: f64,
     pub discovered: u64,
     pub duplicates: u64,
+    /// Responses written as WARC `revisit` records (payload seen before).
+    pub warc_revisits: u64,
     pub queued: u64,
     pub frontier_ram_urls: u64,
     pub frontier_disk_urls: u64,
@@ -137,6 +139,8 @@ pub(crate) struct Shared {
     pub bytes: AtomicU64,
     pub discovered: AtomicU64,
     pub duplicates: AtomicU64,
+    /// Counted by the output thread.
+    pub warc_revisits: Arc<AtomicU64>,
     pub hosts_parked: AtomicU64,
     pub outcomes: [AtomicU64; 11],
     /// Stop taking new work (budget, signal).
@@ -170,6 +174,7 @@ impl Shared {
             bytes: self.bytes.load(Ordering::Acquire),
             discovered: self.discovered.load(Ordering::Acquire),
             duplicates: self.duplicates.load(Ordering::Acquire),
+            warc_revisits: self.warc_revisits.load(Ordering::Acquire),
         }
     }
 }
@@ -362,6 +367,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         fs::create_dir_all(&warc_dir).map_err(err)?;
         let mut c = WarcWriterConfig::new(&warc_dir);
         c.max_file_bytes = config.warc_max_file_bytes;
+        c.dedup.max_bytes = usize::try_from(config.warc_dedup_budget()).unwrap_or(usize::MAX);
         c.warcinfo = WarcinfoFields {
             software: format!("trawl/{}", crate::VERSION),
             robots: "obey (RFC 9309)".to_owned(),
@@ -397,6 +403,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         bytes: AtomicU64::new(0),
         discovered: AtomicU64::new(0),
         duplicates: AtomicU64::new(0),
+        warc_revisits: Arc::clone(&output.revisits),
         hosts_parked: AtomicU64::new(0),
         outcomes: Default::default(),
         stopping: AtomicBool::new(false),
@@ -433,6 +440,9 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             shared.bytes.store(c.bytes, Ordering::Release);
             shared.discovered.store(c.discovered, Ordering::Release);
             shared.duplicates.store(c.duplicates, Ordering::Release);
+            shared
+                .warc_revisits
+                .store(c.warc_revisits, Ordering::Release);
             resumed_epoch = Some(m.epoch);
             epoch = m.epoch;
             tallies = shard::load_tallies(dir, n).map_err(err)?;
@@ -694,6 +704,7 @@ fn stats(
         mb_per_sec: c.bytes as f64 / elapsed / 1e6,
         discovered: c.discovered,
         duplicates: c.duplicates,
+        warc_revisits: c.warc_revisits,
         queued: shared.outstanding.load(Ordering::Acquire),
         frontier_ram_urls: sum(|s| s.ram_urls),
         frontier_disk_urls: disk_urls,

@@ -3,12 +3,19 @@
 //! on `send`), which is the back-pressure we want; nothing is dropped.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::crawllog::{CrawlLogWriter, LogRecord, WarcRef};
 use crate::warc::{Capture, WarcPosition, WarcWriter, WarcWriterConfig};
+
+/// The crawl-log annotation of a URL whose response was written as a WARC `revisit`
+/// record: its payload is identical to an earlier capture's. Heritrix's crawl log uses
+/// the same tag for digest-based deduplication.
+pub const REVISIT_ANNOTATION: &str = "duplicate:digest";
 
 /// A message to the writer thread.
 pub(crate) enum OutputMsg {
@@ -38,12 +45,16 @@ pub struct Positions {
 pub struct OutputSummary {
     pub log_lines: u64,
     pub warc_records: u64,
+    /// Captures written as `revisit` records.
+    pub warc_revisits: u64,
     pub warc_bytes: u64,
     pub warc_files: u64,
 }
 
 pub(crate) struct OutputThread {
     pub tx: Sender<OutputMsg>,
+    /// Revisit records written so far, counted by the thread (for `Stats`).
+    pub revisits: Arc<AtomicU64>,
     handle: JoinHandle<Result<OutputSummary, String>>,
 }
 
@@ -60,11 +71,17 @@ impl OutputThread {
             None => None,
         };
         let (tx, rx) = bounded(capacity.max(1));
+        let revisits = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&revisits);
         let handle = std::thread::Builder::new()
             .name("trawl-output".to_owned())
-            .spawn(move || run(log, warc, &rx))
+            .spawn(move || run(log, warc, &rx, &counter))
             .map_err(|e| format!("cannot start the output thread: {e}"))?;
-        Ok(Self { tx, handle })
+        Ok(Self {
+            tx,
+            revisits,
+            handle,
+        })
     }
 
     /// Drops the sender, lets the thread write what is queued, and joins it.
@@ -80,6 +97,7 @@ fn run(
     mut log: CrawlLogWriter,
     mut warc: Option<WarcWriter>,
     rx: &Receiver<OutputMsg>,
+    revisits: &AtomicU64,
 ) -> Result<OutputSummary, String> {
     let mut summary = OutputSummary::default();
     for msg in rx {
@@ -97,10 +115,18 @@ fn run(
                         Ok(written) => {
                             rec.warc = Some(WarcRef {
                                 file: written.file_name,
-                                offset: written.offset,
+                                // The response (or revisit) record, as
+                                // `docs/warc.md` says: what a CDX index and
+                                // `warcio extract` address.
+                                offset: written.response_offset,
                             });
                             rec.payload_digest = Some(written.payload_digest);
                             summary.warc_records += 1;
+                            if written.revisit {
+                                rec.annotations.push(REVISIT_ANNOTATION.to_owned());
+                                summary.warc_revisits += 1;
+                                revisits.fetch_add(1, Ordering::Relaxed);
+                            }
                         }
                         Err(e) => rec.annotations.push(format!("warc-error:{e}")),
                     }

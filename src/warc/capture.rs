@@ -131,6 +131,9 @@ pub struct CaptureWritten {
     pub response_offset: u64,
     /// Compressed bytes the capture took.
     pub bytes: u64,
+    /// Whether the response was written as a `revisit` record (its payload duplicates
+    /// an earlier capture's).
+    pub revisit: bool,
 }
 
 /// The fields of a `warcinfo` record (WARC 1.1's `software`, `robots`, `operator`,
@@ -253,19 +256,47 @@ impl CaptureIds {
 
 /// The response block's head and body after applying the storage policy, and the
 /// payload digest.
-struct StoredResponse<'c> {
+pub(super) struct StoredResponse<'c> {
     head: Cow<'c, [u8]>,
     body: Cow<'c, [u8]>,
+    /// Length of the payload the digest covers (the de-chunked body).
+    payload_len: u64,
     payload_digest: Digest,
     dechunk_incomplete: bool,
 }
 
-fn stored_response(response: &HttpResponse, policy: TransferCodingStorage) -> StoredResponse<'_> {
+impl StoredResponse<'_> {
+    /// The payload digest (over the body without transfer coding).
+    pub(super) fn payload_digest(&self) -> Digest {
+        self.payload_digest
+    }
+
+    /// Bytes of payload (the body without transfer coding).
+    pub(super) fn payload_len(&self) -> u64 {
+        self.payload_len
+    }
+
+    /// Whether a chunked body ended before its last chunk.
+    pub(super) fn incomplete(&self) -> bool {
+        self.dechunk_incomplete
+    }
+
+    /// The head as it will be stored.
+    pub(super) fn head(&self) -> &[u8] {
+        &self.head
+    }
+}
+
+pub(super) fn stored_response(
+    response: &HttpResponse,
+    policy: TransferCodingStorage,
+) -> StoredResponse<'_> {
     let head = response.head.as_slice();
     if !http::has_transfer_encoding(head) {
         return StoredResponse {
             head: Cow::Borrowed(head),
             body: Cow::Borrowed(&response.wire_body),
+            payload_len: response.wire_body.len() as u64,
             payload_digest: Digest::of(&response.wire_body),
             dechunk_incomplete: false,
         };
@@ -281,16 +312,19 @@ fn stored_response(response: &HttpResponse, policy: TransferCodingStorage) -> St
         None => (Cow::Borrowed(response.wire_body.as_slice()), false),
     };
     let payload_digest = Digest::of(&payload);
+    let payload_len = payload.len() as u64;
     match policy {
         TransferCodingStorage::Decoded => StoredResponse {
             head: Cow::Owned(http::rename_transfer_encoding(head)),
             body: payload,
+            payload_len,
             payload_digest,
             dechunk_incomplete: incomplete,
         },
         TransferCodingStorage::Raw => StoredResponse {
             head: Cow::Borrowed(head),
             body: Cow::Borrowed(&response.wire_body),
+            payload_len,
             payload_digest,
             dechunk_incomplete: incomplete,
         },
@@ -308,6 +342,27 @@ pub fn encode_capture(
     ids: CaptureIds,
     warcinfo_id: RecordId,
     policy: TransferCodingStorage,
+    emit: impl FnMut(&Record<'_>) -> io::Result<()>,
+) -> io::Result<Digest> {
+    let stored = stored_response(&capture.response, policy);
+    encode_stored(
+        capture,
+        &stored,
+        capture.revisit.as_ref(),
+        ids,
+        warcinfo_id,
+        emit,
+    )
+}
+
+/// [`encode_capture`] with the response already prepared (its payload digest known)
+/// and the revisit decision made by the caller (the writer's revisit index).
+pub(super) fn encode_stored(
+    capture: &Capture,
+    stored: &StoredResponse<'_>,
+    revisit: Option<&RevisitOf>,
+    ids: CaptureIds,
+    warcinfo_id: RecordId,
     mut emit: impl FnMut(&Record<'_>) -> io::Result<()>,
 ) -> io::Result<Digest> {
     let uri = sanitize_uri(&capture.target_uri);
@@ -336,14 +391,19 @@ pub fn encode_capture(
 
     // A revisit stores the head only; the policy still renames its `Transfer-Encoding`
     // so it reads like the original capture's head.
-    let stored = stored_response(&capture.response, policy);
     let truncated = capture
         .truncated
         .or(stored.dechunk_incomplete.then_some(Truncation::Unspecified));
-    let payload_digest = match &capture.revisit {
+    let payload_digest = match revisit {
         Some(revisit) => {
             let refers_date = revisit.date.to_string();
-            let mut record = common(RecordType::Revisit, ids.response)
+            let mut record = common(RecordType::Revisit, ids.response).map_err(invalid)?;
+            if !capture.request.is_empty() {
+                record = record
+                    .field("WARC-Concurrent-To", ids.request.to_string())
+                    .map_err(invalid)?;
+            }
+            let mut record = Ok::<_, FieldValueError>(record)
                 .and_then(|r| r.field("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE))
                 .and_then(|r| {
                     r.field(

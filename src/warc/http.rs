@@ -66,6 +66,22 @@ pub fn is_chunked(head: &[u8]) -> bool {
     last.is_some_and(|coding| coding.eq_ignore_ascii_case(b"chunked"))
 }
 
+/// The status code of a response head: the three digits after `HTTP/x.y ` on its
+/// first line (RFC 9112 section 4), `None` if the line does not read that way.
+pub fn status_code(head: &[u8]) -> Option<u16> {
+    let line = trim_line_end(head.split(|&b| b == b'\n').next()?);
+    let rest = line.strip_prefix(b"HTTP/")?;
+    let space = rest.iter().position(|&b| b == b' ')?;
+    let code = rest.get(space + 1..)?;
+    match code {
+        [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9']
+        | [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9', b' ', ..] => {
+            Some(u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0'))
+        }
+        _ => None,
+    }
+}
+
 /// Whether the head has any `Transfer-Encoding` field.
 pub fn has_transfer_encoding(head: &[u8]) -> bool {
     header_value(head, b"transfer-encoding").is_some()
@@ -169,6 +185,18 @@ fn parse_hex(text: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_codes() {
+        assert_eq!(status_code(b"HTTP/1.1 200 OK\r\nA: b\r\n\r\n"), Some(200));
+        assert_eq!(status_code(b"HTTP/1.0 404\r\n\r\n"), Some(404));
+        assert_eq!(status_code(b"HTTP/1.1 206 Partial Content\n\n"), Some(206));
+        assert_eq!(status_code(b"HTTP/1.1 20 OK\r\n"), None);
+        assert_eq!(status_code(b"HTTP/1.1 2000 OK\r\n"), None);
+        assert_eq!(status_code(b"HTTP/1.1 099 OK\r\n"), None);
+        assert_eq!(status_code(b"ICY 200 OK\r\n"), None);
+        assert_eq!(status_code(b""), None);
+    }
 
     const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\n\
         Content-Type: text/html\r\n\

@@ -8,6 +8,8 @@
 //! - [`http`]: the bits of HTTP/1.1 needed to store a chunked response;
 //! - [`capture`]: one fetch ([`Capture`]) becomes `request`, `response` or `revisit`,
 //!   and `metadata` records;
+//! - [`dedup`]: the bounded index of payload digests already written, which turns a
+//!   duplicate payload into a `revisit` record;
 //! - [`gzip`]: one gzip member per record, reusing the deflate state;
 //! - [`writer`]: gzip members appended to size-rotated files, positions for checkpoints;
 //! - [`mod@repair`]: cutting a torn last record after a crash;
@@ -17,6 +19,7 @@
 
 pub mod capture;
 pub mod date;
+pub mod dedup;
 pub mod digest;
 pub mod gzip;
 pub mod http;
@@ -30,6 +33,7 @@ pub use capture::{
     TransferCodingStorage, WarcinfoFields,
 };
 pub use date::WarcDate;
+pub use dedup::{DedupConfig, DedupStats};
 pub use digest::Digest;
 pub use record::{Record, RecordId, RecordType, Truncation};
 pub use repair::{recover, repair, scan, scan_reader, RecoveredFile, RepairReport, ScanReport};
@@ -43,6 +47,9 @@ pub use writer::{WarcError, WarcPosition, WarcWriter, WarcWriterConfig, WriterSu
 pub fn fuzz_parse(data: &[u8]) {
     // Network side: a response head and a chunked body.
     let _ = http::is_chunked(data);
+    if let Some(code) = http::status_code(data) {
+        assert!((100..=999).contains(&code));
+    }
     let renamed = http::rename_transfer_encoding(data);
     assert!(!http::has_transfer_encoding(&renamed));
     assert!(renamed.len() >= data.len());

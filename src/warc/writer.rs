@@ -17,11 +17,13 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::capture::{
-    encode_capture, warcinfo_record, Capture, CaptureIds, CaptureWritten, TransferCodingStorage,
-    WarcinfoFields,
+    encode_stored, stored_response, warcinfo_record, Capture, CaptureIds, CaptureWritten,
+    RevisitOf, TransferCodingStorage, WarcinfoFields,
 };
 use super::date::WarcDate;
+use super::dedup::{DedupConfig, DedupStats, PayloadIndex};
 use super::gzip::MemberEncoder;
+use super::http;
 use super::record::{RecordId, RecordType};
 
 /// Suffix of a finished WARC file.
@@ -47,12 +49,17 @@ pub struct WarcWriterConfig {
     pub transfer_coding: TransferCodingStorage,
     /// The `warcinfo` record of every file.
     pub warcinfo: WarcinfoFields,
+    /// Revisit records for duplicate payloads: the digest index's memory and the
+    /// smallest payload deduplicated ([`DedupConfig::off`] writes every response in
+    /// full).
+    pub dedup: DedupConfig,
 }
 
 impl WarcWriterConfig {
     /// Defaults: prefix `trawl`, 1 GB files (the size the IIPC recommends), gzip level 6
     /// (zlib's default; level 1 is 2-3 times faster for ~10% more bytes, see
-    /// `docs/benchmarks.md`), chunked bodies stored decoded.
+    /// `docs/benchmarks.md`), chunked bodies stored decoded, duplicate payloads written
+    /// as revisits with a 64 MiB digest index.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
@@ -62,6 +69,7 @@ impl WarcWriterConfig {
             gzip_level: 6,
             transfer_coding: TransferCodingStorage::default(),
             warcinfo: WarcinfoFields::default(),
+            dedup: DedupConfig::default(),
         }
     }
 }
@@ -168,6 +176,8 @@ pub struct WriterSummary {
     pub raw_bytes: u64,
     /// Captures refused because a field value could not be written.
     pub rejected: u64,
+    /// Captures whose response was written as a `revisit` record.
+    pub revisits: u64,
 }
 
 #[derive(Debug)]
@@ -191,6 +201,11 @@ pub struct WarcWriter {
     summary: WriterSummary,
     member: Vec<u8>,
     encoder: MemberEncoder,
+    /// Payload digests of the responses written, for revisits; `None` when off.
+    dedup: Option<PayloadIndex>,
+    /// The index's mark at the last [`WarcWriter::sync`] in the current file: entries
+    /// after it name records that a resume from that checkpoint cuts off.
+    synced_mark: Option<u64>,
 }
 
 impl WarcWriter {
@@ -208,7 +223,14 @@ impl WarcWriter {
         })?;
         let next_serial = highest_serial(&config.dir, &config.prefix, config.shard)?
             .map_or(0, |s| s.saturating_add(1));
+        let dedup = if config.dedup.enabled() {
+            PayloadIndex::new(config.dedup.max_bytes)
+        } else {
+            None
+        };
         Ok(Self {
+            dedup,
+            synced_mark: None,
             warcinfo_block: config.warcinfo.block(),
             encoder: MemberEncoder::new(config.gzip_level),
             config,
@@ -249,6 +271,25 @@ impl WarcWriter {
             self.open_next()?;
         }
         let policy = self.config.transfer_coding;
+        let stored = stored_response(&capture.response, policy);
+        // Revisit candidates: complete 2xx responses with a payload of at least the
+        // configured size, unless the caller decided already (`capture.revisit`).
+        let candidate = capture.revisit.is_none()
+            && capture.truncated.is_none()
+            && !stored.incomplete()
+            && stored.payload_len() >= self.config.dedup.min_payload_bytes.max(1)
+            && http::status_code(stored.head()).is_some_and(|c| (200..300).contains(&c));
+        let found = match (&mut self.dedup, candidate) {
+            (Some(index), true) => index.lookup(&stored.payload_digest()),
+            _ => None,
+        };
+        let revisit = found.map(|original| RevisitOf {
+            payload_digest: stored.payload_digest(),
+            target_uri: original.target_uri,
+            date: original.date,
+            record_id: Some(original.record_id),
+        });
+        let revisit = revisit.as_ref().or(capture.revisit.as_ref());
         let encoder = &mut self.encoder;
         let Some(file) = self.current.as_mut() else {
             return Err(WarcError::Stopped);
@@ -260,7 +301,7 @@ impl WarcWriter {
         let mut records = 0;
         let mut raw_bytes = 0;
         let mut response_at = 0;
-        let digest = encode_capture(capture, ids, file.warcinfo_id, policy, |record| {
+        let digest = encode_stored(capture, &stored, revisit, ids, file.warcinfo_id, |record| {
             if matches!(
                 record.record_type(),
                 RecordType::Response | RecordType::Revisit
@@ -292,6 +333,14 @@ impl WarcWriter {
         self.summary.captures += 1;
         self.summary.bytes += bytes;
         self.summary.raw_bytes += raw_bytes;
+        let is_revisit = revisit.is_some();
+        if is_revisit {
+            self.summary.revisits += 1;
+        } else if candidate {
+            if let Some(index) = &mut self.dedup {
+                index.insert(&digest, ids.response, &capture.target_uri, capture.date);
+            }
+        }
         Ok(CaptureWritten {
             response_id: ids.response,
             payload_digest: digest,
@@ -299,6 +348,7 @@ impl WarcWriter {
             offset,
             response_offset: offset + response_at,
             bytes,
+            revisit: is_revisit,
         })
     }
 
@@ -313,7 +363,9 @@ impl WarcWriter {
     }
 
     /// Makes everything written so far durable (fsync) and returns the position, for a
-    /// checkpoint.
+    /// checkpoint. Responses written after it stay revisit originals only within
+    /// their file: once the file is rotated, a revisit in the next file must not refer
+    /// to records that a resume from this checkpoint would cut off.
     ///
     /// # Errors
     /// [`WarcError::File`] if the fsync fails.
@@ -322,8 +374,14 @@ impl WarcWriter {
             file.file
                 .sync_data()
                 .map_err(WarcError::file("sync", &file.open_path))?;
+            self.synced_mark = self.dedup.as_ref().map(PayloadIndex::mark);
         }
         Ok(self.position())
+    }
+
+    /// The revisit index's counters (`None` when deduplication is off).
+    pub fn dedup_stats(&self) -> Option<DedupStats> {
+        self.dedup.as_ref().map(PayloadIndex::stats)
     }
 
     /// Counters so far.
@@ -390,6 +448,13 @@ impl WarcWriter {
         let Some(file) = self.current.take() else {
             return Ok(());
         };
+        // A resume cuts the file of its checkpoint back to the synced offset and keeps
+        // later files whole. A revisit in a later file must not refer to a response in
+        // the part that may be cut, so those responses leave the index when their
+        // file closes (their payloads are written in full once more, at most).
+        if let (Some(mark), Some(index)) = (self.synced_mark.take(), self.dedup.as_mut()) {
+            index.forget_since(mark);
+        }
         file.file
             .sync_all()
             .map_err(WarcError::file("sync", &file.open_path))?;
