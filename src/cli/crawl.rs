@@ -243,13 +243,13 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
         c.filter.blacklist = trawl::url::Blacklist::parse(&text)?;
     }
     c.memory_bytes = parse_size(&args.memory)?;
-    // An eighth of the budget for robots rules, split across shards (16..256 MiB each):
+    // A quarter of the budget for robots rules, split across shards (16..512 MiB each):
     // a breadth-first crawl cycles through every host of a shard, which is the worst
     // case for an LRU, so a cache smaller than the shard's hosts' rules refetches
-    // robots.txt on nearly every visit.
+    // robots.txt on nearly every visit (see docs/architecture.md, "State and memory").
     let shards = c.shards.max(1) as u64;
     c.robots_cache_bytes =
-        usize::try_from((c.memory_bytes / 8 / shards).clamp(16 << 20, 256 << 20))
+        usize::try_from((c.memory_bytes / 4 / shards).clamp(16 << 20, 512 << 20))
             .unwrap_or(16 << 20);
     c.seen_capacity = args.seen_capacity.max(1024);
     c.seen_fp = args.seen_fp;

@@ -85,6 +85,15 @@ pub struct Stats {
     pub frontier_ram_urls: u64,
     pub frontier_disk_urls: u64,
     pub frontier_disk_bytes: u64,
+    /// Hosts whose robots rules are cached, over all shards.
+    pub robots_cache_hosts: u64,
+    /// Bytes charged for them (budget: a quarter of `--memory`).
+    pub robots_cache_bytes: u64,
+    /// robots.txt fetches started; far more than the hosts crawled means the cache is
+    /// too small for them (raise `--memory`).
+    pub robots_fetches: u64,
+    /// Robots entries dropped to stay within the budget.
+    pub robots_cache_evictions: u64,
     pub frontier_ram_bytes: u64,
     pub disk_bytes_per_queued_url: f64,
     pub hosts_active: u64,
@@ -149,6 +158,8 @@ pub(crate) struct Shared {
     pub exit: AtomicBool,
     pub fatal: AtomicBool,
     pub frontier_stats: Mutex<Vec<FrontierStats>>,
+    /// Each shard's robots cache figures, published with `frontier_stats`.
+    pub robots_stats: Mutex<Vec<crate::robots::CacheStats>>,
     pub in_flight: Vec<AtomicU64>,
 }
 
@@ -410,6 +421,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         exit: AtomicBool::new(false),
         fatal: AtomicBool::new(false),
         frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
+        robots_stats: Mutex::new(vec![crate::robots::CacheStats::default(); n]),
         in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
         config,
     });
@@ -694,6 +706,12 @@ fn stats(
         .unwrap_or_default();
     let sum = |f: fn(&FrontierStats) -> u64| fs.iter().map(f).sum::<u64>();
     let seen = shared.seen.stats();
+    let rs = shared
+        .robots_stats
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    let robots_sum = |f: fn(&crate::robots::CacheStats) -> u64| rs.iter().map(f).sum::<u64>();
     let disk_urls = sum(|s| s.disk_urls);
     let disk_bytes = sum(|s| s.disk_bytes);
     Stats {
@@ -709,6 +727,10 @@ fn stats(
         frontier_ram_urls: sum(|s| s.ram_urls),
         frontier_disk_urls: disk_urls,
         frontier_disk_bytes: disk_bytes,
+        robots_cache_hosts: robots_sum(|r| r.hosts),
+        robots_cache_bytes: robots_sum(|r| r.bytes),
+        robots_fetches: robots_sum(|r| r.fetches),
+        robots_cache_evictions: robots_sum(|r| r.evictions),
         frontier_ram_bytes: sum(|s| s.ram_bytes),
         disk_bytes_per_queued_url: if disk_urls == 0 {
             0.0

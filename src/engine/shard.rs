@@ -111,6 +111,8 @@ pub(crate) struct Shard {
     control: Receiver<Control>,
     in_flight: HashMap<u64, InFlight>,
     robots_waiting: HashMap<String, Vec<QueuedUrl>>,
+    /// Answers of the presence bits for one page's links, reused between pages.
+    seen_scratch: Vec<bool>,
     tallies: HashMap<String, HostTally>,
     next_id: u64,
     extract: ExtractOptions,
@@ -165,6 +167,7 @@ impl Shard {
             control: p.control,
             in_flight: HashMap::new(),
             robots_waiting: HashMap::new(),
+            seen_scratch: Vec::new(),
             tallies: p.tallies,
             next_id: 0,
             extract,
@@ -232,6 +235,12 @@ impl Shard {
         if let Ok(mut all) = self.shared.frontier_stats.lock() {
             if let Some(slot) = all.get_mut(self.index) {
                 *slot = stats;
+            }
+        }
+        let robots = self.robots.stats();
+        if let Ok(mut all) = self.shared.robots_stats.lock() {
+            if let Some(slot) = all.get_mut(self.index) {
+                *slot = robots;
             }
         }
     }
@@ -637,18 +646,40 @@ impl Shard {
             &annotations,
         );
         let redirects = item.hops.chars().rev().take_while(|&c| c == 'R').count() as u32;
-        for (link, hop) in outlinks {
-            if hop == Hop::Redirect && redirects >= self.shared.config.max_redirects {
+        let chain_full = redirects >= self.shared.config.max_redirects;
+        outlinks.retain(|(link, hop)| {
+            if *hop == Hop::Redirect && chain_full {
                 let mut rec = LogRecord::new(WarcDate::now(), link.as_str(), Outcome::Filtered);
                 rec.via = Some(item.url.clone());
                 rec.annotations.push("filter:redirect-chain".to_owned());
                 self.log(rec);
+                return false;
+            }
+            true
+        });
+        // One pipelined pass over the presence bits for the whole page: the block of
+        // each link is prefetched a few links ahead, so the cache misses of a page's
+        // links overlap instead of being paid one after another.
+        let mut seen = std::mem::take(&mut self.seen_scratch);
+        seen.clear();
+        seen.resize(outlinks.len(), false);
+        {
+            let keys: Vec<&[u8]> = outlinks
+                .iter()
+                .map(|(u, _)| u.as_str().as_bytes())
+                .collect();
+            self.shared.seen.test_and_set_batch(&keys, &mut seen);
+        }
+        for ((link, hop), known) in outlinks.into_iter().zip(seen.iter()) {
+            if *known {
                 continue;
             }
-            let mut hops = item.hops.clone();
+            let mut hops = String::with_capacity(item.hops.len() + 1);
+            hops.push_str(&item.hops);
             hops.push(hop.code());
             self.admit(link, &item.url, hops, now);
         }
+        self.seen_scratch = seen;
         self.finish_url();
     }
 
@@ -705,12 +736,9 @@ impl Shard {
         }
     }
 
-    /// The decision for a newly discovered URL: presence bits, filters, the handler's
-    /// hook, then routing to the owning shard.
+    /// The decision for a URL the presence bits just reported as new (the caller sets
+    /// its bit): filters, the handler's hook, then routing to the owning shard.
     fn admit(&mut self, url: Url, via: &str, hops: String, now: Instant) {
-        if self.shared.seen.test_and_set(url.as_str().as_bytes()) {
-            return;
-        }
         if let Err(reason) = self.filter.check(&url, hops.len() as u32) {
             let mut rec = LogRecord::new(WarcDate::now(), url.as_str(), Outcome::Filtered);
             rec.via = Some(via.to_owned());

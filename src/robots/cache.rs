@@ -42,6 +42,22 @@ struct Slot {
     stamp: u64,
 }
 
+/// Figures of a [`RobotsCache`] (see [`RobotsCache::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Hosts with an entry.
+    pub hosts: u64,
+    /// Bytes charged for them.
+    pub bytes: u64,
+    /// The budget.
+    pub max_bytes: u64,
+    /// Entries dropped to stay within the budget so far.
+    pub evictions: u64,
+    /// robots.txt fetches started so far (first fetches, refreshes, refetches after an
+    /// eviction).
+    pub fetches: u64,
+}
+
 /// Overhead charged per entry on top of the policy's own heap bytes (map slot, key,
 /// LRU node).
 const ENTRY_OVERHEAD_BYTES: usize = 128;
@@ -54,6 +70,7 @@ pub struct RobotsCache {
     bytes: usize,
     clock: u64,
     evictions: u64,
+    fetches: u64,
     slots: HashMap<HostKey, Slot>,
     order: BTreeMap<u64, HostKey>,
 }
@@ -67,6 +84,7 @@ impl RobotsCache {
             bytes: 0,
             clock: 0,
             evictions: 0,
+            fetches: 0,
             slots: HashMap::new(),
             order: BTreeMap::new(),
         }
@@ -102,6 +120,18 @@ impl RobotsCache {
         self.evictions
     }
 
+    /// Occupancy and churn, for progress and `stats.json`: fetches far above the number
+    /// of hosts mean the cache is too small for the hosts being crawled.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hosts: self.slots.len() as u64,
+            bytes: self.bytes as u64,
+            max_bytes: self.max_bytes as u64,
+            evictions: self.evictions,
+            fetches: self.fetches,
+        }
+    }
+
     /// The policy of a host, without touching its recency.
     pub fn get(&self, key: &HostKey) -> Option<&RobotsPolicy> {
         self.slots.get(key).map(|s| &s.policy)
@@ -127,7 +157,11 @@ impl RobotsCache {
             let policy = RobotsPolicy::new(robots_url(url)?);
             self.insert(key.clone(), policy);
         }
-        self.update(&key, |p, _| p.poll_fetch(now)).flatten()
+        let fetch = self.update(&key, |p, _| p.poll_fetch(now)).flatten();
+        if fetch.is_some() {
+            self.fetches += 1;
+        }
+        fetch
     }
 
     /// Feeds a robots.txt response for the host `key`. `None` if the host was

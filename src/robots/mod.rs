@@ -24,7 +24,7 @@ mod policy;
 mod robot_rules;
 mod rules;
 
-pub use cache::{HostKey, RobotsCache};
+pub use cache::{CacheStats, HostKey, RobotsCache};
 pub use http_date::parse_http_date;
 pub use meta::PageDirectives;
 pub use parse::{
