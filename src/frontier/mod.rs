@@ -161,6 +161,13 @@ impl FrontierStats {
 /// heap entry); measured approximately from the struct sizes.
 const HOST_OVERHEAD_BYTES: usize = 160;
 
+/// A typical queued URL's RAM cost ([`QueuedUrl::ram_bytes`]: the struct, a URL and a
+/// via of some 60 bytes each), for sizing per-host shares and the refill gate.
+const APPROX_URL_BYTES: usize = 256;
+
+/// However few hosts there are, one holds at most this many URLs in RAM.
+const MAX_PER_HOST_RAM_URLS: usize = 1 << 16;
+
 #[derive(Debug)]
 struct Host {
     name: Box<str>,
@@ -200,6 +207,8 @@ pub struct Frontier {
     /// cost no RAM.
     disk_counts: Vec<u32>,
     attempts_since_forget: usize,
+    /// URLs served from RAM since the last refill (see [`Frontier::refill_gate`]).
+    taken_since_refill: u64,
     refills: u64,
     carried_records: u64,
 }
@@ -232,6 +241,7 @@ impl Frontier {
             disk_urls: 0,
             disk_counts,
             attempts_since_forget: 0,
+            taken_since_refill: 0,
             refills: 0,
             carried_records: 0,
         })
@@ -271,17 +281,23 @@ impl Frontier {
         &mut self,
         now: Instant,
     ) -> Result<Option<(String, QueuedUrl)>, FrontierError> {
-        // Refill when nothing in RAM can be served, or when RAM is less than half
-        // full (more hosts in RAM means more hosts to spread fetches over); the
-        // half-full condition keeps a full RAM from churning segments.
+        // A refill reads (and mostly rewrites) a whole segment, so it must be worth
+        // it: it runs when RAM is empty (the crawl would stall), or once enough URLs
+        // left RAM since the last one ([`Frontier::refill_gate`]) and nothing in RAM
+        // is servable or RAM is less than half full. Without the gate, a crawl whose
+        // hosts are all in flight refilled on every call, rewriting 64 MiB to load a
+        // handful of URLs (the wide memory test stalled so, and its peers' link
+        // batches piled up in RAM).
         if self.disk_urls > 0 {
-            if self.heap.is_empty() {
-                // Nothing servable in RAM: make room for whatever the oldest segment
-                // holds, regardless of the forget throttle.
+            let starving = self.ram_urls == 0;
+            let worth = self.taken_since_refill >= self.refill_gate();
+            if starving || (worth && self.heap.is_empty()) {
+                // Make room for whatever the oldest segment holds, regardless of the
+                // forget throttle.
                 self.forget_idle_hosts(now);
                 self.attempts_since_forget = 0;
                 self.refill(now)?;
-            } else if self.ram_bytes < self.config.ram_budget_bytes / 2 {
+            } else if worth && self.ram_bytes < self.config.ram_budget_bytes / 2 {
                 self.refill(now)?;
             }
         }
@@ -304,6 +320,7 @@ impl Frontier {
             h.in_flight += 1;
             let still_servable = !h.ram.is_empty() && h.in_flight < max_in_flight;
             let name = h.name.to_string();
+            self.taken_since_refill += 1;
             self.ram_bytes = self.ram_bytes.saturating_sub(item.ram_bytes());
             self.ram_urls -= 1;
             if still_servable {
@@ -517,7 +534,7 @@ impl Frontier {
     fn ram_room_for(&mut self, host: &str, item: &QueuedUrl, now: Instant) -> Option<HostId> {
         let item_bytes = item.ram_bytes();
         if let Some(&id) = self.by_name.get(host) {
-            let fits = self.host(id).ram.len() < self.config.per_host_ram_urls
+            let fits = self.host(id).ram.len() < self.per_host_cap()
                 && self.ram_bytes + item_bytes <= self.config.ram_budget_bytes;
             return fits.then_some(id);
         }
@@ -536,6 +553,23 @@ impl Frontier {
             }
         }
         Some(self.host_id(host, now))
+    }
+
+    /// URLs one host may hold in RAM: its fair share of the budget (at
+    /// [`APPROX_URL_BYTES`] a URL, split over the hosts in the table), never fewer than
+    /// `per_host_ram_urls`. A crawl of few hosts with deep queues then fills its RAM
+    /// tier instead of holding 8 URLs a host and refilling constantly; a crawl of many
+    /// hosts gets the configured minimum. The budget check still bounds the total.
+    fn per_host_cap(&self) -> usize {
+        let share = self.config.ram_budget_bytes / APPROX_URL_BYTES / self.by_name.len().max(1);
+        share.clamp(self.config.per_host_ram_urls, MAX_PER_HOST_RAM_URLS)
+    }
+
+    /// URLs that must leave RAM between two refills (unless RAM is empty): a quarter
+    /// of what the budget holds at [`APPROX_URL_BYTES`] a URL, so one segment pass is
+    /// amortized over many served URLs.
+    fn refill_gate(&self) -> u64 {
+        (self.config.ram_budget_bytes / APPROX_URL_BYTES / 4).max(1) as u64
     }
 
     fn enqueue_ram(&mut self, id: HostId, item: QueuedUrl) {
@@ -623,6 +657,7 @@ impl Frontier {
 
     /// Moves records from the oldest segment into RAM (see the module docs).
     fn refill(&mut self, now: Instant) -> Result<(), FrontierError> {
+        self.taken_since_refill = 0;
         if self.sealed.is_empty() {
             self.seal_active()?;
         }
