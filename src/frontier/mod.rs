@@ -2,14 +2,17 @@
 //! and a disk tier of append-only segments so that RAM stays within a budget.
 //!
 //! # Shape
-//! - Each host has a FIFO queue in RAM holding at most `per_host_ram_urls` of its
-//!   *oldest* queued URLs. Everything else waits in segment files
-//!   ([`segment`]), written and read sequentially.
+//! - Each host has a FIFO queue in RAM holding its *oldest* queued URLs, at most its
+//!   fair share of the RAM budget (never fewer than `per_host_ram_urls`). Everything
+//!   else waits in segment files ([`segment`]: front-coded, checksummed records, about
+//!   40 bytes per URL), written and read sequentially.
 //! - Invariant: a host's RAM queue always holds its oldest entries. Once a host has
 //!   entries on disk, its new entries go to disk too, behind them; a refill reads the
 //!   oldest segment front to back and moves records into RAM in file order, so per-host
 //!   order is first-in first-out end to end (breadth-first within a host).
-//! - A refill consumes the oldest segment whole: records whose host has room in RAM
+//! - A refill runs when RAM is empty, or once a quarter of the RAM tier's worth of
+//!   URLs was served since the last one (a pass over a segment must pay for itself).
+//!   It consumes the oldest segment whole: records whose host has room in RAM
 //!   (and while the RAM budget allows) are loaded; the others are *carried* into a new
 //!   segment that takes the consumed one's place at the front of the queue, so they
 //!   stay ahead of anything newer. Once a host's record is carried in a pass, all its
