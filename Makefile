@@ -1,7 +1,7 @@
 # trawl — the commands a person (and CI) runs. See README.md.
 CARGO ?= cargo
 
-.PHONY: all build demo test lint fmt bench synthweb clean
+.PHONY: all build demo test memtest lint fmt bench synthweb clean
 
 all: build
 
@@ -17,6 +17,13 @@ demo:
 ## The whole test suite (the README's test command; .ci/run calls it).
 test: .venv/bin/warcio
 	WARCIO=$(CURDIR)/.venv/bin/warcio $(CARGO) test --workspace --all-features
+
+## The frontier memory acceptance run (tests/crawl_memory.rs, ignored in `make test`):
+## release trawl + synthweb, `--memory 256M`, tens of millions of queued URLs; peak RSS
+## less presence bits must stay under 256 MiB (about 3 minutes, 2.5 GB of disk in /tmp).
+memtest:
+	$(CARGO) build --release -p synthweb -p trawl
+	$(CARGO) test --release --test crawl_memory -- --ignored --nocapture
 
 ## warcio (PyPI) checks every WARC file the tests write; it lives in a local venv.
 .venv/bin/warcio:

@@ -501,7 +501,8 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         fetchers.push(Fetcher::new(fc).map_err(err)?);
     }
     let wakers: Vec<Arc<mio::Waker>> = fetchers.iter().map(Fetcher::waker).collect();
-    let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) = (0..n).map(|_| bounded(1024)).unzip();
+    let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) =
+        (0..n).map(|_| bounded(shard::INBOX_BATCHES)).unzip();
     let (control_txs, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
         (0..n).map(|_| unbounded()).unzip();
     let mut handles = Vec::with_capacity(n);

@@ -32,6 +32,19 @@ pub(crate) type Batch = Vec<(String, QueuedUrl)>;
 /// Links routed to other shards are sent in batches of this many.
 const BATCH_URLS: usize = 256;
 
+/// Capacity of a shard's inbox, in batches: 16,384 URLs, a few MiB.
+pub(crate) const INBOX_BATCHES: usize = 64;
+
+/// Past this many URLs waiting for a full peer inbox, a shard waits (draining its
+/// own inbox meanwhile) for the peer to take them, for at most [`OUTBOX_WAIT`]: pages
+/// of thousands of links otherwise piled millions of URLs into RAM here while the
+/// peer was busy (the wide memory test).
+const OUTBOX_MAX_URLS: usize = 4 * BATCH_URLS;
+
+/// The longest a shard waits for a peer's inbox at a time; a peer stopped at a
+/// checkpoint barrier does not drain it, so the wait must end.
+const OUTBOX_WAIT: Duration = Duration::from_millis(100);
+
 /// What a fetch in flight is for.
 #[derive(Debug)]
 enum InFlight {
@@ -798,8 +811,12 @@ impl Shard {
             // The peer's inbox is full: keep the batch and retry on the next turn
             // (back-pressure without blocking this loop or losing a URL).
             Err(TrySendError::Full(batch)) => {
+                let over = batch.len() >= OUTBOX_MAX_URLS;
                 if let Some(out) = self.outboxes.get_mut(target) {
                     *out = batch;
+                }
+                if over {
+                    self.wait_for_peer(target);
                 }
             }
             Err(TrySendError::Disconnected(batch)) => {
@@ -808,6 +825,41 @@ impl Shard {
                 let now = Instant::now();
                 for (host, item) in batch {
                     self.push_frontier(&host, item, now);
+                }
+            }
+        }
+    }
+
+    /// Back-pressure on a full peer inbox (see [`OUTBOX_MAX_URLS`]): retries the send
+    /// while draining our own inbox (so two shards waiting on each other both make
+    /// room), for at most [`OUTBOX_WAIT`].
+    fn wait_for_peer(&mut self, target: usize) {
+        let until = Instant::now() + OUTBOX_WAIT;
+        while Instant::now() < until {
+            self.take_inbox();
+            let Some(tx) = self.peers.get(target) else {
+                return;
+            };
+            let Some(out) = self.outboxes.get_mut(target) else {
+                return;
+            };
+            match tx.try_send(std::mem::take(out)) {
+                Ok(()) => {
+                    if let Some(w) = self.peer_wakers.get(target) {
+                        let _ = w.wake();
+                    }
+                    return;
+                }
+                Err(TrySendError::Full(batch)) => {
+                    *out = batch;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(TrySendError::Disconnected(batch)) => {
+                    let now = Instant::now();
+                    for (host, item) in batch {
+                        self.push_frontier(&host, item, now);
+                    }
+                    return;
                 }
             }
         }

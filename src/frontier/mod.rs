@@ -2,14 +2,17 @@
 //! and a disk tier of append-only segments so that RAM stays within a budget.
 //!
 //! # Shape
-//! - Each host has a FIFO queue in RAM holding at most `per_host_ram_urls` of its
-//!   *oldest* queued URLs. Everything else waits in segment files
-//!   ([`segment`]), written and read sequentially.
+//! - Each host has a FIFO queue in RAM holding its *oldest* queued URLs, at most its
+//!   fair share of the RAM budget (never fewer than `per_host_ram_urls`). Everything
+//!   else waits in segment files ([`segment`]: front-coded, checksummed records, about
+//!   40 bytes per URL), written and read sequentially.
 //! - Invariant: a host's RAM queue always holds its oldest entries. Once a host has
 //!   entries on disk, its new entries go to disk too, behind them; a refill reads the
 //!   oldest segment front to back and moves records into RAM in file order, so per-host
 //!   order is first-in first-out end to end (breadth-first within a host).
-//! - A refill consumes the oldest segment whole: records whose host has room in RAM
+//! - A refill runs when RAM is empty, or once a quarter of the RAM tier's worth of
+//!   URLs was served since the last one (a pass over a segment must pay for itself).
+//!   It consumes the oldest segment whole: records whose host has room in RAM
 //!   (and while the RAM budget allows) are loaded; the others are *carried* into a new
 //!   segment that takes the consumed one's place at the front of the queue, so they
 //!   stay ahead of anything newer. Once a host's record is carried in a pass, all its
@@ -63,12 +66,25 @@ impl QueuedUrl {
         }
     }
 
-    /// Approximate bytes this entry costs in RAM (heap strings plus the struct).
+    /// Approximate bytes this entry costs in RAM: the struct plus each heap string as
+    /// the allocator holds it ([`heap_chunk`]: a header and 16-byte rounding, which
+    /// for URL-sized strings adds a third; the first wide memory test was over budget
+    /// partly because this counted only the string lengths).
     pub fn ram_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.url.len()
-            + self.via.as_ref().map_or(0, String::len)
-            + self.hops.len()
+            + heap_chunk(self.url.len())
+            + self.via.as_ref().map_or(0, |v| heap_chunk(v.len()))
+            + heap_chunk(self.hops.len())
+    }
+}
+
+/// Bytes a heap allocation of `len` bytes occupies in a typical malloc (glibc: an
+/// 8-byte header, 16-byte granularity, 32 bytes at least); 0 for no allocation.
+pub fn heap_chunk(len: usize) -> usize {
+    if len == 0 {
+        0
+    } else {
+        (len + 8).next_multiple_of(16).max(32)
     }
 }
 
@@ -161,6 +177,13 @@ impl FrontierStats {
 /// heap entry); measured approximately from the struct sizes.
 const HOST_OVERHEAD_BYTES: usize = 160;
 
+/// A typical queued URL's RAM cost ([`QueuedUrl::ram_bytes`]: the struct, a URL and a
+/// via of some 60 bytes each), for sizing per-host shares and the refill gate.
+const APPROX_URL_BYTES: usize = 256;
+
+/// However few hosts there are, one holds at most this many URLs in RAM.
+const MAX_PER_HOST_RAM_URLS: usize = 1 << 16;
+
 #[derive(Debug)]
 struct Host {
     name: Box<str>,
@@ -200,9 +223,8 @@ pub struct Frontier {
     /// cost no RAM.
     disk_counts: Vec<u32>,
     attempts_since_forget: usize,
-    /// RAM bytes right after the last refill that moved nothing into RAM: another
-    /// refill is pointless until RAM has drained below this (see [`Frontier::take_ready`]).
-    stalled_refill_ram: Option<usize>,
+    /// URLs served from RAM since the last refill (see [`Frontier::refill_gate`]).
+    taken_since_refill: u64,
     refills: u64,
     carried_records: u64,
 }
@@ -235,7 +257,7 @@ impl Frontier {
             disk_urls: 0,
             disk_counts,
             attempts_since_forget: 0,
-            stalled_refill_ram: None,
+            taken_since_refill: 0,
             refills: 0,
             carried_records: 0,
         })
@@ -275,20 +297,23 @@ impl Frontier {
         &mut self,
         now: Instant,
     ) -> Result<Option<(String, QueuedUrl)>, FrontierError> {
-        // Refill when nothing in RAM can be served, or when RAM is less than half
-        // full (more hosts in RAM means more hosts to spread fetches over); the
-        // half-full condition keeps a full RAM from churning segments.
-        let may_refill = self
-            .stalled_refill_ram
-            .is_none_or(|ram| self.ram_bytes < ram);
-        if self.disk_urls > 0 && may_refill {
-            if self.heap.is_empty() {
-                // Nothing servable in RAM: make room for whatever the oldest segment
-                // holds, regardless of the forget throttle.
+        // A refill reads (and mostly rewrites) a whole segment, so it must be worth
+        // it: it runs when RAM is empty (the crawl would stall), or once enough URLs
+        // left RAM since the last one ([`Frontier::refill_gate`]) and nothing in RAM
+        // is servable or RAM is less than half full. Without the gate, a crawl whose
+        // hosts are all in flight refilled on every call, rewriting 64 MiB to load a
+        // handful of URLs (the wide memory test stalled so, and its peers' link
+        // batches piled up in RAM).
+        if self.disk_urls > 0 {
+            let starving = self.ram_urls == 0;
+            let worth = self.taken_since_refill >= self.refill_gate();
+            if starving || (worth && self.heap.is_empty()) {
+                // Make room for whatever the oldest segment holds, regardless of the
+                // forget throttle.
                 self.forget_idle_hosts(now);
                 self.attempts_since_forget = 0;
                 self.refill(now)?;
-            } else if self.ram_bytes < self.config.ram_budget_bytes / 2 {
+            } else if worth && self.ram_bytes < self.config.ram_budget_bytes / 2 {
                 self.refill(now)?;
             }
         }
@@ -311,6 +336,7 @@ impl Frontier {
             h.in_flight += 1;
             let still_servable = !h.ram.is_empty() && h.in_flight < max_in_flight;
             let name = h.name.to_string();
+            self.taken_since_refill += 1;
             self.ram_bytes = self.ram_bytes.saturating_sub(item.ram_bytes());
             self.ram_urls -= 1;
             if still_servable {
@@ -524,12 +550,8 @@ impl Frontier {
     fn ram_room_for(&mut self, host: &str, item: &QueuedUrl, now: Instant) -> Option<HostId> {
         let item_bytes = item.ram_bytes();
         if let Some(&id) = self.by_name.get(host) {
-            // The per-host cap only binds once RAM is half used: below that, keeping a
-            // host's URLs in RAM costs nothing, and spilling them would make every
-            // refill rewrite them (a refill carries what it cannot load).
-            let under_cap = self.host(id).ram.len() < self.config.per_host_ram_urls
-                || self.ram_bytes < self.config.ram_budget_bytes / 2;
-            let fits = under_cap && self.ram_bytes + item_bytes <= self.config.ram_budget_bytes;
+            let fits = self.host(id).ram.len() < self.per_host_cap()
+                && self.ram_bytes + item_bytes <= self.config.ram_budget_bytes;
             return fits.then_some(id);
         }
         let need = item_bytes + HOST_OVERHEAD_BYTES + host.len();
@@ -547,6 +569,23 @@ impl Frontier {
             }
         }
         Some(self.host_id(host, now))
+    }
+
+    /// URLs one host may hold in RAM: its fair share of the budget (at
+    /// [`APPROX_URL_BYTES`] a URL, split over the hosts in the table), never fewer than
+    /// `per_host_ram_urls`. A crawl of few hosts with deep queues then fills its RAM
+    /// tier instead of holding 8 URLs a host and refilling constantly; a crawl of many
+    /// hosts gets the configured minimum. The budget check still bounds the total.
+    fn per_host_cap(&self) -> usize {
+        let share = self.config.ram_budget_bytes / APPROX_URL_BYTES / self.by_name.len().max(1);
+        share.clamp(self.config.per_host_ram_urls, MAX_PER_HOST_RAM_URLS)
+    }
+
+    /// URLs that must leave RAM between two refills (unless RAM is empty): a quarter
+    /// of what the budget holds at [`APPROX_URL_BYTES`] a URL, so one segment pass is
+    /// amortized over many served URLs.
+    fn refill_gate(&self) -> u64 {
+        (self.config.ram_budget_bytes / APPROX_URL_BYTES / 4).max(1) as u64
     }
 
     fn enqueue_ram(&mut self, id: HostId, item: QueuedUrl) {
@@ -634,6 +673,7 @@ impl Frontier {
 
     /// Moves records from the oldest segment into RAM (see the module docs).
     fn refill(&mut self, now: Instant) -> Result<(), FrontierError> {
+        self.taken_since_refill = 0;
         if self.sealed.is_empty() {
             self.seal_active()?;
         }
@@ -649,7 +689,6 @@ impl Frontier {
         let carry_path = self.segment_path();
         let mut carry: Option<SegmentWriter> = None;
         let mut carried_hosts: AHashSet<String> = AHashSet::new();
-        let mut loaded = 0u64;
         loop {
             let rec = match reader.next_record() {
                 Ok(Some(rec)) => rec,
@@ -673,7 +712,6 @@ impl Frontier {
                     *c = c.saturating_sub(1);
                 }
                 self.enqueue_ram(id, rec.item);
-                loaded += 1;
             } else {
                 if carry.is_none() {
                     carry = Some(SegmentWriter::create(&carry_path).map_err(|source| {
@@ -705,9 +743,6 @@ impl Frontier {
             self.sealed_bytes += bytes;
         }
         self.sealed_bytes = self.sealed_bytes.saturating_sub(consumed_bytes);
-        // A refill that loaded nothing rewrote the segment for no gain; the next one
-        // waits until fetches have freed RAM, so a full RAM never churns segments.
-        self.stalled_refill_ram = (loaded == 0).then_some(self.ram_bytes);
         std::fs::remove_file(&path).map_err(|source| FrontierError::Segment {
             path: path.clone(),
             source: SegmentError::Io(source),

@@ -114,6 +114,12 @@ pub struct SiteConfig {
     pub bind_count: u32,
     /// Every `seed_stride`-th host root is a seed (plus host 0 and every special host).
     pub seed_stride: u32,
+    /// Wide mode: `Some(n)` gives every ordinary root and `/p/k` page exactly `n`
+    /// links, all absolute cross-host links to random `/p/j` pages of random ordinary
+    /// hosts, so a few thousand fetched pages discover tens of millions of distinct
+    /// URLs (the frontier memory test). `None` (the default) leaves every page as the
+    /// other options describe it, byte for byte.
+    pub fanout: Option<u32>,
 }
 
 impl Default for SiteConfig {
@@ -136,6 +142,7 @@ impl Default for SiteConfig {
             bind_base: Ipv4Addr::new(127, 0, 0, 1),
             bind_count: 1,
             seed_stride: 1,
+            fanout: None,
         }
     }
 }
@@ -171,6 +178,9 @@ pub enum ConfigError {
     #[error("{0}")]
     Invalid(&'static str),
 }
+
+/// Largest wide-mode fanout (links per page).
+pub const MAX_FANOUT: u32 = 20_000;
 
 /// Largest supported host count (names stay 8 digits at most).
 pub const MAX_HOSTS: u32 = 99_999_999;
@@ -215,6 +225,9 @@ impl SiteConfig {
             return Err(ConfigError::Invalid(
                 "bind range must hold 1..=65536 addresses",
             ));
+        }
+        if self.fanout.is_some_and(|n| !(1..=MAX_FANOUT).contains(&n)) {
+            return Err(ConfigError::Invalid("fanout must lie within 1..=20000"));
         }
         if self.seed_stride == 0 {
             return Err(ConfigError::Invalid("seed stride must be at least 1"));

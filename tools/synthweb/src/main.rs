@@ -60,6 +60,11 @@ struct ServeArgs {
     /// Pages /p/1.. per ordinary host, MIN-MAX.
     #[arg(long, default_value = "20-200")]
     pages_per_host: String,
+    /// Wide mode: every ordinary root and /p/k page has exactly N links, all absolute
+    /// links to random /p/j pages of random hosts (1..=20000). Grows a crawler's
+    /// frontier to tens of millions of URLs from a few thousand pages.
+    #[arg(long)]
+    fanout: Option<u32>,
     /// Every N-th host root is a seed (host 0 and special hosts always are).
     #[arg(long, default_value_t = 1)]
     seed_stride: u32,
@@ -136,6 +141,7 @@ impl ServeArgs {
             bind_base: bind.first,
             bind_count: bind.count,
             seed_stride: self.seed_stride,
+            fanout: self.fanout,
         };
         site.validate()?;
         Ok(ServerConfig {

@@ -210,6 +210,17 @@ fn parse_u32(s: &str) -> Option<u32> {
     s.parse().ok()
 }
 
+/// What [`Site::wide_page`] needs of the page being built.
+struct WidePage<'a> {
+    index: u32,
+    role: HostRole,
+    full: &'a str,
+    label: CharsetLabel,
+    framing: Framing,
+    meta_robots: Option<&'a str>,
+    x_robots: Option<&'a str>,
+}
+
 struct Builder<'a> {
     site: &'a Site,
     scheme: Scheme,
@@ -230,6 +241,11 @@ impl Builder<'_> {
         let url = format!("{}{}", target.canonical(), path_q);
         let (raw, url) = match kind {
             LinkKind::Hidden(_) => (path_q.to_owned(), Some(url)),
+            // Wide mode's cross-host links in benchmark mode: absolute, or they would
+            // point at this host.
+            _ if !self.quirks && to_host != self.host && self.site.cfg.fanout.is_some() => {
+                (url.clone(), Some(url))
+            }
             _ if !self.quirks => (path_q.to_owned(), Some(url)),
             _ => {
                 let same = to_host == self.host;
@@ -1082,6 +1098,18 @@ impl Site {
         }
 
         // Plan links.
+        if let (Some(fanout), PageKind::Root | PageKind::Page(_)) = (self.cfg.fanout, kind) {
+            let page = WidePage {
+                index,
+                role,
+                full,
+                label,
+                framing,
+                meta_robots,
+                x_robots,
+            };
+            return self.wide_page(b, &mut prng, fanout, target_bytes, &page);
+        }
         let degree = match kind {
             PageKind::Root | PageKind::Page(_) => prng.range(
                 u64::from(self.cfg.out_degree.min),
@@ -1191,6 +1219,48 @@ impl Site {
             framing,
             meta_robots,
             x_robots,
+            None,
+        )
+    }
+
+    /// The body of a wide-mode page (see [`SiteConfig::fanout`]): `fanout` absolute
+    /// links to `/p/j` of random ordinary hosts (a special host's draw becomes host 0),
+    /// padded to the page size when that is larger.
+    fn wide_page(
+        &self,
+        mut b: Builder<'_>,
+        prng: &mut Rng,
+        fanout: u32,
+        target_bytes: usize,
+        page: &WidePage<'_>,
+    ) -> PageView {
+        b.html.push_str("<body>\n");
+        for _ in 0..fanout {
+            let h = prng.below(u64::from(self.cfg.hosts)) as u32;
+            let h = if self.role(h) == HostRole::Normal {
+                h
+            } else {
+                0
+            };
+            let j = prng.range(1, u64::from(self.page_count(h) - 1));
+            b.link(Element::A, h, &format!("/p/{j}"), LinkKind::Follow, "w");
+        }
+        let closing = "</body>\n</html>\n";
+        let have = encoded_len(&b.html, b.charset);
+        if have + closing.len() < target_bytes {
+            let pad = target_bytes - have - closing.len();
+            b.html.extend(std::iter::repeat_n(' ', pad));
+        }
+        b.html.push_str(closing);
+        self.finish(
+            b,
+            page.index,
+            page.role,
+            page.full,
+            page.label,
+            page.framing,
+            page.meta_robots,
+            page.x_robots,
             None,
         )
     }

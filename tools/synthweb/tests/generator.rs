@@ -508,3 +508,66 @@ fn arbitrary_targets_never_panic() {
         }
     }
 }
+
+/// Wide mode (`--fanout`): exactly `fanout` links per root and `/p/k` page, all
+/// absolute, mostly to other hosts, each resolving (by the independent parser) to the
+/// URL the generator records, each target served; deterministic; and a wide world
+/// really is wide: 40 pages give almost 40 x fanout distinct URLs.
+#[test]
+fn wide_mode_pages_link_fanout_distinct_cross_host_urls() {
+    let wide = |seed| {
+        Site::new(SiteConfig {
+            seed,
+            hosts: 100_000,
+            http_port: 8080,
+            page_bytes: Span {
+                min: 1_024,
+                max: 1_024,
+            },
+            fixed_size: true,
+            pages_per_host: Span {
+                min: 1_000_000,
+                max: 1_000_000,
+            },
+            fanout: Some(500),
+            ..SiteConfig::default()
+        })
+        .unwrap()
+    };
+    let (s, again) = (wide(42), wide(42));
+    let mut distinct = HashSet::new();
+    let mut links = 0;
+    for (host, target) in (0..20u32).flat_map(|h| {
+        [
+            (h * 977, "/".to_owned()),
+            (h * 977, format!("/p/{}", h + 1)),
+        ]
+    }) {
+        let v = s.page(Scheme::Http, host, &target);
+        assert_eq!(v.response.status, 200, "{host} {target}");
+        assert_eq!(v.response, again.page(Scheme::Http, host, &target).response);
+        assert_eq!(v.links.len(), 500, "{host} {target}");
+        let body = String::from_utf8(v.response.body.clone()).unwrap();
+        for l in &v.links {
+            let want = l.url.as_ref().unwrap();
+            assert!(l.href.starts_with("http://"), "not absolute: {}", l.href);
+            assert!(body.contains(&format!("href=\"{}\"", l.href)));
+            let got = url::Url::parse(&l.href).unwrap();
+            assert_eq!(&canonical(&got), want);
+            distinct.insert(want.clone());
+            links += 1;
+        }
+        // A sample of targets exists.
+        for l in v.links.iter().take(3) {
+            let u = url::Url::parse(l.url.as_ref().unwrap()).unwrap();
+            let to = s.host_index(u.host_str().unwrap()).unwrap();
+            assert_ne!(s.page(Scheme::Http, to, u.path()).response.status, 404);
+        }
+    }
+    assert_eq!(links, 40 * 500);
+    assert!(
+        distinct.len() > 19_900,
+        "{} distinct of {links}",
+        distinct.len()
+    );
+}

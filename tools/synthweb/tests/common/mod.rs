@@ -112,6 +112,7 @@ pub fn site_for(hosts: u32, profile: &str, http_port: u16, tls_port: Option<u16>
         bind_base: std::net::Ipv4Addr::new(127, 0, 0, 1),
         bind_count: 1,
         seed_stride: 1,
+        fanout: None,
     };
     Site::new(cfg).unwrap()
 }
