@@ -430,6 +430,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let mut resumed_epoch = None;
     let mut epoch = 0;
     let mut tallies: Vec<_> = (0..n).map(|_| Default::default()).collect();
+    let mut robots: Vec<Vec<_>> = (0..n).map(|_| Vec::new()).collect();
     match &resumed {
         Some((dir, m)) => {
             let c = m.counters;
@@ -446,6 +447,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             resumed_epoch = Some(m.epoch);
             epoch = m.epoch;
             tallies = shard::load_tallies(dir, n).map_err(err)?;
+            robots = load_robots(dir, n, &config.robots);
             for file in checkpoint::frontier_files(dir).map_err(err)? {
                 let mut r = SegmentReader::open(&file).map_err(err)?;
                 while let Some(rec) = r.next_record().map_err(err)? {
@@ -493,11 +495,12 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let (control_txs, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
         (0..n).map(|_| unbounded()).unzip();
     let mut handles = Vec::with_capacity(n);
-    for (i, (((frontier, fetcher), (inbox, control)), tallies)) in frontiers
+    for (i, ((((frontier, fetcher), (inbox, control)), tallies), robots)) in frontiers
         .into_iter()
         .zip(fetchers)
         .zip(inbox_rxs.into_iter().zip(control_rxs))
         .zip(tallies)
+        .zip(robots)
         .enumerate()
     {
         let parts = shard::ShardParts {
@@ -512,6 +515,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             output: output.tx.clone(),
             control,
             tallies,
+            robots,
         };
         let handle = std::thread::Builder::new()
             .name(format!("trawl-shard-{i}"))
@@ -606,6 +610,66 @@ fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), Craw
         }
     }
     Ok(())
+}
+
+/// The robots cache entries of a checkpoint (`robots-NNNN.bin`), routed to their
+/// shards by host key, least recently used first. Never fails: the robots cache is a
+/// cache, so a missing file (a checkpoint of an older build), damaged records or rules
+/// compiled for another agent, mode or 401/403 reading only mean refetching those
+/// hosts' robots.txt; each is logged as a warning.
+fn load_robots(
+    dir: &Path,
+    shards: usize,
+    config: &crate::robots::PolicyConfig,
+) -> Vec<Vec<(crate::robots::HostKey, crate::robots::RobotsPolicy)>> {
+    use crate::robots::persist;
+    let mut out: Vec<Vec<_>> = (0..shards).map(|_| Vec::new()).collect();
+    let mut files: Vec<PathBuf> = match fs::read_dir(dir) {
+        Ok(list) => list
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("robots-") && n.ends_with(".bin"))
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot list the checkpoint's robots files");
+            return out;
+        }
+    };
+    files.sort();
+    let clock = persist::Clock::now();
+    let mut restored = 0u64;
+    for file in files {
+        let contents = match persist::read_file(&file) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(file = %file.display(), error = %e, "robots file unreadable; its hosts' robots.txt will be refetched");
+                continue;
+            }
+        };
+        for d in &contents.damage {
+            tracing::warn!(file = %file.display(), offset = d.offset, "{}", d.message);
+        }
+        match &contents.meta {
+            Some(meta) if !meta.matches(config) => {
+                tracing::warn!(file = %file.display(), "robots rules were compiled for another agent, mode or 401/403 reading; they will be refetched");
+                continue;
+            }
+            _ => {}
+        }
+        for entry in contents.entries {
+            let s = shard::shard_of(entry.key.as_str(), shards);
+            if let Some(v) = out.get_mut(s) {
+                v.push(entry.into_policy(clock, config));
+                restored += 1;
+            }
+        }
+    }
+    tracing::info!(hosts = restored, "robots cache restored from the checkpoint");
+    out
 }
 
 fn nonzero(d: Duration) -> Duration {
