@@ -126,6 +126,8 @@ pub struct Description {
     pub queued_urls: u64,
     pub frontier: FrontierReport,
     pub tallies: TallyReport,
+    /// The robots cache files (`robots-NNNN.bin`).
+    pub robots: RobotsReport,
     pub seen: Option<PresenceReport>,
     pub fingerprints: Option<PresenceReport>,
     pub positions: PositionsReport,
@@ -187,6 +189,32 @@ pub struct TallyReport {
     pub parked: u64,
     /// Hosts whose last fetches failed.
     pub failing: u64,
+}
+
+/// The robots cache files (`robots-NNNN.bin`): what a resume restores instead of
+/// fetching robots.txt again.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RobotsReport {
+    /// Files present (a checkpoint of an older build has none).
+    pub files: u64,
+    pub bytes: u64,
+    /// Hosts whose entry verified.
+    pub hosts: u64,
+    /// Hosts with usable rules (`Ready`), of which `expired` need revalidation now.
+    pub ready: u64,
+    pub expired: u64,
+    /// Hosts whose robots.txt was failing (429, 5xx, network), backed off.
+    pub unreachable: u64,
+    /// Ready hosts by kind of rules: a parsed robots.txt, allow-all (4xx), disallow-all.
+    pub parsed: u64,
+    pub allow_all: u64,
+    pub disallow_all: u64,
+    /// Rules held over all parsed robots.txt files.
+    pub rules: u64,
+    /// Ready hosts with an `ETag` or `Last-Modified` for a conditional refetch.
+    pub with_validators: u64,
+    /// Entries lost to damage (their robots.txt would be refetched).
+    pub damaged: u64,
 }
 
 /// A presence-bit snapshot (`seen.bits` or `fingerprints.bits`).
@@ -405,6 +433,7 @@ impl Checkpoint {
             });
         }
         let tallies = self.tallies(&mut v);
+        let robots = self.robots(&mut v);
         let seen = self.presence(SEEN_BITS, &mut v);
         let fingerprints = self.presence(FINGERPRINT_BITS, &mut v);
         let positions = self.positions(&mut v);
@@ -432,6 +461,7 @@ impl Checkpoint {
             queued_urls: m.queued_urls,
             frontier,
             tallies,
+            robots,
             seen,
             fingerprints,
             positions,
@@ -511,7 +541,8 @@ impl Checkpoint {
                 || name == SEEN_BITS
                 || name == FINGERPRINT_BITS
                 || shard_index(&name, "frontier-", ".seg").is_some_and(|i| i < m.shards)
-                || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards);
+                || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards)
+                || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards);
             if !known {
                 v.warnings.push(problem(
                     &entry.path(),
@@ -666,6 +697,76 @@ impl Checkpoint {
                 report.pages += pages;
                 report.parked += u64::from(parked);
                 report.failing += u64::from(failures > 0);
+            }
+        }
+        report
+    }
+
+    /// Reads every `robots-NNNN.bin` through, checksums included. A missing file is a
+    /// warning (older builds wrote none; a resume refetches those hosts' robots.txt);
+    /// damage is an error, although a resume skips the damaged entries and goes on.
+    fn robots(&self, v: &mut Verification) -> RobotsReport {
+        use crate::robots::persist::{self, StoredState};
+        use crate::robots::HostRules;
+        let now_ms = persist::unix_ms(SystemTime::now());
+        let mut report = RobotsReport::default();
+        for shard in 0..self.shards() {
+            let file = self.dir.join(format!("robots-{shard:04}.bin"));
+            if !file.is_file() {
+                v.warnings.push(problem(
+                    &file,
+                    "missing: a resume fetches robots.txt again for this shard's hosts".to_owned(),
+                ));
+                continue;
+            }
+            let contents = match persist::read_file(&file) {
+                Ok(c) => c,
+                Err(e) => {
+                    v.errors.push(problem(&file, format!("unreadable: {e}")));
+                    continue;
+                }
+            };
+            v.files_checked += 1;
+            v.bytes_checked += contents.bytes;
+            report.files += 1;
+            report.bytes += contents.bytes;
+            for d in &contents.damage {
+                v.errors.push(Problem {
+                    file: file.clone(),
+                    offset: Some(d.offset),
+                    message: d.message.clone(),
+                });
+            }
+            let found = contents.entries.len() as u64;
+            report.damaged += contents
+                .written
+                .map_or(u64::from(!contents.damage.is_empty()), |w| {
+                    w.saturating_sub(found)
+                });
+            for e in &contents.entries {
+                report.hosts += 1;
+                let ready = match &e.state {
+                    StoredState::Ready(r) => {
+                        report.ready += 1;
+                        report.expired += u64::from(r.fresh_until_ms <= now_ms);
+                        r
+                    }
+                    StoredState::Unreachable { .. } => {
+                        report.unreachable += 1;
+                        continue;
+                    }
+                };
+                match &ready.rules {
+                    HostRules::Parsed(rules) => {
+                        report.parsed += 1;
+                        report.rules += rules.rules().len() as u64;
+                    }
+                    HostRules::AllowAll => report.allow_all += 1,
+                    HostRules::DisallowAll => report.disallow_all += 1,
+                }
+                report.with_validators += u64::from(
+                    ready.validators.etag.is_some() || ready.validators.last_modified.is_some(),
+                );
             }
         }
         report

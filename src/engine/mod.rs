@@ -668,7 +668,10 @@ fn load_robots(
             }
         }
     }
-    tracing::info!(hosts = restored, "robots cache restored from the checkpoint");
+    tracing::info!(
+        hosts = restored,
+        "robots cache restored from the checkpoint"
+    );
     out
 }
 
