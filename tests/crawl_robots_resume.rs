@@ -69,8 +69,8 @@ fn inspect_ok(out: &Path) -> serde_json::Value {
 #[test]
 fn a_resumed_crawl_does_not_refetch_robots_txt() {
     let tmp = tempfile::tempdir().unwrap();
-    let budget = 60;
-    let delay_ms = 150;
+    let budget = 1000;
+    let delay_ms = 250;
     let mut sw = Synthweb::start(
         &tmp.path().join("web"),
         &[
@@ -79,7 +79,7 @@ fn a_resumed_crawl_does_not_refetch_robots_txt() {
             "--profile",
             "default",
             "--pages-per-host",
-            "25-40",
+            "20-30",
             "--out-degree",
             "4-10",
             "--manifest-max-pages-per-host",
