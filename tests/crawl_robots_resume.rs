@@ -169,7 +169,7 @@ fn a_resumed_crawl_does_not_refetch_robots_txt() {
         "robots.txt requested again after a resume (host, requests): {refetched:?}; all: {robots_requests:?}"
     );
     eprintln!(
-        "crawl_robots_resume: {} hosts' robots.txt known before a checkpoint, none refetched; {} robots.txt requests in all",
+        "crawl_robots_resume: {} hosts' robots.txt known before a checkpoint, none refetched; {} robots.txt requests in all: {robots_requests:?}",
         known.len(),
         robots_requests.values().sum::<usize>()
     );
