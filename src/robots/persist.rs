@@ -186,7 +186,7 @@ impl Clock {
 
 /// Unix milliseconds of `t` (0 before the epoch).
 pub fn unix_ms(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| millis(d))
+    t.duration_since(UNIX_EPOCH).map_or(0, millis)
 }
 
 fn millis(d: Duration) -> u64 {
