@@ -978,6 +978,34 @@ mod tests {
 
     /// A checkpoint of `shards` shards with `urls[i]` URLs on shard i, written the way
     /// the engine writes one.
+    /// A robots file with two hosts: one with parsed rules, one unreachable.
+    fn write_robots(path: &Path, shard: usize) {
+        use crate::robots::persist::{write_file, Clock};
+        use crate::robots::{HostKey, PolicyConfig, RobotsCache, RobotsResponse};
+        let now = std::time::Instant::now();
+        let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 1 << 20);
+        for (host, status, body) in [
+            (
+                format!("r{shard}.test"),
+                200,
+                &b"user-agent: *\ndisallow: /x\nallow: /x/y$\n"[..],
+            ),
+            (format!("down{shard}.test"), 503, &b""[..]),
+        ] {
+            let url = url::Url::parse(&format!("http://{host}/")).unwrap();
+            cache.poll_fetch(&url, now).unwrap();
+            let r = RobotsResponse {
+                status,
+                headers: &[],
+                body,
+            };
+            cache
+                .on_response(&HostKey::of(&url).unwrap(), now, &r)
+                .unwrap();
+        }
+        write_file(path, &cache, Clock::now()).unwrap();
+    }
+
     fn write_checkpoint(root: &Path, epoch: u64, urls: &[u64]) -> PathBuf {
         let tmp = prepare(root, epoch).unwrap();
         let mut total = 0;
@@ -1000,6 +1028,7 @@ mod tests {
                 format!("h{i}.test\t5\t0\t0\nbad{i}.test\t1\t9\t1\n"),
             )
             .unwrap();
+            write_robots(&tmp.join(format!("robots-{i:04}.bin")), i);
         }
         let seen = SeenSet::create(root.join("live-seen"), 10_000, 1e-3).unwrap();
         for j in 0..100u32 {
@@ -1058,6 +1087,19 @@ mod tests {
         assert_eq!(d.tallies.hosts, 4);
         assert_eq!(d.tallies.pages, 12);
         assert_eq!(d.tallies.parked, 2);
+        assert_eq!(d.robots.files, 2);
+        assert_eq!(d.robots.hosts, 4);
+        assert_eq!(d.robots.ready, 2);
+        assert_eq!(d.robots.parsed, 2);
+        assert_eq!(d.robots.rules, 4);
+        assert_eq!(d.robots.unreachable, 2);
+        assert_eq!(d.robots.expired, 0);
+        assert_eq!(d.robots.damaged, 0);
+        assert!(
+            d.verification.warnings.is_empty(),
+            "{:?}",
+            d.verification.warnings
+        );
         let seen = d.seen.unwrap();
         assert_eq!(seen.inserted, 100);
         assert!(seen.fill_ratio > 0.0 && seen.expected_fp > 0.0);
@@ -1104,6 +1146,46 @@ mod tests {
             .unwrap();
         assert!(p.message.contains("truncated"), "{p}");
         assert!(p.offset.is_some_and(|o| o >= 12), "{p}");
+    }
+
+    #[test]
+    fn damaged_robots_files_are_errors_and_missing_ones_warnings() {
+        let out = tempfile::tempdir().unwrap();
+        let root = out.path().join("checkpoint");
+        let dir = write_checkpoint(&root, 1, &[3, 3]);
+        let file = dir.join("robots-0001.bin");
+        let mut bytes = fs::read(&file).unwrap();
+        let at = bytes.len() - 20; // inside the last entry
+        bytes[at] ^= 0x40;
+        fs::write(&file, &bytes).unwrap();
+        fs::remove_file(dir.join("robots-0000.bin")).unwrap();
+        let d = Checkpoint::open(&dir)
+            .unwrap()
+            .describe(&DescribeOptions::default());
+        assert!(!d.verification.ok);
+        assert!(d
+            .verification
+            .errors
+            .iter()
+            .any(|e| e.file == file && e.offset.is_some() && e.message.contains("checksum")));
+        assert!(d
+            .verification
+            .warnings
+            .iter()
+            .any(|w| w.file.ends_with("robots-0000.bin") && w.message.contains("missing")));
+        assert_eq!(d.robots.files, 1);
+        assert_eq!(d.robots.hosts, 1);
+        assert_eq!(d.robots.damaged, 1);
+        // Truncated: an error too.
+        fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+        let d = Checkpoint::open(&dir)
+            .unwrap()
+            .describe(&DescribeOptions::default());
+        assert!(d
+            .verification
+            .errors
+            .iter()
+            .any(|e| e.file == file && e.message.contains("truncated")));
     }
 
     #[test]
