@@ -614,64 +614,27 @@ fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), Craw
 
 /// The robots cache entries of a checkpoint (`robots-NNNN.bin`), routed to their
 /// shards by host key, least recently used first. Never fails: the robots cache is a
-/// cache, so a missing file (a checkpoint of an older build), damaged records or rules
-/// compiled for another agent, mode or 401/403 reading only mean refetching those
-/// hosts' robots.txt; each is logged as a warning.
+/// cache (see `robots::persist::load_dir`).
 fn load_robots(
     dir: &Path,
     shards: usize,
     config: &crate::robots::PolicyConfig,
 ) -> Vec<Vec<(crate::robots::HostKey, crate::robots::RobotsPolicy)>> {
-    use crate::robots::persist;
     let mut out: Vec<Vec<_>> = (0..shards).map(|_| Vec::new()).collect();
-    let mut files: Vec<PathBuf> = match fs::read_dir(dir) {
-        Ok(list) => list
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("robots-") && n.ends_with(".bin"))
-            })
-            .collect(),
-        Err(e) => {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot list the checkpoint's robots files");
-            return out;
-        }
-    };
-    files.sort();
-    let clock = persist::Clock::now();
-    let mut restored = 0u64;
-    for file in files {
-        let contents = match persist::read_file(&file) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(file = %file.display(), error = %e, "robots file unreadable; its hosts' robots.txt will be refetched");
-                continue;
-            }
-        };
-        for d in &contents.damage {
-            tracing::warn!(file = %file.display(), offset = d.offset, "{}", d.message);
-        }
-        match &contents.meta {
-            Some(meta) if !meta.matches(config) => {
-                tracing::warn!(file = %file.display(), "robots rules were compiled for another agent, mode or 401/403 reading; they will be refetched");
-                continue;
-            }
-            _ => {}
-        }
-        for entry in contents.entries {
-            let s = shard::shard_of(entry.key.as_str(), shards);
-            if let Some(v) = out.get_mut(s) {
-                v.push(entry.into_policy(clock, config));
-                restored += 1;
-            }
-        }
-    }
+    let loaded =
+        crate::robots::persist::load_dir(dir, config, crate::robots::persist::Clock::now());
     tracing::info!(
-        hosts = restored,
+        hosts = loaded.entries.len(),
+        files = loaded.files,
+        ignored_files = loaded.ignored_files,
+        damaged_records = loaded.damaged,
         "robots cache restored from the checkpoint"
     );
+    for (key, policy) in loaded.entries {
+        if let Some(v) = out.get_mut(shard::shard_of(key.as_str(), shards)) {
+            v.push((key, policy));
+        }
+    }
     out
 }
 

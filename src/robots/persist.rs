@@ -829,6 +829,78 @@ fn truncated(offset: u64) -> Damage {
     }
 }
 
+/// What [`load_dir`] restored.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Live policies, file by file (shard order), least recently used first.
+    pub entries: Vec<(HostKey, RobotsPolicy)>,
+    /// Robots files read.
+    pub files: u64,
+    /// Files not used at all: unreadable, bad header or meta record, or compiled for
+    /// another agent, mode or 401/403 reading.
+    pub ignored_files: u64,
+    /// Damage met (skipped records, truncations).
+    pub damaged: u64,
+}
+
+/// Loads every `robots-*.bin` of a checkpoint directory for a crawl with `config`.
+/// Never fails: a missing or unreadable file, damaged records or rules compiled for
+/// other settings only mean refetching those hosts' robots.txt, and each is logged as
+/// a warning.
+pub fn load_dir(dir: &Path, config: &PolicyConfig, clock: Clock) -> Loaded {
+    let mut loaded = Loaded::default();
+    let mut files: Vec<std::path::PathBuf> = match std::fs::read_dir(dir) {
+        Ok(list) => list
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("robots-") && n.ends_with(".bin"))
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot list the checkpoint's robots files");
+            return loaded;
+        }
+    };
+    files.sort();
+    for file in files {
+        loaded.files += 1;
+        let contents = match read_file(&file) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(file = %file.display(), error = %e, "robots file unreadable; its hosts' robots.txt will be refetched");
+                loaded.ignored_files += 1;
+                continue;
+            }
+        };
+        for d in &contents.damage {
+            tracing::warn!(file = %file.display(), offset = d.offset, "{}", d.message);
+        }
+        loaded.damaged += contents.damage.len() as u64;
+        match &contents.meta {
+            None => {
+                loaded.ignored_files += 1;
+                continue;
+            }
+            Some(meta) if !meta.matches(config) => {
+                tracing::warn!(file = %file.display(), "robots rules were compiled for another agent, mode or 401/403 reading; they will be refetched");
+                loaded.ignored_files += 1;
+                continue;
+            }
+            Some(_) => {}
+        }
+        loaded.entries.extend(
+            contents
+                .entries
+                .into_iter()
+                .map(|e| e.into_policy(clock, config)),
+        );
+    }
+    loaded
+}
+
 /// Reads until `buf` is full or the file ends; the bytes read.
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;

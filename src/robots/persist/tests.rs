@@ -461,6 +461,41 @@ fn decoding_arbitrary_bytes_never_panics() {
     }
 }
 
+#[test]
+fn load_dir_uses_what_verifies_and_never_fails() {
+    let config = config();
+    let (cache, t0) = populated(config.clone());
+    let clock = Clock {
+        now: t0,
+        wall_ms: 1_800_000_000_000,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    // Shard 0 intact, shard 1 with one damaged record, shard 2 truncated in the middle,
+    // shard 3 compiled for another agent, shard 4 garbage; a stray file beside them.
+    write_file(&p("robots-0000.bin"), &cache, clock).unwrap();
+    let bytes = fs::read(p("robots-0000.bin")).unwrap();
+    let mut flipped = bytes.clone();
+    let at = bytes.len() - 10 - 3;
+    flipped[at] ^= 0x10;
+    fs::write(p("robots-0001.bin"), &flipped).unwrap();
+    fs::write(p("robots-0002.bin"), &bytes[..bytes.len() / 2]).unwrap();
+    let other = RobotsCache::new(PolicyConfig::new("otherbot"), 1 << 20);
+    write_file(&p("robots-0003.bin"), &other, clock).unwrap();
+    fs::write(p("robots-0004.bin"), b"not a robots file at all").unwrap();
+    fs::write(p("frontier-0000.seg"), b"x").unwrap();
+    let loaded = load_dir(dir.path(), &config, clock);
+    assert_eq!(loaded.files, 5);
+    assert_eq!(loaded.ignored_files, 2, "other agent, garbage");
+    assert!(loaded.damaged >= 3, "{}", loaded.damaged);
+    let half = read_file(&p("robots-0002.bin")).unwrap().entries.len();
+    assert!(half > 0 && half < 6);
+    assert_eq!(loaded.entries.len(), 6 + 5 + half);
+    // A directory that does not exist: nothing, no panic.
+    let none = load_dir(&p("missing"), &config, clock);
+    assert!(none.entries.is_empty() && none.files == 0);
+}
+
 proptest! {
     /// Stored patterns are compiled again on restore: compiling an already normalized
     /// pattern must give back the same text (and so the same priority and matches).
