@@ -496,6 +496,42 @@ fn load_dir_uses_what_verifies_and_never_fails() {
     assert!(none.entries.is_empty() && none.files == 0);
 }
 
+#[test]
+fn large_indexed_rule_sets_round_trip() {
+    let config = config();
+    let mut body = String::from("user-agent: *\n");
+    for i in 0..60 {
+        body.push_str(&format!(
+            "disallow: /{}{i}/\nallow: /*x{i}$\n",
+            (b'a' + (i % 26) as u8) as char
+        ));
+    }
+    body.push_str("disallow: /*.pdf\nallow: /\n");
+    let t0 = Instant::now();
+    let mut cache = RobotsCache::new(config.clone(), 1 << 22);
+    fetch(&mut cache, "big.test", t0, &ok(&body, &[]));
+    let clock = Clock {
+        now: t0,
+        wall_ms: 1_800_000_000_000,
+    };
+    let (contents, _) = roundtrip(&cache, clock);
+    let mut back = restore(contents, clock, &config);
+    for p in [
+        "/a0/", "/a0/x0", "/b1/q", "/zz.pdf", "/", "/q", "/c2/x2", "/x", "/h59/x59",
+    ] {
+        let u = Url::parse(&format!("http://big.test{p}")).unwrap();
+        let a = match cache.check(&u, t0) {
+            Access::Decided(d) => (d.allowed, d.line()),
+            Access::Pending => panic!("pending"),
+        };
+        let b = match back.check(&u, t0) {
+            Access::Decided(d) => (d.allowed, d.line()),
+            Access::Pending => panic!("pending"),
+        };
+        assert_eq!(a, b, "{p}");
+    }
+}
+
 proptest! {
     /// Stored patterns are compiled again on restore: compiling an already normalized
     /// pattern must give back the same text (and so the same priority and matches).
@@ -516,5 +552,12 @@ proptest! {
                 prop_assert_eq!(once.matches(path), twice.matches(path));
             }
         }
+    }
+
+    /// Arbitrary bytes are a typed error or an entry, never a panic.
+    #[test]
+    fn decoding_random_payloads_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        let _ = decode_entry(&bytes);
+        let _ = decode_meta(&bytes);
     }
 }
