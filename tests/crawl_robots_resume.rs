@@ -79,7 +79,7 @@ fn a_resumed_crawl_does_not_refetch_robots_txt() {
             "--profile",
             "default",
             "--pages-per-host",
-            "20-30",
+            "25-35",
             "--out-degree",
             "4-10",
             "--manifest-max-pages-per-host",
