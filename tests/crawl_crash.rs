@@ -127,8 +127,9 @@ fn kill_9_at_random_moments_loses_nothing() {
             a.iter()
                 .any(|x| x.as_str().is_some_and(|s| s.starts_with("retry:")))
         });
-        // robots.txt (hops `P`) is fetched again after each resume: the robots cache
-        // is not part of the checkpoint (docs/architecture.md).
+        // robots.txt (hops `P`) may be fetched again after a resume: a fetch in flight
+        // or settled after the last checkpoint, and failing robots.txt, are retried
+        // (the cache restored from the checkpoint covers the rest: docs/robots.md).
         let robots = r["hops"].as_str().is_some_and(|h| h.ends_with('P'));
         if !retry && !robots {
             *decided.entry(r["url"].as_str().unwrap()).or_default() += 1;

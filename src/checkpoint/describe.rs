@@ -126,6 +126,8 @@ pub struct Description {
     pub queued_urls: u64,
     pub frontier: FrontierReport,
     pub tallies: TallyReport,
+    /// The robots cache files (`robots-NNNN.bin`).
+    pub robots: RobotsReport,
     pub seen: Option<PresenceReport>,
     pub fingerprints: Option<PresenceReport>,
     pub positions: PositionsReport,
@@ -187,6 +189,32 @@ pub struct TallyReport {
     pub parked: u64,
     /// Hosts whose last fetches failed.
     pub failing: u64,
+}
+
+/// The robots cache files (`robots-NNNN.bin`): what a resume restores instead of
+/// fetching robots.txt again.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RobotsReport {
+    /// Files present (a checkpoint of an older build has none).
+    pub files: u64,
+    pub bytes: u64,
+    /// Hosts whose entry verified.
+    pub hosts: u64,
+    /// Hosts with usable rules (`Ready`), of which `expired` need revalidation now.
+    pub ready: u64,
+    pub expired: u64,
+    /// Hosts whose robots.txt was failing (429, 5xx, network), backed off.
+    pub unreachable: u64,
+    /// Ready hosts by kind of rules: a parsed robots.txt, allow-all (4xx), disallow-all.
+    pub parsed: u64,
+    pub allow_all: u64,
+    pub disallow_all: u64,
+    /// Rules held over all parsed robots.txt files.
+    pub rules: u64,
+    /// Ready hosts with an `ETag` or `Last-Modified` for a conditional refetch.
+    pub with_validators: u64,
+    /// Entries lost to damage (their robots.txt would be refetched).
+    pub damaged: u64,
 }
 
 /// A presence-bit snapshot (`seen.bits` or `fingerprints.bits`).
@@ -405,6 +433,7 @@ impl Checkpoint {
             });
         }
         let tallies = self.tallies(&mut v);
+        let robots = self.robots(&mut v);
         let seen = self.presence(SEEN_BITS, &mut v);
         let fingerprints = self.presence(FINGERPRINT_BITS, &mut v);
         let positions = self.positions(&mut v);
@@ -432,6 +461,7 @@ impl Checkpoint {
             queued_urls: m.queued_urls,
             frontier,
             tallies,
+            robots,
             seen,
             fingerprints,
             positions,
@@ -511,7 +541,8 @@ impl Checkpoint {
                 || name == SEEN_BITS
                 || name == FINGERPRINT_BITS
                 || shard_index(&name, "frontier-", ".seg").is_some_and(|i| i < m.shards)
-                || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards);
+                || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards)
+                || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards);
             if !known {
                 v.warnings.push(problem(
                     &entry.path(),
@@ -666,6 +697,76 @@ impl Checkpoint {
                 report.pages += pages;
                 report.parked += u64::from(parked);
                 report.failing += u64::from(failures > 0);
+            }
+        }
+        report
+    }
+
+    /// Reads every `robots-NNNN.bin` through, checksums included. A missing file is a
+    /// warning (older builds wrote none; a resume refetches those hosts' robots.txt);
+    /// damage is an error, although a resume skips the damaged entries and goes on.
+    fn robots(&self, v: &mut Verification) -> RobotsReport {
+        use crate::robots::persist::{self, StoredState};
+        use crate::robots::HostRules;
+        let now_ms = persist::unix_ms(SystemTime::now());
+        let mut report = RobotsReport::default();
+        for shard in 0..self.shards() {
+            let file = self.dir.join(format!("robots-{shard:04}.bin"));
+            if !file.is_file() {
+                v.warnings.push(problem(
+                    &file,
+                    "missing: a resume fetches robots.txt again for this shard's hosts".to_owned(),
+                ));
+                continue;
+            }
+            let contents = match persist::read_file(&file) {
+                Ok(c) => c,
+                Err(e) => {
+                    v.errors.push(problem(&file, format!("unreadable: {e}")));
+                    continue;
+                }
+            };
+            v.files_checked += 1;
+            v.bytes_checked += contents.bytes;
+            report.files += 1;
+            report.bytes += contents.bytes;
+            for d in &contents.damage {
+                v.errors.push(Problem {
+                    file: file.clone(),
+                    offset: Some(d.offset),
+                    message: d.message.clone(),
+                });
+            }
+            let found = contents.entries.len() as u64;
+            report.damaged += contents
+                .written
+                .map_or(u64::from(!contents.damage.is_empty()), |w| {
+                    w.saturating_sub(found)
+                });
+            for e in &contents.entries {
+                report.hosts += 1;
+                let ready = match &e.state {
+                    StoredState::Ready(r) => {
+                        report.ready += 1;
+                        report.expired += u64::from(r.fresh_until_ms <= now_ms);
+                        r
+                    }
+                    StoredState::Unreachable { .. } => {
+                        report.unreachable += 1;
+                        continue;
+                    }
+                };
+                match &ready.rules {
+                    HostRules::Parsed(rules) => {
+                        report.parsed += 1;
+                        report.rules += rules.rules().len() as u64;
+                    }
+                    HostRules::AllowAll => report.allow_all += 1,
+                    HostRules::DisallowAll => report.disallow_all += 1,
+                }
+                report.with_validators += u64::from(
+                    ready.validators.etag.is_some() || ready.validators.last_modified.is_some(),
+                );
             }
         }
         report
@@ -877,6 +978,34 @@ mod tests {
 
     /// A checkpoint of `shards` shards with `urls[i]` URLs on shard i, written the way
     /// the engine writes one.
+    /// A robots file with two hosts: one with parsed rules, one unreachable.
+    fn write_robots(path: &Path, shard: usize) {
+        use crate::robots::persist::{write_file, Clock};
+        use crate::robots::{HostKey, PolicyConfig, RobotsCache, RobotsResponse};
+        let now = std::time::Instant::now();
+        let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 1 << 20);
+        for (host, status, body) in [
+            (
+                format!("r{shard}.test"),
+                200,
+                &b"user-agent: *\ndisallow: /x\nallow: /x/y$\n"[..],
+            ),
+            (format!("down{shard}.test"), 503, &b""[..]),
+        ] {
+            let url = url::Url::parse(&format!("http://{host}/")).unwrap();
+            cache.poll_fetch(&url, now).unwrap();
+            let r = RobotsResponse {
+                status,
+                headers: &[],
+                body,
+            };
+            cache
+                .on_response(&HostKey::of(&url).unwrap(), now, &r)
+                .unwrap();
+        }
+        write_file(path, &cache, Clock::now()).unwrap();
+    }
+
     fn write_checkpoint(root: &Path, epoch: u64, urls: &[u64]) -> PathBuf {
         let tmp = prepare(root, epoch).unwrap();
         let mut total = 0;
@@ -899,6 +1028,7 @@ mod tests {
                 format!("h{i}.test\t5\t0\t0\nbad{i}.test\t1\t9\t1\n"),
             )
             .unwrap();
+            write_robots(&tmp.join(format!("robots-{i:04}.bin")), i);
         }
         let seen = SeenSet::create(root.join("live-seen"), 10_000, 1e-3).unwrap();
         for j in 0..100u32 {
@@ -957,6 +1087,19 @@ mod tests {
         assert_eq!(d.tallies.hosts, 4);
         assert_eq!(d.tallies.pages, 12);
         assert_eq!(d.tallies.parked, 2);
+        assert_eq!(d.robots.files, 2);
+        assert_eq!(d.robots.hosts, 4);
+        assert_eq!(d.robots.ready, 2);
+        assert_eq!(d.robots.parsed, 2);
+        assert_eq!(d.robots.rules, 4);
+        assert_eq!(d.robots.unreachable, 2);
+        assert_eq!(d.robots.expired, 0);
+        assert_eq!(d.robots.damaged, 0);
+        assert!(
+            d.verification.warnings.is_empty(),
+            "{:?}",
+            d.verification.warnings
+        );
         let seen = d.seen.unwrap();
         assert_eq!(seen.inserted, 100);
         assert!(seen.fill_ratio > 0.0 && seen.expected_fp > 0.0);
@@ -1003,6 +1146,46 @@ mod tests {
             .unwrap();
         assert!(p.message.contains("truncated"), "{p}");
         assert!(p.offset.is_some_and(|o| o >= 12), "{p}");
+    }
+
+    #[test]
+    fn damaged_robots_files_are_errors_and_missing_ones_warnings() {
+        let out = tempfile::tempdir().unwrap();
+        let root = out.path().join("checkpoint");
+        let dir = write_checkpoint(&root, 1, &[3, 3]);
+        let file = dir.join("robots-0001.bin");
+        let mut bytes = fs::read(&file).unwrap();
+        let at = bytes.len() - 20; // inside the last entry
+        bytes[at] ^= 0x40;
+        fs::write(&file, &bytes).unwrap();
+        fs::remove_file(dir.join("robots-0000.bin")).unwrap();
+        let d = Checkpoint::open(&dir)
+            .unwrap()
+            .describe(&DescribeOptions::default());
+        assert!(!d.verification.ok);
+        assert!(d
+            .verification
+            .errors
+            .iter()
+            .any(|e| e.file == file && e.offset.is_some() && e.message.contains("checksum")));
+        assert!(d
+            .verification
+            .warnings
+            .iter()
+            .any(|w| w.file.ends_with("robots-0000.bin") && w.message.contains("missing")));
+        assert_eq!(d.robots.files, 1);
+        assert_eq!(d.robots.hosts, 1);
+        assert_eq!(d.robots.damaged, 1);
+        // Truncated: an error too.
+        fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+        let d = Checkpoint::open(&dir)
+            .unwrap()
+            .describe(&DescribeOptions::default());
+        assert!(d
+            .verification
+            .errors
+            .iter()
+            .any(|e| e.file == file && e.message.contains("truncated")));
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! cp-000007/seen.bits      presence-bit snapshot (checksummed, see src/seen/)
 //! cp-000007/fingerprints.bits
 //! cp-000007/frontier-NNNN.seg  every queued URL of shard NNNN (segment format)
+//! cp-000007/tallies-NNNN.tsv   shard NNNN's per-host tallies
+//! cp-000007/robots-NNNN.bin    shard NNNN's robots cache (`robots/persist.rs`)
 //! ```
 //! Steps (each numbered step is durable before the next starts):
 //! 1. write everything into `tmp-000007/`, fsync each file;
@@ -35,8 +37,8 @@ use crate::engine::CrawlConfig;
 
 pub use describe::{
     Checkpoint, CheckpointEntry, CheckpointEntryKind, DescribeOptions, Description, FrontierReport,
-    HostCount, LogReport, PositionsReport, PresenceReport, Problem, ShardFrontier, TallyReport,
-    Verification,
+    HostCount, LogReport, PositionsReport, PresenceReport, Problem, RobotsReport, ShardFrontier,
+    TallyReport, Verification,
 };
 
 /// Format version of `manifest.json`.

@@ -248,6 +248,34 @@ fn render(d: &Description) -> String {
         "tallies      {} host(s), {} pages, {} parked, {} failing",
         t.hosts, t.pages, t.parked, t.failing
     );
+    let r = &d.robots;
+    if r.files == 0 {
+        let _ = writeln!(
+            s,
+            "robots       no robots cache files (a resume fetches every robots.txt again)"
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "robots       {} host(s) in {} file(s), {}: {} ready ({} parsed with {} rules, {} allow-all, {} disallow-all; {} expired, {} with validators), {} unreachable{}",
+            r.hosts,
+            r.files,
+            bytes(r.bytes),
+            r.ready,
+            r.parsed,
+            r.rules,
+            r.allow_all,
+            r.disallow_all,
+            r.expired,
+            r.with_validators,
+            r.unreachable,
+            if r.damaged > 0 {
+                format!(", {} damaged entries", r.damaged)
+            } else {
+                String::new()
+            }
+        );
+    }
     presence(&mut s, "seen bits   ", d.seen.as_ref());
     presence(&mut s, "fingerprints", d.fingerprints.as_ref());
     let p = &d.positions;

@@ -442,6 +442,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let mut resumed_epoch = None;
     let mut epoch = 0;
     let mut tallies: Vec<_> = (0..n).map(|_| Default::default()).collect();
+    let mut robots: Vec<Vec<_>> = (0..n).map(|_| Vec::new()).collect();
     match &resumed {
         Some((dir, m)) => {
             let c = m.counters;
@@ -458,6 +459,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             resumed_epoch = Some(m.epoch);
             epoch = m.epoch;
             tallies = shard::load_tallies(dir, n).map_err(err)?;
+            robots = load_robots(dir, n, &config.robots);
             for file in checkpoint::frontier_files(dir).map_err(err)? {
                 let mut r = SegmentReader::open(&file).map_err(err)?;
                 while let Some(rec) = r.next_record().map_err(err)? {
@@ -506,11 +508,12 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let (control_txs, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
         (0..n).map(|_| unbounded()).unzip();
     let mut handles = Vec::with_capacity(n);
-    for (i, (((frontier, fetcher), (inbox, control)), tallies)) in frontiers
+    for (i, ((((frontier, fetcher), (inbox, control)), tallies), robots)) in frontiers
         .into_iter()
         .zip(fetchers)
         .zip(inbox_rxs.into_iter().zip(control_rxs))
         .zip(tallies)
+        .zip(robots)
         .enumerate()
     {
         let parts = shard::ShardParts {
@@ -525,6 +528,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             output: output.tx.clone(),
             control,
             tallies,
+            robots,
         };
         let handle = std::thread::Builder::new()
             .name(format!("trawl-shard-{i}"))
@@ -619,6 +623,32 @@ fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), Craw
         }
     }
     Ok(())
+}
+
+/// The robots cache entries of a checkpoint (`robots-NNNN.bin`), routed to their
+/// shards by host key, least recently used first. Never fails: the robots cache is a
+/// cache (see `robots::persist::load_dir`).
+fn load_robots(
+    dir: &Path,
+    shards: usize,
+    config: &crate::robots::PolicyConfig,
+) -> Vec<Vec<(crate::robots::HostKey, crate::robots::RobotsPolicy)>> {
+    let mut out: Vec<Vec<_>> = (0..shards).map(|_| Vec::new()).collect();
+    let loaded =
+        crate::robots::persist::load_dir(dir, config, crate::robots::persist::Clock::now());
+    tracing::info!(
+        hosts = loaded.entries.len(),
+        files = loaded.files,
+        ignored_files = loaded.ignored_files,
+        damaged_records = loaded.damaged,
+        "robots cache restored from the checkpoint"
+    );
+    for (key, policy) in loaded.entries {
+        if let Some(v) = out.get_mut(shard::shard_of(key.as_str(), shards)) {
+            v.push((key, policy));
+        }
+    }
+    out
 }
 
 fn nonzero(d: Duration) -> Duration {

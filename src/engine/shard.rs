@@ -144,6 +144,8 @@ pub(crate) struct ShardParts {
     pub control: Receiver<Control>,
     /// Host tallies restored from a checkpoint (empty on a fresh crawl).
     pub tallies: HashMap<String, HostTally>,
+    /// Robots cache entries restored from a checkpoint, least recently used first.
+    pub robots: Vec<(HostKey, crate::robots::RobotsPolicy)>,
 }
 
 /// The stable shard of a host key: CRC-32 of its bytes, so a checkpoint routes the
@@ -160,7 +162,11 @@ pub(crate) fn host_key(url: &Url) -> Option<String> {
 impl Shard {
     pub fn new(p: ShardParts) -> Self {
         let config = &p.shared.config;
-        let robots = RobotsCache::new(config.robots.clone(), config.robots_cache_bytes);
+        let mut robots = RobotsCache::new(config.robots.clone(), config.robots_cache_bytes);
+        // Oldest first, so past the byte budget the most recently used hosts stay.
+        for (key, policy) in p.robots {
+            robots.restore(key, policy);
+        }
         let shards = p.peers.len();
         let extract = ExtractOptions {
             robot_name: config.agent_token.clone(),
@@ -997,6 +1003,14 @@ impl Shard {
         if let Err(e) = self.dump_tallies(&path) {
             tracing::error!(shard = self.index, error = %e, "checkpoint tally dump failed");
             cut.failed.store(true, Ordering::Release);
+        }
+        // The robots cache is a cache: failing to write it costs refetches after a
+        // resume, not correctness, so it does not fail the cut (the partial file goes).
+        let path = cut.dir.join(format!("robots-{:04}.bin", self.index));
+        let clock = crate::robots::persist::Clock::now();
+        if let Err(e) = crate::robots::persist::write_file(&path, &self.robots, clock) {
+            tracing::warn!(shard = self.index, error = %e, "checkpoint robots dump failed; a resume refetches robots.txt");
+            let _ = std::fs::remove_file(&path);
         }
         cut.barrier.wait();
         cut.barrier.wait();

@@ -186,6 +186,21 @@ impl RobotsCache {
         self.slots.get(&key)?.policy.crawl_delay(&self.config)
     }
 
+    /// Every host held, least recently used first: the order in which
+    /// [`RobotsCache::restore`] must see them again so recency survives a checkpoint.
+    pub fn entries_lru(&self) -> impl Iterator<Item = (&HostKey, &RobotsPolicy)> + '_ {
+        self.order
+            .values()
+            .filter_map(|k| self.slots.get(k).map(|s| (k, &s.policy)))
+    }
+
+    /// Puts a host's policy back (from a checkpoint), as the most recently used entry.
+    /// Past the byte budget the least recently used hosts are dropped as usual, so
+    /// restoring oldest first keeps the newest that fit.
+    pub fn restore(&mut self, key: HostKey, policy: RobotsPolicy) {
+        self.insert(key, policy);
+    }
+
     fn insert(&mut self, key: HostKey, policy: RobotsPolicy) {
         self.clock += 1;
         let bytes = policy.heap_bytes() + key.0.len() + ENTRY_OVERHEAD_BYTES;

@@ -20,6 +20,7 @@ mod http_date;
 mod meta;
 mod parse;
 pub mod pattern;
+pub mod persist;
 mod policy;
 mod robot_rules;
 mod rules;

@@ -287,6 +287,12 @@ impl RobotsPolicy {
         }
     }
 
+    /// A policy in a given state: how a checkpoint's robots file is restored
+    /// (`robots/persist.rs`). Only `Ready` and `Unreachable` are ever restored.
+    pub(crate) fn restored(robots_url: Url, state: RobotsState) -> RobotsPolicy {
+        RobotsPolicy { robots_url, state }
+    }
+
     /// The current state.
     pub fn state(&self) -> &RobotsState {
         &self.state

@@ -237,7 +237,7 @@ impl RobotsTxt {
             Mode::Rfc9309 => Syntax::Wildcards,
             Mode::Draft1996 => Syntax::Literal,
         };
-        let mut rules: Vec<Rule> = chosen
+        let rules: Vec<Rule> = chosen
             .iter()
             .flat_map(|g| g.rules.iter())
             .map(|r| Rule {
@@ -247,40 +247,18 @@ impl RobotsTxt {
             })
             .filter(|r| !r.pattern.is_empty())
             .collect();
-        if self.mode == Mode::Rfc9309 {
-            // Longest first; allow wins a tie; then file order, for stable reports.
-            rules.sort_by(|a, b| {
-                b.pattern
-                    .len()
-                    .cmp(&a.pattern.len())
-                    .then_with(|| {
-                        (a.kind == RuleKind::Disallow).cmp(&(b.kind == RuleKind::Disallow))
-                    })
-                    .then_with(|| a.line.cmp(&b.line))
-            });
-        }
-        // A cache holds these for many hosts: no growth slack.
-        rules.shrink_to_fit();
-        let index = (self.mode == Mode::Rfc9309 && rules.len() > INDEX_MIN_RULES)
-            .then(|| Index::build(&rules));
         // Of several applicable delays, the longest: the politest reading.
         let crawl_delay = chosen.iter().filter_map(|g| g.crawl_delay).max();
         let group_lines = chosen
             .iter()
             .filter_map(|g| g.agents.first().map(|a| a.line))
             .collect();
-        Rules {
-            mode: self.mode,
-            rules,
-            index,
-            crawl_delay,
-            sitemaps: self
-                .sitemaps
-                .iter()
-                .map(|s: &Sitemap| s.url.clone())
-                .collect(),
-            group_lines,
-        }
+        let sitemaps = self
+            .sitemaps
+            .iter()
+            .map(|s: &Sitemap| s.url.clone())
+            .collect();
+        Rules::assemble(self.mode, rules, crawl_delay, sitemaps, group_lines)
     }
 }
 
@@ -312,6 +290,70 @@ pub fn match_target(url: &str) -> Cow<'_, str> {
 }
 
 impl Rules {
+    /// Orders compiled rules by priority and builds the lookup index: the one place
+    /// that establishes the invariants [`Rules::decide`] relies on (first match wins).
+    fn assemble(
+        mode: Mode,
+        mut rules: Vec<Rule>,
+        crawl_delay: Option<Duration>,
+        sitemaps: Vec<String>,
+        group_lines: Vec<u32>,
+    ) -> Rules {
+        if mode == Mode::Rfc9309 {
+            // Longest first; allow wins a tie; then file order, for stable reports.
+            rules.sort_by(|a, b| {
+                b.pattern
+                    .len()
+                    .cmp(&a.pattern.len())
+                    .then_with(|| {
+                        (a.kind == RuleKind::Disallow).cmp(&(b.kind == RuleKind::Disallow))
+                    })
+                    .then_with(|| a.line.cmp(&b.line))
+            });
+        }
+        // A cache holds these for many hosts: no growth slack.
+        rules.shrink_to_fit();
+        let index =
+            (mode == Mode::Rfc9309 && rules.len() > INDEX_MIN_RULES).then(|| Index::build(&rules));
+        Rules {
+            mode,
+            rules,
+            index,
+            crawl_delay,
+            sitemaps,
+            group_lines,
+        }
+    }
+
+    /// Rebuilds rules from their stored parts (a checkpoint's robots file): each rule's
+    /// kind, original line and normalized pattern, in the order [`Rules::rules`] lists
+    /// them. Patterns are compiled again with the syntax of `mode`; normalization is
+    /// idempotent, so a stored pattern compiles to the same text and priority. The
+    /// order is re-established here rather than trusted, so damaged input cannot break
+    /// the first-match invariant.
+    pub fn from_stored(
+        mode: Mode,
+        rules: impl IntoIterator<Item = (RuleKind, u32, Vec<u8>)>,
+        crawl_delay: Option<Duration>,
+        sitemaps: Vec<String>,
+        group_lines: Vec<u32>,
+    ) -> Rules {
+        let syntax = match mode {
+            Mode::Rfc9309 => Syntax::Wildcards,
+            Mode::Draft1996 => Syntax::Literal,
+        };
+        let rules = rules
+            .into_iter()
+            .map(|(kind, line, pattern)| Rule {
+                kind,
+                line,
+                pattern: Pattern::new(&pattern, syntax),
+            })
+            .filter(|r| !r.pattern.is_empty())
+            .collect();
+        Rules::assemble(mode, rules, crawl_delay, sitemaps, group_lines)
+    }
+
     /// Rules that allow everything (no robots.txt, or no group for this crawler).
     pub fn allow_all(mode: Mode) -> Rules {
         Rules {

@@ -1,0 +1,919 @@
+//! The robots cache in a checkpoint: one `robots-NNNN.bin` file per shard, so a
+//! resumed crawl does not fetch robots.txt again for every host it already knew.
+//!
+//! ```text
+//! header:  b"TRWLROB\0" | version: u32 LE
+//! record:  payload_len: u32 LE | crc32(payload): u32 LE | payload
+//! payload: type u8 ('M' meta, 'E' entry, 'Z' end) | body
+//! meta (first): varint agent_len | agent | mode u8 | forbidden u8 | varint wall_ms
+//! entry (one host each):
+//!   varint url_len | robots_url | state u8 (1 Ready, 2 Unreachable)
+//!   Ready:       ready
+//!   Unreachable: varint since_ms | varint retry_at_ms | varint failures
+//!                | u8 has_last_good | [ready]
+//! ready:   varint fresh_until_ms | opt etag | opt last_modified | host_rules
+//! opt:     u8 0 | u8 1, varint len, bytes
+//! host_rules: u8 0 AllowAll | 1 DisallowAll | 2 Parsed, rules
+//! rules:   mode u8 | u8 has_delay [varint secs, varint nanos]
+//!          | varint n, n x (varint len, sitemap) | varint n, n x varint group_line
+//!          | varint n, n x (kind u8, varint line, varint len, normalized pattern)
+//! end (last):  varint entries
+//! ```
+//!
+//! Times are absolute wall-clock milliseconds since the Unix epoch: an `Instant` does
+//! not survive a restart, so the remaining freshness (or backoff) is carried as an
+//! expiry date and turned back into an `Instant` on load. Rules are stored compiled
+//! (kind, original line, normalized pattern) and rebuilt with [`Rules::from_stored`];
+//! the original line survives, so a restored rule still reports `robots:line-N`.
+//!
+//! The file is a cache, unlike the frontier: a record whose checksum fails is skipped
+//! (its host's robots.txt is simply fetched again), and reading goes on with the next
+//! record; a length past the end stops the file, and a file without its end record is
+//! reported as truncated (the entries before the cut are still used). The meta record names the agent,
+//! mode and 401/403 reading the rules were compiled for; a resume with different
+//! settings ignores the file, since the stored rules would answer for another crawler.
+//!
+//! The encoding and decoding here are sans-IO (bytes and clocks in, values out); the
+//! two small file functions at the end do the I/O.
+
+#![deny(clippy::indexing_slicing)]
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use url::Url;
+
+use super::cache::{HostKey, RobotsCache};
+use super::parse::{product_token, Mode, RuleKind};
+use super::policy::{
+    Fetching, Forbidden4xx, HostRules, PolicyConfig, Prior, Ready, RobotsPolicy, RobotsState,
+    Unreachable, Validators,
+};
+use super::rules::Rules;
+
+const MAGIC: &[u8; 8] = b"TRWLROB\0";
+const VERSION: u32 = 1;
+const TYPE_META: u8 = b'M';
+const TYPE_ENTRY: u8 = b'E';
+const TYPE_END: u8 = b'Z';
+/// Header bytes before the first record.
+pub const HEADER_BYTES: u64 = 12;
+/// A record larger than this is not written (the host is refetched after a resume) and
+/// is damage when read. Only the first 500 KiB of a robots.txt are parsed, and
+/// normalization at most triples a pattern, so real entries stay far below.
+pub const MAX_RECORD_BYTES: usize = 4 << 20;
+
+/// Why an entry could not be decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The payload ends early, has an unknown tag or a count beyond its length.
+    Malformed(&'static str),
+    /// The stored robots.txt URL does not parse or has no host.
+    BadUrl,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Malformed(what) => write!(f, "malformed robots entry: {what}"),
+            Self::BadUrl => write!(f, "robots entry with an unusable robots.txt URL"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// What the rules of a file were compiled for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// The crawler's product token (lower case), as matched against `user-agent`.
+    pub agent_token: Vec<u8>,
+    pub mode: Mode,
+    pub forbidden: Forbidden4xx,
+    /// When the file was written (Unix milliseconds).
+    pub written_ms: u64,
+}
+
+impl Meta {
+    /// The meta of a crawl with `config`, written at `wall_ms`.
+    pub fn of(config: &PolicyConfig, wall_ms: u64) -> Meta {
+        Meta {
+            agent_token: product_token(config.agent.as_bytes()).to_vec(),
+            mode: config.mode,
+            forbidden: config.forbidden,
+            written_ms: wall_ms,
+        }
+    }
+
+    /// Whether rules stored under this meta answer for a crawl with `config`.
+    pub fn matches(&self, config: &PolicyConfig) -> bool {
+        self.agent_token[..] == product_token(config.agent.as_bytes())[..]
+            && self.mode == config.mode
+            && self.forbidden == config.forbidden
+    }
+}
+
+/// A `Ready` state with its expiry as a wall-clock time.
+#[derive(Clone, Debug)]
+pub struct StoredReady {
+    pub rules: HostRules,
+    /// Unix milliseconds after which the rules must be revalidated.
+    pub fresh_until_ms: u64,
+    pub validators: Validators,
+}
+
+/// The states worth keeping across a restart.
+#[derive(Clone, Debug)]
+pub enum StoredState {
+    Ready(StoredReady),
+    Unreachable {
+        since_ms: u64,
+        retry_at_ms: u64,
+        failures: u32,
+        last_good: Option<StoredReady>,
+    },
+}
+
+/// One host's entry as stored.
+#[derive(Clone, Debug)]
+pub struct StoredEntry {
+    pub key: HostKey,
+    pub robots_url: Url,
+    pub state: StoredState,
+}
+
+/// A pair of clocks read at the same moment: the monotonic one the policies use and
+/// the wall clock a file can carry across a restart.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    pub now: Instant,
+    /// Unix milliseconds at `now`.
+    pub wall_ms: u64,
+}
+
+impl Clock {
+    /// Reads both clocks.
+    pub fn now() -> Clock {
+        Clock {
+            now: Instant::now(),
+            wall_ms: unix_ms(SystemTime::now()),
+        }
+    }
+
+    fn to_wall(self, t: Instant) -> u64 {
+        if t >= self.now {
+            self.wall_ms.saturating_add(millis(t - self.now))
+        } else {
+            self.wall_ms.saturating_sub(millis(self.now - t))
+        }
+    }
+
+    /// The `Instant` of a wall-clock time, at most `cap` in the future. A time so far
+    /// in the past that `Instant` cannot express it becomes `now`.
+    fn to_instant(self, ms: u64, cap: Duration) -> Instant {
+        if ms >= self.wall_ms {
+            let ahead = Duration::from_millis(ms - self.wall_ms).min(cap);
+            self.now.checked_add(ahead).unwrap_or(self.now)
+        } else {
+            self.now
+                .checked_sub(Duration::from_millis(self.wall_ms - ms))
+                .unwrap_or(self.now)
+        }
+    }
+}
+
+/// Unix milliseconds of `t` (0 before the epoch).
+pub fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, millis)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl StoredReady {
+    fn of(r: &Ready, clock: Clock) -> StoredReady {
+        StoredReady {
+            rules: r.rules.clone(),
+            fresh_until_ms: clock.to_wall(r.fresh_until),
+            validators: r.validators.clone(),
+        }
+    }
+
+    fn into_ready(self, clock: Clock, config: &PolicyConfig) -> Ready {
+        Ready {
+            rules: self.rules,
+            // Never fresher than a live response could make it.
+            fresh_until: clock.to_instant(self.fresh_until_ms, config.max_ttl),
+            validators: self.validators,
+        }
+    }
+}
+
+impl StoredState {
+    /// What of a live state is kept: `Ready` and `Unreachable` as they are; a fetch in
+    /// flight as the state it started from (expired rules, or the failure run it
+    /// retries, both then due again at once); nothing for a host never fetched.
+    pub fn of(state: &RobotsState, clock: Clock) -> Option<StoredState> {
+        let unreachable = |u: &Unreachable| StoredState::Unreachable {
+            since_ms: clock.to_wall(u.since),
+            retry_at_ms: clock.to_wall(u.retry_at),
+            failures: u.failures,
+            last_good: u.last_good.as_deref().map(|r| StoredReady::of(r, clock)),
+        };
+        match state {
+            RobotsState::NeedsFetch
+            | RobotsState::Fetching(Fetching {
+                prior: Prior::Nothing,
+                ..
+            }) => None,
+            RobotsState::Ready(r) => Some(StoredState::Ready(StoredReady::of(r, clock))),
+            RobotsState::Fetching(Fetching {
+                prior: Prior::Revalidating(r),
+                ..
+            }) => Some(StoredState::Ready(StoredReady::of(r, clock))),
+            RobotsState::Fetching(Fetching {
+                prior: Prior::Retrying(u),
+                ..
+            })
+            | RobotsState::Unreachable(u) => Some(unreachable(u)),
+        }
+    }
+
+    /// The live state at `clock`. Expired rules stay expired (the next URL of the host
+    /// revalidates them with the stored validators); future times are capped by the
+    /// policy's longest freshness and longest retry delay.
+    pub fn into_state(self, clock: Clock, config: &PolicyConfig) -> RobotsState {
+        match self {
+            StoredState::Ready(r) => RobotsState::Ready(r.into_ready(clock, config)),
+            StoredState::Unreachable {
+                since_ms,
+                retry_at_ms,
+                failures,
+                last_good,
+            } => RobotsState::Unreachable(Unreachable {
+                since: clock.to_instant(since_ms, Duration::ZERO),
+                retry_at: clock.to_instant(retry_at_ms, config.retry_max),
+                failures,
+                last_good: last_good.map(|r| Box::new(r.into_ready(clock, config))),
+            }),
+        }
+    }
+}
+
+impl StoredEntry {
+    /// The live policy.
+    pub fn into_policy(self, clock: Clock, config: &PolicyConfig) -> (HostKey, RobotsPolicy) {
+        let state = self.state.into_state(clock, config);
+        (self.key, RobotsPolicy::restored(self.robots_url, state))
+    }
+}
+
+// ---- encoding ----
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+fn put_opt(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        None => out.push(0),
+        Some(s) => {
+            out.push(1);
+            put_bytes(out, s.as_bytes());
+        }
+    }
+}
+
+fn mode_byte(m: Mode) -> u8 {
+    match m {
+        Mode::Rfc9309 => 0,
+        Mode::Draft1996 => 1,
+    }
+}
+
+/// Encodes the meta record's payload.
+pub fn encode_meta(meta: &Meta, out: &mut Vec<u8>) {
+    put_bytes(out, &meta.agent_token);
+    out.push(mode_byte(meta.mode));
+    out.push(match meta.forbidden {
+        Forbidden4xx::Allow => 0,
+        Forbidden4xx::Disallow => 1,
+    });
+    put_varint(out, meta.written_ms);
+}
+
+fn encode_rules(r: &Rules, out: &mut Vec<u8>) {
+    out.push(mode_byte(r.mode()));
+    match r.crawl_delay() {
+        None => out.push(0),
+        Some(d) => {
+            out.push(1);
+            put_varint(out, d.as_secs());
+            put_varint(out, u64::from(d.subsec_nanos()));
+        }
+    }
+    put_varint(out, r.sitemaps().len() as u64);
+    for s in r.sitemaps() {
+        put_bytes(out, s.as_bytes());
+    }
+    put_varint(out, r.group_lines().len() as u64);
+    for &l in r.group_lines() {
+        put_varint(out, u64::from(l));
+    }
+    put_varint(out, r.rules().len() as u64);
+    for rule in r.rules() {
+        out.push(match rule.kind() {
+            RuleKind::Allow => 0,
+            RuleKind::Disallow => 1,
+        });
+        put_varint(out, u64::from(rule.line()));
+        put_bytes(out, rule.pattern());
+    }
+}
+
+fn encode_ready(r: &StoredReady, out: &mut Vec<u8>) {
+    put_varint(out, r.fresh_until_ms);
+    put_opt(out, r.validators.etag.as_deref());
+    put_opt(out, r.validators.last_modified.as_deref());
+    match &r.rules {
+        HostRules::AllowAll => out.push(0),
+        HostRules::DisallowAll => out.push(1),
+        HostRules::Parsed(rules) => {
+            out.push(2);
+            encode_rules(rules, out);
+        }
+    }
+}
+
+/// Encodes one host's entry (appending to `out`).
+pub fn encode_entry(e: &StoredEntry, out: &mut Vec<u8>) {
+    put_bytes(out, e.robots_url.as_str().as_bytes());
+    match &e.state {
+        StoredState::Ready(r) => {
+            out.push(1);
+            encode_ready(r, out);
+        }
+        StoredState::Unreachable {
+            since_ms,
+            retry_at_ms,
+            failures,
+            last_good,
+        } => {
+            out.push(2);
+            put_varint(out, *since_ms);
+            put_varint(out, *retry_at_ms);
+            put_varint(out, u64::from(*failures));
+            match last_good {
+                None => out.push(0),
+                Some(r) => {
+                    out.push(1);
+                    encode_ready(r, out);
+                }
+            }
+        }
+    }
+}
+
+// ---- decoding ----
+
+struct Input<'a>(&'a [u8]);
+
+impl<'a> Input<'a> {
+    fn byte(&mut self, what: &'static str) -> Result<u8, DecodeError> {
+        let (&b, rest) = self.0.split_first().ok_or(DecodeError::Malformed(what))?;
+        self.0 = rest;
+        Ok(b)
+    }
+
+    fn varint(&mut self, what: &'static str) -> Result<u64, DecodeError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte(what)?;
+            v |= u64::from(b & 0x7F) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(DecodeError::Malformed(what))
+    }
+
+    fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
+        u32::try_from(self.varint(what)?).map_err(|_| DecodeError::Malformed(what))
+    }
+
+    fn bytes(&mut self, what: &'static str) -> Result<&'a [u8], DecodeError> {
+        let len = usize::try_from(self.varint(what)?).map_err(|_| DecodeError::Malformed(what))?;
+        if len > self.0.len() {
+            return Err(DecodeError::Malformed(what));
+        }
+        let (head, rest) = self.0.split_at(len);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn string(&mut self, what: &'static str) -> Result<String, DecodeError> {
+        std::str::from_utf8(self.bytes(what)?)
+            .map(str::to_owned)
+            .map_err(|_| DecodeError::Malformed(what))
+    }
+
+    fn opt(&mut self, what: &'static str) -> Result<Option<String>, DecodeError> {
+        match self.byte(what)? {
+            0 => Ok(None),
+            1 => self.string(what).map(Some),
+            _ => Err(DecodeError::Malformed(what)),
+        }
+    }
+
+    /// A count of items each at least one byte long: never more than what is left,
+    /// so a damaged count cannot make a decoder allocate beyond the record.
+    fn count(&mut self, what: &'static str) -> Result<usize, DecodeError> {
+        let n = usize::try_from(self.varint(what)?).map_err(|_| DecodeError::Malformed(what))?;
+        if n > self.0.len() {
+            return Err(DecodeError::Malformed(what));
+        }
+        Ok(n)
+    }
+
+    fn mode(&mut self) -> Result<Mode, DecodeError> {
+        match self.byte("mode")? {
+            0 => Ok(Mode::Rfc9309),
+            1 => Ok(Mode::Draft1996),
+            _ => Err(DecodeError::Malformed("mode")),
+        }
+    }
+}
+
+/// Decodes the meta record's payload.
+///
+/// # Errors
+/// [`DecodeError::Malformed`] for a payload that is not a meta record.
+pub fn decode_meta(payload: &[u8]) -> Result<Meta, DecodeError> {
+    let mut i = Input(payload);
+    let agent_token = i.bytes("agent")?.to_vec();
+    let mode = i.mode()?;
+    let forbidden = match i.byte("forbidden")? {
+        0 => Forbidden4xx::Allow,
+        1 => Forbidden4xx::Disallow,
+        _ => return Err(DecodeError::Malformed("forbidden")),
+    };
+    let written_ms = i.varint("time")?;
+    if !i.0.is_empty() {
+        return Err(DecodeError::Malformed("trailing bytes"));
+    }
+    Ok(Meta {
+        agent_token,
+        mode,
+        forbidden,
+        written_ms,
+    })
+}
+
+fn decode_rules(i: &mut Input<'_>) -> Result<Rules, DecodeError> {
+    let mode = i.mode()?;
+    let crawl_delay = match i.byte("crawl-delay")? {
+        0 => None,
+        1 => {
+            let secs = i.varint("crawl-delay")?;
+            let nanos = i.u32("crawl-delay")?;
+            if nanos >= 1_000_000_000 {
+                return Err(DecodeError::Malformed("crawl-delay"));
+            }
+            Some(Duration::new(secs, nanos))
+        }
+        _ => return Err(DecodeError::Malformed("crawl-delay")),
+    };
+    let n = i.count("sitemaps")?;
+    let mut sitemaps = Vec::with_capacity(n);
+    for _ in 0..n {
+        sitemaps.push(i.string("sitemap")?);
+    }
+    let n = i.count("group lines")?;
+    let mut group_lines = Vec::with_capacity(n);
+    for _ in 0..n {
+        group_lines.push(i.u32("group line")?);
+    }
+    let n = i.count("rules")?;
+    let mut rules = Vec::with_capacity(n);
+    for _ in 0..n {
+        let kind = match i.byte("rule kind")? {
+            0 => RuleKind::Allow,
+            1 => RuleKind::Disallow,
+            _ => return Err(DecodeError::Malformed("rule kind")),
+        };
+        let line = i.u32("rule line")?;
+        let pattern = i.bytes("pattern")?.to_vec();
+        rules.push((kind, line, pattern));
+    }
+    Ok(Rules::from_stored(
+        mode,
+        rules,
+        crawl_delay,
+        sitemaps,
+        group_lines,
+    ))
+}
+
+fn decode_ready(i: &mut Input<'_>) -> Result<StoredReady, DecodeError> {
+    let fresh_until_ms = i.varint("expiry")?;
+    let etag = i.opt("etag")?;
+    let last_modified = i.opt("last-modified")?;
+    let rules = match i.byte("rules kind")? {
+        0 => HostRules::AllowAll,
+        1 => HostRules::DisallowAll,
+        2 => HostRules::Parsed(decode_rules(i)?),
+        _ => return Err(DecodeError::Malformed("rules kind")),
+    };
+    Ok(StoredReady {
+        rules,
+        fresh_until_ms,
+        validators: Validators {
+            etag,
+            last_modified,
+        },
+    })
+}
+
+/// Decodes one host's entry.
+///
+/// # Errors
+/// [`DecodeError`] for a payload that does not decode completely.
+pub fn decode_entry(payload: &[u8]) -> Result<StoredEntry, DecodeError> {
+    let mut i = Input(payload);
+    let url = std::str::from_utf8(i.bytes("url")?).map_err(|_| DecodeError::BadUrl)?;
+    let robots_url = Url::parse(url).map_err(|_| DecodeError::BadUrl)?;
+    let key = HostKey::of(&robots_url).ok_or(DecodeError::BadUrl)?;
+    if robots_url.path() != "/robots.txt" || !matches!(robots_url.scheme(), "http" | "https") {
+        return Err(DecodeError::BadUrl);
+    }
+    let state = match i.byte("state")? {
+        1 => StoredState::Ready(decode_ready(&mut i)?),
+        2 => {
+            let since_ms = i.varint("since")?;
+            let retry_at_ms = i.varint("retry")?;
+            let failures = i.u32("failures")?;
+            let last_good = match i.byte("last good")? {
+                0 => None,
+                1 => Some(decode_ready(&mut i)?),
+                _ => return Err(DecodeError::Malformed("last good")),
+            };
+            StoredState::Unreachable {
+                since_ms,
+                retry_at_ms,
+                failures,
+                last_good,
+            }
+        }
+        _ => return Err(DecodeError::Malformed("state")),
+    };
+    if !i.0.is_empty() {
+        return Err(DecodeError::Malformed("trailing bytes"));
+    }
+    Ok(StoredEntry {
+        key,
+        robots_url,
+        state,
+    })
+}
+
+// ---- files ----
+
+/// What [`write_file`] wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Hosts written.
+    pub entries: u64,
+    /// Hosts held but not worth keeping (never fetched, first fetch in flight) or
+    /// too large for a record.
+    pub skipped: u64,
+    pub bytes: u64,
+}
+
+/// Writes the cache to `path` (least recently used host first) and fsyncs it.
+///
+/// # Errors
+/// I/O errors.
+pub fn write_file(path: &Path, cache: &RobotsCache, clock: Clock) -> io::Result<WriteStats> {
+    let mut w = BufWriter::new(File::create(path)?);
+    let mut stats = WriteStats::default();
+    w.write_all(MAGIC)?;
+    w.write_all(&VERSION.to_le_bytes())?;
+    stats.bytes = HEADER_BYTES;
+    let mut payload = vec![TYPE_META];
+    encode_meta(&Meta::of(cache.config(), clock.wall_ms), &mut payload);
+    stats.bytes += write_record(&mut w, &payload)?;
+    for (key, policy) in cache.entries_lru() {
+        let Some(state) = StoredState::of(policy.state(), clock) else {
+            stats.skipped += 1;
+            continue;
+        };
+        payload.clear();
+        payload.push(TYPE_ENTRY);
+        encode_entry(
+            &StoredEntry {
+                key: key.clone(),
+                robots_url: policy.robots_url().clone(),
+                state,
+            },
+            &mut payload,
+        );
+        if payload.len() > MAX_RECORD_BYTES {
+            stats.skipped += 1;
+            continue;
+        }
+        stats.bytes += write_record(&mut w, &payload)?;
+        stats.entries += 1;
+    }
+    payload.clear();
+    payload.push(TYPE_END);
+    put_varint(&mut payload, stats.entries);
+    stats.bytes += write_record(&mut w, &payload)?;
+    let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    Ok(stats)
+}
+
+fn write_record(w: &mut impl Write, payload: &[u8]) -> io::Result<u64> {
+    let len = u32::try_from(payload.len()).map_err(|_| io::Error::other("record too large"))?;
+    w.write_all(&len.to_le_bytes())?;
+    w.write_all(&crc32fast::hash(payload).to_le_bytes())?;
+    w.write_all(payload)?;
+    Ok(8 + u64::from(len))
+}
+
+/// Damage found while reading a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// Byte offset of the bad record (or 0 for the header).
+    pub offset: u64,
+    pub message: String,
+}
+
+/// Everything read from one file: the meta record, the entries that checked out, and
+/// the damage met on the way.
+#[derive(Clone, Debug, Default)]
+pub struct FileContents {
+    /// `None` when the header or the meta record is damaged (no entry is then used).
+    pub meta: Option<Meta>,
+    pub entries: Vec<StoredEntry>,
+    pub damage: Vec<Damage>,
+    /// Bytes read through.
+    pub bytes: u64,
+    /// The entry count the end record states (`None` without a readable end record).
+    pub written: Option<u64>,
+}
+
+/// Reads a whole file. Never fails on damage: bad records are skipped and listed in
+/// [`FileContents::damage`]; only the failure to open or read is an `Err`.
+///
+/// # Errors
+/// I/O errors other than a short read.
+pub fn read_file(path: &Path) -> io::Result<FileContents> {
+    let mut r = BufReader::new(File::open(path)?);
+    let mut out = FileContents::default();
+    let mut header = [0u8; HEADER_BYTES as usize];
+    match r.read_exact(&mut header) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+            out.damage.push(Damage {
+                offset: 0,
+                message: "the file ends inside the header (truncated)".to_owned(),
+            });
+            return Ok(out);
+        }
+        Err(e) => return Err(e),
+    }
+    if header.get(..8) != Some(&MAGIC[..]) || header.get(8..) != Some(&VERSION.to_le_bytes()[..]) {
+        out.damage.push(Damage {
+            offset: 0,
+            message: "bad header: not a trawl robots file of version 1".to_owned(),
+        });
+        return Ok(out);
+    }
+    out.bytes = HEADER_BYTES;
+    let mut first = true;
+    let mut ended = false;
+    let mut payload = Vec::new();
+    loop {
+        let offset = out.bytes;
+        let mut head = [0u8; 8];
+        match read_full(&mut r, &mut head)? {
+            0 => break,
+            8 => {}
+            _ => {
+                out.damage.push(truncated(offset));
+                break;
+            }
+        }
+        let [l0, l1, l2, l3, c0, c1, c2, c3] = head;
+        let len = u32::from_le_bytes([l0, l1, l2, l3]) as usize;
+        let crc = u32::from_le_bytes([c0, c1, c2, c3]);
+        if len > MAX_RECORD_BYTES {
+            out.damage.push(Damage {
+                offset,
+                message: format!(
+                    "record length {len} is implausible: the rest of the file is unreadable"
+                ),
+            });
+            break;
+        }
+        payload.resize(len, 0);
+        if read_full(&mut r, &mut payload)? != len {
+            out.damage.push(truncated(offset));
+            break;
+        }
+        out.bytes += 8 + len as u64;
+        if crc32fast::hash(&payload) != crc {
+            out.damage.push(Damage {
+                offset,
+                message: if first {
+                    "the meta record's checksum does not match: no entry is used".to_owned()
+                } else {
+                    "record checksum mismatch: entry skipped (its robots.txt is refetched)"
+                        .to_owned()
+                },
+            });
+            if first {
+                break;
+            }
+            continue;
+        }
+        let (kind, body) = payload.split_first().map_or((0, &[][..]), |(k, b)| (*k, b));
+        match kind {
+            TYPE_META if first => match decode_meta(body) {
+                Ok(m) => out.meta = Some(m),
+                Err(e) => {
+                    out.damage.push(Damage {
+                        offset,
+                        message: format!("{e} (meta record): no entry is used"),
+                    });
+                    break;
+                }
+            },
+            _ if first => {
+                out.damage.push(Damage {
+                    offset,
+                    message: "the first record is not the meta record: no entry is used".to_owned(),
+                });
+                break;
+            }
+            TYPE_ENTRY => match decode_entry(body) {
+                Ok(e) => out.entries.push(e),
+                Err(e) => out.damage.push(Damage {
+                    offset,
+                    message: format!("{e}: entry skipped"),
+                }),
+            },
+            TYPE_END => {
+                let mut i = Input(body);
+                match i.varint("end") {
+                    Ok(n) if i.0.is_empty() => out.written = Some(n),
+                    _ => out.damage.push(Damage {
+                        offset,
+                        message: "malformed end record".to_owned(),
+                    }),
+                }
+                ended = true;
+                break;
+            }
+            _ => out.damage.push(Damage {
+                offset,
+                message: format!("unknown record type {kind}: skipped"),
+            }),
+        }
+        first = false;
+    }
+    if out.meta.is_some() && !ended && out.damage.is_empty() {
+        out.damage.push(Damage {
+            offset: out.bytes,
+            message: "the file ends before its end record (truncated)".to_owned(),
+        });
+    }
+    if ended {
+        let mut extra = [0u8; 1];
+        if read_full(&mut r, &mut extra)? != 0 {
+            out.damage.push(Damage {
+                offset: out.bytes,
+                message: "bytes after the end record".to_owned(),
+            });
+        }
+    }
+    if out.meta.is_none() && out.damage.is_empty() {
+        out.damage.push(Damage {
+            offset: HEADER_BYTES,
+            message: "no meta record".to_owned(),
+        });
+    }
+    if out.meta.is_none() {
+        out.entries.clear();
+    }
+    Ok(out)
+}
+
+fn truncated(offset: u64) -> Damage {
+    Damage {
+        offset,
+        message: "the file ends inside a record (truncated)".to_owned(),
+    }
+}
+
+/// What [`load_dir`] restored.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Live policies, file by file (shard order), least recently used first.
+    pub entries: Vec<(HostKey, RobotsPolicy)>,
+    /// Robots files read.
+    pub files: u64,
+    /// Files not used at all: unreadable, bad header or meta record, or compiled for
+    /// another agent, mode or 401/403 reading.
+    pub ignored_files: u64,
+    /// Damage met (skipped records, truncations).
+    pub damaged: u64,
+}
+
+/// Loads every `robots-*.bin` of a checkpoint directory for a crawl with `config`.
+/// Never fails: a missing or unreadable file, damaged records or rules compiled for
+/// other settings only mean refetching those hosts' robots.txt, and each is logged as
+/// a warning.
+pub fn load_dir(dir: &Path, config: &PolicyConfig, clock: Clock) -> Loaded {
+    let mut loaded = Loaded::default();
+    let mut files: Vec<std::path::PathBuf> = match std::fs::read_dir(dir) {
+        Ok(list) => list
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("robots-") && n.ends_with(".bin"))
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot list the checkpoint's robots files");
+            return loaded;
+        }
+    };
+    files.sort();
+    for file in files {
+        loaded.files += 1;
+        let contents = match read_file(&file) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(file = %file.display(), error = %e, "robots file unreadable; its hosts' robots.txt will be refetched");
+                loaded.ignored_files += 1;
+                continue;
+            }
+        };
+        for d in &contents.damage {
+            tracing::warn!(file = %file.display(), offset = d.offset, "{}", d.message);
+        }
+        loaded.damaged += contents.damage.len() as u64;
+        match &contents.meta {
+            None => {
+                loaded.ignored_files += 1;
+                continue;
+            }
+            Some(meta) if !meta.matches(config) => {
+                tracing::warn!(file = %file.display(), "robots rules were compiled for another agent, mode or 401/403 reading; they will be refetched");
+                loaded.ignored_files += 1;
+                continue;
+            }
+            Some(_) => {}
+        }
+        loaded.entries.extend(
+            contents
+                .entries
+                .into_iter()
+                .map(|e| e.into_policy(clock, config)),
+        );
+    }
+    loaded
+}
+
+/// Reads until `buf` is full or the file ends; the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..).filter(|b| !b.is_empty()) {
+        match r.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+#[cfg(test)]
+mod tests;
