@@ -43,6 +43,10 @@ const MAX_CONTENDED_REUSES: u32 = 16;
 /// The waker's token: all ones, which no slot token can equal (see `slab.rs`).
 const WAKER: Token = Token(usize::MAX);
 
+/// Slots of the channel a [`Submitter`] sends through; [`Submitter::submit`] reports
+/// `Full` beyond them until the loop has taken some.
+pub const SUBMIT_CHANNEL_SLOTS: usize = 1024;
+
 /// One request for the fetcher.
 #[derive(Clone, Debug)]
 pub struct FetchRequest {
@@ -267,8 +271,13 @@ impl Fetcher {
                 timer_at: None,
             }
         });
+        // The cross-thread hand-off only needs to cover one loop turn: a bounded
+        // channel allocates and initializes every slot up front, and at the old 65,536
+        // slots that was 32 MiB zeroed (and resident) per fetcher, a visible share of a
+        // short crawl's CPU. Requests the loop takes wait in its own queue
+        // (`max_queued_requests`).
         let (submit_tx, submissions) =
-            crossbeam_channel::bounded(cfg.max_queued_requests.clamp(1, 1 << 16));
+            crossbeam_channel::bounded(cfg.max_queued_requests.clamp(1, SUBMIT_CHANNEL_SLOTS));
         Ok(Self {
             events: Events::with_capacity(cfg.events_capacity.max(16)),
             ready: Vec::with_capacity(cfg.events_capacity.max(16)),
