@@ -258,7 +258,7 @@ if "trawl" in by:
     print(f"- trawl discovered URLs (median): {med('trawl', lambda r: r['discovered']):.0f}; "
           f"frontier disk bytes per spilled URL: "
           f"{med('trawl', lambda r: r['frontier_disk_bytes'] / r['frontier_disk_urls'] if r['frontier_disk_urls'] else 0):.1f}; "
-          f"presence-bit file {r[0]['seen_file_bytes'] / 1e6:.0f} MB (mmap'd; touched pages count in RSS)")
+          f"presence bits {r[0]['seen_file_bytes'] / 1e6:.0f} MB (resident once touched, counted in RSS)")
     print(f"- trawl outcomes (run 1): {json.dumps(r[0]['outcomes'])}")
 if "trawl-warc" in by:
     print(f"- WARC bytes written (median): {med('trawl-warc', lambda r: r['warc_bytes']) / 1e6:.1f} MB")
