@@ -459,8 +459,10 @@ impl SegmentReader {
     }
 }
 
-/// Reads until `buf` is full or end of file; returns the bytes read.
-fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+/// Reads until `buf` is full or end of file; returns the bytes read (retrying
+/// `Interrupted`). Shared with the other checksummed record files
+/// (`robots::persist`).
+pub(crate) fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         let Some(rest) = buf.get_mut(filled..) else {

@@ -52,6 +52,7 @@ use super::policy::{
     Unreachable, Validators,
 };
 use super::rules::Rules;
+use crate::frontier::segment::read_full;
 
 const MAGIC: &[u8; 8] = b"TRWLROB\0";
 const VERSION: u32 = 1;
@@ -899,20 +900,6 @@ pub fn load_dir(dir: &Path, config: &PolicyConfig, clock: Clock) -> Loaded {
         );
     }
     loaded
-}
-
-/// Reads until `buf` is full or the file ends; the bytes read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while let Some(rest) = buf.get_mut(filled..).filter(|b| !b.is_empty()) {
-        match r.read(rest) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 #[cfg(test)]
