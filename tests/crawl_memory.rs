@@ -239,7 +239,7 @@ fn frontier_spills_and_rss_stays_under_the_budget() {
 /// The acceptance run (release binaries, `make memtest`): tens of millions of queued
 /// URLs under `--memory 256M`.
 #[test]
-#[ignore = "minutes with release binaries: run by `make memtest`"]
+#[ignore = "minutes with release binaries: run by `make memtest`, which .ci/run calls"]
 fn tens_of_millions_queued_under_256m() {
     run(
         "crawl_memory (acceptance)",

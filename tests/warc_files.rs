@@ -9,11 +9,14 @@
 // Test helpers outside `#[test]` functions: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod crawl_support;
+
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crawl_support::warcio;
 use flate2::bufread::GzDecoder;
 use trawl::crawllog::{FetchTimings, Hop};
 use trawl::warc::{
@@ -23,27 +26,6 @@ use trawl::warc::{
 
 // ---------------------------------------------------------------------------------
 // warcio
-
-fn warcio() -> Option<PathBuf> {
-    if std::env::var_os("TRAWL_SKIP_WARCIO").is_some_and(|v| v == "1") {
-        return None;
-    }
-    let candidates = [
-        std::env::var_os("WARCIO").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/warcio")),
-    ];
-    if let Some(found) = candidates.into_iter().flatten().find(|p| p.is_file()) {
-        return Some(found);
-    }
-    if Command::new("warcio").arg("--help").output().is_ok() {
-        return Some(PathBuf::from("warcio"));
-    }
-    panic!(
-        "warcio not found: run `python3 -m venv .venv && .venv/bin/pip install warcio` in \
-         the repository root (as .ci/run does), or set WARCIO=/path/to/warcio, or set \
-         TRAWL_SKIP_WARCIO=1 to skip the warcio checks on purpose"
-    );
-}
 
 /// Runs `warcio check -v` over `files` and asserts it passes and that every record with
 /// a digest had it verified.
