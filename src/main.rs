@@ -55,7 +55,7 @@ fn main() -> ExitCode {
         }
     };
     init_tracing();
-    let cli = Cli::parse_from(args);
+    let cli = Cli::parse_from(&args);
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Robots(args) => cli::robots::run(args),
         Command::Url(args) => cli::url::run(args),
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
         Command::Fetch(args) => cli::fetch::run(args),
         Command::Plan(args) => cli::plan::run(args),
         Command::Bench(args) => cli::bench::run(args),
-        Command::Crawl(args) => cli::crawl::run(args),
+        Command::Crawl(crawl) => cli::crawl::run(crawl, &args),
         Command::Inspect(args) => cli::inspect::run(args),
     };
     match result {

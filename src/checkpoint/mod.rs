@@ -25,6 +25,7 @@
 //! (what `trawl inspect` prints); see `docs/checkpoints.md`.
 
 mod describe;
+pub mod start;
 
 use std::fs::{self, File};
 use std::io::{self, Write};

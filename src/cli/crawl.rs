@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use clap::Args;
+use clap::parser::ValueSource;
+use clap::{ArgAction, ArgMatches, Args, FromArgMatches};
 
 use trawl::engine::{CrawlConfig, Crawler};
 use trawl::robots::Forbidden4xx;
@@ -24,19 +25,21 @@ pub struct CrawlArgs {
     /// A seed URL (repeatable).
     #[arg(long = "seed", value_name = "URL")]
     pub seed: Vec<String>,
-    /// Output directory: warc/, crawl.log.jsonl, checkpoint/, stats.json.
+    /// Output directory: warc/, crawl.log.jsonl, checkpoint/, stats.json, start.json.
     #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
     /// TOML file with the same settings as the flags (`max-pages = 100`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Continue the crawl whose last checkpoint is in --out.
-    #[arg(long)]
-    pub resume: bool,
-    /// Shard threads (default: number of cores).
+    /// Continue the crawl in DIR (or in --out): from its last checkpoint, or from its
+    /// seeds when it was stopped before the first one. The seeds and flags it started
+    /// with are applied again (from DIR/start.json); flags given now override them.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub resume: Option<Option<PathBuf>>,
+    /// Shard threads, at least 1 (default: number of cores).
     #[arg(long)]
     pub shards: Option<usize>,
-    /// Fetches in flight per shard.
+    /// Fetches in flight per shard (at least 1).
     #[arg(long, default_value_t = 256)]
     pub concurrency: usize,
     /// User-Agent (default: trawl's identification with its URL).
@@ -95,13 +98,13 @@ pub struct CrawlArgs {
     /// Blacklist file: hosts, URL prefixes and `re:` regexes, one per line.
     #[arg(long, value_name = "FILE")]
     pub blacklist: Option<PathBuf>,
-    /// RAM budget for the process (presence bits excluded), e.g. 256M, 4G.
+    /// RAM budget for the process (presence bits excluded), e.g. 256M, 4G; at least 64M.
     #[arg(long, default_value = "512M")]
     pub memory: String,
-    /// URLs the presence bits are sized for.
+    /// URLs the presence bits are sized for (at least 1; below 1024 counts as 1024).
     #[arg(long, default_value_t = 100_000_000)]
     pub seen_capacity: u64,
-    /// False-positive rate of the presence bits at capacity.
+    /// False-positive rate of the presence bits at capacity (above 0, below 1).
     #[arg(long, default_value_t = 1e-6)]
     pub seen_fp: f64,
     /// Where the live presence bits live: `memory` (anonymous huge pages, saved at each
@@ -178,37 +181,90 @@ fn parse_size(s: &str) -> anyhow::Result<u64> {
     Ok((n * mult as f64) as u64)
 }
 
-fn read_lines(path: &PathBuf) -> anyhow::Result<Vec<String>> {
-    let text =
-        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(str::to_owned)
-        .collect())
+/// The seeds of `--seeds` and `--seed`: the usable ones, and a warning for each one that
+/// is not (with its line number), so one typo does not stop a crawl of a thousand seeds
+/// but is not dropped without a word either.
+#[derive(Debug, Default)]
+struct Seeds {
+    usable: Vec<String>,
+    warnings: Vec<String>,
+    /// Seed lines and `--seed` values given (comments and blank lines aside).
+    given: usize,
+}
+
+impl Seeds {
+    /// Checks one seed: an absolute `http` or `https` URL.
+    fn check(&mut self, value: &str, place: &str) {
+        self.given += 1;
+        match trawl::url::canonicalize_absolute(value) {
+            Ok(_) => self.usable.push(value.to_owned()),
+            Err(trawl::url::Reject::UnsupportedScheme) => {
+                let scheme = value.split(':').next().unwrap_or(value);
+                self.warnings.push(format!(
+                    "{place}: {value:?} has scheme {scheme:?}; trawl crawls http and https only: skipped"
+                ));
+            }
+            Err(reason) => self.warnings.push(format!(
+                "{place}: {value:?} is not an absolute URL ({reason}): skipped"
+            )),
+        }
+    }
+}
+
+fn load_seeds(args: &CrawlArgs) -> anyhow::Result<Seeds> {
+    let mut seeds = Seeds::default();
+    if let Some(path) = &args.seeds {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            seeds.check(line, &format!("{}:{}", path.display(), i + 1));
+        }
+    }
+    for value in &args.seed {
+        seeds.check(value.trim(), "--seed");
+    }
+    Ok(seeds)
 }
 
 /// Builds the validated configuration from the flags.
 pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
-    let mut c = CrawlConfig::new(&args.out);
-    if let Some(path) = &args.seeds {
-        c.seeds = read_lines(path)?;
+    let mut c = CrawlConfig::new(output_dir(args)?);
+    let seeds = load_seeds(args)?;
+    for w in &seeds.warnings {
+        eprintln!("trawl: warning: {w}");
     }
-    c.seeds.extend(args.seed.iter().cloned());
+    if seeds.usable.is_empty() && args.resume.is_none() {
+        match &args.seeds {
+            _ if seeds.given > 0 => bail!(
+                "no usable seed URL: none of the {} seeds given is an absolute http or https \
+                 URL (see the warnings above)",
+                seeds.given
+            ),
+            Some(path) => bail!(
+                "no seed URL in {}: it holds only comments and blank lines",
+                path.display()
+            ),
+            None => bail!("no seeds: give --seeds FILE or --seed URL"),
+        }
+    }
+    c.seeds = seeds.usable;
     if let Some(s) = args.shards {
-        c.shards = s.max(1);
+        c.shards = s;
     }
-    c.concurrency_per_shard = args.concurrency.max(1);
+    c.concurrency_per_shard = args.concurrency;
     if let Some(ua) = &args.user_agent {
         c.user_agent.clone_from(ua);
     }
     c.from.clone_from(&args.from);
     c.delay = Duration::from_millis(args.delay_ms);
-    c.delay_factor = args.delay_factor.max(0.0);
-    c.per_host_connections = args.per_host_connections.max(1);
+    c.delay_factor = args.delay_factor;
+    c.per_host_connections = args.per_host_connections;
     c.per_ip_connections = args.per_ip_connections;
-    c.fetcher.ip_wait_timeout = Duration::from_secs(args.per_ip_wait_secs.max(1));
+    c.fetcher.ip_wait_timeout = Duration::from_secs(args.per_ip_wait_secs);
     c.robots.crawl_delay_cap = Duration::from_secs(args.max_crawl_delay_secs);
     c.max_retry_after = Duration::from_secs(args.max_retry_after_secs);
     c.robots.forbidden = match args.robots_4xx.as_str() {
@@ -216,8 +272,8 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
         "disallow" => Forbidden4xx::Disallow,
         other => bail!("--robots-4xx must be allow or disallow, not {other:?}"),
     };
-    c.robots.retry_initial = Duration::from_secs(args.robots_retry_secs.max(1));
-    c.robots_max_attempts = args.robots_max_attempts.max(1);
+    c.robots.retry_initial = Duration::from_secs(args.robots_retry_secs);
+    c.robots_max_attempts = args.robots_max_attempts;
     c.max_pages = args.max_pages;
     c.max_pages_per_host = args.max_pages_per_host;
     c.max_bytes = args.max_bytes;
@@ -242,7 +298,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
             fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
         c.filter.blacklist = trawl::url::Blacklist::parse(&text)?;
     }
-    c.memory_bytes = parse_size(&args.memory)?;
+    c.memory_bytes = parse_size(&args.memory).context("--memory")?;
     // A quarter of the budget for robots rules, split across shards (16..512 MiB each):
     // a breadth-first crawl cycles through every host of a shard, which is the worst
     // case for an LRU, so a cache smaller than the shard's hosts' rules refetches
@@ -251,7 +307,11 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.robots_cache_bytes =
         usize::try_from((c.memory_bytes / 4 / shards).clamp(16 << 20, 512 << 20))
             .unwrap_or(16 << 20);
-    c.seen_capacity = args.seen_capacity.max(1024);
+    // 0 stays 0 so validation names it; small capacities are rounded up (sizing only).
+    c.seen_capacity = match args.seen_capacity {
+        0 => 0,
+        n => n.max(1024),
+    };
     c.seen_fp = args.seen_fp;
     c.seen_backing = match args.seen_backing.as_str() {
         "mapped" => trawl::seen::Backing::Mapped,
@@ -270,15 +330,151 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     args.net.apply(&mut c.fetcher)?;
     c.fetcher.allow_private_addresses = args.allow_private_addresses;
     (c.metrics_addr, c.metrics_allow_remote) = (args.metrics_addr, args.metrics_allow_remote);
+    c.validate()?;
     Ok(c)
+}
+
+/// The output directory: `--out DIR`, `--resume DIR`, or both when they agree.
+///
+/// # Errors
+/// Neither given, `--resume` without a value and no `--out`, or two different
+/// directories.
+fn output_dir(args: &CrawlArgs) -> anyhow::Result<PathBuf> {
+    match (&args.out, &args.resume) {
+        (Some(out), Some(Some(dir))) => {
+            if same_path(out, dir) {
+                Ok(out.clone())
+            } else {
+                bail!(
+                    "--out {} and --resume {} name different directories; give the crawl's \
+                     directory once (--resume DIR)",
+                    out.display(),
+                    dir.display()
+                )
+            }
+        }
+        (Some(out), _) => Ok(out.clone()),
+        (None, Some(Some(dir))) => Ok(dir.clone()),
+        (None, Some(None)) => bail!("--resume needs the crawl's directory: --resume DIR"),
+        (None, None) => bail!("no output directory: give --out DIR (or --resume DIR)"),
+    }
+}
+
+fn same_path(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::path::absolute(a), std::path::absolute(b)) {
+        (Ok(a), Ok(b)) => {
+            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+        }
+        _ => a == b,
+    }
+}
+
+/// Flags that are not settings: where the seeds and the output are, how they were
+/// given. They are never recorded in `start.json`.
+const NOT_RECORDED: [&str; 5] = ["seeds", "seed", "out", "config", "resume"];
+
+/// Flags whose value is a file: recorded as absolute paths, so a resume from another
+/// working directory reads the same files.
+const PATH_FLAGS: [&str; 3] = ["blacklist", "hosts_file", "ca_file"];
+
+/// The settings flags given on the command line (after `--config` expansion), as
+/// `--flag=value` arguments for `start.json` (see `checkpoint::start`).
+fn recordable_args(matches: &ArgMatches) -> Vec<String> {
+    let cmd = CrawlArgs::augment_args(clap::Command::new("crawl"));
+    let mut out = Vec::new();
+    for arg in cmd.get_arguments() {
+        let id = arg.get_id().as_str();
+        let Some(long) = arg.get_long() else { continue };
+        if NOT_RECORDED.contains(&id) || matches.value_source(id) != Some(ValueSource::CommandLine)
+        {
+            continue;
+        }
+        if matches!(arg.get_action(), ArgAction::SetTrue) {
+            if matches.get_flag(id) {
+                out.push(format!("--{long}"));
+            }
+            continue;
+        }
+        for raw in matches.get_raw(id).into_iter().flatten() {
+            let mut value = raw.to_string_lossy().into_owned();
+            if PATH_FLAGS.contains(&id) {
+                if let Ok(abs) = std::path::absolute(&value) {
+                    value = abs.display().to_string();
+                }
+            }
+            out.push(format!("--{long}={value}"));
+        }
+    }
+    out
+}
+
+/// Parses the flags of `trawl crawl` (without the subcommand name) the way the binary
+/// does: a flag given twice keeps its last value.
+fn parse_crawl_flags(flags: &[String]) -> Result<(CrawlArgs, ArgMatches), clap::Error> {
+    let cmd = CrawlArgs::augment_args(
+        clap::Command::new("crawl")
+            .no_binary_name(true)
+            .args_override_self(true),
+    );
+    let matches = cmd.try_get_matches_from(flags)?;
+    let args = CrawlArgs::from_arg_matches(&matches)?;
+    Ok((args, matches))
+}
+
+/// The flags after `crawl` in the (config-expanded) command line.
+fn crawl_flags(argv: &[String]) -> &[String] {
+    let at = argv.iter().position(|a| a == "crawl").map_or(argv.len(), |i| i + 1);
+    argv.get(at..).unwrap_or(&[])
+}
+
+/// The arguments of this run: on a resume of a crawl with a start file, its recorded
+/// flags first and this command line's after (so they win), and the recorded seeds
+/// instead of any given again; otherwise this command line. Returns the parsed flags
+/// and the flags to record.
+fn effective_args(args: CrawlArgs, argv: &[String]) -> anyhow::Result<(CrawlArgs, Vec<String>)> {
+    let flags = crawl_flags(argv);
+    let resuming = args.resume.is_some();
+    let start = if resuming {
+        let dir = output_dir(&args)?;
+        if !dir.is_dir() {
+            bail!("--resume {}: no such directory", dir.display());
+        }
+        trawl::checkpoint::start::read(&dir)?
+    } else {
+        None
+    };
+    let Some(start) = start else {
+        let (_, matches) = parse_crawl_flags(flags).map_err(|e| anyhow::anyhow!("{e}"))?;
+        return Ok((args, recordable_args(&matches)));
+    };
+    let mut merged = start.args.clone();
+    merged.extend(flags.iter().cloned());
+    let (mut merged_args, matches) = parse_crawl_flags(&merged).map_err(|e| {
+        anyhow::anyhow!("the flags recorded in start.json with this command line: {e}")
+    })?;
+    if merged_args.seeds.is_some() || !merged_args.seed.is_empty() {
+        eprintln!(
+            "trawl: warning: seeds given with --resume are not used: the crawl goes on from \
+             the {} seeds it started with (start.json)",
+            start.seeds.len()
+        );
+        merged_args.seeds = None;
+        merged_args.seed.clear();
+    }
+    Ok((merged_args, recordable_args(&matches)))
 }
 
 /// Runs `trawl crawl`.
 ///
 /// # Errors
 /// Bad flags or files, or a crawl that cannot start (see [`Crawler::run`]).
-pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
-    let config = config_from(&args)?;
+///
+/// `argv` is the whole command line after `--config` expansion: the flags given are
+/// recorded in `start.json`, and a resume applies the recorded ones before them.
+pub fn run(args: CrawlArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
+    let (args, start_args) = effective_args(args, argv)?;
+    let mut config = config_from(&args)?;
+    config.start_args = start_args;
     if config.from.is_none() {
         eprintln!("trawl: warning: no --from given; webmasters cannot reach the operator");
     }
@@ -289,7 +485,7 @@ pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
     }
     let stats = Crawler::builder()
         .config(config)
-        .resume(args.resume)
+        .resume(args.resume.is_some())
         .stop_flag(stop)
         .build()?
         .run()?;

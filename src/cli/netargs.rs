@@ -46,8 +46,19 @@ impl NetArgs {
     /// Applies the flags to a fetcher configuration.
     ///
     /// # Errors
-    /// A malformed `--resolve`, or an unreadable or malformed hosts file.
+    /// A malformed `--resolve`, an unreadable or malformed hosts file, or a deadline
+    /// of 0 ms.
     pub fn apply(&self, cfg: &mut FetcherConfig) -> anyhow::Result<()> {
+        for (flag, ms) in [
+            ("--timeout-ms", self.timeout_ms),
+            ("--connect-timeout-ms", self.connect_timeout_ms),
+            ("--first-byte-timeout-ms", self.first_byte_timeout_ms),
+            ("--read-idle-timeout-ms", self.read_idle_timeout_ms),
+        ] {
+            if ms == Some(0) {
+                anyhow::bail!("{flag} 0: a deadline of 0 ms fails every fetch; give at least 1");
+            }
+        }
         for r in &self.resolve {
             cfg.dns.overrides.push(parse_resolve(r)?);
         }
@@ -61,7 +72,7 @@ impl NetArgs {
             .dangerous()
             .set_skip_verification(self.dangerous_skip_tls_verification);
         if let Some(ms) = self.timeout_ms {
-            cfg.deadlines = Deadlines::all(Duration::from_millis(ms.max(1)));
+            cfg.deadlines = Deadlines::all(Duration::from_millis(ms));
         }
         let d = &mut cfg.deadlines;
         if let Some(ms) = self.connect_timeout_ms {

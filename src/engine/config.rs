@@ -9,6 +9,29 @@ use crate::robots::PolicyConfig;
 use crate::seen::Backing;
 use crate::url::FilterConfig;
 
+/// Below this `memory_bytes` no crawl fits: 48 MiB of fixed buffers plus the robots
+/// caches and the frontiers' minimum of 1 MiB per shard.
+pub const MIN_MEMORY_BYTES: u64 = 64 << 20;
+
+/// More shards than this is a typo, not a machine (each is a thread with an event loop).
+pub const MAX_SHARDS: usize = 4096;
+
+/// The shortest URL trawl can crawl is `http://a/` (9 bytes); a smaller limit refuses
+/// every URL.
+pub const MIN_URL_BYTES: usize = 9;
+
+/// A setting out of range; the message names the flag, the value and the limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
 /// A validated crawl configuration.
 #[derive(Clone, Debug)]
 pub struct CrawlConfig {
@@ -92,6 +115,10 @@ pub struct CrawlConfig {
     pub metrics_addr: Option<std::net::SocketAddr>,
     /// Let `metrics_addr` be a non-loopback address (off: loopback only).
     pub metrics_allow_remote: bool,
+    /// The command-line flags that shaped this crawl (`--flag=value`, paths absolute,
+    /// without seeds and output directory), recorded in `start.json` so that `trawl
+    /// crawl --resume OUT` runs with them again. Empty for library users.
+    pub start_args: Vec<String>,
 }
 
 impl CrawlConfig {
@@ -139,7 +166,85 @@ impl CrawlConfig {
             progress_interval: Duration::from_secs(5),
             metrics_addr: None,
             metrics_allow_remote: false,
+            start_args: Vec::new(),
         }
+    }
+
+    /// Checks that every setting is in range, so that a typo fails at once with the
+    /// limit it broke instead of starting a crawl that cannot work (`--memory 10`
+    /// meant as 10 GiB, `--seen-fp 1`, zero shards). The messages name the `trawl crawl`
+    /// flag of the setting.
+    ///
+    /// # Errors
+    /// The first setting out of range, as a [`ConfigError`].
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |msg: String| Err(ConfigError(msg));
+        if self.shards == 0 {
+            return bad("--shards 0: at least 1 shard is needed".into());
+        }
+        if self.shards > MAX_SHARDS {
+            return bad(format!(
+                "--shards {}: at most {MAX_SHARDS} shards",
+                self.shards
+            ));
+        }
+        if self.concurrency_per_shard == 0 {
+            return bad("--concurrency 0: at least 1 fetch in flight per shard".into());
+        }
+        if self.per_host_connections == 0 {
+            return bad("--per-host-connections 0: at least 1 connection per host".into());
+        }
+        if self.memory_bytes < MIN_MEMORY_BYTES {
+            return bad(format!(
+                "--memory: {} bytes is below the minimum of {}M (fixed buffers alone take \
+                 48M; sizes take a unit: 512M, 4G)",
+                self.memory_bytes,
+                MIN_MEMORY_BYTES >> 20
+            ));
+        }
+        if self.seen_capacity == 0 {
+            return bad("--seen-capacity 0: the presence bits need a capacity of at least 1 URL".into());
+        }
+        if !(self.seen_fp > 0.0 && self.seen_fp < 1.0) {
+            return bad(format!(
+                "--seen-fp {}: the false-positive rate must be above 0 and below 1 (e.g. 1e-6)",
+                self.seen_fp
+            ));
+        }
+        if !(self.delay_factor.is_finite() && self.delay_factor >= 0.0) {
+            return bad(format!(
+                "--delay-factor {}: must be a finite number, 0 or more",
+                self.delay_factor
+            ));
+        }
+        for (flag, value) in [
+            ("--max-pages", self.max_pages),
+            ("--max-pages-per-host", self.max_pages_per_host),
+            ("--max-bytes", self.max_bytes),
+        ] {
+            if value == Some(0) {
+                return bad(format!("{flag} 0: a budget of nothing crawls nothing; give at least 1 or leave it out"));
+            }
+        }
+        if self.filter.max_url_bytes < MIN_URL_BYTES {
+            return bad(format!(
+                "--max-url-bytes {}: at least {MIN_URL_BYTES} (no shorter URL can be crawled)",
+                self.filter.max_url_bytes
+            ));
+        }
+        if self.robots_max_attempts == 0 {
+            return bad("--robots-max-attempts 0: at least 1 attempt".into());
+        }
+        if self.robots.retry_initial.is_zero() {
+            return bad("--robots-retry-secs 0: at least 1 second between robots.txt attempts".into());
+        }
+        if self.fetcher.ip_wait_timeout.is_zero() {
+            return bad("--per-ip-wait-secs 0: at least 1 second".into());
+        }
+        if self.warc && self.warc_max_file_bytes == 0 {
+            return bad("--warc-max-bytes 0: WARC files need room for at least one record".into());
+        }
+        Ok(())
     }
 
     /// Bytes the WARC revisit index may use (0 when WARC output or deduplication is

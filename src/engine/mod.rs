@@ -240,14 +240,13 @@ impl CrawlerBuilder {
     /// Validates the configuration.
     ///
     /// # Errors
-    /// No configuration, no seeds (and not resuming), or no shards.
+    /// No configuration, no seeds (and not resuming), or a setting out of range
+    /// ([`CrawlConfig::validate`]).
     pub fn build(self) -> Result<Crawler, CrawlError> {
         let config = self
             .config
             .ok_or_else(|| err("no crawl configuration given"))?;
-        if config.shards == 0 {
-            return Err(err("at least one shard is needed"));
-        }
+        config.validate().map_err(err)?;
         if config.seeds.is_empty() && !self.resume {
             return Err(err("no seed URLs"));
         }
@@ -287,7 +286,7 @@ impl Crawler {
 
 fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let Crawler {
-        config,
+        mut config,
         handler,
         resume,
         stop,
@@ -297,6 +296,19 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let cp_root = out.join("checkpoint");
     let log_path = out.join("crawl.log.jsonl");
     let warc_dir = out.join("warc");
+    let started_with = if resume {
+        checkpoint::start::read(&out).map_err(err)?
+    } else {
+        None
+    };
+    if config.seeds.is_empty() {
+        // The seeds of a resume come from the start file when not given again: they
+        // set the scope, and a crawl killed before its first checkpoint restarts from
+        // them.
+        if let Some(start) = &started_with {
+            config.seeds.clone_from(&start.seeds);
+        }
+    }
     let resumed = if resume {
         match checkpoint::load_current(&cp_root) {
             Ok(found) => Some(found),
@@ -319,7 +331,8 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         }
     } else {
         let log_used = fs::metadata(&log_path).is_ok_and(|m| m.len() > 0);
-        if cp_root.join("CURRENT").exists() || log_used {
+        let started = checkpoint::start::start_path(&out).exists();
+        if cp_root.join("CURRENT").exists() || log_used || started {
             return Err(err(format!(
                 "{} already holds a crawl; use --resume to continue it or choose another --out",
                 out.display()
@@ -327,6 +340,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         }
         None
     };
+    write_start(&config, started_with.as_ref())?;
 
     // Presence bits and content fingerprints.
     let seen_path = out.join("seen.bits");
@@ -603,6 +617,31 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     monitor.finish(&s);
     write_stats(&out, &s)?;
     Ok(s)
+}
+
+/// Records the seeds and settings in `OUT/start.json` before anything is fetched (see
+/// `checkpoint::start`), so a crawl killed before its first checkpoint can be resumed.
+/// A resume rewrites it with the seeds and settings it runs with (the recorded flags
+/// stay when the resume brings none: library users).
+fn write_start(
+    config: &CrawlConfig,
+    previous: Option<&checkpoint::start::StartRecord>,
+) -> Result<(), CrawlError> {
+    let args = match previous {
+        Some(p) if config.start_args.is_empty() => p.args.clone(),
+        _ => config.start_args.clone(),
+    };
+    let record = checkpoint::start::StartRecord {
+        version: checkpoint::start::START_VERSION,
+        unix_time: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        seeds: config.seeds.clone(),
+        args,
+        config: checkpoint::RecordedConfig::of(config),
+        trawl_version: crate::VERSION.to_owned(),
+    };
+    checkpoint::start::write(&config.out_dir, &record).map_err(err)
 }
 
 /// Empties the crawl log and removes trawl's WARC files: the output of a run that died
