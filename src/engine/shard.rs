@@ -45,6 +45,18 @@ const OUTBOX_MAX_URLS: usize = 4 * BATCH_URLS;
 /// checkpoint barrier does not drain it, so the wait must end.
 const OUTBOX_WAIT: Duration = Duration::from_millis(100);
 
+/// Crawl-log annotation of a URL refused because its host resolves to a loopback,
+/// private or otherwise special address and `--allow-private-addresses` is off.
+pub(crate) const POLICY_PRIVATE: &str = "policy:private-address";
+
+/// Hosts remembered as refused by policy, per shard. Past it the set is emptied: a
+/// forgotten host costs one more robots.txt attempt that fails before any connection
+/// (the address check follows name resolution), and no URL is lost.
+const MAX_REFUSED_HOSTS: usize = 65_536;
+
+/// Refused hosts named on stderr per shard; the rest are in the crawl log only.
+const MAX_REFUSAL_WARNINGS: u32 = 10;
+
 /// What a fetch in flight is for.
 #[derive(Debug)]
 enum InFlight {
@@ -129,6 +141,11 @@ pub(crate) struct Shard {
     tallies: HashMap<String, HostTally>,
     next_id: u64,
     extract: ExtractOptions,
+    /// Hosts refused by policy (private addresses): their URLs are logged at once as
+    /// `blocked-address`, never fetched or retried. Bounded by [`MAX_REFUSED_HOSTS`].
+    refused_hosts: std::collections::HashSet<String>,
+    refusal_warnings: u32,
+    scope_warned: bool,
 }
 
 pub(crate) struct ShardParts {
@@ -190,6 +207,9 @@ impl Shard {
             tallies: p.tallies,
             next_id: 0,
             extract,
+            refused_hosts: std::collections::HashSet::new(),
+            refusal_warnings: 0,
+            scope_warned: false,
             shared: p.shared,
         }
     }
@@ -310,6 +330,12 @@ impl Shard {
             self.finish_url();
             return;
         };
+        if self.refused_hosts.contains(&host) {
+            self.log_decision(&item, Outcome::BlockedAddress, POLICY_PRIVATE);
+            self.frontier.complete(&host, now);
+            self.finish_url();
+            return;
+        }
         let tally = self.tallies.get(&host).copied().unwrap_or_default();
         if tally.parked {
             self.log_decision(&item, Outcome::HostParked, "host-parked");
@@ -548,6 +574,14 @@ impl Shard {
         o: FetchOutcome,
     ) {
         let now = Instant::now();
+        if matches!(o.error, Some(FailReason::BlockedAddress)) {
+            // Refused by policy, not by the network: final, so no robots.txt retry
+            // schedule and no URL of the host left waiting for one.
+            self.robots.on_network_error(&key, now);
+            self.record(&o, &request, Some(&via), "P", None, &[POLICY_PRIVATE.to_owned()]);
+            self.refuse_host(&host, &o, now);
+            return;
+        }
         let step = match (&o.error, &o.head) {
             (None, Some(head)) => {
                 let headers: Vec<(&str, &[u8])> = head
@@ -574,6 +608,36 @@ impl Shard {
         self.release_waiting(&host, at);
     }
 
+    /// Marks `host` as refused by policy (its address is private or loopback and
+    /// `--allow-private-addresses` is off): the URLs that waited for its robots.txt are
+    /// logged now, the ones still queued as they come up in [`Shard::start`], each
+    /// once, none fetched.
+    fn refuse_host(&mut self, host: &str, o: &FetchOutcome, now: Instant) {
+        if self.refused_hosts.len() >= MAX_REFUSED_HOSTS {
+            self.refused_hosts.clear();
+        }
+        if self.refused_hosts.insert(host.to_owned()) {
+            self.refusal_warnings += 1;
+            if self.refusal_warnings <= MAX_REFUSAL_WARNINGS {
+                let addr = o.peer.map_or_else(|| "?".to_owned(), |p| p.ip().to_string());
+                tracing::warn!(
+                    "{host} resolves to a loopback, private or special address ({addr}): its \
+                     URLs are refused, not fetched (crawl log: blocked-address, {POLICY_PRIVATE}); \
+                     give --allow-private-addresses to crawl it"
+                );
+            } else if self.refusal_warnings == MAX_REFUSAL_WARNINGS + 1 {
+                tracing::warn!("more hosts refused for private addresses: see the crawl log ({POLICY_PRIVATE})");
+            }
+        }
+        if let Some(items) = self.robots_waiting.remove(host) {
+            for item in items {
+                self.log_decision(&item, Outcome::BlockedAddress, POLICY_PRIVATE);
+                self.frontier.complete(host, now);
+                self.finish_url();
+            }
+        }
+    }
+
     /// Puts URLs that waited for robots.txt back at the front of their host's queue and
     /// ends their in-flight turn with politeness `at`.
     fn release_waiting(&mut self, host: &str, at: Instant) {
@@ -588,6 +652,16 @@ impl Shard {
     fn on_page(&mut self, host: String, item: QueuedUrl, request: Vec<u8>, o: FetchOutcome) {
         let now = Instant::now();
         self.shared.bytes.fetch_add(o.wire_bytes, Ordering::AcqRel);
+        if matches!(o.error, Some(FailReason::BlockedAddress)) {
+            // The rules came from before (a checkpoint, or the name now resolves
+            // elsewhere): the page is refused by policy, once, with no backoff.
+            self.frontier.complete(&host, now);
+            let note = [POLICY_PRIVATE.to_owned()];
+            self.record(&o, &request, item.via.as_deref(), &item.hops, Some((&item, &[])), &note);
+            self.refuse_host(&host, &o, now);
+            self.finish_url();
+            return;
+        }
         let retry_after = o.head.as_ref().and_then(retry_after);
         let status = o.status();
         let retryable = match (&o.error, status) {
@@ -759,6 +833,14 @@ impl Shard {
     /// its bit): filters, the handler's hook, then routing to the owning shard.
     fn admit(&mut self, url: Url, via: &str, hops: String, now: Instant) {
         if let Err(reason) = self.filter.check(&url, hops.len() as u32) {
+            if matches!(reason, crate::url::Reject::OutOfScope) && !self.scope_warned {
+                self.scope_warned = true;
+                tracing::warn!(
+                    scope = ?self.shared.config.filter.scope,
+                    "links outside the crawl scope are logged as filtered (filter:out_of_scope) \
+                     and not followed; --scope any follows them"
+                );
+            }
             let mut rec = LogRecord::new(WarcDate::now(), url.as_str(), Outcome::Filtered);
             rec.via = Some(via.to_owned());
             rec.hops = hops_path(&hops);
