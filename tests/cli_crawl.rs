@@ -64,7 +64,15 @@ fn bad_seed_lines_are_reported_by_line_number_and_the_rest_is_crawled() {
     .unwrap();
     let o = trawl(
         tmp.path(),
-        &["crawl", "--seeds", "seeds.txt", "--out", "out", "--progress-secs", "0"],
+        &[
+            "crawl",
+            "--seeds",
+            "seeds.txt",
+            "--out",
+            "out",
+            "--progress-secs",
+            "0",
+        ],
     );
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
@@ -76,7 +84,10 @@ fn bad_seed_lines_are_reported_by_line_number_and_the_rest_is_crawled() {
         err.contains("seeds.txt:4") && err.contains("\"ftp\"") && err.contains("http and https"),
         "line 4 not reported: {err}"
     );
-    assert!(!err.contains("seeds.txt:1:") && !err.contains("seeds.txt:2:"), "{err}");
+    assert!(
+        !err.contains("seeds.txt:1:") && !err.contains("seeds.txt:2:"),
+        "{err}"
+    );
     // The usable seed was crawled (here: refused by policy, as it is loopback).
     let log = crawl_log(&tmp.path().join("out"));
     assert!(log.iter().any(|r| r["url"] == good.as_str()), "{log:?}");
@@ -85,14 +96,21 @@ fn bad_seed_lines_are_reported_by_line_number_and_the_rest_is_crawled() {
 #[test]
 fn a_seed_file_without_a_usable_url_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("bad.txt"), "example.org\nmailto:me@example.org\n").unwrap();
+    std::fs::write(
+        tmp.path().join("bad.txt"),
+        "example.org\nmailto:me@example.org\n",
+    )
+    .unwrap();
     std::fs::write(tmp.path().join("empty.txt"), "# nothing yet\n\n").unwrap();
     let cases: [(&[&str], &[&str]); 3] = [
         (
             &["--seeds", "bad.txt"],
             &["bad.txt:1", "bad.txt:2", "no usable seed URL", "2 seeds"],
         ),
-        (&["--seeds", "empty.txt"], &["no seed URL in empty.txt", "only comments"]),
+        (
+            &["--seeds", "empty.txt"],
+            &["no seed URL in empty.txt", "only comments"],
+        ),
         (&[], &["no seeds", "--seeds FILE", "--seed URL"]),
     ];
     for (flags, expected) in cases {
@@ -104,7 +122,10 @@ fn a_seed_file_without_a_usable_url_is_an_error() {
         for e in expected {
             assert!(err.contains(e), "{flags:?}: {e:?} missing from {err}");
         }
-        assert!(!tmp.path().join("out/start.json").exists(), "{flags:?} started a crawl");
+        assert!(
+            !tmp.path().join("out/start.json").exists(),
+            "{flags:?} started a crawl"
+        );
     }
 }
 
@@ -112,22 +133,46 @@ fn a_seed_file_without_a_usable_url_is_an_error() {
 fn settings_out_of_range_are_refused_with_their_limit() {
     let tmp = tempfile::tempdir().unwrap();
     let cases: &[(&[&str], &[&str])] = &[
-        (&["--memory", "10"], &["--memory", "10 bytes", "minimum of 64M"]),
+        (
+            &["--memory", "10"],
+            &["--memory", "10 bytes", "minimum of 64M"],
+        ),
         (&["--memory", "lots"], &["--memory", "lots"]),
-        (&["--seen-capacity", "0"], &["--seen-capacity 0", "at least 1"]),
+        (
+            &["--seen-capacity", "0"],
+            &["--seen-capacity 0", "at least 1"],
+        ),
         (&["--seen-fp", "1"], &["--seen-fp 1", "above 0 and below 1"]),
         (&["--seen-fp", "0"], &["--seen-fp 0", "above 0 and below 1"]),
         (&["--shards", "0"], &["--shards 0", "at least 1"]),
         (&["--concurrency", "0"], &["--concurrency 0", "at least 1"]),
-        (&["--per-host-connections", "0"], &["--per-host-connections 0", "at least 1"]),
+        (
+            &["--per-host-connections", "0"],
+            &["--per-host-connections 0", "at least 1"],
+        ),
         (&["--delay-factor=-1"], &["--delay-factor -1", "0 or more"]),
-        (&["--delay-factor", "NaN"], &["--delay-factor NaN", "finite"]),
+        (
+            &["--delay-factor", "NaN"],
+            &["--delay-factor NaN", "finite"],
+        ),
         (&["--max-pages", "0"], &["--max-pages 0", "at least 1"]),
-        (&["--max-url-bytes", "3"], &["--max-url-bytes 3", "at least 9"]),
-        (&["--robots-max-attempts", "0"], &["--robots-max-attempts 0", "at least 1"]),
-        (&["--robots-retry-secs", "0"], &["--robots-retry-secs 0", "at least 1"]),
+        (
+            &["--max-url-bytes", "3"],
+            &["--max-url-bytes 3", "at least 9"],
+        ),
+        (
+            &["--robots-max-attempts", "0"],
+            &["--robots-max-attempts 0", "at least 1"],
+        ),
+        (
+            &["--robots-retry-secs", "0"],
+            &["--robots-retry-secs 0", "at least 1"],
+        ),
         (&["--timeout-ms", "0"], &["--timeout-ms 0", "at least 1"]),
-        (&["--connect-timeout-ms", "0"], &["--connect-timeout-ms 0", "at least 1"]),
+        (
+            &["--connect-timeout-ms", "0"],
+            &["--connect-timeout-ms 0", "at least 1"],
+        ),
         (&["--warc-max-bytes", "0"], &["--warc-max-bytes 0"]),
     ];
     for (flags, expected) in cases {
@@ -139,7 +184,10 @@ fn settings_out_of_range_are_refused_with_their_limit() {
         for e in *expected {
             assert!(err.contains(e), "{flags:?}: {e:?} missing from {err}");
         }
-        assert!(!tmp.path().join("out").exists(), "{flags:?} created the output");
+        assert!(
+            !tmp.path().join("out").exists(),
+            "{flags:?} created the output"
+        );
     }
 }
 
@@ -195,10 +243,13 @@ fn a_loopback_seed_without_the_flag_is_refused_once_and_promptly() {
         );
     }
     assert_eq!(log.len(), 1 + seeds.len(), "{log:?}");
-    assert_eq!(l.accepted.load(Ordering::SeqCst), 0, "a refused address was contacted");
+    assert_eq!(
+        l.accepted.load(Ordering::SeqCst),
+        0,
+        "a refused address was contacted"
+    );
     let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(tmp.path().join("out/stats.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(tmp.path().join("out/stats.json")).unwrap()).unwrap();
     assert_eq!(stats["finish"], "exhausted", "{stats}");
     assert_eq!(stats["outcomes"]["blocked-address"], 4, "{stats}");
 }
@@ -208,7 +259,14 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
     let tmp = tempfile::tempdir().unwrap();
     let mut sw = Synthweb::start(
         &tmp.path().join("web"),
-        &["--hosts", "4", "--profile", "default", "--pages-per-host", "10-20"],
+        &[
+            "--hosts",
+            "4",
+            "--profile",
+            "default",
+            "--pages-per-host",
+            "10-20",
+        ],
     );
     let out = tmp.path().join("crawl");
     let out_s = out.display().to_string();
@@ -229,7 +287,10 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
 
     // Run 2: `--resume DIR` alone, from another directory: the seeds and flags come
     // from start.json (relative paths were recorded absolute); a new --max-pages wins.
-    let o = trawl(tmp.path(), &["crawl", "--resume", &out_s, "--max-pages", "25"]);
+    let o = trawl(
+        tmp.path(),
+        &["crawl", "--resume", &out_s, "--max-pages", "25"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stats(&out);
     assert!(s["resumed_from"].as_u64().is_some(), "{s}");
@@ -239,7 +300,14 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
     // Run 3: `--out DIR --resume`, to the end.
     let o = trawl(
         tmp.path(),
-        &["crawl", "--out", &out_s, "--resume", "--max-pages", "100000"],
+        &[
+            "crawl",
+            "--out",
+            &out_s,
+            "--resume",
+            "--max-pages",
+            "100000",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stats(&out);
@@ -252,9 +320,16 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
     assert!(missed.is_empty(), "M URLs not fetched: {missed:?}");
 
     // Misuse: two different directories, or --resume with none.
-    let o = trawl(tmp.path(), &["crawl", "--out", "elsewhere", "--resume", &out_s]);
+    let o = trawl(
+        tmp.path(),
+        &["crawl", "--out", "elsewhere", "--resume", &out_s],
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("different directories"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("different directories"),
+        "{}",
+        stderr(&o)
+    );
     let o = trawl(tmp.path(), &["crawl", "--resume"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--resume DIR"), "{}", stderr(&o));
@@ -262,7 +337,10 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no such directory"), "{}", stderr(&o));
     // A new crawl into the directory of an existing one is refused.
-    let o = trawl(tmp.path(), &["crawl", "--out", &out_s, "--seed", "http://a.test/"]);
+    let o = trawl(
+        tmp.path(),
+        &["crawl", "--out", &out_s, "--seed", "http://a.test/"],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
 }

@@ -48,7 +48,10 @@ fn kill_9_before_the_first_checkpoint_then_resume_dir_covers_the_world() {
         if crawl_log(&out).len() >= 5 {
             break;
         }
-        assert!(Instant::now() < deadline, "the crawl logged nothing in 60 s");
+        assert!(
+            Instant::now() < deadline,
+            "the crawl logged nothing in 60 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap(); // SIGKILL
@@ -113,7 +116,9 @@ fn kill_9_before_the_first_checkpoint_then_resume_dir_covers_the_world() {
         // robots.txt may take several lines (redirect hops, 5xx retries).
         let robots = r["hops"].as_str().is_some_and(|h| h.ends_with('P'));
         if !retry && !robots {
-            *pages.entry(r["url"].as_str().unwrap().to_owned()).or_insert(0) += 1;
+            *pages
+                .entry(r["url"].as_str().unwrap().to_owned())
+                .or_insert(0) += 1;
         }
     }
     let twice: Vec<_> = pages.iter().filter(|(_, n)| **n > 1).take(5).collect();

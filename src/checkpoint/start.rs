@@ -129,11 +129,10 @@ pub fn read(out: &Path) -> Result<Option<StartRecord>, StartError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_err("read", &path)(e)),
     };
-    let record: StartRecord =
-        serde_json::from_slice(&bytes).map_err(|e| StartError::Damaged {
-            path: path.clone(),
-            detail: e.to_string(),
-        })?;
+    let record: StartRecord = serde_json::from_slice(&bytes).map_err(|e| StartError::Damaged {
+        path: path.clone(),
+        detail: e.to_string(),
+    })?;
     if record.version != START_VERSION {
         return Err(StartError::Damaged {
             path,

@@ -423,7 +423,10 @@ fn parse_crawl_flags(flags: &[String]) -> Result<(CrawlArgs, ArgMatches), clap::
 
 /// The flags after `crawl` in the (config-expanded) command line.
 fn crawl_flags(argv: &[String]) -> &[String] {
-    let at = argv.iter().position(|a| a == "crawl").map_or(argv.len(), |i| i + 1);
+    let at = argv
+        .iter()
+        .position(|a| a == "crawl")
+        .map_or(argv.len(), |i| i + 1);
     argv.get(at..).unwrap_or(&[])
 }
 

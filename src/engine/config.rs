@@ -203,7 +203,9 @@ impl CrawlConfig {
             ));
         }
         if self.seen_capacity == 0 {
-            return bad("--seen-capacity 0: the presence bits need a capacity of at least 1 URL".into());
+            return bad(
+                "--seen-capacity 0: the presence bits need a capacity of at least 1 URL".into(),
+            );
         }
         if !(self.seen_fp > 0.0 && self.seen_fp < 1.0) {
             return bad(format!(
@@ -223,7 +225,9 @@ impl CrawlConfig {
             ("--max-bytes", self.max_bytes),
         ] {
             if value == Some(0) {
-                return bad(format!("{flag} 0: a budget of nothing crawls nothing; give at least 1 or leave it out"));
+                return bad(format!(
+                    "{flag} 0: a budget of nothing crawls nothing; give at least 1 or leave it out"
+                ));
             }
         }
         if self.filter.max_url_bytes < MIN_URL_BYTES {
@@ -236,7 +240,9 @@ impl CrawlConfig {
             return bad("--robots-max-attempts 0: at least 1 attempt".into());
         }
         if self.robots.retry_initial.is_zero() {
-            return bad("--robots-retry-secs 0: at least 1 second between robots.txt attempts".into());
+            return bad(
+                "--robots-retry-secs 0: at least 1 second between robots.txt attempts".into(),
+            );
         }
         if self.fetcher.ip_wait_timeout.is_zero() {
             return bad("--per-ip-wait-secs 0: at least 1 second".into());

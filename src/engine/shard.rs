@@ -578,7 +578,14 @@ impl Shard {
             // Refused by policy, not by the network: final, so no robots.txt retry
             // schedule and no URL of the host left waiting for one.
             self.robots.on_network_error(&key, now);
-            self.record(&o, &request, Some(&via), "P", None, &[POLICY_PRIVATE.to_owned()]);
+            self.record(
+                &o,
+                &request,
+                Some(&via),
+                "P",
+                None,
+                &[POLICY_PRIVATE.to_owned()],
+            );
             self.refuse_host(&host, &o, now);
             return;
         }
@@ -619,7 +626,9 @@ impl Shard {
         if self.refused_hosts.insert(host.to_owned()) {
             self.refusal_warnings += 1;
             if self.refusal_warnings <= MAX_REFUSAL_WARNINGS {
-                let addr = o.peer.map_or_else(|| "?".to_owned(), |p| p.ip().to_string());
+                let addr = o
+                    .peer
+                    .map_or_else(|| "?".to_owned(), |p| p.ip().to_string());
                 tracing::warn!(
                     "{host} resolves to a loopback, private or special address ({addr}): its \
                      URLs are refused, not fetched (crawl log: blocked-address, {POLICY_PRIVATE}); \
@@ -657,7 +666,14 @@ impl Shard {
             // elsewhere): the page is refused by policy, once, with no backoff.
             self.frontier.complete(&host, now);
             let note = [POLICY_PRIVATE.to_owned()];
-            self.record(&o, &request, item.via.as_deref(), &item.hops, Some((&item, &[])), &note);
+            self.record(
+                &o,
+                &request,
+                item.via.as_deref(),
+                &item.hops,
+                Some((&item, &[])),
+                &note,
+            );
             self.refuse_host(&host, &o, now);
             self.finish_url();
             return;
