@@ -552,6 +552,59 @@ pub fn expand_config(args: Vec<String>) -> anyhow::Result<Vec<String>> {
 mod tests {
     use super::*;
 
+    /// Only flags given are recorded, as `--flag=value` with absolute file paths, and
+    /// never the seeds, the output or the config file; replayed before new flags, the
+    /// new ones win.
+    #[test]
+    fn recorded_flags_replay_under_the_new_ones() {
+        let argv: Vec<String> = [
+            "trawl",
+            "crawl",
+            "--seeds",
+            "s.txt",
+            "--seed",
+            "http://a.test/",
+            "--out",
+            "o",
+            "--hosts-file",
+            "hosts.txt",
+            "--delay-ms",
+            "5",
+            "--allow-private-addresses",
+            "--resolve",
+            "a.test:80:127.0.0.1",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let (_, matches) = parse_crawl_flags(crawl_flags(&argv)).unwrap();
+        let recorded = recordable_args(&matches);
+        let hosts = std::path::absolute("hosts.txt").unwrap();
+        let mut sorted = recorded.clone();
+        sorted.sort();
+        let mut expected = vec![
+            "--allow-private-addresses".to_owned(),
+            "--delay-ms=5".to_owned(),
+            format!("--hosts-file={}", hosts.display()),
+            "--resolve=a.test:80:127.0.0.1".to_owned(),
+        ];
+        expected.sort();
+        assert_eq!(sorted, expected);
+        let mut replay = recorded;
+        replay.extend([
+            "--delay-ms".to_owned(),
+            "9".to_owned(),
+            "--resume".to_owned(),
+            "o".to_owned(),
+        ]);
+        let (args, _) = parse_crawl_flags(&replay).unwrap();
+        assert_eq!(args.delay_ms, 9);
+        assert!(args.allow_private_addresses);
+        assert_eq!(args.net.hosts_file.as_deref(), Some(hosts.as_path()));
+        assert!(args.seeds.is_none() && args.seed.is_empty() && args.out.is_none());
+        assert_eq!(output_dir(&args).unwrap(), PathBuf::from("o"));
+    }
+
     #[test]
     fn sizes_parse_with_units() {
         assert_eq!(parse_size("256M").unwrap(), 256 << 20);

@@ -279,3 +279,40 @@ impl CrawlConfig {
         usize::try_from(per_shard.max(1 << 20)).unwrap_or(usize::MAX)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each setting out of range fails with its flag named; the defaults pass.
+    #[test]
+    fn validate_names_the_flag_and_the_limit() {
+        assert_eq!(CrawlConfig::new("/tmp/x").validate(), Ok(()));
+        type Change = fn(&mut CrawlConfig);
+        let cases: [(Change, &str); 12] = [
+            (|c| c.shards = 0, "--shards 0"),
+            (|c| c.shards = MAX_SHARDS + 1, "at most 4096"),
+            (|c| c.concurrency_per_shard = 0, "--concurrency 0"),
+            (|c| c.per_host_connections = 0, "--per-host-connections 0"),
+            (|c| c.memory_bytes = 10, "minimum of 64M"),
+            (|c| c.seen_capacity = 0, "--seen-capacity 0"),
+            (|c| c.seen_fp = 1.0, "--seen-fp 1"),
+            (|c| c.seen_fp = f64::NAN, "--seen-fp NaN"),
+            (|c| c.delay_factor = -0.5, "--delay-factor -0.5"),
+            (|c| c.max_bytes = Some(0), "--max-bytes 0"),
+            (|c| c.robots_max_attempts = 0, "--robots-max-attempts 0"),
+            (|c| c.warc_max_file_bytes = 0, "--warc-max-bytes 0"),
+        ];
+        for (change, expected) in cases {
+            let mut c = CrawlConfig::new("/tmp/x");
+            change(&mut c);
+            let err = c.validate().unwrap_err().to_string();
+            assert!(err.contains(expected), "{expected:?} not in {err:?}");
+        }
+        let mut edge = CrawlConfig::new("/tmp/x");
+        edge.memory_bytes = MIN_MEMORY_BYTES;
+        edge.seen_fp = 0.5;
+        edge.filter.max_url_bytes = MIN_URL_BYTES;
+        assert_eq!(edge.validate(), Ok(()));
+    }
+}
