@@ -574,7 +574,10 @@ impl Shard {
         o: FetchOutcome,
     ) {
         let now = Instant::now();
-        if matches!(o.error, Some(FailReason::BlockedAddress)) {
+        // A redirect of robots.txt to another host that is refused is that host's
+        // business: this host's rules are then unreachable, as for any failed hop.
+        let own = HostKey::of(&o.url).is_some_and(|k| k.as_str() == host);
+        if own && matches!(o.error, Some(FailReason::BlockedAddress)) {
             // Refused by policy, not by the network: final, so no robots.txt retry
             // schedule and no URL of the host left waiting for one.
             self.robots.on_network_error(&key, now);
