@@ -289,9 +289,22 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
     // from start.json (relative paths were recorded absolute); a new --max-pages wins.
     let o = trawl(
         tmp.path(),
-        &["crawl", "--resume", &out_s, "--max-pages", "25"],
+        &[
+            "crawl",
+            "--resume",
+            &out_s,
+            "--max-pages",
+            "25",
+            "--seed",
+            "http://other.test/",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("seeds given with --resume are not used"),
+        "{}",
+        stderr(&o)
+    );
     let s = stats(&out);
     assert!(s["resumed_from"].as_u64().is_some(), "{s}");
     assert_eq!(s["finish"], "budget", "{s}");
@@ -315,7 +328,13 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
     assert_eq!(s["finish"], "exhausted", "{s}");
     sw.stop();
     let (m, _) = sw.manifest();
-    let fetched = fetched_urls(&crawl_log(&out));
+    let log = crawl_log(&out);
+    assert!(
+        !log.iter()
+            .any(|r| r["url"].as_str().unwrap().contains("other.test")),
+        "a seed given with --resume was crawled"
+    );
+    let fetched = fetched_urls(&log);
     let missed: Vec<_> = m.difference(&fetched).take(5).collect();
     assert!(missed.is_empty(), "M URLs not fetched: {missed:?}");
 

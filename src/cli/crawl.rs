@@ -456,11 +456,17 @@ fn effective_args(args: CrawlArgs, argv: &[String]) -> anyhow::Result<(CrawlArgs
         anyhow::anyhow!("the flags recorded in start.json with this command line: {e}")
     })?;
     if merged_args.seeds.is_some() || !merged_args.seed.is_empty() {
-        eprintln!(
-            "trawl: warning: seeds given with --resume are not used: the crawl goes on from \
+        // The same seeds again (a resume typed like the first run) need no warning.
+        let again = load_seeds(&merged_args)
+            .map(|s| s.usable)
+            .unwrap_or_default();
+        if again != start.seeds {
+            eprintln!(
+                "trawl: warning: seeds given with --resume are not used: the crawl goes on from \
              the {} seeds it started with (start.json)",
-            start.seeds.len()
-        );
+                start.seeds.len()
+            );
+        }
         merged_args.seeds = None;
         merged_args.seed.clear();
     }
