@@ -99,6 +99,12 @@ if [[ " ${SITES[*]} " == *" static "* ]]; then
     cp "$STATIC_DIR/127.0.0.$((31 + i))/robots.txt" "$OUT/robots/127.0.0.$((31 + i)).txt"
   done
 fi
+# Read every served file once, so the first crawl of run 1 does not pay for a cold
+# page cache that the others do not.
+for site in "${SITES[@]}"; do
+  case $site in javadoc) d=$JAVADOC_ROOT ;; python) d=$PYTHON_ROOT ;; static) d=$STATIC_DIR ;; esac
+  find -L "$d" -type f -print0 | xargs -0 cat >/dev/null
+done
 echo "realsite: sites ${SITES[*]}, $RUNS runs, timeout $TIMEOUT s, trawl $BIN/trawl," \
   "$(wget2 --version | head -1), $(nginx -v 2>&1); results in $OUT" >&2
 
@@ -181,7 +187,7 @@ stop_nginx() {
 # crawl SITE TOOL RUN
 crawl() {
   local site=$1 tool=$2 run=$3 tag="$1-$2-$3"
-  local log=$OUT/logs/$tag.access.log dir=$WORK/out-$tag rc=0 stats=
+  local log=$OUT/logs/$tag.access.log dir=$WORK/out-$tag rc=0 stats= mem=
   start_nginx "$site" "$log"
   local a nhosts=0
   : >"$WORK/seeds.txt"
@@ -194,7 +200,14 @@ crawl() {
         timeout "$TIMEOUT" "$BIN/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
         --scope seed-hosts --allow-private-addresses --delay-ms 0 \
         --from realsite-bench@example.org --progress-secs 0 "${flags[@]}" \
-        2>"$OUT/logs/$tag.stderr" || rc=$?
+        2>"$OUT/logs/$tag.stderr" &
+      local tpid=$!
+      # RSS less the presence bits, sampled at 4 Hz (see memsample.py).
+      python3 "$HERE/memsample.py" "$tpid" trawl 0.25 >"$OUT/logs/$tag.mem.jsonl" &
+      local spid=$!
+      wait "$tpid" || rc=$?
+      wait "$spid" || true
+      mem=$OUT/logs/$tag.mem.jsonl
       stats=$dir/stats.json
       [ -f "$stats" ] && cp "$stats" "$OUT/logs/$tag.stats.json"
       [ -f "$dir/crawl.log.jsonl" ] && gzip -c "$dir/crawl.log.jsonl" >"$OUT/logs/$tag.crawl.log.jsonl.gz"
@@ -214,7 +227,7 @@ crawl() {
   esac
   stop_nginx
   python3 "$HERE/analyze.py" record "$OUT" tool="$tool" site="$site" run="$run" rc="$rc" \
-    log="$log" robots="$ROBOTS_MAP" time="$WORK/time.txt" stats="$stats"
+    log="$log" robots="$ROBOTS_MAP" time="$WORK/time.txt" stats="$stats" mem="$mem"
   gzip -f "$log"
   rm -rf "$dir"
 }
