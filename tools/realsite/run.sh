@@ -23,7 +23,7 @@
 # Every crawl is bounded by TIMEOUT seconds; nginx is restarted per crawl so each crawl
 # has its own access log, and is stopped on exit.
 #
-# Env: RUNS (3), TIMEOUT (600 s a crawl), OUT (results dir), BIN (dir with a release
+# Env: RUNS (3), TIMEOUT (600 s a crawl), TRAWL_ARGS (extra trawl flags), OUT (results dir), BIN (dir with a release
 # trawl; default: build it into $CARGO_TARGET_DIR or ./target), STATIC_DIR (where the
 # generated site is kept between runs), STATIC_HOSTS (20), STATIC_PAGES (38500).
 # Results: $OUT/results.jsonl (one line per crawl), $OUT/urls/*.txt (HTML pages each
@@ -33,6 +33,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 RUNS=${RUNS:-3}
 TIMEOUT=${TIMEOUT:-600}
+TRAWL_ARGS=${TRAWL_ARGS:-}   # extra trawl crawl flags, word-split (e.g. "--seen-capacity 1000000")
 STATIC_HOSTS=${STATIC_HOSTS:-20}
 STATIC_PAGES=${STATIC_PAGES:-38500}
 STATIC_DIR=${STATIC_DIR:-/var/tmp/realsite-static}
@@ -68,7 +69,7 @@ if [ -z "${REALSITE_IN_NETNS:-}" ]; then
   fi
   OUT=${OUT:-/tmp/realsite-$(date -u +%Y%m%dT%H%M%SZ)}
   mkdir -p "$OUT"
-  export REALSITE_IN_NETNS=1 BIN OUT
+  export REALSITE_IN_NETNS=1 BIN OUT TRAWL_ARGS
   # A private network namespace: only its own loopback, so none of these pages' links
   # to the real web can leave the machine whatever a crawler does.
   exec unshare --net -- "$0" "${SITES[@]}"
@@ -199,7 +200,7 @@ crawl() {
       /usr/bin/time -f 'wall=%e user=%U sys=%S maxrss_kb=%M' -o "$WORK/time.txt" \
         timeout "$TIMEOUT" "$BIN/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
         --scope seed-hosts --allow-private-addresses --delay-ms 0 \
-        --from realsite-bench@example.org --progress-secs 0 "${flags[@]}" \
+        --from realsite-bench@example.org --progress-secs 0 "${flags[@]}" $TRAWL_ARGS \
         2>"$OUT/logs/$tag.stderr" &
       local tpid=$!
       # RSS less the presence bits, sampled at 4 Hz (see memsample.py).
