@@ -280,7 +280,8 @@ def summary(results):
         shown = ", ".join(lst[:5]) + (" …" if n > 5 else "")
         out.append(f"- run 1, {site}, {tool}: missed {n} of the allowed pages wget2 fetched"
                    f"{': ' + shown if n else ''}; fetched {extra} HTML pages wget2 did not")
-    dis = [(r["site"], r["tool"], r["run"], r["disallowed_examples"]) for r in rows if r["disallowed_fetches"]]
+    dis = [(r["site"], r["tool"], r["run"], r["disallowed_examples"]) for r in rows
+           if r["disallowed_fetches"] and r["run"] == 1]
     for site, tool, run, ex in dis[:6]:
         out.append(f"- disallowed fetches, {site} {tool} run {run}: {'; '.join(ex[:3])}")
     mem = {r["tool"]: r.get("stats_memory") for r in rows if "stats_memory" in r}
@@ -289,7 +290,7 @@ def summary(results):
                    "sampled from /proc/PID/smaps at 4 Hz (memsample.py): the peak of total RSS minus the "
                    "resident part of the presence-bit mapping (seen_file_bytes "
                    f"{next((r['stats'].get('seen_file_bytes', 0) for r in rows if 'stats' in r), 0) / 1e6:.0f} MB "
-                   "at the default --seen-capacity); peak RSS is getrusage's, bits included.")
+                   "at this crawl's --seen-capacity); peak RSS is getrusage's, bits included.")
     text = "\n".join(out) + "\n"
     with open(os.path.join(results, "summary.md"), "w") as f:
         f.write(text)

@@ -6,7 +6,7 @@ peak RSS less the presence bits when stats.json does not (yet) report that figur
 
 Finds the process called NAME among ROOT_PID's descendants (run.sh starts
 /usr/bin/time -> timeout -> trawl), then every INTERVAL_S reads its /proc/PID/smaps and
-prints one JSON line: total RSS and the size and RSS of every mapping of 64 MiB or more
+prints one JSON line: total RSS and the size and RSS of every mapping of 1 MiB or more
 (the presence bits are one such mapping, anonymous by default; analyze.py picks the
 mapping(s) whose size is the presence-bit size stats.json reports). Exits when the
 process is gone. Reading smaps costs the kernel a page-table walk of the process, about
@@ -64,7 +64,7 @@ def sample(pid):
             elif line.startswith("Rss:"):
                 rss = int(line.split()[1])
                 total += rss
-                if size is not None and size >= 64 * 1024:
+                if size is not None and size >= 1024:
                     big.append([size, rss])
     return {"t": time.monotonic(), "rss_kb": total, "big": big}
 
