@@ -20,7 +20,7 @@
 #          requisites, and it skips what trawl never fetches: trawl's default refused
 #          extensions (images, archives, media: --reject) and <script src>
 #          (--ignore-tags=script; trawl follows <a>, <area>, <link>, frames, not scripts).
-# Every crawl is bounded by TIMEOUT seconds; nginx is restarted per crawl so each crawl
+# Every crawl is bounded by TIMEOUT seconds (then SIGTERM, SIGKILL 30 s later); nginx is restarted per crawl so each crawl
 # has its own access log, and is stopped on exit.
 #
 # Env: RUNS (3), TIMEOUT (600 s a crawl), TRAWL_ARGS (extra trawl flags), OUT (results dir), BIN (dir with a release
@@ -198,7 +198,7 @@ crawl() {
       local flags=()
       [ "$tool" = trawl ] && flags+=(--no-warc)
       /usr/bin/time -f 'wall=%e user=%U sys=%S maxrss_kb=%M' -o "$WORK/time.txt" \
-        timeout "$TIMEOUT" "$BIN/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
+        timeout -k 30 "$TIMEOUT" "$BIN/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
         --scope seed-hosts --allow-private-addresses --delay-ms 0 \
         --from realsite-bench@example.org --progress-secs 0 "${flags[@]}" $TRAWL_ARGS \
         2>"$OUT/logs/$tag.stderr" &
@@ -216,7 +216,7 @@ crawl() {
     wget2)
       mkdir -p "$dir"
       /usr/bin/time -f 'wall=%e user=%U sys=%S maxrss_kb=%M' -o "$WORK/time.txt" \
-        timeout "$TIMEOUT" wget2 --recursive --level=inf --robots=on \
+        timeout -k 30 "$TIMEOUT" wget2 --recursive --level=inf --robots=on \
         --max-threads="$nhosts" --input-file="$WORK/seeds.txt" \
         --reject="gz,tgz,tar,zip,bz2,tbz,tbz2,xz,txz,7z,rar,zst,lz,lzma,z,cab,arj,lha,iso,dmg,img,exe,msi,dll,bin,apk,ipa,deb,rpm,jar,war,class,so,appimage,pkg,msix,gif,jpg,jpeg,jpe,png,bmp,tif,tiff,ico,webp,avif,heic,heif,svg,svgz,psd,xcf,raw,cr2,nef,jxl,mp3,wav,ogg,oga,opus,flac,aac,m4a,wma,mid,midi,aif,aiff,ra,ram,mp4,m4v,avi,mov,qt,wmv,flv,f4v,mkv,webm,mpg,mpeg,3gp,ogv,asf,rm,rmvb,vob,swf,woff,woff2,ttf,eot" \
         --filter-urls --ignore-tags=script \
