@@ -72,7 +72,7 @@ if [ -z "${REALSITE_IN_NETNS:-}" ]; then
   export REALSITE_IN_NETNS=1 BIN OUT TRAWL_ARGS
   # A private network namespace: only its own loopback, so none of these pages' links
   # to the real web can leave the machine whatever a crawler does.
-  exec unshare --net -- "$0" "${SITES[@]}"
+  exec unshare --net -- bash "$0" "${SITES[@]}"
 fi
 
 ip link set lo up
