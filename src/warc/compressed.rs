@@ -56,8 +56,14 @@ impl WarcinfoSlot {
 #[derive(Debug, Clone)]
 pub struct CaptureCompressor {
     encoder: MemberEncoder,
+    /// Level 0 (stored blocks), for responses whose body has a content coding: deflate
+    /// finds nothing to remove in gzip or brotli output and spends most of the
+    /// capture's CPU trying (`docs/warc.md`, "Compression level and implementation").
+    stored: MemberEncoder,
     policy: TransferCodingStorage,
     warcinfo: WarcinfoSlot,
+    /// Members being built, reused; a capture gets an exact-size copy.
+    scratch: Vec<u8>,
 }
 
 /// One gzip member of a [`CompressedCapture`].
@@ -116,8 +122,10 @@ impl CaptureCompressor {
     ) -> Self {
         Self {
             encoder: MemberEncoder::with_deflater(deflater, level),
+            stored: MemberEncoder::with_deflater(deflater, 0),
             policy,
             warcinfo,
+            scratch: Vec::with_capacity(64 * 1024),
         }
     }
 
@@ -155,9 +163,9 @@ impl CaptureCompressor {
     ) -> io::Result<CompressedCapture> {
         let stored = stored_response(&capture.response, self.policy);
         let envelope = Envelope::new(capture, ids, warcinfo_id);
-        let mut members = Vec::with_capacity(
-            capture.response.head.len() + capture.response.wire_body.len() / 3 + 2048,
-        );
+        let mut members = std::mem::take(&mut self.scratch);
+        members.clear();
+        let encoded = http::has_content_coding(stored.head());
         let mut parts = Vec::with_capacity(3);
         let mut push = |encoder: &mut MemberEncoder,
                         members: &mut Vec<u8>,
@@ -188,7 +196,12 @@ impl CaptureCompressor {
                     .truncated
                     .or(stored.incomplete().then_some(Truncation::Unspecified));
                 let record = envelope.response_record(&stored, truncated)?;
-                push(&mut self.encoder, &mut members, &record)?;
+                let encoder = if encoded {
+                    &mut self.stored
+                } else {
+                    &mut self.encoder
+                };
+                push(encoder, &mut members, &record)?;
                 stored.payload_digest()
             }
         };
@@ -197,6 +210,9 @@ impl CaptureCompressor {
             let record = envelope.metadata_record(&block)?;
             push(&mut self.encoder, &mut members, &record)?;
         }
+        let exact = members.as_slice().to_vec();
+        self.scratch = members;
+        let members = exact;
         let complete_2xx = capture.revisit.is_none()
             && capture.truncated.is_none()
             && !stored.incomplete()
@@ -287,4 +303,70 @@ fn restamp(member: &[u8], old: RecordId, new: RecordId) -> io::Result<Vec<u8>> {
         }
     }
     Err(io::Error::other("warcinfo id of another length"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::warc::HttpResponse;
+
+    fn capture(encoding: &str, body: &[u8]) -> Capture {
+        Capture {
+            target_uri: "http://a.test/".to_owned(),
+            date: WarcDate::from_unix_micros(0),
+            ip: None,
+            request: b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".to_vec(),
+            response: HttpResponse {
+                head: format!(
+                    "HTTP/1.1 200 OK\r\n{encoding}Content-Length: {}\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes(),
+                wire_body: body.to_vec(),
+                payload: None,
+            },
+            truncated: None,
+            revisit: None,
+            metadata: None,
+        }
+    }
+
+    fn response_member(c: &CompressedCapture) -> (&[u8], u64) {
+        let part = c
+            .parts
+            .iter()
+            .find(|p| p.record_type == RecordType::Response)
+            .unwrap();
+        (&c.members[part.start..part.end], part.raw_bytes)
+    }
+
+    #[test]
+    fn content_coded_bodies_are_stored_and_others_compressed() {
+        let body = b"<p>compressible text</p>".repeat(200);
+        let mut compressor = CaptureCompressor::new(
+            Deflater::Libdeflate,
+            1,
+            TransferCodingStorage::Decoded,
+            WarcinfoSlot::new(RecordId::new_v4()),
+        );
+        let plain = compressor.compress(&capture("", &body)).unwrap();
+        let (member, raw) = response_member(&plain);
+        assert!((member.len() as u64) < raw / 4, "plain body compressed");
+        let coded = compressor
+            .compress(&capture("Content-Encoding: gzip\r\n", &body))
+            .unwrap();
+        let (member, raw) = response_member(&coded);
+        assert!(member.len() as u64 > raw, "coded body stored");
+        let mut decoded = Vec::new();
+        flate2::read::GzDecoder::new(member)
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded.len() as u64, raw);
+        assert!(decoded.windows(body.len()).any(|w| w == body.as_slice()));
+        // The request member is compressed as usual, and parts tile the buffer.
+        assert_eq!(coded.parts.first().map(|p| p.start), Some(0));
+        assert_eq!(coded.parts.last().map(|p| p.end), Some(coded.members.len()));
+    }
 }
