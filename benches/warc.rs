@@ -394,7 +394,10 @@ fn bench_deflate<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
         (Deflater::Libdeflate, 0),
         (Deflater::Libdeflate, 1),
     ];
-    let sets = [("html", &records, &html_cases[..]), ("br", &encoded, &br_cases[..])];
+    let sets = [
+        ("html", &records, &html_cases[..]),
+        ("br", &encoded, &br_cases[..]),
+    ];
     for (set, records, cases) in sets {
         let total: usize = records.iter().map(Vec::len).sum();
         group.throughput(Throughput::Bytes(total as u64));

@@ -227,14 +227,18 @@ mod tests {
 
     #[test]
     fn content_coding_other_than_identity() {
-        assert!(has_content_coding(b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\n"));
+        assert!(has_content_coding(
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\n"
+        ));
         assert!(has_content_coding(
             b"HTTP/1.1 200 OK\r\ncontent-encoding: identity, GZIP\r\n\r\n"
         ));
         assert!(!has_content_coding(
             b"HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n\r\n"
         ));
-        assert!(!has_content_coding(b"HTTP/1.1 200 OK\r\nContent-Type: x\r\n\r\n"));
+        assert!(!has_content_coding(
+            b"HTTP/1.1 200 OK\r\nContent-Type: x\r\n\r\n"
+        ));
     }
 
     #[test]
