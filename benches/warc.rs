@@ -394,9 +394,21 @@ fn bench_deflate<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
         (Deflater::Libdeflate, 0),
         (Deflater::Libdeflate, 1),
     ];
+    // Small records, as the request (~200 B) and metadata (1-3 KB of outlinks) records
+    // of every capture: per-call costs dominate there.
+    let small: Vec<Vec<u8>> = pages
+        .iter()
+        .map(|page| {
+            Record::new(RecordType::Resource, id, date)
+                .block_part(page.get(..2048).unwrap_or(page))
+                .to_bytes()
+        })
+        .collect();
+    let small_cases = [(Deflater::ZlibRs, 1), (Deflater::Libdeflate, 1)];
     let sets = [
         ("html", &records, &html_cases[..]),
         ("br", &encoded, &br_cases[..]),
+        ("small", &small, &small_cases[..]),
     ];
     for (set, records, cases) in sets {
         let total: usize = records.iter().map(Vec::len).sum();
