@@ -1,7 +1,8 @@
 //! WARC writer throughput: captures of a 20 KB HTML response (request, response,
-//! metadata records) written to a `.warc.gz` file at gzip levels 1 and 6, against
-//! same-run baselines: gzip alone over the same bytes, and SHA-1 alone. Level 3 is
-//! measured too, as a middle ground.
+//! metadata records) written to a `.warc.gz` file at gzip levels 1, 3 and 6 of the
+//! default implementation (libdeflate since issue 11), against
+//! same-run baselines: gzip alone (flate2 over zlib-rs) over the same bytes, and SHA-1
+//! alone.
 //!
 //! Validation: after each measured run the file is read back with `warc::scan` (every
 //! gzip member decompressed, CRC and record framing checked) and the record count must
@@ -20,6 +21,15 @@
 //! and a lookup that hits; validated by the index's hit and miss counters. The
 //! `capture/*` cases run with deduplication off, so each writes a full response.
 //!
+//! Deflate choice (`docs/warc.md`, "Compression level and implementation"): group
+//! `deflate_javadoc` compresses real HTML pages (the Debian OpenJDK 17 javadoc under
+//! `/usr/share/doc/openjdk-17-jre-headless/api/java.base`, the first 400 files by path),
+//! each page wrapped in a `resource` record and compressed into its own member as the
+//! writer does, with zlib-rs and libdeflate at several levels, and the same pages
+//! brotli-encoded (as servers send them) at levels 0 and 1. It prints the
+//! compressed/raw ratio of each case and validates every member by decoding it back.
+//! Skipped (with a message) when the javadoc is not installed.
+//!
 //! Run: `cargo bench --bench warc`. Figures in `docs/benchmarks.md`, "WARC writer".
 
 use std::cell::Cell;
@@ -28,9 +38,10 @@ use std::io::Write;
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use trawl::crawllog::{FetchTimings, Hop};
+use trawl::warc::gzip::{Deflater, MemberEncoder};
 use trawl::warc::{
     dedup::PayloadIndex, scan, Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse,
-    Outlink, RecordId, WarcDate, WarcWriter, WarcWriterConfig,
+    Outlink, Record, RecordId, RecordType, WarcDate, WarcWriter, WarcWriterConfig,
 };
 
 const BODY_BYTES: usize = 20 * 1024;
@@ -300,10 +311,165 @@ fn bench_revisits<M: Measurement>(group: &mut criterion::BenchmarkGroup<'_, M>, 
     eprintln!("index after {} inserts: {:?}", next.get(), index.stats());
 }
 
-criterion_group!(wall, bench_wall);
+const JAVADOC: &str = "/usr/share/doc/openjdk-17-jre-headless/api/java.base";
+
+/// The first `limit` `.html` files under `dir`, by path (a fixed, reproducible set).
+fn javadoc_pages(limit: usize) -> Vec<Vec<u8>> {
+    let mut paths = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(JAVADOC)];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "html") {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .take(limit)
+        .filter_map(|p| std::fs::read(p).ok())
+        .collect()
+}
+
+fn bench_deflate_wall(c: &mut Criterion) {
+    bench_deflate(c, "deflate_javadoc");
+}
+
+fn bench_deflate_cpu(c: &mut Criterion<ThreadCpu>) {
+    bench_deflate(c, "deflate_javadoc_cpu");
+}
+
+fn bench_deflate<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
+    let pages = javadoc_pages(400);
+    if pages.is_empty() {
+        eprintln!("{group_name}: no javadoc under {JAVADOC}, skipped");
+        return;
+    }
+    let id = RecordId::new_v4();
+    let date = WarcDate::now();
+    let records: Vec<Vec<u8>> = pages
+        .iter()
+        .map(|page| {
+            Record::new(RecordType::Resource, id, date)
+                .block_part(page)
+                .to_bytes()
+        })
+        .collect();
+    // The same pages with a content coding, as servers send them to a crawler that
+    // accepts it: brotli quality 5, window 22 (a usual on-the-fly setting).
+    let encoded: Vec<Vec<u8>> = pages
+        .iter()
+        .map(|page| {
+            let mut out = Vec::new();
+            {
+                let mut w = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+                w.write_all(page).unwrap_or_default();
+            }
+            Record::new(RecordType::Resource, id, date)
+                .block_part(&out)
+                .to_bytes()
+        })
+        .collect();
+    let mut group = c.benchmark_group(group_name);
+    group.sample_size(10);
+    let html_cases = [
+        (Deflater::ZlibRs, 1),
+        (Deflater::ZlibRs, 2),
+        (Deflater::ZlibRs, 3),
+        (Deflater::ZlibRs, 6),
+        (Deflater::Libdeflate, 1),
+        (Deflater::Libdeflate, 2),
+        (Deflater::Libdeflate, 3),
+        (Deflater::Libdeflate, 6),
+    ];
+    let br_cases = [
+        (Deflater::ZlibRs, 1),
+        (Deflater::Libdeflate, 0),
+        (Deflater::Libdeflate, 1),
+    ];
+    // Small records, as the request (~200 B) and metadata (1-3 KB of outlinks) records
+    // of every capture: per-call costs dominate there.
+    let small: Vec<Vec<u8>> = pages
+        .iter()
+        .map(|page| {
+            Record::new(RecordType::Resource, id, date)
+                .block_part(page.get(..2048).unwrap_or(page))
+                .to_bytes()
+        })
+        .collect();
+    let small_cases = [(Deflater::ZlibRs, 1), (Deflater::Libdeflate, 1)];
+    let sets = [
+        ("html", &records, &html_cases[..]),
+        ("br", &encoded, &br_cases[..]),
+        ("small", &small, &small_cases[..]),
+    ];
+    for (set, records, cases) in sets {
+        let total: usize = records.iter().map(Vec::len).sum();
+        group.throughput(Throughput::Bytes(total as u64));
+        for &(deflater, level) in cases {
+            deflate_case(&mut group, group_name, set, records, deflater, level);
+        }
+    }
+    group.finish();
+}
+
+fn deflate_case<M: Measurement>(
+    group: &mut criterion::BenchmarkGroup<'_, M>,
+    group_name: &str,
+    set: &str,
+    records: &[Vec<u8>],
+    deflater: Deflater,
+    level: u32,
+) {
+    let total: usize = records.iter().map(Vec::len).sum();
+    {
+        let mut encoder = MemberEncoder::with_deflater(deflater, level);
+        let mut out = Vec::with_capacity(total);
+        // Validate once: every member decodes to its record; print the ratio.
+        let mut compressed = 0;
+        for record in records {
+            out.clear();
+            encoder
+                .append_raw(&mut out, record)
+                .unwrap_or_else(|e| panic!("compress: {e}"));
+            let mut decoded = Vec::new();
+            std::io::Read::read_to_end(
+                &mut flate2::read::GzDecoder::new(out.as_slice()),
+                &mut decoded,
+            )
+            .unwrap_or_else(|e| panic!("decode: {e}"));
+            assert_eq!(&decoded, record);
+            compressed += out.len();
+        }
+        let name = format!("{set}/{deflater:?}{level}").to_lowercase();
+        eprintln!(
+            "{group_name} {name}: {} pages, {total} bytes, compressed/raw {:.4}",
+            records.len(),
+            compressed as f64 / total as f64
+        );
+        group.bench_function(BenchmarkId::new("members", &name), |b| {
+            b.iter(|| {
+                out.clear();
+                for record in records {
+                    encoder.append_raw(&mut out, record).unwrap_or_default();
+                }
+                out.len()
+            });
+        });
+    }
+}
+
+criterion_group!(wall, bench_wall, bench_deflate_wall);
 criterion_group! {
     name = cpu;
     config = Criterion::default().with_measurement(ThreadCpu);
-    targets = bench_cpu
+    targets = bench_cpu, bench_deflate_cpu
 }
 criterion_main!(wall, cpu);

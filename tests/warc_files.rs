@@ -276,13 +276,18 @@ fn field<'h>(header: &'h str, name: &str) -> Option<&'h str> {
 
 /// Where gzip members written by flate2 start: its fixed 10-byte header (no mtime, no
 /// name). A naive reference for the scanner's boundaries.
+/// Offsets of the gzip members of a whole file, found by decoding them one after the
+/// other (scanning for the gzip magic would also match gzip bodies, which are stored
+/// uncompressed since content-coded bodies are kept at level 0).
 fn member_starts(data: &[u8]) -> Vec<u64> {
-    let magic: [u8; 3] = [0x1f, 0x8b, 0x08];
-    data.windows(10)
-        .enumerate()
-        .filter(|(_, w)| w[..3] == magic && w[3..8] == [0, 0, 0, 0, 0] && w[9] == 0xff)
-        .map(|(i, _)| i as u64)
-        .collect()
+    let mut starts = Vec::new();
+    let mut rest = data;
+    while !rest.is_empty() {
+        starts.push((data.len() - rest.len()) as u64);
+        let mut sink = Vec::new();
+        GzDecoder::new(&mut rest).read_to_end(&mut sink).unwrap();
+    }
+    starts
 }
 
 // ---------------------------------------------------------------------------------

@@ -118,6 +118,10 @@ pub struct CrawlArgs {
     /// Rotate WARC files past this many bytes.
     #[arg(long, default_value_t = 1 << 30)]
     pub warc_max_bytes: u64,
+    /// gzip level of the WARC records, 0 (store) to 12 (smallest; libdeflate). The
+    /// default, 1, keeps WARC output near crawl speed (docs/warc.md).
+    #[arg(long, value_name = "N")]
+    pub warc_gzip_level: Option<u32>,
     /// Memory for the index of payload digests that turns duplicate responses into
     /// WARC revisit records, e.g. 64M (0: always write full responses). Default: an
     /// eighth of --memory, at most 64M.
@@ -319,6 +323,11 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     };
     c.warc = !args.no_warc;
     c.warc_max_file_bytes = args.warc_max_bytes;
+    if let Some(level) = args.warc_gzip_level {
+        c.warc_gzip_level = trawl::warc::gzip::Deflater::default()
+            .check_level(level)
+            .context("--warc-gzip-level")?;
+    }
     c.warc_dedup_bytes = args
         .warc_dedup_memory
         .as_deref()
@@ -646,5 +655,36 @@ mod tests {
         let big = parse(&["--warc-dedup-memory", "150M"]);
         assert_eq!(big.warc_dedup_budget(), 150 << 20);
         assert_eq!(parse(&["--no-warc"]).warc_dedup_budget(), 0);
+    }
+
+    /// `--warc-gzip-level`: default 1, the implementation's range accepted, beyond it
+    /// refused with the range in the message.
+    #[test]
+    fn warc_gzip_level_flag() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: CrawlArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["trawl", "--seed", "http://a.test/", "--out", "/tmp/x"];
+            argv.extend_from_slice(extra);
+            config_from(&Cli::try_parse_from(argv).unwrap().args)
+        };
+        assert_eq!(parse(&[]).unwrap().warc_gzip_level, 1);
+        assert_eq!(
+            parse(&["--warc-gzip-level", "0"]).unwrap().warc_gzip_level,
+            0
+        );
+        assert_eq!(
+            parse(&["--warc-gzip-level", "12"]).unwrap().warc_gzip_level,
+            12
+        );
+        let err = parse(&["--warc-gzip-level", "13"]).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "--warc-gzip-level: gzip level 13 is out of range: 0 (store) to 12 (smallest)"
+        );
     }
 }

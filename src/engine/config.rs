@@ -102,6 +102,9 @@ pub struct CrawlConfig {
     pub warc: bool,
     /// Rotate WARC files past this size.
     pub warc_max_file_bytes: u64,
+    /// gzip level of the WARC members, in the deflate implementation's range
+    /// (`crate::warc::gzip::Deflater`); checked by the CLI. See `docs/warc.md`.
+    pub warc_gzip_level: u32,
     /// Memory for the WARC revisit index (payload digests already written); `None`:
     /// an eighth of `memory_bytes`, at most 64 MiB; `Some(0)`: no revisit records.
     pub warc_dedup_bytes: Option<u64>,
@@ -160,6 +163,7 @@ impl CrawlConfig {
             seen_backing: Backing::Memory,
             warc: true,
             warc_max_file_bytes: 1 << 30,
+            warc_gzip_level: crate::warc::gzip::Deflater::default().default_level(),
             warc_dedup_bytes: None,
             skip_noindex: false,
             checkpoint_interval: Duration::from_secs(300),

@@ -392,6 +392,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         fs::create_dir_all(&warc_dir).map_err(err)?;
         let mut c = WarcWriterConfig::new(&warc_dir);
         c.max_file_bytes = config.warc_max_file_bytes;
+        c.gzip_level = config.warc_gzip_level;
         c.dedup.max_bytes = usize::try_from(config.warc_dedup_budget()).unwrap_or(usize::MAX);
         c.warcinfo = WarcinfoFields {
             software: format!("trawl/{}", crate::VERSION),
@@ -543,6 +544,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             control,
             tallies,
             robots,
+            warc: output.warc_compressor.clone(),
         };
         let handle = std::thread::Builder::new()
             .name(format!("trawl-shard-{i}"))

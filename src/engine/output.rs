@@ -10,7 +10,9 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::crawllog::{CrawlLogWriter, LogRecord, WarcRef};
-use crate::warc::{Capture, WarcPosition, WarcWriter, WarcWriterConfig};
+use crate::warc::{
+    CaptureCompressor, CompressedCapture, WarcPosition, WarcWriter, WarcWriterConfig,
+};
 
 /// The crawl-log annotation of a URL whose response was written as a WARC `revisit`
 /// record: its payload is identical to an earlier capture's. Heritrix's crawl log uses
@@ -21,14 +23,24 @@ pub const REVISIT_ANNOTATION: &str = "duplicate:digest";
 pub(crate) enum OutputMsg {
     /// A decision without a response (robots, filter, budget...).
     Log(Box<LogRecord>),
-    /// A fetch: its log line and, when WARC is on, its capture. The line gets the
-    /// capture's WARC file and offset and payload digest before it is written.
+    /// A fetch: its log line and, when WARC is on, its capture, compressed by the
+    /// shard. The line gets the capture's WARC file and offset and payload digest
+    /// before it is written.
     Fetched {
         log: Box<LogRecord>,
-        capture: Option<Box<Capture>>,
+        capture: Option<WarcItem>,
     },
     /// Flush and fsync both outputs and report their positions (for a checkpoint).
     Sync(Sender<Result<Positions, String>>),
+}
+
+/// A fetch's WARC capture as the shard hands it over.
+pub(crate) enum WarcItem {
+    /// Records compressed into gzip members (see `crate::warc::compressed`).
+    Compressed(Box<CompressedCapture>),
+    /// The shard could not build the records (a field value that cannot be written);
+    /// counted as rejected. The shard has put the reason in the log line.
+    Refused,
 }
 
 /// Where the outputs stood at a checkpoint.
@@ -55,6 +67,9 @@ pub(crate) struct OutputThread {
     pub tx: Sender<OutputMsg>,
     /// Revisit records written so far, counted by the thread (for `Stats`).
     pub revisits: Arc<AtomicU64>,
+    /// A compressor for each shard to clone (`None` when WARC is off): deflate runs on
+    /// the shard threads, in parallel; this thread only appends.
+    pub warc_compressor: Option<CaptureCompressor>,
     handle: JoinHandle<Result<OutputSummary, String>>,
 }
 
@@ -70,6 +85,7 @@ impl OutputThread {
             Some(cfg) => Some(WarcWriter::new(cfg).map_err(|e| format!("{e}"))?),
             None => None,
         };
+        let warc_compressor = warc.as_ref().map(WarcWriter::compressor);
         let (tx, rx) = bounded(capacity.max(1));
         let revisits = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&revisits);
@@ -80,6 +96,7 @@ impl OutputThread {
         Ok(Self {
             tx,
             revisits,
+            warc_compressor,
             handle,
         })
     }
@@ -110,8 +127,11 @@ fn run(
                 log: mut rec,
                 capture,
             } => {
-                if let (Some(w), Some(capture)) = (warc.as_mut(), capture) {
-                    match w.write_capture(&capture) {
+                if let (Some(w), Some(WarcItem::Refused)) = (warc.as_mut(), &capture) {
+                    w.count_rejected();
+                }
+                if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc.as_mut(), capture) {
+                    match w.append_compressed(&capture) {
                         Ok(written) => {
                             rec.warc = Some(WarcRef {
                                 file: written.file_name,

@@ -21,9 +21,9 @@ use crate::robots::{
     Access, HostKey, PageDirectives, Reason, RobotsCache, RobotsResponse, RobotsState, Step,
 };
 use crate::url::UrlFilter;
-use crate::warc::{Capture, HttpResponse, Outlink, WarcDate};
+use crate::warc::{Capture, CaptureCompressor, HttpResponse, Outlink, WarcDate};
 
-use super::output::OutputMsg;
+use super::output::{OutputMsg, WarcItem};
 use super::{CheckpointCut, Control, Shared};
 
 /// A batch of URLs routed to a shard, each with its host key.
@@ -146,6 +146,9 @@ pub(crate) struct Shard {
     refused_hosts: std::collections::HashSet<String>,
     refusal_warnings: u32,
     scope_warned: bool,
+    /// Compresses this shard's WARC captures (deflate in parallel across shards; the
+    /// output thread only appends). In a `RefCell` because `record` takes `&self`.
+    warc: std::cell::RefCell<Option<CaptureCompressor>>,
 }
 
 pub(crate) struct ShardParts {
@@ -163,6 +166,8 @@ pub(crate) struct ShardParts {
     pub tallies: HashMap<String, HostTally>,
     /// Robots cache entries restored from a checkpoint, least recently used first.
     pub robots: Vec<(HostKey, crate::robots::RobotsPolicy)>,
+    /// This shard's WARC compressor (`None` when WARC is off).
+    pub warc: Option<CaptureCompressor>,
 }
 
 /// The stable shard of a host key: CRC-32 of its bytes, so a checkpoint routes the
@@ -210,6 +215,7 @@ impl Shard {
             refused_hosts: std::collections::HashSet::new(),
             refusal_warnings: 0,
             scope_warned: false,
+            warc: std::cell::RefCell::new(p.warc),
             shared: p.shared,
         }
     }
@@ -1065,10 +1071,21 @@ impl Shard {
             }
             h.on_outcome(&rec);
         }
+        let capture = capture.and_then(|capture| {
+            let mut warc = self.warc.borrow_mut();
+            let result = warc.as_mut()?.compress(&capture);
+            Some(match result {
+                Ok(compressed) => WarcItem::Compressed(Box::new(compressed)),
+                Err(e) => {
+                    rec.annotations.push(format!("warc-error:{e}"));
+                    WarcItem::Refused
+                }
+            })
+        });
         self.shared.count_outcome(rec.outcome);
         let _ = self.output.send(OutputMsg::Fetched {
             log: Box::new(rec),
-            capture: capture.map(Box::new),
+            capture,
         });
     }
 

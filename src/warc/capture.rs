@@ -365,102 +365,169 @@ pub(super) fn encode_stored(
     warcinfo_id: RecordId,
     mut emit: impl FnMut(&Record<'_>) -> io::Result<()>,
 ) -> io::Result<Digest> {
-    let uri = sanitize_uri(&capture.target_uri);
-    let warcinfo = warcinfo_id.to_string();
-    let response_id = ids.response.to_string();
-    let ip = capture.ip.map(|ip| ip.to_string());
-    let common = |record_type: RecordType, id: RecordId| -> Result<Record<'_>, FieldValueError> {
-        let mut record = Record::new(record_type, id, capture.date)
-            .field("WARC-Target-URI", uri.as_ref())?
-            .field("WARC-Warcinfo-ID", warcinfo.as_str())?;
-        if let Some(ip) = &ip {
-            record = record.field("WARC-IP-Address", ip.as_str())?;
-        }
-        Ok(record)
-    };
-
+    let envelope = Envelope::new(capture, ids, warcinfo_id);
     if !capture.request.is_empty() {
-        let record = common(RecordType::Request, ids.request)
-            .and_then(|r| r.field("WARC-Concurrent-To", response_id.as_str()))
-            .and_then(|r| r.content_type(HTTP_REQUEST_TYPE))
-            .map_err(invalid)?
-            .block_part(&capture.request)
-            .with_block_digest();
-        emit(&record)?;
+        emit(&envelope.request_record(&capture.request)?)?;
     }
-
-    // A revisit stores the head only; the policy still renames its `Transfer-Encoding`
-    // so it reads like the original capture's head.
-    let truncated = capture
-        .truncated
-        .or(stored.dechunk_incomplete.then_some(Truncation::Unspecified));
     let payload_digest = match revisit {
         Some(revisit) => {
-            let refers_date = revisit.date.to_string();
-            let mut record = common(RecordType::Revisit, ids.response).map_err(invalid)?;
-            if !capture.request.is_empty() {
-                record = record
-                    .field("WARC-Concurrent-To", ids.request.to_string())
-                    .map_err(invalid)?;
-            }
-            let mut record = Ok::<_, FieldValueError>(record)
-                .and_then(|r| r.field("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE))
-                .and_then(|r| {
-                    r.field(
-                        "WARC-Refers-To-Target-URI",
-                        sanitize_uri(&revisit.target_uri),
-                    )
-                })
-                .and_then(|r| r.field("WARC-Refers-To-Date", refers_date))
-                .and_then(|r| r.field("WARC-Payload-Digest", revisit.payload_digest.to_string()))
-                // WARC 1.1 identical-payload-digest profile: a block cut to the headers
-                // "shall" say so with WARC-Truncated: length.
-                .and_then(|r| r.field("WARC-Truncated", Truncation::Length.as_str()))
-                .map_err(invalid)?;
-            if let Some(original) = revisit.record_id {
-                record = record
-                    .field("WARC-Refers-To", original.to_string())
-                    .map_err(invalid)?;
-            }
-            let record = record
-                .content_type(HTTP_RESPONSE_TYPE)
-                .map_err(invalid)?
-                .block_part(&stored.head)
-                .with_block_digest();
-            emit(&record)?;
+            emit(&envelope.revisit_record(&stored.head, revisit)?)?;
             revisit.payload_digest
         }
         None => {
-            let mut record = common(RecordType::Response, ids.response)
-                .and_then(|r| r.field("WARC-Payload-Digest", stored.payload_digest.to_string()))
-                .map_err(invalid)?;
-            if let Some(truncated) = truncated {
-                record = record
-                    .field("WARC-Truncated", truncated.as_str())
-                    .map_err(invalid)?;
-            }
-            let record = record
-                .content_type(HTTP_RESPONSE_TYPE)
-                .map_err(invalid)?
-                .block_part(&stored.head)
-                .block_part(&stored.body)
-                .with_block_digest();
-            emit(&record)?;
+            // A torn chunked body is marked truncated even when the fetcher did not say.
+            let truncated = capture
+                .truncated
+                .or(stored.dechunk_incomplete.then_some(Truncation::Unspecified));
+            emit(&envelope.response_record(stored, truncated)?)?;
             stored.payload_digest
         }
     };
-
     if let Some(metadata) = &capture.metadata {
         let block = metadata_block(metadata);
-        let record = common(RecordType::Metadata, ids.metadata)
-            .and_then(|r| r.field("WARC-Concurrent-To", response_id.as_str()))
-            .and_then(|r| r.content_type(WARC_FIELDS_TYPE))
-            .map_err(invalid)?
-            .block_part(&block)
-            .with_block_digest();
-        emit(&record)?;
+        emit(&envelope.metadata_record(&block)?)?;
     }
     Ok(payload_digest)
+}
+
+/// The fields every record of a capture shares, formatted once: what a `revisit`
+/// record needs besides the head when the writer decides on it after the capture's
+/// other records were compressed elsewhere (`super::compressed`).
+#[derive(Debug, Clone)]
+pub(super) struct Envelope<'c> {
+    uri: Cow<'c, str>,
+    date: WarcDate,
+    warcinfo: String,
+    ip: Option<String>,
+    ids: CaptureIds,
+    response_id: String,
+    has_request: bool,
+}
+
+impl<'c> Envelope<'c> {
+    pub(super) fn new(capture: &'c Capture, ids: CaptureIds, warcinfo_id: RecordId) -> Self {
+        Self::from_parts(
+            &capture.target_uri,
+            capture.date,
+            capture.ip,
+            !capture.request.is_empty(),
+            ids,
+            warcinfo_id,
+        )
+    }
+
+    pub(super) fn from_parts(
+        target_uri: &'c str,
+        date: WarcDate,
+        ip: Option<IpAddr>,
+        has_request: bool,
+        ids: CaptureIds,
+        warcinfo_id: RecordId,
+    ) -> Self {
+        Self {
+            uri: sanitize_uri(target_uri),
+            date,
+            warcinfo: warcinfo_id.to_string(),
+            ip: ip.map(|ip| ip.to_string()),
+            ids,
+            response_id: ids.response.to_string(),
+            has_request,
+        }
+    }
+
+    fn common(&self, record_type: RecordType, id: RecordId) -> Result<Record<'_>, FieldValueError> {
+        let mut record = Record::new(record_type, id, self.date)
+            .field("WARC-Target-URI", self.uri.as_ref())?
+            .field("WARC-Warcinfo-ID", self.warcinfo.as_str())?;
+        if let Some(ip) = &self.ip {
+            record = record.field("WARC-IP-Address", ip.as_str())?;
+        }
+        Ok(record)
+    }
+
+    pub(super) fn request_record<'a>(&'a self, request: &'a [u8]) -> io::Result<Record<'a>> {
+        Ok(self
+            .common(RecordType::Request, self.ids.request)
+            .and_then(|r| r.field("WARC-Concurrent-To", self.response_id.as_str()))
+            .and_then(|r| r.content_type(HTTP_REQUEST_TYPE))
+            .map_err(invalid)?
+            .block_part(request)
+            .with_block_digest())
+    }
+
+    pub(super) fn response_record<'a>(
+        &'a self,
+        stored: &'a StoredResponse<'_>,
+        truncated: Option<Truncation>,
+    ) -> io::Result<Record<'a>> {
+        let mut record = self
+            .common(RecordType::Response, self.ids.response)
+            .and_then(|r| r.field("WARC-Payload-Digest", stored.payload_digest.to_string()))
+            .map_err(invalid)?;
+        if let Some(truncated) = truncated {
+            record = record
+                .field("WARC-Truncated", truncated.as_str())
+                .map_err(invalid)?;
+        }
+        Ok(record
+            .content_type(HTTP_RESPONSE_TYPE)
+            .map_err(invalid)?
+            .block_part(&stored.head)
+            .block_part(&stored.body)
+            .with_block_digest())
+    }
+
+    /// A `revisit` stores the head only; the storage policy has already renamed its
+    /// `Transfer-Encoding` so it reads like the original capture's head.
+    pub(super) fn revisit_record<'a>(
+        &'a self,
+        head: &'a [u8],
+        revisit: &RevisitOf,
+    ) -> io::Result<Record<'a>> {
+        let refers_date = revisit.date.to_string();
+        let mut record = self
+            .common(RecordType::Revisit, self.ids.response)
+            .map_err(invalid)?;
+        if self.has_request {
+            record = record
+                .field("WARC-Concurrent-To", self.ids.request.to_string())
+                .map_err(invalid)?;
+        }
+        let mut record = Ok::<_, FieldValueError>(record)
+            .and_then(|r| r.field("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE))
+            .and_then(|r| {
+                r.field(
+                    "WARC-Refers-To-Target-URI",
+                    sanitize_uri(&revisit.target_uri),
+                )
+            })
+            .and_then(|r| r.field("WARC-Refers-To-Date", refers_date))
+            .and_then(|r| r.field("WARC-Payload-Digest", revisit.payload_digest.to_string()))
+            // WARC 1.1 identical-payload-digest profile: a block cut to the headers
+            // "shall" say so with WARC-Truncated: length.
+            .and_then(|r| r.field("WARC-Truncated", Truncation::Length.as_str()))
+            .map_err(invalid)?;
+        if let Some(original) = revisit.record_id {
+            record = record
+                .field("WARC-Refers-To", original.to_string())
+                .map_err(invalid)?;
+        }
+        Ok(record
+            .content_type(HTTP_RESPONSE_TYPE)
+            .map_err(invalid)?
+            .block_part(head)
+            .with_block_digest())
+    }
+
+    pub(super) fn metadata_record<'a>(&'a self, block: &'a [u8]) -> io::Result<Record<'a>> {
+        Ok(self
+            .common(RecordType::Metadata, self.ids.metadata)
+            .and_then(|r| r.field("WARC-Concurrent-To", self.response_id.as_str()))
+            .and_then(|r| r.content_type(WARC_FIELDS_TYPE))
+            .map_err(invalid)?
+            .block_part(block)
+            .with_block_digest())
+    }
 }
 
 fn invalid(err: FieldValueError) -> io::Error {

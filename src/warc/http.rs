@@ -66,6 +66,16 @@ pub fn is_chunked(head: &[u8]) -> bool {
     last.is_some_and(|coding| coding.eq_ignore_ascii_case(b"chunked"))
 }
 
+/// Whether the body has a content coding that compresses (`gzip`, `br`, `deflate`,
+/// `zstd`, `compress`...): any `Content-Encoding` value other than `identity`. Such a
+/// body does not shrink under deflate again; the writer stores it (gzip level 0).
+pub fn has_content_coding(head: &[u8]) -> bool {
+    header_values(head, b"content-encoding")
+        .flat_map(|value| value.split(|&b| b == b','))
+        .map(trim_ows)
+        .any(|coding| !coding.is_empty() && !coding.eq_ignore_ascii_case(b"identity"))
+}
+
 /// The status code of a response head: the three digits after `HTTP/x.y ` on its
 /// first line (RFC 9112 section 4), `None` if the line does not read that way.
 pub fn status_code(head: &[u8]) -> Option<u16> {
@@ -213,6 +223,22 @@ mod tests {
             header_value(b"HTTP/1.1 200 a:b\r\n\r\n", b"HTTP/1.1 200 a"),
             None
         );
+    }
+
+    #[test]
+    fn content_coding_other_than_identity() {
+        assert!(has_content_coding(
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\n"
+        ));
+        assert!(has_content_coding(
+            b"HTTP/1.1 200 OK\r\ncontent-encoding: identity, GZIP\r\n\r\n"
+        ));
+        assert!(!has_content_coding(
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n\r\n"
+        ));
+        assert!(!has_content_coding(
+            b"HTTP/1.1 200 OK\r\nContent-Type: x\r\n\r\n"
+        ));
     }
 
     #[test]

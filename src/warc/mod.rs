@@ -11,6 +11,8 @@
 //! - [`dedup`]: the bounded index of payload digests already written, which turns a
 //!   duplicate payload into a `revisit` record;
 //! - [`gzip`]: one gzip member per record, reusing the deflate state;
+//! - [`compressed`]: captures compressed on the shard threads, so the writer only
+//!   appends;
 //! - [`writer`]: gzip members appended to size-rotated files, positions for checkpoints;
 //! - [`mod@repair`]: cutting a torn last record after a crash;
 //! - [`thread`]: the writer on its own thread behind a bounded channel.
@@ -18,6 +20,7 @@
 //! The file format, digest choices and recovery are described in `docs/warc.md`.
 
 pub mod capture;
+pub mod compressed;
 pub mod date;
 pub mod dedup;
 pub mod digest;
@@ -32,6 +35,7 @@ pub use capture::{
     Capture, CaptureIds, CaptureMetadata, CaptureWritten, HttpResponse, Outlink, RevisitOf,
     TransferCodingStorage, WarcinfoFields,
 };
+pub use compressed::{CaptureCompressor, CompressedCapture, WarcinfoSlot};
 pub use date::WarcDate;
 pub use dedup::{DedupConfig, DedupStats};
 pub use digest::Digest;

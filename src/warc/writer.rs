@@ -11,19 +11,23 @@
 //! `WARC-Warcinfo-ID`. A capture's records (request, response, metadata) always land in
 //! the same file: rotation happens between captures, so a file may exceed
 //! `max_file_bytes` by at most one capture.
+//!
+//! Compression can happen elsewhere: [`WarcWriter::compressor`] hands out
+//! [`CaptureCompressor`]s for other threads, and [`WarcWriter::append_compressed`] only
+//! decides revisits and appends (see [`super::compressed`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::capture::{
-    encode_stored, stored_response, warcinfo_record, Capture, CaptureIds, CaptureWritten,
-    RevisitOf, TransferCodingStorage, WarcinfoFields,
+    warcinfo_record, Capture, CaptureIds, CaptureWritten, RevisitOf, TransferCodingStorage,
+    WarcinfoFields,
 };
+use super::compressed::{assemble, CaptureCompressor, CompressedCapture, WarcinfoSlot};
 use super::date::WarcDate;
 use super::dedup::{DedupConfig, DedupStats, PayloadIndex};
-use super::gzip::MemberEncoder;
-use super::http;
+use super::gzip::{Deflater, MemberEncoder};
 use super::record::{RecordId, RecordType};
 
 /// Suffix of a finished WARC file.
@@ -43,7 +47,11 @@ pub struct WarcWriterConfig {
     pub shard: u32,
     /// A file is closed and the next one opened once it holds this many bytes.
     pub max_file_bytes: u64,
-    /// gzip level, 0 (store) to 9 (smallest). See `docs/benchmarks.md`.
+    /// Deflate implementation of the gzip members.
+    pub deflater: Deflater,
+    /// gzip level, 0 (store) to [`Deflater::max_level`] (smallest); higher values are
+    /// taken as the highest. See `docs/warc.md`, "Compression level and
+    /// implementation".
     pub gzip_level: u32,
     /// How chunked responses are stored.
     pub transfer_coding: TransferCodingStorage,
@@ -56,17 +64,18 @@ pub struct WarcWriterConfig {
 }
 
 impl WarcWriterConfig {
-    /// Defaults: prefix `trawl`, 1 GB files (the size the IIPC recommends), gzip level 6
-    /// (zlib's default; level 1 is 2-3 times faster for ~10% more bytes, see
-    /// `docs/benchmarks.md`), chunked bodies stored decoded, duplicate payloads written
-    /// as revisits with a 64 MiB digest index.
+    /// Defaults: prefix `trawl`, 1 GB files (the size the IIPC recommends), libdeflate
+    /// at its default level (chosen by measurement, `docs/warc.md`), chunked bodies
+    /// stored decoded, duplicate payloads written as revisits with a 64 MiB digest
+    /// index.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
             prefix: "trawl".to_owned(),
             shard: 0,
             max_file_bytes: 1_000_000_000,
-            gzip_level: 6,
+            deflater: Deflater::default(),
+            gzip_level: Deflater::default().default_level(),
             transfer_coding: TransferCodingStorage::default(),
             warcinfo: WarcinfoFields::default(),
             dedup: DedupConfig::default(),
@@ -200,7 +209,17 @@ pub struct WarcWriter {
     next_serial: u32,
     summary: WriterSummary,
     member: Vec<u8>,
+    /// Compresses the captures given to [`WarcWriter::write_capture`].
+    compressor: CaptureCompressor,
+    /// Compresses what the writer makes itself: `warcinfo` and `revisit` records, and
+    /// members re-made for another file.
     encoder: MemberEncoder,
+    /// The `warcinfo` id the next capture's records should carry (the current file's,
+    /// or the next file's once the current one is full), read by compressors.
+    warcinfo_slot: WarcinfoSlot,
+    /// The id of the next file's `warcinfo` record, drawn ahead so compressors can use
+    /// it before the file exists.
+    next_warcinfo_id: RecordId,
     /// Payload digests of the responses written, for revisits; `None` when off.
     dedup: Option<PayloadIndex>,
     /// The index's mark at the last [`WarcWriter::sync`] in the current file: entries
@@ -228,11 +247,21 @@ impl WarcWriter {
         } else {
             None
         };
+        let next_warcinfo_id = RecordId::new_v4();
+        let warcinfo_slot = WarcinfoSlot::new(next_warcinfo_id);
         Ok(Self {
             dedup,
             synced_mark: None,
             warcinfo_block: config.warcinfo.block(),
-            encoder: MemberEncoder::new(config.gzip_level),
+            compressor: CaptureCompressor::new(
+                config.deflater,
+                config.gzip_level,
+                config.transfer_coding,
+                warcinfo_slot.clone(),
+            ),
+            encoder: MemberEncoder::with_deflater(config.deflater, config.gzip_level),
+            warcinfo_slot,
+            next_warcinfo_id,
             config,
             current: None,
             next_serial,
@@ -260,6 +289,45 @@ impl WarcWriter {
         capture: &Capture,
         ids: CaptureIds,
     ) -> Result<CaptureWritten, WarcError> {
+        let compressed = match self.compressor.compress_with_ids(capture, ids) {
+            Ok(compressed) => compressed,
+            Err(err) => {
+                self.summary.rejected += 1;
+                return Err(err);
+            }
+        };
+        self.append_compressed(&compressed)
+    }
+
+    /// A compressor for another thread, producing captures for
+    /// [`WarcWriter::append_compressed`] with this writer's settings.
+    pub fn compressor(&self) -> CaptureCompressor {
+        CaptureCompressor::new(
+            self.config.deflater,
+            self.config.gzip_level,
+            self.config.transfer_coding,
+            self.warcinfo_slot.clone(),
+        )
+    }
+
+    /// Counts a capture that a [`CaptureCompressor`] refused (an unwritable field), so
+    /// the summary's `rejected` is the same wherever compression ran.
+    pub fn count_rejected(&mut self) {
+        self.summary.rejected += 1;
+    }
+
+    /// Appends a capture compressed elsewhere, opening or rotating the file first if
+    /// needed. The revisit decision is made here, in append order: a response whose
+    /// payload is already in the index is replaced by a `revisit` record.
+    ///
+    /// # Errors
+    /// [`WarcError::File`] on an I/O failure (the partial capture is cut off again, so
+    /// the file stays valid); [`WarcError::Record`] if the capture's members could not
+    /// be re-made for this file (the file is untouched).
+    pub fn append_compressed(
+        &mut self,
+        capture: &CompressedCapture,
+    ) -> Result<CaptureWritten, WarcError> {
         if self
             .current
             .as_ref()
@@ -270,58 +338,42 @@ impl WarcWriter {
         if self.current.is_none() {
             self.open_next()?;
         }
-        let policy = self.config.transfer_coding;
-        let stored = stored_response(&capture.response, policy);
         // Revisit candidates: complete 2xx responses with a payload of at least the
-        // configured size, unless the caller decided already (`capture.revisit`).
-        let candidate = capture.revisit.is_none()
-            && capture.truncated.is_none()
-            && !stored.incomplete()
-            && stored.payload_len() >= self.config.dedup.min_payload_bytes.max(1)
-            && http::status_code(stored.head()).is_some_and(|c| (200..300).contains(&c));
+        // configured size, unless the caller decided already (`Capture::revisit`).
+        let candidate = capture.complete_2xx
+            && capture.payload_len >= self.config.dedup.min_payload_bytes.max(1);
         let found = match (&mut self.dedup, candidate) {
-            (Some(index), true) => index.lookup(&stored.payload_digest()),
+            (Some(index), true) => index.lookup(&capture.payload_digest),
             _ => None,
         };
         let revisit = found.map(|original| RevisitOf {
-            payload_digest: stored.payload_digest(),
+            payload_digest: capture.payload_digest,
             target_uri: original.target_uri,
             date: original.date,
             record_id: Some(original.record_id),
         });
-        let revisit = revisit.as_ref().or(capture.revisit.as_ref());
-        let encoder = &mut self.encoder;
         let Some(file) = self.current.as_mut() else {
             return Err(WarcError::Stopped);
         };
-        // Compress every record of the capture into one buffer of members, then write
-        // it with one call: a crash tears at most the capture's tail.
+        // Every member of the capture in one buffer, written with one call: a crash
+        // tears at most the capture's tail.
         let mut buffer = std::mem::take(&mut self.member);
         buffer.clear();
-        let mut records = 0;
-        let mut raw_bytes = 0;
-        let mut response_at = 0;
-        let digest = encode_stored(capture, &stored, revisit, ids, file.warcinfo_id, |record| {
-            if matches!(
-                record.record_type(),
-                RecordType::Response | RecordType::Revisit
-            ) {
-                response_at = buffer.len() as u64;
-            }
-            raw_bytes += encoder.append(&mut buffer, record)?;
-            records += 1;
-            Ok(())
-        })
-        .map_err(|source| WarcError::Record {
-            uri: capture.target_uri.clone(),
-            source,
-        });
-        let digest = match digest {
-            Ok(digest) => digest,
-            Err(err) => {
+        let placed = match assemble(
+            capture,
+            revisit.as_ref(),
+            file.warcinfo_id,
+            &mut self.encoder,
+            &mut buffer,
+        ) {
+            Ok(placed) => placed,
+            Err(source) => {
                 self.member = buffer;
                 self.summary.rejected += 1;
-                return Err(err);
+                return Err(WarcError::Record {
+                    uri: capture.target_uri.clone(),
+                    source,
+                });
             }
         };
         let offset = file.len;
@@ -329,27 +381,42 @@ impl WarcWriter {
         let bytes = buffer.len() as u64;
         self.member = buffer;
         result?;
-        self.summary.records += records;
+        let response_at = placed
+            .iter()
+            .find(|(t, _, _)| matches!(t, RecordType::Response | RecordType::Revisit))
+            .map_or(0, |(_, at, _)| *at as u64);
+        self.summary.records += placed.len() as u64;
         self.summary.captures += 1;
         self.summary.bytes += bytes;
-        self.summary.raw_bytes += raw_bytes;
-        let is_revisit = revisit.is_some();
+        self.summary.raw_bytes += placed.iter().map(|(_, _, raw)| raw).sum::<u64>();
+        let is_revisit = revisit.is_some() || capture.caller_revisit;
         if is_revisit {
             self.summary.revisits += 1;
         } else if candidate {
             if let Some(index) = &mut self.dedup {
-                index.insert(&digest, ids.response, &capture.target_uri, capture.date);
+                index.insert(
+                    &capture.payload_digest,
+                    capture.ids.response,
+                    &capture.target_uri,
+                    capture.date,
+                );
             }
         }
-        Ok(CaptureWritten {
-            response_id: ids.response,
-            payload_digest: digest,
+        let written = CaptureWritten {
+            response_id: capture.ids.response,
+            payload_digest: capture.payload_digest,
             file_name: file.name.clone(),
             offset,
             response_offset: offset + response_at,
             bytes,
             revisit: is_revisit,
-        })
+        };
+        if file.len >= self.config.max_file_bytes {
+            // The next capture opens a new file: let compressors stamp its id now.
+            self.next_warcinfo_id = RecordId::new_v4();
+            self.warcinfo_slot.publish(self.next_warcinfo_id);
+        }
+        Ok(written)
     }
 
     /// The current file and offset after its last complete record; `None` before the
@@ -414,7 +481,8 @@ impl WarcWriter {
             .open(&open_path)
             .map_err(WarcError::file("create", &open_path))?;
         self.next_serial = self.next_serial.saturating_add(1);
-        let warcinfo_id = RecordId::new_v4();
+        // Drawn ahead and already published (see `next_warcinfo_id`).
+        let warcinfo_id = self.next_warcinfo_id;
         let record =
             warcinfo_record(warcinfo_id, date, &name, &self.warcinfo_block).map_err(|err| {
                 WarcError::Record {

@@ -1,0 +1,372 @@
+//! Captures compressed off the writer thread.
+//!
+//! Deflate is what WARC output costs (issue 11: ~470 µs a page on the single output
+//! thread). gzip members are independent, so each shard compresses the records of its
+//! own captures with a [`CaptureCompressor`] and sends a [`CompressedCapture`]; the
+//! writer thread only does what must stay in one order: the revisit decision (the
+//! payload-digest index), file rotation, appending, and positions for checkpoints.
+//!
+//! Two things the shard cannot know are settled by the writer:
+//! - **Revisits.** The shard compresses a full `response` record. When the writer's
+//!   index finds the payload already written, it builds the `revisit` record (head only,
+//!   a few hundred bytes) itself and drops the compressed response.
+//! - **The file's `warcinfo` id.** Every record names its file's `warcinfo` record. The
+//!   writer publishes the id of the file the next capture will land in
+//!   ([`WarcinfoSlot`]); a capture compressed just before a rotation carries the old id,
+//!   and the writer then decompresses its members, puts the new id in (same length) and
+//!   compresses them again. That happens only to the captures in flight at a rotation.
+
+use std::io::{self, Read};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::capture::{metadata_block, stored_response, Capture, CaptureIds, Envelope};
+use super::capture::{RevisitOf, TransferCodingStorage};
+use super::date::WarcDate;
+use super::digest::Digest;
+use super::gzip::{Deflater, MemberEncoder};
+use super::http;
+use super::record::{RecordId, RecordType, Truncation};
+use super::writer::WarcError;
+
+/// The `warcinfo` record id of the file the next capture will be appended to, shared
+/// between the writer (which sets it) and the compressors (which read it).
+#[derive(Debug, Clone)]
+pub struct WarcinfoSlot(Arc<Mutex<RecordId>>);
+
+impl WarcinfoSlot {
+    pub(super) fn new(id: RecordId) -> Self {
+        Self(Arc::new(Mutex::new(id)))
+    }
+
+    /// The id published last.
+    pub fn current(&self) -> RecordId {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn publish(&self, id: RecordId) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = id;
+    }
+}
+
+/// Compresses captures into gzip members for a writer; one per shard thread (it keeps
+/// a compressor state, so it is not shared). Made by
+/// [`super::WarcWriter::compressor`]; a clone has the same settings and its own
+/// compressor state.
+#[derive(Debug, Clone)]
+pub struct CaptureCompressor {
+    encoder: MemberEncoder,
+    /// Level 0 (stored blocks), for responses whose body has a content coding: deflate
+    /// finds nothing to remove in gzip or brotli output and spends most of the
+    /// capture's CPU trying (`docs/warc.md`, "Compression level and implementation").
+    stored: MemberEncoder,
+    policy: TransferCodingStorage,
+    warcinfo: WarcinfoSlot,
+    /// Members being built, reused; a capture gets an exact-size copy.
+    scratch: Vec<u8>,
+}
+
+/// One gzip member of a [`CompressedCapture`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Member {
+    pub(super) record_type: RecordType,
+    /// Byte range in [`CompressedCapture::members`].
+    pub(super) start: usize,
+    pub(super) end: usize,
+    /// Uncompressed record bytes.
+    pub(super) raw_bytes: u64,
+}
+
+/// A capture's records as finished gzip members, plus what the writer needs to turn
+/// the response into a revisit.
+#[derive(Debug, Clone)]
+pub struct CompressedCapture {
+    pub(super) target_uri: String,
+    pub(super) date: WarcDate,
+    pub(super) ip: Option<IpAddr>,
+    pub(super) has_request: bool,
+    pub(super) ids: CaptureIds,
+    /// The `WARC-Warcinfo-ID` written in the members.
+    pub(super) warcinfo_id: RecordId,
+    /// The response head as stored (for a revisit record).
+    pub(super) stored_head: Vec<u8>,
+    pub(super) payload_digest: Digest,
+    pub(super) payload_len: u64,
+    /// Whether the response may be deduplicated: complete, untruncated, 2xx, and not
+    /// already a revisit chosen by the caller. The size threshold is the writer's.
+    pub(super) complete_2xx: bool,
+    /// The caller chose a revisit (`Capture::revisit`): the members hold it already.
+    pub(super) caller_revisit: bool,
+    pub(super) members: Vec<u8>,
+    pub(super) parts: Vec<Member>,
+}
+
+impl CompressedCapture {
+    /// The capture's URL.
+    pub fn target_uri(&self) -> &str {
+        &self.target_uri
+    }
+
+    /// Compressed bytes of all its members.
+    pub fn compressed_bytes(&self) -> usize {
+        self.members.len()
+    }
+}
+
+impl CaptureCompressor {
+    pub(super) fn new(
+        deflater: Deflater,
+        level: u32,
+        policy: TransferCodingStorage,
+        warcinfo: WarcinfoSlot,
+    ) -> Self {
+        Self {
+            encoder: MemberEncoder::with_deflater(deflater, level),
+            stored: MemberEncoder::with_deflater(deflater, 0),
+            policy,
+            warcinfo,
+            scratch: Vec::with_capacity(64 * 1024),
+        }
+    }
+
+    /// Builds and compresses `capture`'s records with fresh record ids.
+    ///
+    /// # Errors
+    /// [`WarcError::Record`] for a field value that cannot be written (the capture is
+    /// then refused as a whole, as the writer would).
+    pub fn compress(&mut self, capture: &Capture) -> Result<CompressedCapture, WarcError> {
+        self.compress_with_ids(capture, CaptureIds::new_v4())
+    }
+
+    /// [`CaptureCompressor::compress`] with given record ids.
+    ///
+    /// # Errors
+    /// As [`CaptureCompressor::compress`].
+    pub fn compress_with_ids(
+        &mut self,
+        capture: &Capture,
+        ids: CaptureIds,
+    ) -> Result<CompressedCapture, WarcError> {
+        let warcinfo_id = self.warcinfo.current();
+        self.build(capture, ids, warcinfo_id)
+            .map_err(|source| WarcError::Record {
+                uri: capture.target_uri.clone(),
+                source,
+            })
+    }
+
+    fn build(
+        &mut self,
+        capture: &Capture,
+        ids: CaptureIds,
+        warcinfo_id: RecordId,
+    ) -> io::Result<CompressedCapture> {
+        let stored = stored_response(&capture.response, self.policy);
+        let envelope = Envelope::new(capture, ids, warcinfo_id);
+        let mut members = std::mem::take(&mut self.scratch);
+        members.clear();
+        let encoded = http::has_content_coding(stored.head());
+        let mut parts = Vec::with_capacity(3);
+        let mut push = |encoder: &mut MemberEncoder,
+                        members: &mut Vec<u8>,
+                        record: &super::Record<'_>|
+         -> io::Result<()> {
+            let start = members.len();
+            let raw_bytes = encoder.append(members, record)?;
+            parts.push(Member {
+                record_type: record.record_type(),
+                start,
+                end: members.len(),
+                raw_bytes,
+            });
+            Ok(())
+        };
+        if !capture.request.is_empty() {
+            let record = envelope.request_record(&capture.request)?;
+            push(&mut self.encoder, &mut members, &record)?;
+        }
+        let payload_digest = match &capture.revisit {
+            Some(revisit) => {
+                let record = envelope.revisit_record(stored.head(), revisit)?;
+                push(&mut self.encoder, &mut members, &record)?;
+                revisit.payload_digest
+            }
+            None => {
+                let truncated = capture
+                    .truncated
+                    .or(stored.incomplete().then_some(Truncation::Unspecified));
+                let record = envelope.response_record(&stored, truncated)?;
+                let encoder = if encoded {
+                    &mut self.stored
+                } else {
+                    &mut self.encoder
+                };
+                push(encoder, &mut members, &record)?;
+                stored.payload_digest()
+            }
+        };
+        if let Some(metadata) = &capture.metadata {
+            let block = metadata_block(metadata);
+            let record = envelope.metadata_record(&block)?;
+            push(&mut self.encoder, &mut members, &record)?;
+        }
+        let exact = members.as_slice().to_vec();
+        self.scratch = members;
+        let members = exact;
+        let complete_2xx = capture.revisit.is_none()
+            && capture.truncated.is_none()
+            && !stored.incomplete()
+            && http::status_code(stored.head()).is_some_and(|c| (200..300).contains(&c));
+        Ok(CompressedCapture {
+            target_uri: capture.target_uri.clone(),
+            date: capture.date,
+            ip: capture.ip,
+            has_request: !capture.request.is_empty(),
+            ids,
+            warcinfo_id,
+            stored_head: stored.head().to_vec(),
+            payload_digest,
+            payload_len: stored.payload_len(),
+            complete_2xx,
+            caller_revisit: capture.revisit.is_some(),
+            members,
+            parts,
+        })
+    }
+}
+
+/// The members to append for `capture` in a file whose `warcinfo` id is
+/// `warcinfo_id`, into `out`: the shard's members as they are, except the response
+/// replaced by a `revisit` record when `revisit` is given and every member re-made
+/// with the file's id when the shard used another. Returns per member its type, its
+/// offset in `out` and its uncompressed size.
+///
+/// # Errors
+/// [`io::Error`] if a member does not decode (it always does: we made it) or a field
+/// cannot be written.
+pub(super) fn assemble(
+    capture: &CompressedCapture,
+    revisit: Option<&RevisitOf>,
+    warcinfo_id: RecordId,
+    encoder: &mut MemberEncoder,
+    out: &mut Vec<u8>,
+) -> io::Result<Vec<(RecordType, usize, u64)>> {
+    let mut placed = Vec::with_capacity(capture.parts.len());
+    let same_file = capture.warcinfo_id == warcinfo_id;
+    let envelope = Envelope::from_parts(
+        &capture.target_uri,
+        capture.date,
+        capture.ip,
+        capture.has_request,
+        capture.ids,
+        warcinfo_id,
+    );
+    for part in &capture.parts {
+        let at = out.len();
+        if let (Some(revisit), RecordType::Response) = (revisit, part.record_type) {
+            let record = envelope.revisit_record(&capture.stored_head, revisit)?;
+            let raw = encoder.append(out, &record)?;
+            placed.push((RecordType::Revisit, at, raw));
+            continue;
+        }
+        let member = capture
+            .members
+            .get(part.start..part.end)
+            .ok_or_else(|| io::Error::other("member range outside the capture"))?;
+        if same_file {
+            out.extend_from_slice(member);
+        } else {
+            let raw = restamp(member, capture.warcinfo_id, warcinfo_id)?;
+            encoder.append_raw(out, &raw)?;
+        }
+        placed.push((part.record_type, at, part.raw_bytes));
+    }
+    Ok(placed)
+}
+
+/// Decodes a member and replaces the `WARC-Warcinfo-ID` in its header (ids have a fixed
+/// length, so nothing else moves).
+fn restamp(member: &[u8], old: RecordId, new: RecordId) -> io::Result<Vec<u8>> {
+    let mut raw = Vec::with_capacity(member.len() * 4);
+    flate2::read::GzDecoder::new(member).read_to_end(&mut raw)?;
+    let field = format!("\r\nWARC-Warcinfo-ID: {old}\r\n");
+    let header_end = memchr::memmem::find(&raw, b"\r\n\r\n").unwrap_or(raw.len());
+    let at = raw
+        .get(..header_end + 2)
+        .and_then(|header| memchr::memmem::find(header, field.as_bytes()))
+        .ok_or_else(|| io::Error::other("member has no warcinfo id to replace"))?;
+    let replacement = format!("\r\nWARC-Warcinfo-ID: {new}\r\n");
+    if let Some(slot) = raw.get_mut(at..at + field.len()) {
+        if replacement.len() == slot.len() {
+            slot.copy_from_slice(replacement.as_bytes());
+            return Ok(raw);
+        }
+    }
+    Err(io::Error::other("warcinfo id of another length"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::warc::HttpResponse;
+
+    fn capture(encoding: &str, body: &[u8]) -> Capture {
+        Capture {
+            target_uri: "http://a.test/".to_owned(),
+            date: WarcDate::from_unix_micros(0),
+            ip: None,
+            request: b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".to_vec(),
+            response: HttpResponse {
+                head: format!(
+                    "HTTP/1.1 200 OK\r\n{encoding}Content-Length: {}\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes(),
+                wire_body: body.to_vec(),
+                payload: None,
+            },
+            truncated: None,
+            revisit: None,
+            metadata: None,
+        }
+    }
+
+    fn response_member(c: &CompressedCapture) -> (&[u8], u64) {
+        let part = c
+            .parts
+            .iter()
+            .find(|p| p.record_type == RecordType::Response)
+            .unwrap();
+        (&c.members[part.start..part.end], part.raw_bytes)
+    }
+
+    #[test]
+    fn content_coded_bodies_are_stored_and_others_compressed() {
+        let body = b"<p>compressible text</p>".repeat(200);
+        let mut compressor = CaptureCompressor::new(
+            Deflater::Libdeflate,
+            1,
+            TransferCodingStorage::Decoded,
+            WarcinfoSlot::new(RecordId::new_v4()),
+        );
+        let plain = compressor.compress(&capture("", &body)).unwrap();
+        let (member, raw) = response_member(&plain);
+        assert!((member.len() as u64) < raw / 4, "plain body compressed");
+        let coded = compressor
+            .compress(&capture("Content-Encoding: gzip\r\n", &body))
+            .unwrap();
+        let (member, raw) = response_member(&coded);
+        assert!(member.len() as u64 > raw, "coded body stored");
+        let mut decoded = Vec::new();
+        flate2::read::GzDecoder::new(member)
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded.len() as u64, raw);
+        assert!(decoded.windows(body.len()).any(|w| w == body.as_slice()));
+        // The request member is compressed as usual, and parts tile the buffer.
+        assert_eq!(coded.parts.first().map(|p| p.start), Some(0));
+        assert_eq!(coded.parts.last().map(|p| p.end), Some(coded.members.len()));
+    }
+}
