@@ -150,6 +150,12 @@ pub struct CrawlArgs {
     /// Allow a non-loopback --metrics-addr (the metrics reveal what is crawled).
     #[arg(long)]
     pub metrics_allow_remote: bool,
+    /// Free space kept on the --out filesystem: under it fetching pauses, a checkpoint
+    /// is written into the space kept, and the crawl goes on when space returns. A size
+    /// (64M, 1G), a percentage of the filesystem (5%), `auto` (the smaller of 1G and 5%)
+    /// or 0 (off: a full disk ends the crawl).
+    #[arg(long, value_name = "SIZE", default_value = "auto")]
+    pub disk_reserve: String,
 }
 
 /// Parses a size like `512M`, `4G`, `1048576`, `64k`.
@@ -270,6 +276,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     args.net.apply(&mut c.fetcher)?;
     c.fetcher.allow_private_addresses = args.allow_private_addresses;
     (c.metrics_addr, c.metrics_allow_remote) = (args.metrics_addr, args.metrics_allow_remote);
+    c.disk_reserve = args.disk_reserve.parse()?;
     Ok(c)
 }
 

@@ -92,6 +92,9 @@ pub struct CrawlConfig {
     pub metrics_addr: Option<std::net::SocketAddr>,
     /// Let `metrics_addr` be a non-loopback address (off: loopback only).
     pub metrics_allow_remote: bool,
+    /// Free space kept on the `out_dir` filesystem: under it fetching pauses and a
+    /// checkpoint is written into the space kept (`docs/checkpoints.md`, "Disk full").
+    pub disk_reserve: super::space::Reserve,
 }
 
 impl CrawlConfig {
@@ -139,6 +142,7 @@ impl CrawlConfig {
             progress_interval: Duration::from_secs(5),
             metrics_addr: None,
             metrics_allow_remote: false,
+            disk_reserve: super::space::Reserve::Auto,
         }
     }
 
