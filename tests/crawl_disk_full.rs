@@ -9,7 +9,8 @@
 //! pause writes the crawl's first checkpoint into the space kept; or it falls far below
 //! (2 MiB, less than a checkpoint's presence bits), the pause's checkpoint fails for
 //! lack of space, and the previous (periodic) checkpoint must stay current and whole
-//! while the crawl waits instead of dying.
+//! while the crawl waits instead of dying; or it falls to nothing, and the crawl's own
+//! writes (WARC, crawl log, checkpoint) meet `ENOSPC` and wait for space.
 //!
 //! Needs root for `mount -t tmpfs`. Under `CI=true` a mount that fails fails the test;
 //! elsewhere the test prints why and skips. The tmpfs is unmounted in every case (a
@@ -138,6 +139,8 @@ enum Way {
     UnderReserve,
     /// Free space falls far under it: the pause's checkpoint fails for lack of space.
     FarUnder,
+    /// No space at all: the crawl's own writes fail with ENOSPC.
+    Full,
 }
 
 #[test]
@@ -148,6 +151,11 @@ fn a_crawl_pauses_under_the_disk_reserve_and_resumes_when_space_returns() {
 #[test]
 fn a_checkpoint_without_space_keeps_the_previous_one_and_the_crawl_waits() {
     run(Way::FarUnder);
+}
+
+#[test]
+fn writes_that_meet_enospc_wait_for_space() {
+    run(Way::Full);
 }
 
 fn run(way: Way) {
@@ -181,13 +189,12 @@ fn run(way: Way) {
     );
     let out = mnt.join("crawl");
     let mut args = crawl_args(&out, 2000, delay_ms);
-    // No periodic checkpoint before the pause: the one found then is the pause's own.
     // Periodic checkpoints: never before the pause (the one found then is the pause's
     // own), or every 2 s (there is one to keep when the pause's fails).
     let checkpoint_secs = if way == Way::UnderReserve {
         "3600"
     } else {
-        "1"
+        "2"
     };
     args.extend(["--checkpoint-secs", checkpoint_secs, "--disk-reserve", "8M"].map(str::to_owned));
     let stderr_path = tmp.path().join("crawl.stderr");
@@ -215,7 +222,7 @@ fn run(way: Way) {
             assert_eq!(current(), None, "a checkpoint before the pause");
             None
         }
-        Way::FarUnder => {
+        Way::FarUnder | Way::Full => {
             // Fill just after a periodic checkpoint replaced the one before (so none is
             // half written and no old one is about to be deleted, which would give back
             // a checkpoint's worth of space), well before the next.
@@ -240,16 +247,31 @@ fn run(way: Way) {
         (40 * MIB - free) as f64 / MIB as f64
     );
     let ballast_path = mnt.join("ballast");
-    let left = if way == Way::UnderReserve {
-        7 * MIB
-    } else {
-        2 * MIB
+    let left = match way {
+        Way::UnderReserve => 7 * MIB,
+        Way::FarUnder => 2 * MIB,
+        Way::Full => 2 * MIB,
     };
     ballast(&ballast_path, free.saturating_sub(left));
+    if way == Way::Full {
+        // Take the rest too, to the last page: the crawl's writes now meet ENOSPC.
+        use std::io::Write;
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(&ballast_path)
+            .unwrap();
+        let page = [0u8; 4096];
+        while f.write_all(&page).is_ok() {}
+        assert_eq!(space::probe(&mnt).unwrap().free_bytes, 0);
+    }
     let filled_at = Instant::now();
+    // With no space at all stats.json cannot be written: the log says it.
     assert!(
-        wait_for(Duration::from_secs(10), || stats(&out)
-            .is_some_and(|s| s["paused"] == "disk")),
+        wait_for(Duration::from_secs(10), || if way == Way::Full {
+            stderr().contains("paused: disk: ")
+        } else {
+            stats(&out).is_some_and(|s| s["paused"] == "disk")
+        }),
         "no pause in stats.json: {:?}\n{}",
         stats(&out),
         stderr()
@@ -282,11 +304,21 @@ fn run(way: Way) {
                 "the pause's checkpoint did not fail:\n{}",
                 stderr()
             );
-            let now = current();
+            assert_eq!(current(), before_pause);
+        }
+        // Writes meet ENOSPC: the output waits or the checkpoint fails, and the
+        // previous checkpoint stays current.
+        Way::Full => {
             assert!(
-                now.is_some() && now >= before_pause,
-                "CURRENT went from {before_pause:?} to {now:?}"
+                wait_for(Duration::from_secs(10), || {
+                    let log = stderr();
+                    log.contains("no space left for the crawl output: waiting for space")
+                        || log.contains("checkpoint failed for lack of space")
+                }),
+                "no write met ENOSPC:\n{}",
+                stderr()
             );
+            assert_eq!(current(), before_pause);
         }
     }
     let d = inspect(&out);
@@ -297,8 +329,10 @@ fn run(way: Way) {
     let before = requests(&sw);
     std::thread::sleep(Duration::from_millis(2000));
     let after = requests(&sw);
-    let paused = stats(&out).unwrap();
-    assert_eq!(paused["paused"], "disk", "{paused}");
+    if way != Way::Full {
+        let paused = stats(&out).unwrap();
+        assert_eq!(paused["paused"], "disk", "{paused}");
+    }
     assert_eq!(before, after, "requests while paused: {before} -> {after}");
     assert!(crawl.0.try_wait().unwrap().is_none(), "the crawl exited");
 

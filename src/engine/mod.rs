@@ -619,6 +619,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         if (disk_checkpoint || (periodic && !disk.is_paused())) && !output.stall.is_waiting() {
             disk_checkpoint = false;
             epoch += 1;
+            // Whether the disk was the trouble, should this checkpoint fail: it is one the
+            // pause asked for, or a write waited for space while it ran (the coordinator
+            // is blocked meanwhile, so space may be back by the time it fails).
+            let (paused, stalls) = (disk.is_paused(), output.stall.stalls());
             match take_checkpoint(&shared, &control_txs, &wakers, &output.tx, &cp_root, epoch) {
                 Ok(()) => {
                     checkpoints += 1;
@@ -636,7 +640,8 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                     }
                 }
                 Err(e) => {
-                    absorb_checkpoint_failure(e, &shared, &out, &cp_root, &mut disk)?;
+                    let disk_trouble = paused || output.stall.stalls() != stalls;
+                    absorb_checkpoint_failure(e, disk_trouble, &shared, &out, &cp_root, &mut disk)?;
                     disk_checkpoint_failed = true;
                 }
             }
@@ -680,16 +685,21 @@ fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
             cause,
         } => {
             shared.paused.store(true, Ordering::Release);
-            let why = match cause {
-                space::Cause::LowSpace => "under the reserve",
-                space::Cause::WriteFailed => "a write failed for lack of space",
+            let (why, then) = match cause {
+                space::Cause::LowSpace => {
+                    ("under the reserve", "writing a checkpoint into the reserve")
+                }
+                space::Cause::WriteFailed => (
+                    "a write failed for lack of space",
+                    "a checkpoint follows once the output is written",
+                ),
             };
             tracing::warn!(
                 out = %out.display(),
                 free_bytes,
                 reserve_bytes,
                 "paused: disk: {:.1} MiB free on the output filesystem, reserve {:.1} MiB ({why}); \
-                 no new fetches until space returns, writing a checkpoint into the reserve",
+                 no new fetches until space returns; {then}",
                 mib(free_bytes),
                 mib(reserve_bytes),
             );
@@ -715,22 +725,28 @@ fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
     }
 }
 
-/// A checkpoint failed. If the output filesystem is now short of space (under the
-/// reserve, measured before the attempt's files are removed: an `ENOSPC` leaves it
-/// nearly full), the failure is taken as lack of space: the attempt's files go, the
-/// previous checkpoint stays current and whole, and the crawl pauses (it is owed a
-/// checkpoint when it resumes). Any other failure, or any with the watch off, ends the
-/// crawl as before.
+/// A checkpoint failed. If the disk was the trouble (`disk_trouble`: see the caller) or
+/// the output filesystem is now short of space (under the reserve, measured before the
+/// attempt's files are removed: an `ENOSPC` leaves it nearly full), the failure is
+/// taken as lack of space: the attempt's files go, the previous checkpoint stays
+/// current and whole, and the crawl pauses (it is owed a checkpoint when it resumes).
+/// Any other failure, or any with the watch off, ends the crawl as before.
 fn absorb_checkpoint_failure(
     e: CrawlError,
+    disk_trouble: bool,
     shared: &Shared,
     out: &Path,
     cp_root: &Path,
     disk: &mut space::DiskWatch,
 ) -> Result<(), CrawlError> {
-    let short =
-        disk.is_enabled() && space::probe(out).is_ok_and(|s| s.free_bytes < disk.reserve_bytes(s));
+    let measured = space::probe(out);
+    let short = disk.is_enabled()
+        && (disk_trouble
+            || measured
+                .as_ref()
+                .is_ok_and(|s| s.free_bytes < disk.reserve_bytes(*s)));
     if !short {
+        tracing::error!(error = %e, space = ?measured, "checkpoint failed, not for lack of space");
         return Err(e);
     }
     let removed = space::discard_unfinished_checkpoints(cp_root);

@@ -16,7 +16,7 @@
 
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often the coordinator measures free space. `statvfs` costs about a microsecond;
@@ -444,6 +444,9 @@ impl DiskWatch {
 #[derive(Debug)]
 pub(crate) struct WriteStall {
     waiting: AtomicBool,
+    /// Times a write started waiting, so the coordinator can tell whether one did
+    /// during a checkpoint it was blocked in.
+    stalls: AtomicU64,
     give_up: AtomicBool,
     retry_every: Duration,
 }
@@ -458,6 +461,7 @@ impl WriteStall {
     pub fn new(retry_every: Duration) -> Self {
         Self {
             waiting: AtomicBool::new(false),
+            stalls: AtomicU64::new(0),
             give_up: AtomicBool::new(false),
             retry_every,
         }
@@ -466,6 +470,11 @@ impl WriteStall {
     /// Whether a write is waiting for space now.
     pub fn is_waiting(&self) -> bool {
         self.waiting.load(Ordering::Acquire)
+    }
+
+    /// How many times a write started waiting for space.
+    pub fn stalls(&self) -> u64 {
+        self.stalls.load(Ordering::Acquire)
     }
 
     /// Stops waiting: the write in progress and later ones return their error (the
@@ -487,6 +496,7 @@ impl WriteStall {
             match op() {
                 Err(e) if is_out_of_space(&e) && !self.give_up.load(Ordering::Acquire) => {
                     if !self.waiting.swap(true, Ordering::AcqRel) {
+                        self.stalls.fetch_add(1, Ordering::AcqRel);
                         tracing::warn!(error = %e, source = ?std::error::Error::source(&e).map(ToString::to_string),
                             "no space left for the crawl output: waiting for space (fetching pauses)");
                     }
@@ -671,6 +681,7 @@ mod tests {
         assert_eq!(r.ok(), Some(7));
         assert_eq!(calls, 4);
         assert!(seen_waiting && !stall.is_waiting());
+        assert_eq!(stall.stalls(), 1);
         // Other errors are returned at once.
         let mut calls = 0;
         let r: Result<(), Wrapped> = stall.retry(|| {

@@ -475,7 +475,9 @@ impl Drop for WarcWriter {
 }
 
 /// Appends `bytes`; on failure cuts the file back to its previous length so no partial
-/// member stays behind.
+/// member stays behind, and moves the write position back there too: the file is not
+/// opened for appending, so a later write would otherwise land past the end and leave
+/// a hole of zeros (a short write before `ENOSPC` did that: tests/crawl_disk_full.rs).
 fn write_or_rollback(file: &mut OpenFile, bytes: &[u8]) -> Result<(), WarcError> {
     match file.file.write_all(bytes) {
         Ok(()) => {
@@ -484,6 +486,7 @@ fn write_or_rollback(file: &mut OpenFile, bytes: &[u8]) -> Result<(), WarcError>
         }
         Err(source) => {
             let _ = file.file.set_len(file.len);
+            let _ = io::Seek::seek(&mut file.file, io::SeekFrom::Start(file.len));
             Err(WarcError::File {
                 op: "write",
                 path: file.open_path.clone(),
