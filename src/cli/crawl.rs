@@ -396,4 +396,34 @@ mod tests {
         assert_eq!(big.warc_dedup_budget(), 150 << 20);
         assert_eq!(parse(&["--no-warc"]).warc_dedup_budget(), 0);
     }
+
+    /// `--disk-reserve`: `auto` by default, sizes and percentages, 0 for off, and a
+    /// clear error for anything else.
+    #[test]
+    fn disk_reserve_flag() {
+        use clap::Parser;
+        use trawl::engine::space::Reserve;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: CrawlArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["trawl", "--seed", "http://a.test/", "--out", "/tmp/x"];
+            argv.extend_from_slice(extra);
+            config_from(&Cli::try_parse_from(argv).unwrap().args).map(|c| c.disk_reserve)
+        };
+        assert_eq!(parse(&[]).unwrap(), Reserve::Auto);
+        assert_eq!(
+            parse(&["--disk-reserve", "64M"]).unwrap(),
+            Reserve::Bytes(64 << 20)
+        );
+        assert_eq!(
+            parse(&["--disk-reserve", "5%"]).unwrap(),
+            Reserve::Percent(5.0)
+        );
+        assert_eq!(parse(&["--disk-reserve", "0"]).unwrap(), Reserve::Bytes(0));
+        let e = parse(&["--disk-reserve", "lots"]).unwrap_err().to_string();
+        assert!(e.contains("bad disk reserve \"lots\""), "{e}");
+    }
 }

@@ -557,6 +557,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let mut next_checkpoint = started + nonzero(config.checkpoint_interval);
     let mut checkpoints = 0u64;
     let mut disk = space::DiskWatch::new(config.disk_reserve, started);
+    if !disk.is_enabled() {
+        // `--disk-reserve 0`: a write that meets ENOSPC fails at once, as it always did.
+        output.stall.give_up();
+    }
     disk.set_checkpoint_bytes(
         shared.seen.stats().file_bytes + shared.fingerprints.stats().file_bytes,
     );

@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 pub const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The automatic reserve's upper bound: room for one checkpoint at the default settings
-/// (presence bits for 100 million URLs at 1e-6 are 343 MiB, the fingerprints 86 MiB,
-/// plus the frontier dump) and several seconds of output.
+/// (presence bits for 100 million URLs at 1e-6 are 459 MiB, the fingerprints 115 MiB,
+/// plus the frontier dump) and some seconds of output.
 pub const AUTO_RESERVE_MAX_BYTES: u64 = 1 << 30;
 
 /// The automatic reserve's share of the filesystem, in percent, so a small disk is not
