@@ -19,8 +19,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// How often the coordinator measures free space. `statvfs` costs about a microsecond;
-/// at 100 ms even an output rate of 1 GB/s (far beyond what a crawl writes on a few
+/// How often the coordinator measures free space. `statvfs` costs a few microseconds
+/// (4.5 µs measured through Python's `os.statvfs`, an upper bound), so ten probes a
+/// second cost 0.005% of a core; at 100 ms even an output rate of 1 GB/s (far beyond what a crawl writes on a few
 /// cores) uses up a tenth of the default 1 GiB reserve between two probes.
 pub const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 
