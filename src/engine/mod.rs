@@ -564,9 +564,15 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     disk.set_checkpoint_bytes(
         shared.seen.stats().file_bytes + shared.fingerprints.stats().file_bytes,
     );
-    // A checkpoint the disk watch asks for (at a pause), and whether one failed for lack
-    // of space and is owed again once the crawl resumes.
-    let (mut disk_checkpoint, mut disk_checkpoint_failed) = (false, false);
+    // A checkpoint the disk watch asks for: at a pause, once the fetches in flight have
+    // ended (or at the instant held, when they take longer than a fetch may), and right
+    // after a resume when one failed for lack of space. Letting them end first keeps a
+    // checkpoint that the output holds up (it waits for space) from stalling them past
+    // their deadlines, which would make them fail and be retried on a new connection
+    // while the server still serves the old one.
+    let mut disk_checkpoint: Option<Instant> = None;
+    let mut disk_checkpoint_failed = false;
+    let drain_limit = config.fetcher.deadlines.total_timeout + Duration::from_secs(1);
     let finish;
     loop {
         std::thread::sleep(Duration::from_millis(20));
@@ -604,8 +610,15 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             match space::probe(&out) {
                 Ok(measured) => {
                     if let Some(change) = disk.observe(measured, output.stall.is_waiting(), now) {
-                        disk_checkpoint |= matches!(change, space::Change::Paused { .. })
-                            || disk_checkpoint_failed;
+                        match change {
+                            space::Change::Paused { .. } => {
+                                disk_checkpoint = Some(now + drain_limit);
+                            }
+                            space::Change::Resumed { .. } if disk_checkpoint_failed => {
+                                disk_checkpoint = Some(now);
+                            }
+                            space::Change::Resumed { .. } => {}
+                        }
                         on_disk_change(&shared, &out, &change);
                         let mut s = stats(&shared, started, checkpoints, resumed_epoch, "running");
                         disk.fill(&mut s, now);
@@ -618,10 +631,11 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             }
         }
         let periodic = !config.checkpoint_interval.is_zero() && now >= next_checkpoint;
-        // No checkpoint while the output thread waits for space: the shards are blocked
-        // sending to it and would not reach the checkpoint's barriers.
-        if (disk_checkpoint || (periodic && !disk.is_paused())) && !output.stall.is_waiting() {
-            disk_checkpoint = false;
+        let disk_due = disk_checkpoint.is_some_and(|at| in_flight == 0 || now >= at);
+        // No checkpoint while the output thread waits for space: the shards may be
+        // blocked sending to it and would not reach the checkpoint's barriers.
+        if (disk_due || (periodic && !disk.is_paused())) && !output.stall.is_waiting() {
+            disk_checkpoint = None;
             epoch += 1;
             // Whether the disk was the trouble, should this checkpoint fail: it is one the
             // pause asked for, or a write waited for space while it ran (the coordinator
@@ -758,10 +772,11 @@ fn absorb_checkpoint_failure(
     tracing::warn!(
         error = %e,
         free_bytes = after.free_bytes,
-        removed,
+        removed = removed.entries,
+        removed_bytes = removed.bytes,
         "checkpoint failed for lack of space; the previous checkpoint stays current"
     );
-    if let Some(change) = disk.checkpoint_failed(after, Instant::now()) {
+    if let Some(change) = disk.checkpoint_failed(removed.bytes, after, Instant::now()) {
         on_disk_change(shared, out, &change);
     }
     Ok(())

@@ -206,31 +206,43 @@ pub fn dir_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// What [`discard_unfinished_checkpoints`] removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Discarded {
+    pub entries: usize,
+    /// The files' lengths: what the failed attempt had written (or had sized, for the
+    /// sparse presence-bit snapshots), so at least what a checkpoint needs.
+    pub bytes: u64,
+}
+
 /// Removes what a failed checkpoint left in `root` (`tmp-*`, a sealed `cp-*` that
 /// `CURRENT` does not name, `CURRENT.tmp`), so a paused crawl gets its space back. The
 /// checkpoint `CURRENT` names is never touched: the previous checkpoint stays whole.
-/// Returns how many entries went.
-pub fn discard_unfinished_checkpoints(root: &Path) -> usize {
+pub fn discard_unfinished_checkpoints(root: &Path) -> Discarded {
     let current = crate::checkpoint::current_name(root).ok();
+    let mut out = Discarded::default();
     let Ok(entries) = std::fs::read_dir(root) else {
-        return 0;
+        return out;
     };
-    let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
-        let gone = if name.starts_with("tmp-")
+        let (gone, bytes) = if name.starts_with("tmp-")
             || (name.starts_with("cp-") && current.as_deref() != Some(name.as_str()))
         {
-            std::fs::remove_dir_all(&path).is_ok()
+            let bytes = dir_bytes(&path);
+            (std::fs::remove_dir_all(&path).is_ok(), bytes)
         } else if name == "CURRENT.tmp" {
-            std::fs::remove_file(&path).is_ok()
+            (std::fs::remove_file(&path).is_ok(), 0)
         } else {
-            false
+            (false, 0)
         };
-        removed += usize::from(gone);
+        if gone {
+            out.entries += 1;
+            out.bytes += bytes;
+        }
     }
-    removed
+    out
 }
 
 /// Why the crawl is paused.
@@ -382,12 +394,20 @@ impl DiskWatch {
         }
     }
 
-    /// A checkpoint failed for lack of space, with `space` free once its partial files
-    /// were removed. That much was not enough, so the checkpoint size the reserve must
-    /// hold is raised to it (the crawl resumes only with more room than the attempt
-    /// had), and the crawl pauses if it was running.
-    pub fn checkpoint_failed(&mut self, space: Space, now: Instant) -> Option<Change> {
-        self.checkpoint_bytes = self.checkpoint_bytes.max(space.free_bytes);
+    /// A checkpoint failed for lack of space after writing `attempt_bytes` (its partial
+    /// files, now removed; `space` is measured after). A checkpoint needs more than
+    /// that, so the size the reserve must hold is raised to it (the crawl resumes only
+    /// with more room than the attempt used), and the crawl pauses if it was running.
+    /// Not the free space itself: when the output thread held the coordinator up in the
+    /// checkpoint, space may have come back meanwhile, and a reserve raised to it would
+    /// never let the crawl resume.
+    pub fn checkpoint_failed(
+        &mut self,
+        attempt_bytes: u64,
+        space: Space,
+        now: Instant,
+    ) -> Option<Change> {
+        self.checkpoint_bytes = self.checkpoint_bytes.max(attempt_bytes);
         self.last = Some(space);
         let reserve_bytes = self.reserve_bytes(space);
         match self.state {
@@ -613,8 +633,9 @@ mod tests {
         assert!(
             matches!(c, Some(Change::Paused { reserve_bytes, cause: Cause::LowSpace, .. }) if reserve_bytes == 50 << 20)
         );
-        // A checkpoint that failed with 60 MiB free needed more: 75 MiB now, resume at 79.6.
-        assert_eq!(w.checkpoint_failed(space(60), t0), None);
+        // A checkpoint that failed after writing 60 MiB needed more: 75 MiB now, resume
+        // at 79.6; the free space measured after does not matter.
+        assert_eq!(w.checkpoint_failed(60 << 20, space(900), t0), None);
         assert_eq!(w.reserve_bytes(space(60)), 75 << 20);
         assert_eq!(w.observe(space(79), false, t0), None);
         assert!(matches!(
@@ -623,7 +644,7 @@ mod tests {
         ));
         // A running crawl whose checkpoint fails pauses.
         assert!(matches!(
-            w.checkpoint_failed(space(90), t0),
+            w.checkpoint_failed(0, space(90), t0),
             Some(Change::Paused {
                 cause: Cause::WriteFailed,
                 ..
@@ -707,7 +728,13 @@ mod tests {
         }
         std::fs::write(root.join("CURRENT"), b"cp-000001").unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(root.join("CURRENT.tmp"), b"cp-000002").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(discard_unfinished_checkpoints(root), 3);
+        assert_eq!(
+            discard_unfinished_checkpoints(root),
+            Discarded {
+                entries: 3,
+                bytes: 10
+            }
+        );
         let mut left: Vec<String> = std::fs::read_dir(root)
             .unwrap_or_else(|e| panic!("{e}"))
             .flatten()
