@@ -435,7 +435,15 @@ impl WarcWriter {
             len: 0,
             warcinfo_id,
         };
-        write_or_rollback(&mut open, &buffer)?;
+        if let Err(e) = write_or_rollback(&mut open, &buffer) {
+            // Nothing of the file is written: remove it and reuse its serial, so a
+            // retry (the output waits for disk space) does not leave an empty `.open`
+            // file per attempt.
+            drop(open.file);
+            let _ = fs::remove_file(&open.open_path);
+            self.next_serial = self.next_serial.saturating_sub(1);
+            return Err(e);
+        }
         self.summary.files += 1;
         self.summary.records += 1;
         self.summary.bytes += buffer.len() as u64;
