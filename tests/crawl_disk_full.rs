@@ -198,7 +198,7 @@ fn run(way: Way) {
     };
     args.extend(["--checkpoint-secs", checkpoint_secs, "--disk-reserve", "8M"].map(str::to_owned));
     let stderr_path = tmp.path().join("crawl.stderr");
-    let crawl = Crawl(
+    let mut crawl = Crawl(
         Command::new(trawl_bin())
             .current_dir(&sw.dir)
             .args(&args)
@@ -208,7 +208,6 @@ fn run(way: Way) {
             .spawn()
             .unwrap(),
     );
-    let mut crawl = crawl;
     let stderr = || fs::read_to_string(&stderr_path).unwrap_or_default();
 
     assert!(
