@@ -157,6 +157,12 @@ pub struct CrawlArgs {
     /// Allow a non-loopback --metrics-addr (the metrics reveal what is crawled).
     #[arg(long)]
     pub metrics_allow_remote: bool,
+    /// Free space kept on the --out filesystem: under it fetching pauses, a checkpoint
+    /// is written into the space kept, and the crawl goes on when space returns. A size
+    /// (64M, 1G), a percentage of the filesystem (5%), `auto` (the smaller of 1G and 5%)
+    /// or 0 (off: a full disk ends the crawl).
+    #[arg(long, value_name = "SIZE", default_value = "auto")]
+    pub disk_reserve: String,
 }
 
 /// Parses a size like `512M`, `4G`, `1048576`, `64k`.
@@ -339,6 +345,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     args.net.apply(&mut c.fetcher)?;
     c.fetcher.allow_private_addresses = args.allow_private_addresses;
     (c.metrics_addr, c.metrics_allow_remote) = (args.metrics_addr, args.metrics_allow_remote);
+    c.disk_reserve = args.disk_reserve.parse()?;
     c.validate()?;
     Ok(c)
 }
@@ -686,5 +693,35 @@ mod tests {
             format!("{err:#}"),
             "--warc-gzip-level: gzip level 13 is out of range: 0 (store) to 12 (smallest)"
         );
+    }
+
+    /// `--disk-reserve`: `auto` by default, sizes and percentages, 0 for off, and a
+    /// clear error for anything else.
+    #[test]
+    fn disk_reserve_flag() {
+        use clap::Parser;
+        use trawl::engine::space::Reserve;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: CrawlArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["trawl", "--seed", "http://a.test/", "--out", "/tmp/x"];
+            argv.extend_from_slice(extra);
+            config_from(&Cli::try_parse_from(argv).unwrap().args).map(|c| c.disk_reserve)
+        };
+        assert_eq!(parse(&[]).unwrap(), Reserve::Auto);
+        assert_eq!(
+            parse(&["--disk-reserve", "64M"]).unwrap(),
+            Reserve::Bytes(64 << 20)
+        );
+        assert_eq!(
+            parse(&["--disk-reserve", "5%"]).unwrap(),
+            Reserve::Percent(5.0)
+        );
+        assert_eq!(parse(&["--disk-reserve", "0"]).unwrap(), Reserve::Bytes(0));
+        let e = parse(&["--disk-reserve", "lots"]).unwrap_err().to_string();
+        assert!(e.contains("bad disk reserve \"lots\""), "{e}");
     }
 }

@@ -122,6 +122,9 @@ pub struct CrawlConfig {
     /// without seeds and output directory), recorded in `start.json` so that `trawl
     /// crawl --resume OUT` runs with them again. Empty for library users.
     pub start_args: Vec<String>,
+    /// Free space kept on the `out_dir` filesystem: under it fetching pauses and a
+    /// checkpoint is written into the space kept (`docs/checkpoints.md`, "Disk full").
+    pub disk_reserve: super::space::Reserve,
 }
 
 impl CrawlConfig {
@@ -171,6 +174,7 @@ impl CrawlConfig {
             metrics_addr: None,
             metrics_allow_remote: false,
             start_args: Vec::new(),
+            disk_reserve: super::space::Reserve::Auto,
         }
     }
 

@@ -427,6 +427,34 @@ pub fn render(s: &Stats) -> String {
         s.checkpoints as f64,
     );
     f.one(
+        "trawl_paused",
+        g,
+        "1 while fetching is paused for lack of disk space on the output, else 0.",
+        f64::from(u8::from(s.paused.is_some())),
+    );
+    f.one(
+        "trawl_disk_pauses_total",
+        c,
+        "Times fetching paused for disk space.",
+        s.disk_pauses as f64,
+    );
+    f.one(
+        "trawl_disk_paused_seconds_total",
+        c,
+        "Seconds spent paused for disk space.",
+        s.disk_paused_secs,
+    );
+    f.labelled(
+        "trawl_disk_bytes",
+        g,
+        "Free space on the output filesystem and the reserve kept.",
+        "kind",
+        &[
+            ("free", s.disk_free_bytes as f64),
+            ("reserve", s.disk_reserve_bytes as f64),
+        ],
+    );
+    f.one(
         "trawl_elapsed_seconds",
         g,
         "Seconds since this process started crawling.",

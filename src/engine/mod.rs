@@ -8,6 +8,7 @@ pub mod metrics;
 mod monitor;
 pub(crate) mod output;
 mod shard;
+pub mod space;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -105,6 +106,16 @@ pub struct Stats {
     pub seen_file_bytes: u64,
     pub checkpoints: u64,
     pub resumed_from: Option<u64>,
+    /// `disk` while fetching is paused for lack of space on `--out`, else absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<String>,
+    /// Times fetching paused for disk space, and the seconds spent paused in all.
+    pub disk_pauses: u64,
+    pub disk_paused_secs: f64,
+    /// Free bytes on the `--out` filesystem at the last probe, and the reserve kept
+    /// (0 when `--disk-reserve 0` turned the watch off).
+    pub disk_free_bytes: u64,
+    pub disk_reserve_bytes: u64,
     /// Why the crawl ended: `exhausted`, `budget`, `stopped`.
     pub finish: String,
 }
@@ -156,6 +167,8 @@ pub(crate) struct Shared {
     pub stopping: AtomicBool,
     /// Leave the loop now.
     pub exit: AtomicBool,
+    /// Start no fetch: the output filesystem is short of space (`space::DiskWatch`).
+    pub paused: AtomicBool,
     pub fatal: AtomicBool,
     pub frontier_stats: Mutex<Vec<FrontierStats>>,
     /// Each shard's robots cache figures, published with `frontier_stats`.
@@ -434,6 +447,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         outcomes: Default::default(),
         stopping: AtomicBool::new(false),
         exit: AtomicBool::new(false),
+        paused: AtomicBool::new(false),
         fatal: AtomicBool::new(false),
         frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
         robots_stats: Mutex::new(vec![crate::robots::CacheStats::default(); n]),
@@ -558,12 +572,34 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let started = Instant::now();
     let mut next_checkpoint = started + nonzero(config.checkpoint_interval);
     let mut checkpoints = 0u64;
+    let mut disk = space::DiskWatch::new(config.disk_reserve, started);
+    if !disk.is_enabled() {
+        // `--disk-reserve 0`: a write that meets ENOSPC fails at once, as it always did.
+        output.stall.give_up();
+    }
+    disk.set_checkpoint_bytes(
+        shared.seen.stats().file_bytes + shared.fingerprints.stats().file_bytes,
+    );
+    // A checkpoint the disk watch asks for: at a pause, once the fetches in flight have
+    // ended (or at the instant held, when they take longer than a fetch may), and right
+    // after a resume when one failed for lack of space. Letting them end first keeps a
+    // checkpoint that the output holds up (it waits for space) from stalling them past
+    // their deadlines, which would make them fail and be retried on a new connection
+    // while the server still serves the old one.
+    let mut disk_checkpoint: Option<Instant> = None;
+    let mut disk_checkpoint_failed = false;
+    let drain_limit = config.fetcher.deadlines.total_timeout + Duration::from_secs(1);
     let finish;
     loop {
         std::thread::sleep(Duration::from_millis(20));
         let now = Instant::now();
         if stop.load(Ordering::Acquire) && !shared.stopping.load(Ordering::Acquire) {
             shared.stopping.store(true, Ordering::Release);
+        }
+        if stop.load(Ordering::Acquire) && output.stall.is_waiting() {
+            // Stopped while the disk is full: the output cannot be made durable, so it
+            // gives up and the final checkpoint fails; the previous one stays current.
+            output.stall.give_up();
         }
         let in_flight: u64 = shared
             .in_flight
@@ -586,18 +622,68 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             };
             break;
         }
-        if !config.checkpoint_interval.is_zero() && now >= next_checkpoint {
+        if disk.is_due(now) {
+            match space::probe(&out) {
+                Ok(measured) => {
+                    if let Some(change) = disk.observe(measured, output.stall.is_waiting(), now) {
+                        match change {
+                            space::Change::Paused { .. } => {
+                                disk_checkpoint = Some(now + drain_limit);
+                            }
+                            space::Change::Resumed { .. } if disk_checkpoint_failed => {
+                                disk_checkpoint = Some(now);
+                            }
+                            space::Change::Resumed { .. } => {}
+                        }
+                        on_disk_change(&shared, &out, &change);
+                        let mut s = stats(&shared, started, checkpoints, resumed_epoch, "running");
+                        disk.fill(&mut s, now);
+                        if let Err(e) = write_stats(&out, &s) {
+                            tracing::warn!(error = %e, "cannot write stats.json");
+                        }
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "cannot measure free space on the output"),
+            }
+        }
+        let periodic = !config.checkpoint_interval.is_zero() && now >= next_checkpoint;
+        let disk_due = disk_checkpoint.is_some_and(|at| in_flight == 0 || now >= at);
+        // No checkpoint while the output thread waits for space: the shards may be
+        // blocked sending to it and would not reach the checkpoint's barriers.
+        if (disk_due || (periodic && !disk.is_paused())) && !output.stall.is_waiting() {
+            disk_checkpoint = None;
             epoch += 1;
-            take_checkpoint(&shared, &control_txs, &wakers, &output.tx, &cp_root, epoch)?;
-            checkpoints += 1;
-            write_stats(
-                &out,
-                &stats(&shared, started, checkpoints, resumed_epoch, "running"),
-            )?;
+            // Whether the disk was the trouble, should this checkpoint fail: it is one the
+            // pause asked for, or a write waited for space while it ran (the coordinator
+            // is blocked meanwhile, so space may be back by the time it fails).
+            let (paused, stalls) = (disk.is_paused(), output.stall.stalls());
+            match take_checkpoint(&shared, &control_txs, &wakers, &output.tx, &cp_root, epoch) {
+                Ok(()) => {
+                    checkpoints += 1;
+                    disk_checkpoint_failed = false;
+                    if let Ok(name) = checkpoint::current_name(&cp_root) {
+                        disk.set_checkpoint_bytes(space::dir_bytes(&cp_root.join(name)));
+                    }
+                    let mut s = stats(&shared, started, checkpoints, resumed_epoch, "running");
+                    disk.fill(&mut s, Instant::now());
+                    match write_stats(&out, &s) {
+                        Err(e) if disk.is_paused() => {
+                            tracing::warn!(error = %e, "cannot write stats.json");
+                        }
+                        r => r?,
+                    }
+                }
+                Err(e) => {
+                    let disk_trouble = paused || output.stall.stalls() != stalls;
+                    absorb_checkpoint_failure(e, disk_trouble, &shared, &out, &cp_root, &mut disk)?;
+                    disk_checkpoint_failed = true;
+                }
+            }
             next_checkpoint = Instant::now() + config.checkpoint_interval;
         }
         if monitor.due(now) {
-            let s = stats(&shared, started, checkpoints, resumed_epoch, "running");
+            let mut s = stats(&shared, started, checkpoints, resumed_epoch, "running");
+            disk.fill(&mut s, now);
             monitor.update(&s, now);
         }
     }
@@ -615,7 +701,8 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     drop(control_txs);
     output.finish().map_err(err)?;
     cp?;
-    let s = stats(&shared, started, checkpoints, resumed_epoch, finish);
+    let mut s = stats(&shared, started, checkpoints, resumed_epoch, finish);
+    disk.fill(&mut s, Instant::now());
     monitor.finish(&s);
     write_stats(&out, &s)?;
     Ok(s)
@@ -644,6 +731,96 @@ fn write_start(
         trawl_version: crate::VERSION.to_owned(),
     };
     checkpoint::start::write(&config.out_dir, &record).map_err(err)
+}
+
+/// Acts on a pause or resume of the disk watch: the flag the shards read, and a log
+/// line saying why, with the figures.
+fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
+    let mib = |b: u64| b as f64 / f64::from(1 << 20);
+    match *change {
+        space::Change::Paused {
+            free_bytes,
+            reserve_bytes,
+            cause,
+        } => {
+            shared.paused.store(true, Ordering::Release);
+            let (why, then) = match cause {
+                space::Cause::LowSpace => {
+                    ("under the reserve", "writing a checkpoint into the reserve")
+                }
+                space::Cause::WriteFailed => (
+                    "a write failed for lack of space",
+                    "a checkpoint follows once the output is written",
+                ),
+            };
+            tracing::warn!(
+                out = %out.display(),
+                free_bytes,
+                reserve_bytes,
+                "paused: disk: {:.1} MiB free on the output filesystem, reserve {:.1} MiB ({why}); \
+                 no new fetches until space returns; {then}",
+                mib(free_bytes),
+                mib(reserve_bytes),
+            );
+        }
+        space::Change::Resumed {
+            free_bytes,
+            reserve_bytes,
+            paused_for,
+        } => {
+            shared.paused.store(false, Ordering::Release);
+            // A warning like the pause, so the default log level shows both.
+            tracing::warn!(
+                out = %out.display(),
+                free_bytes,
+                reserve_bytes,
+                paused_secs = paused_for.as_secs_f64(),
+                "resumed: disk: {:.1} MiB free again (reserve {:.1} MiB) after {:.1} s paused",
+                mib(free_bytes),
+                mib(reserve_bytes),
+                paused_for.as_secs_f64(),
+            );
+        }
+    }
+}
+
+/// A checkpoint failed. If the disk was the trouble (`disk_trouble`: see the caller) or
+/// the output filesystem is now short of space (under the reserve, measured before the
+/// attempt's files are removed: an `ENOSPC` leaves it nearly full), the failure is
+/// taken as lack of space: the attempt's files go, the previous checkpoint stays
+/// current and whole, and the crawl pauses (it is owed a checkpoint when it resumes).
+/// Any other failure, or any with the watch off, ends the crawl as before.
+fn absorb_checkpoint_failure(
+    e: CrawlError,
+    disk_trouble: bool,
+    shared: &Shared,
+    out: &Path,
+    cp_root: &Path,
+    disk: &mut space::DiskWatch,
+) -> Result<(), CrawlError> {
+    let measured = space::probe(out);
+    let short = disk.is_enabled()
+        && (disk_trouble
+            || measured
+                .as_ref()
+                .is_ok_and(|s| s.free_bytes < disk.reserve_bytes(*s)));
+    if !short {
+        tracing::error!(error = %e, space = ?measured, "checkpoint failed, not for lack of space");
+        return Err(e);
+    }
+    let removed = space::discard_unfinished_checkpoints(cp_root);
+    let after = space::probe(out).unwrap_or_default();
+    tracing::warn!(
+        error = %e,
+        free_bytes = after.free_bytes,
+        removed = removed.entries,
+        removed_bytes = removed.bytes,
+        "checkpoint failed for lack of space; the previous checkpoint stays current"
+    );
+    if let Some(change) = disk.checkpoint_failed(removed.bytes, after, Instant::now()) {
+        on_disk_change(shared, out, &change);
+    }
+    Ok(())
 }
 
 /// Empties the crawl log and removes trawl's WARC files: the output of a run that died
@@ -824,6 +1001,8 @@ fn stats(
         checkpoints,
         resumed_from: resumed,
         finish: finish.to_owned(),
+        // The coordinator's disk watch fills these (`space::DiskWatch::fill`).
+        ..Stats::default()
     }
 }
 

@@ -163,6 +163,19 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         s.seen_fill_ratio,
         s.seen_expected_fp,
     );
+    if s.paused.is_some() || s.disk_pauses > 0 {
+        if let Some(why) = &s.paused {
+            let _ = write!(out, " paused: {why}");
+        }
+        let _ = write!(
+            out,
+            " (disk free {} reserve {}; {} pause(s), {:.0}s)",
+            human_bytes(s.disk_free_bytes),
+            human_bytes(s.disk_reserve_bytes),
+            s.disk_pauses,
+            s.disk_paused_secs
+        );
+    }
     if !s.outcomes.is_empty() {
         out.push_str(" outcomes");
         for (k, v) in &s.outcomes {
@@ -285,5 +298,15 @@ mod tests {
             assert!(l.contains(needle), "{needle} missing from {l}");
         }
         assert_eq!(human_bytes(512), "512 B");
+        assert!(!l.contains("paused"), "{l}");
+        s.paused = Some("disk".to_owned());
+        s.disk_pauses = 2;
+        s.disk_free_bytes = 5 << 20;
+        s.disk_reserve_bytes = 8 << 20;
+        let l = line(&s, 100.0, 2.0);
+        assert!(
+            l.contains("paused: disk (disk free 5.0 MiB reserve 8.0 MiB; 2 pause(s)"),
+            "{l}"
+        );
     }
 }

@@ -70,6 +70,8 @@ pub(crate) struct OutputThread {
     /// A compressor for each shard to clone (`None` when WARC is off): deflate runs on
     /// the shard threads, in parallel; this thread only appends.
     pub warc_compressor: Option<CaptureCompressor>,
+    /// Set while a write waits for disk space (the coordinator pauses fetching).
+    pub stall: Arc<super::space::WriteStall>,
     handle: JoinHandle<Result<OutputSummary, String>>,
 }
 
@@ -89,14 +91,17 @@ impl OutputThread {
         let (tx, rx) = bounded(capacity.max(1));
         let revisits = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&revisits);
+        let stall = Arc::new(super::space::WriteStall::default());
+        let waits = Arc::clone(&stall);
         let handle = std::thread::Builder::new()
             .name("trawl-output".to_owned())
-            .spawn(move || run(log, warc, &rx, &counter))
+            .spawn(move || run(log, warc, &rx, &counter, &waits))
             .map_err(|e| format!("cannot start the output thread: {e}"))?;
         Ok(Self {
             tx,
             revisits,
             warc_compressor,
+            stall,
             handle,
         })
     }
@@ -115,12 +120,17 @@ fn run(
     mut warc: Option<WarcWriter>,
     rx: &Receiver<OutputMsg>,
     revisits: &AtomicU64,
+    stall: &super::space::WriteStall,
 ) -> Result<OutputSummary, String> {
+    // A write that fails for lack of space waits for space and is tried again (the
+    // writers cut a failed write back first); other write errors end the thread.
     let mut summary = OutputSummary::default();
     for msg in rx {
         match msg {
             OutputMsg::Log(rec) => {
-                log.append(&rec).map_err(|e| format!("{e}"))?;
+                stall
+                    .retry(|| log.append(&rec))
+                    .map_err(|e| format!("{e}"))?;
                 summary.log_lines += 1;
             }
             OutputMsg::Fetched {
@@ -131,7 +141,7 @@ fn run(
                     w.count_rejected();
                 }
                 if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc.as_mut(), capture) {
-                    match w.append_compressed(&capture) {
+                    match stall.retry(|| w.append_compressed(&capture)) {
                         Ok(written) => {
                             rec.warc = Some(WarcRef {
                                 file: written.file_name,
@@ -151,7 +161,9 @@ fn run(
                         Err(e) => rec.annotations.push(format!("warc-error:{e}")),
                     }
                 }
-                log.append(&rec).map_err(|e| format!("{e}"))?;
+                stall
+                    .retry(|| log.append(&rec))
+                    .map_err(|e| format!("{e}"))?;
                 summary.log_lines += 1;
             }
             OutputMsg::Sync(reply) => {

@@ -236,7 +236,11 @@ impl Shard {
             }
             self.take_inbox();
             let now = Instant::now();
-            if !self.shared.stopping.load(Ordering::Acquire) {
+            // A budget or a stop ends scheduling for good; a disk pause until space
+            // returns. Fetches in flight finish either way.
+            let scheduling = !self.shared.stopping.load(Ordering::Acquire)
+                && !self.shared.paused.load(Ordering::Acquire);
+            if scheduling {
                 self.schedule(now);
             }
             self.flush_outboxes();
@@ -248,7 +252,8 @@ impl Shard {
             // A frontier wake-up only matters when a fetch could start; with every slot
             // busy the next event is a completion, and waking for a host that is already
             // ready would spin the loop at zero timeout (seen in tools/crawlbench).
-            if self.in_flight.len() < self.shared.config.concurrency_per_shard {
+            // Not scheduling (paused, stopping), a ready host would spin it the same way.
+            if scheduling && self.in_flight.len() < self.shared.config.concurrency_per_shard {
                 if let Some(at) = self.frontier.next_wakeup() {
                     timeout = timeout.min(at.saturating_duration_since(now));
                 }

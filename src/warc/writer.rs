@@ -503,7 +503,15 @@ impl WarcWriter {
             len: 0,
             warcinfo_id,
         };
-        write_or_rollback(&mut open, &buffer)?;
+        if let Err(e) = write_or_rollback(&mut open, &buffer) {
+            // Nothing of the file is written: remove it and reuse its serial, so a
+            // retry (the output waits for disk space) does not leave an empty `.open`
+            // file per attempt.
+            drop(open.file);
+            let _ = fs::remove_file(&open.open_path);
+            self.next_serial = self.next_serial.saturating_sub(1);
+            return Err(e);
+        }
         self.summary.files += 1;
         self.summary.records += 1;
         self.summary.bytes += buffer.len() as u64;
@@ -543,7 +551,9 @@ impl Drop for WarcWriter {
 }
 
 /// Appends `bytes`; on failure cuts the file back to its previous length so no partial
-/// member stays behind.
+/// member stays behind, and moves the write position back there too: the file is not
+/// opened for appending, so a later write would otherwise land past the end and leave
+/// a hole of zeros (a short write before `ENOSPC` did that: tests/crawl_disk_full.rs).
 fn write_or_rollback(file: &mut OpenFile, bytes: &[u8]) -> Result<(), WarcError> {
     match file.file.write_all(bytes) {
         Ok(()) => {
@@ -552,6 +562,7 @@ fn write_or_rollback(file: &mut OpenFile, bytes: &[u8]) -> Result<(), WarcError>
         }
         Err(source) => {
             let _ = file.file.set_len(file.len);
+            let _ = io::Seek::seek(&mut file.file, io::SeekFrom::Start(file.len));
             Err(WarcError::File {
                 op: "write",
                 path: file.open_path.clone(),
