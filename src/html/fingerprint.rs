@@ -52,7 +52,7 @@ pub fn page_fingerprint(path: &[u8], page: &[u8]) -> u128 {
         {
             Some(k) => {
                 hasher.update(rest.get(..start).unwrap_or_default());
-                hasher.update(&OWN_MARKERS[k.min(OWN_MARKERS.len() - 1)]);
+                hasher.update(OWN_MARKERS.get(k).map_or(&[0][..], |m| &m[..]));
                 let len = needles.get(k).map_or(1, |n| n.len());
                 rest = rest.get(start + len..).unwrap_or_default();
                 from = 0;
