@@ -1698,7 +1698,7 @@ impl Site {
     /// relative `index.html`, `sub/`, `alt/`), and every `index.html` the same static
     /// page. Only the listing's naming of its own location changes between levels, so
     /// with two self-links the URL filters alone (a segment at most 3 times) allow
-    /// about 130 fetches; trawl's fingerprint, which abstracts the page's own
+    /// 134 fetches; trawl's fingerprint, which abstracts the page's own
     /// directory, stops it after the first level below `/ls/` (7 fetches).
     fn listing_page(&self, scheme: Scheme, index: u32, path: &str) -> PageView {
         let role = HostRole::Trap(TrapKind::SymlinkLoop);
