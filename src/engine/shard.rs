@@ -838,7 +838,7 @@ impl Shard {
             annotations.push("nofollow".to_owned());
             return;
         }
-        let digest = crate::html::fingerprint(&o.body);
+        let digest = crate::html::fingerprint::page_fingerprint(o.url.path().as_bytes(), &o.body);
         if self.shared.fingerprints.test_and_set(digest) {
             annotations.push("duplicate".to_owned());
             self.shared.duplicates.fetch_add(1, Ordering::AcqRel);

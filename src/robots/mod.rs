@@ -30,7 +30,7 @@ pub use http_date::parse_http_date;
 pub use meta::PageDirectives;
 pub use parse::{
     product_token, AgentLine, Group, Mode, ParseReport, RawRule, RobotsTxt, RuleKind, Sitemap,
-    MAX_ROBOTS_BYTES,
+    MAX_LINE_BYTES, MAX_ROBOTS_BYTES,
 };
 pub use policy::{
     freshness, robots_url, Access, FetchRequest, Fetching, Forbidden4xx, HostRules, PolicyConfig,

@@ -101,6 +101,8 @@ pub struct ParseReport {
     pub bytes_parsed: usize,
     /// Whether the input was longer than [`MAX_ROBOTS_BYTES`] and cut.
     pub truncated: bool,
+    /// Lines longer than [`MAX_LINE_BYTES`], whose tail was not read.
+    pub long_lines: u32,
 }
 
 /// A parsed robots.txt, for every agent. Compile the part that concerns one crawler
@@ -123,48 +125,95 @@ enum Field {
     Other,
 }
 
-/// Maps a field name to a field, accepting the misspellings major parsers accept
-/// (Google's open-source parser: `useragent`, `user agent`, `dissallow`, `dissalow`,
-/// `disalow`, `diasllow`, `disallaw`, `site-map`).
+/// Maps a field name to a field the way Google's open-source parser does, so a file
+/// reads the same to trawl as to the crawler most webmasters test against: the name is
+/// compared case-insensitively as a *prefix* (`disallowed: /x` and `user-agents: x`
+/// count), with Google's list of frequent misspellings (`useragent`, `user agent`,
+/// `dissallow`, `dissalow`, `disalow`, `diasllow`, `disallaw`, `site-map`), checked in
+/// Google's order (user-agent, allow, disallow, sitemap). `crawl-delay`, which Google
+/// ignores, is trawl's own extension and is matched exactly (with its common spellings).
 fn classify(key: &[u8]) -> Field {
-    // Lower-case and collapse inner runs of space/tab into one space.
-    let mut buf = [0u8; 24];
-    let mut n = 0;
-    let mut prev_space = false;
-    for &b in key {
-        let is_space = b == b' ' || b == b'\t';
-        if is_space && prev_space {
-            continue;
-        }
-        prev_space = is_space;
-        let Some(slot) = buf.get_mut(n) else {
-            return Field::Other; // longer than any field we know
-        };
-        *slot = if is_space {
-            b' '
-        } else {
-            b.to_ascii_lowercase()
-        };
-        n += 1;
-    }
-    match buf.get(..n).unwrap_or_default() {
-        b"user-agent" | b"useragent" | b"user agent" | b"user_agent" => Field::UserAgent,
-        b"allow" => Field::Rule(RuleKind::Allow),
-        b"disallow" | b"dissallow" | b"dissalow" | b"disalow" | b"diasllow" | b"disallaw" => {
-            Field::Rule(RuleKind::Disallow)
-        }
-        b"sitemap" | b"site-map" => Field::Sitemap,
-        b"crawl-delay" | b"crawldelay" | b"crawl delay" | b"crawl_delay" => Field::CrawlDelay,
-        _ => Field::Other,
+    let starts = |prefix: &[u8]| {
+        key.get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+    };
+    let any = |prefixes: &[&[u8]]| prefixes.iter().any(|p| starts(p));
+    if any(&[b"user-agent", b"useragent", b"user agent"]) {
+        Field::UserAgent
+    } else if starts(b"allow") {
+        Field::Rule(RuleKind::Allow)
+    } else if any(&[
+        b"disallow",
+        b"dissallow",
+        b"dissalow",
+        b"disalow",
+        b"diasllow",
+        b"disallaw",
+    ]) {
+        Field::Rule(RuleKind::Disallow)
+    } else if any(&[b"sitemap", b"site-map"]) {
+        Field::Sitemap
+    } else if [
+        &b"crawl-delay"[..],
+        b"crawldelay",
+        b"crawl delay",
+        b"crawl_delay",
+    ]
+    .iter()
+    .any(|name| key.eq_ignore_ascii_case(name))
+    {
+        Field::CrawlDelay
+    } else {
+        Field::Other
     }
 }
 
-/// RFC 9309 §2.2: only space and tab are whitespace.
+/// Splits a line's content (comment removed, trimmed) into key and value: at the first
+/// colon, or, as Google's parser tolerates forgotten colons, at the whitespace of a
+/// line holding exactly two words (`Disallow /private`, `User-agent googlebot`). A line
+/// of three or more words without a colon is not guessed at. `None` for lines with no
+/// separator or an empty key.
+fn split_key_value(content: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (key, value) = match memchr(b':', content) {
+        Some(colon) => (content.get(..colon)?, content.get(colon + 1..)?),
+        None => {
+            let sep = memchr2(b' ', b'\t', content)?;
+            let value = trim(content.get(sep..)?);
+            if memchr2(b' ', b'\t', value).is_some() {
+                return None; // more than two words
+            }
+            (content.get(..sep)?, value)
+        }
+    };
+    let key = trim(key);
+    (!key.is_empty()).then(|| (key, trim(value)))
+}
+
+/// Lines are cut to this many bytes, as Google's parser cuts them (8 × the 2,083-byte
+/// URL limit of old browsers, less one): a longer line is no legitimate rule, and the
+/// cut keeps a hostile file from making one line arbitrarily large. Counted in
+/// [`ParseReport::long_lines`].
+pub const MAX_LINE_BYTES: usize = 2083 * 8 - 1;
+
+/// Whether `b` is ASCII whitespace in C's sense (space, tab, LF, VT, FF, CR). RFC 9309
+/// §2.2 names only space and tab, but Google's parser strips all of these around keys
+/// and values, and a stray vertical tab should not turn `/private` into another rule.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
+/// Strips [`is_space`] whitespace from both ends.
 fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
+    while let [first, rest @ ..] = s {
+        if !is_space(*first) {
+            break;
+        }
         s = rest;
     }
-    while let [rest @ .., b' ' | b'\t'] = s {
+    while let [rest @ .., last] = s {
+        if !is_space(*last) {
+            break;
+        }
         s = rest;
     }
     s
@@ -281,19 +330,25 @@ impl RobotsTxt {
                 }
                 continue;
             }
+            let raw_line = match raw_line.get(..MAX_LINE_BYTES) {
+                Some(head) if raw_line.len() > MAX_LINE_BYTES => {
+                    report.long_lines += 1;
+                    head
+                }
+                _ => raw_line,
+            };
             let content = match memchr(b'#', raw_line) {
                 Some(i) => raw_line.get(..i).unwrap_or_default(),
                 None => raw_line,
             };
-            if trim(content).is_empty() {
+            let content = trim(content);
+            if content.is_empty() {
                 continue; // a comment line
             }
-            let Some(colon) = memchr(b':', content) else {
+            let Some((key, value)) = split_key_value(content) else {
                 report.ignored_lines += 1;
                 continue;
             };
-            let key = trim(content.get(..colon).unwrap_or_default());
-            let value = trim(content.get(colon + 1..).unwrap_or_default());
             match classify(key) {
                 Field::UserAgent => {
                     let group = match current {
@@ -305,7 +360,11 @@ impl RobotsTxt {
                     };
                     current = Some(group);
                     in_agents = true;
-                    let is_global = value == b"*" || matches!(value, [b'*', b' ' | b'\t', ..]);
+                    let is_global = match value {
+                        [b'*'] => true,
+                        [b'*', next, ..] => is_space(*next),
+                        _ => false,
+                    };
                     if let Some(g) = groups.get_mut(group) {
                         g.agents.push(AgentLine {
                             value_lower: value.to_ascii_lowercase().into_boxed_slice(),
@@ -324,11 +383,23 @@ impl RobotsTxt {
                     match mode {
                         Mode::Rfc9309 => {
                             if !value.is_empty() {
+                                let value = rule_value(value);
+                                let index_dir = match kind {
+                                    RuleKind::Allow => index_page_dir(&value),
+                                    RuleKind::Disallow => None,
+                                };
                                 g.rules.push(RawRule {
                                     kind,
-                                    value: rule_value(value),
+                                    value,
                                     line: line_no,
                                 });
+                                if let Some(dir) = index_dir {
+                                    g.rules.push(RawRule {
+                                        kind,
+                                        value: dir,
+                                        line: line_no,
+                                    });
+                                }
                             }
                         }
                         Mode::Draft1996 => {
@@ -412,6 +483,22 @@ fn rule_value(value: &[u8]) -> Box<[u8]> {
     }
 }
 
+/// Google's parser reads `allow: /dir/index.html` (or `.htm`) as also allowing the
+/// directory URL `/dir/` itself, since servers answer both with the same page. Returns
+/// that second pattern, `/dir/$`, for an allow value whose last segment starts with
+/// `index.htm` (compared after percent-normalization, so `/ind%65x.html` counts).
+fn index_page_dir(value: &[u8]) -> Option<Box<[u8]>> {
+    let normalized =
+        crate::robots::pattern::normalize(value, crate::robots::pattern::Side::Pattern);
+    let slash = memchr::memrchr(b'/', &normalized)?;
+    if !normalized.get(slash..)?.starts_with(b"/index.htm") {
+        return None;
+    }
+    let mut dir = normalized.get(..=slash)?.to_vec();
+    dir.push(b'$');
+    Some(dir.into_boxed_slice())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,7 +515,7 @@ mod tests {
     #[test]
     fn field_names_and_misspellings() {
         assert_eq!(classify(b"User-Agent"), Field::UserAgent);
-        assert_eq!(classify(b"user \t agent"), Field::UserAgent);
+        assert_eq!(classify(b"user agent"), Field::UserAgent);
         assert_eq!(classify(b"USERAGENT"), Field::UserAgent);
         assert_eq!(classify(b"Dissallow"), Field::Rule(RuleKind::Disallow));
         assert_eq!(classify(b"aLLow"), Field::Rule(RuleKind::Allow));
@@ -438,6 +525,97 @@ mod tests {
         assert_eq!(
             classify(b"a-very-long-field-name-that-overflows"),
             Field::Other
+        );
+        // Google compares names as prefixes...
+        assert_eq!(classify(b"Disallowed"), Field::Rule(RuleKind::Disallow));
+        assert_eq!(classify(b"user-agents"), Field::UserAgent);
+        assert_eq!(classify(b"sitemaps"), Field::Sitemap);
+        // ...but not with other separators or inner whitespace runs.
+        assert_eq!(classify(b"user_agent"), Field::Other);
+        assert_eq!(classify(b"user  agent"), Field::Other);
+        assert_eq!(classify(b"dis allow"), Field::Other);
+        assert_eq!(classify(b"crawl-delayed"), Field::Other);
+    }
+
+    #[test]
+    fn key_value_with_and_without_colon() {
+        let kv = |line: &[u8]| split_key_value(line).map(|(k, v)| (k.to_vec(), v.to_vec()));
+        let pair = |k: &[u8], v: &[u8]| Some((k.to_vec(), v.to_vec()));
+        assert_eq!(kv(b"Disallow: /a"), pair(b"Disallow", b"/a"));
+        assert_eq!(kv(b"Disallow :/a: b"), pair(b"Disallow", b"/a: b"));
+        assert_eq!(kv(b"Disallow /private"), pair(b"Disallow", b"/private"));
+        assert_eq!(
+            kv(b"User-agent \t googlebot"),
+            pair(b"User-agent", b"googlebot")
+        );
+        assert_eq!(kv(b"disallow: "), pair(b"disallow", b""));
+        // Three words without a colon are not guessed at; one word has no value.
+        assert_eq!(kv(b"user agent googlebot"), None);
+        assert_eq!(kv(b"disallow"), None);
+        assert_eq!(kv(b": /x"), None);
+    }
+
+    #[test]
+    fn missing_colon_lines_are_rules() {
+        let robots = RobotsTxt::parse(
+            b"User-agent googlebot\nDisallow /private\nallow /private/ok # note\n\
+              disallow /a /b\n",
+            Mode::Rfc9309,
+        );
+        assert_eq!(robots.groups.len(), 1);
+        assert_eq!(&*robots.groups[0].agents[0].token_lower, b"googlebot");
+        let rules: Vec<&[u8]> = robots.groups[0].rules.iter().map(|r| &*r.value).collect();
+        assert_eq!(rules, vec![&b"/private"[..], b"/private/ok"]);
+        assert_eq!(robots.report.ignored_lines, 1, "the three-word line");
+    }
+
+    #[test]
+    fn vertical_tab_and_form_feed_are_whitespace() {
+        let robots = RobotsTxt::parse(
+            b"user-agent:\x0b*\x0c\ndisallow:\x0c/x\x0b\n",
+            Mode::Rfc9309,
+        );
+        assert!(robots.groups[0].agents[0].is_global);
+        assert_eq!(&*robots.groups[0].rules[0].value, b"/x");
+        let robots = RobotsTxt::parse(b"user-agent: *\x0bbot\n", Mode::Rfc9309);
+        assert!(robots.groups[0].agents[0].is_global, "`*` then whitespace");
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_counted() {
+        let mut body = b"user-agent: *\ndisallow: /".to_vec();
+        body.resize(body.len() + MAX_LINE_BYTES, b'a');
+        body.extend_from_slice(b"tail\nallow: /b\n");
+        let robots = RobotsTxt::parse(&body, Mode::Rfc9309);
+        assert_eq!(robots.report.long_lines, 1);
+        let rules = &robots.groups[0].rules;
+        assert_eq!(rules[0].value.len(), MAX_LINE_BYTES - b"disallow: ".len());
+        assert!(rules[0].value.iter().skip(1).all(|&b| b == b'a'));
+        assert_eq!(&*rules[1].value, b"/b", "the next line is read whole");
+    }
+
+    #[test]
+    fn allow_of_an_index_page_also_allows_its_directory() {
+        let robots = RobotsTxt::parse(
+            b"user-agent: *\nallow: /d/index.html\nallow: /e/ind%65x.htm\n\
+              allow: /f/index.php\ndisallow: /g/index.html\n",
+            Mode::Rfc9309,
+        );
+        let rules: Vec<(RuleKind, &[u8])> = robots.groups[0]
+            .rules
+            .iter()
+            .map(|r| (r.kind, &*r.value))
+            .collect();
+        assert_eq!(
+            rules,
+            vec![
+                (RuleKind::Allow, &b"/d/index.html"[..]),
+                (RuleKind::Allow, b"/d/$"),
+                (RuleKind::Allow, b"/e/ind%65x.htm"),
+                (RuleKind::Allow, b"/e/$"),
+                (RuleKind::Allow, b"/f/index.php"),
+                (RuleKind::Disallow, b"/g/index.html"),
+            ]
         );
     }
 

@@ -13,8 +13,9 @@
 //!   `iframe` and `meta refresh` — not from comments, scripts, styles or `img`.
 //! * Redirects: the `Location` of a 3xx is followed like a link; chains of at most
 //!   [`ManifestPolicy::max_redirects`] (5).
-//! * A page whose body is byte-identical to one fetched before is recorded, but its links
-//!   are not followed (exact content fingerprint).
+//! * A page whose body is identical to one fetched before, once each page's mentions of
+//!   its own directory and parent are abstracted (trawl's `page_fingerprint`), is
+//!   recorded, but its links are not followed.
 //! * Budget: at most [`ManifestPolicy::max_pages_per_host`] requests per host (every
 //!   request counts, whatever its status; robots files do not), taken in breadth-first
 //!   order (one FIFO queue per host, in discovery order).
@@ -28,8 +29,9 @@
 //!   `M` and URLs it queued beyond the budget are `F`. A budget-limited host with several
 //!   entries makes the manifest ambiguous: [`compute`] refuses with
 //!   [`ManifestError::Ambiguous`] (raise the budget).
-//! * Byte-identical pages must carry identical links, or which copy's links are followed
-//!   would depend on order: also [`ManifestError::Ambiguous`].
+//! * Copies (equal as above) must carry identical links, read relative to their own
+//!   directory, or which copy's links are followed would depend on order: also
+//!   [`ManifestError::Ambiguous`].
 //! * `rel="nofollow"` links and `img` sources are neither required nor forbidden: a
 //!   crawler may follow them. Their targets are `M` only when reached otherwise. So are
 //!   redirect targets beyond the chain cap.
@@ -278,7 +280,7 @@ struct Walk<'a> {
     /// redirect chains).
     optional: Vec<Target>,
     /// Content fingerprint of each page whose links were followed, with its followed links.
-    fingerprints: HashMap<u128, (String, Vec<String>)>,
+    fingerprints: HashMap<u128, (String, Vec<Vec<u8>>)>,
     /// URLs a crawler may fetch beyond `fetched` (from `optional` edges).
     possible: HashSet<String>,
     /// Whether the optional extension stopped at its bound.
@@ -435,11 +437,15 @@ impl<'a> Walk<'a> {
             // Not followed; still record what it forbids and hides.
             return Ok(());
         };
-        let followed: Vec<String> = outcome
+        // Copies must carry the same links, read relative to their own location (a
+        // self-listing directory links `sub/` wherever it is).
+        let path = from.path_q();
+        let path = path.split_once('?').map_or(path, |(p, _)| p);
+        let followed: Vec<Vec<u8>> = outcome
             .links
             .iter()
             .filter(|(_, kind, el)| is_followed(*kind, *el))
-            .map(|(url, _, _)| url.clone())
+            .map(|(url, _, _)| abstract_own_locations(path, url.as_bytes()).into_owned())
             .collect();
         if let Some((first, links)) = self.fingerprints.get(&fingerprint) {
             if *links != followed {
@@ -713,8 +719,10 @@ fn outcome(site: &Site, target: &Target) -> Outcome {
         .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("text/html"));
     let nofollow = view.meta_robots.as_deref().is_some_and(says_nofollow)
         || view.x_robots_tag.as_deref().is_some_and(says_nofollow);
+    let path = target.path_q();
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
     let follow = (well_formed && (200..300).contains(&response.status) && is_html && !nofollow)
-        .then(|| fingerprint(&response.body));
+        .then(|| fingerprint(&abstract_own_locations(path, &response.body)));
     let links = view
         .links
         .into_iter()
@@ -726,6 +734,49 @@ fn outcome(site: &Site, target: &Target) -> Outcome {
         redirect,
         links,
     }
+}
+
+/// trawl's duplicate-content reading (`trawl::html::fingerprint::page_fingerprint`,
+/// reimplemented here so the manifest stays an independent model): the body with every
+/// mention of the page's own directory, the directory without its final `/`, its parent
+/// directory and the parent without its `/` (in that order of preference, the root `/`
+/// never) replaced by a marker, except right after `<` (an end tag such as `</a>`). Pages
+/// equal after this are copies: a self-listing directory at `/ls/sub/` and
+/// `/ls/sub/alt/` is one page.
+fn abstract_own_locations<'a>(path: &str, body: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    let path = path.as_bytes();
+    let dir_end = path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+    let dir = path.get(..dir_end).unwrap_or_default();
+    let mut needles: Vec<&[u8]> = Vec::new();
+    if dir.len() > 1 {
+        let bare = dir.get(..dir.len() - 1).unwrap_or_default();
+        needles.push(dir);
+        needles.push(bare);
+        let parent_end = bare.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+        let parent = bare.get(..parent_end).unwrap_or_default();
+        if parent.len() > 1 {
+            needles.push(parent);
+            needles.push(parent.get(..parent.len() - 1).unwrap_or_default());
+        }
+    }
+    if needles.is_empty() {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while let Some(&byte) = body.get(i) {
+        if byte == b'/' && (i == 0 || body.get(i - 1) != Some(&b'<')) {
+            let tail = body.get(i..).unwrap_or_default();
+            if let Some(k) = needles.iter().position(|n| tail.starts_with(n)) {
+                out.extend_from_slice(&[0, b"DdPp"[k]]);
+                i += needles[k].len();
+                continue;
+            }
+        }
+        out.push(byte);
+        i += 1;
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A 128-bit content fingerprint of a body, word at a time (the generator's byte-wise
@@ -904,6 +955,32 @@ mod tests {
     }
 
     #[test]
+    fn own_locations_are_abstracted_like_trawl() {
+        let listing = |dir: &str, parent: &str| {
+            format!(
+                "<title>Index of {}</title><h1>Index of {dir}</h1><a href=\"{parent}\">up</a>\
+                 <a href=\"sub/\">sub/</a>",
+                dir.trim_end_matches('/')
+            )
+        };
+        let a =
+            abstract_own_locations("/ls/sub/", listing("/ls/sub/", "/ls/").as_bytes()).into_owned();
+        let b = abstract_own_locations(
+            "/ls/sub/alt/",
+            listing("/ls/sub/alt/", "/ls/sub/").as_bytes(),
+        )
+        .into_owned();
+        assert_eq!(a, b);
+        // The root has no own location; an end tag is not a mention of `/a`.
+        assert_eq!(&*abstract_own_locations("/", b"/x/"), b"/x/");
+        assert_eq!(&*abstract_own_locations("/a/b/", b"</a>"), b"</a>");
+        assert_ne!(
+            abstract_own_locations("/p/1", b"<a href=\"/p/2\">").into_owned(),
+            abstract_own_locations("/p/2", b"<a href=\"/p/3\">").into_owned()
+        );
+    }
+
+    #[test]
     fn fingerprints_tell_bodies_apart() {
         let bodies: [&[u8]; 6] = [b"", b"\0", b"a", b"abcdefgh", b"abcdefgh\0", b"abcdefgi"];
         let prints: HashSet<u128> = bodies.iter().map(|b| fingerprint(b)).collect();
@@ -1001,13 +1078,43 @@ mod tests {
             let h = host(kind);
             set.iter().filter(|u| u.starts_with(&h)).count()
         };
-        // Symlink loop: /, /d/, /d/sub/ .. /d/sub/sub/sub/; the fourth `sub` is F.
+        // Symlink loop: /, /d/, /d/sub/ .. /d/sub/sub/sub/, which is a copy of
+        // /d/sub/sub/ (own directory abstracted), so the fourth `sub` is never linked.
         let d = host(TrapKind::SymlinkLoop);
-        assert_eq!(on(&m.must, TrapKind::SymlinkLoop), 5);
-        assert!(m.forbidden.contains(&format!("{d}/d/sub/sub/sub/sub/")));
+        let under = |prefix: &str| {
+            let p = format!("{d}{prefix}");
+            m.must.iter().filter(|u| u.starts_with(&p)).count()
+        };
+        assert_eq!(under("/d/"), 4);
+        assert!(m.must.contains(&format!("{d}/")));
+        assert!(m.must.contains(&format!("{d}/d/sub/sub/sub/")));
+        assert!(!m.must.contains(&format!("{d}/d/sub/sub/sub/sub/")));
+        // The self-listing loop: /ls/ and the first level below it are new pages, every
+        // deeper listing is a copy (own directory abstracted), whose links are not
+        // followed: 7 fetches, where the URL filters alone would allow 134.
+        let mut ls: Vec<&str> = m
+            .must
+            .iter()
+            .filter_map(|u| u.strip_prefix(&format!("{d}/ls/")))
+            .collect();
+        ls.sort_unstable();
+        assert_eq!(
+            ls,
+            [
+                "",
+                "alt/",
+                "index.html",
+                "sub/",
+                "sub/alt/",
+                "sub/index.html",
+                "sub/sub/"
+            ]
+        );
+        assert_eq!(on(&m.must, TrapKind::SymlinkLoop), 1 + 4 + 7);
         let a = host(TrapKind::PeriodTwo);
         assert!(m.must.contains(&format!("{a}/a/b/a/b/a/")));
-        assert!(m.forbidden.contains(&format!("{a}/a/b/a/b/a/b/")));
+        // /a/b/a/b/a/ is a copy of /a/b/a/: its link /a/b/a/b/a/b/ is never taken.
+        assert!(!m.must.contains(&format!("{a}/a/b/a/b/a/b/")));
         // Budget-limited traps: exactly the budget, and the next queued URL is F.
         for kind in [
             TrapKind::Calendar,

@@ -324,6 +324,19 @@ impl Builder<'_> {
         });
     }
 
+    /// An `<a>` written as `href` (relative as given), resolving to `path` on this host.
+    fn relative_link(&mut self, href: &str, path: &str, text: &str) {
+        let written = html::escape(href);
+        self.html
+            .push_str(&format!("<a href=\"{written}\">{text}</a>\n"));
+        self.links.push(Link {
+            element: Element::A,
+            href: written,
+            url: Some(format!("{}{}", self.here.canonical(), path)),
+            kind: LinkKind::Follow,
+        });
+    }
+
     fn hidden(&mut self, within: HiddenIn, k: u32) {
         let name = match within {
             HiddenIn::Comment => "comment",
@@ -1479,6 +1492,7 @@ impl Site {
         let mut links: Vec<String> = Vec::new();
         let depth: u32;
         let mut key = full.clone();
+        let mut heading: Option<String> = None;
         if path == "/" && query.is_none() {
             depth = 0;
             links.push(match kind {
@@ -1492,6 +1506,9 @@ impl Site {
             });
             if kind == TrapKind::MillionPages {
                 links.extend((1..10).map(|k| format!("/p/{k}")));
+            }
+            if kind == TrapKind::SymlinkLoop {
+                links.push(LISTING_ROOT.to_owned());
             }
         } else {
             match (kind, query) {
@@ -1514,11 +1531,18 @@ impl Site {
                         return not_found();
                     }
                     depth = (y - 2031) * 12 + m - 7 + 1;
+                    // A real calendar names its month; without it, the same month of
+                    // two years would be the same page to a fingerprint that abstracts
+                    // the page's own directory (`/cal/2032/`).
+                    heading = Some(format!("{y}-{m:02}"));
                     let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
                     if ny <= 9999 {
                         links.push(format!("/cal/{ny}/{nm:02}"));
                     }
                     key = "/cal".to_owned();
+                }
+                (TrapKind::SymlinkLoop, None) if path.starts_with(LISTING_ROOT) => {
+                    return self.listing_page(scheme, index, path);
                 }
                 (TrapKind::SymlinkLoop, None) => {
                     let Some(rest) = path.strip_prefix("/d/") else {
@@ -1640,6 +1664,9 @@ impl Site {
         // Same body for every URL of a duplicate/session family: text keyed by `key`.
         let mut rng = self.page_rng(index, &key);
         b.html.push_str(&format!("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\n<body>\n", html::escape(&key)));
+        if let Some(h) = &heading {
+            b.html.push_str(&format!("<h1>{h}</h1>\n"));
+        }
         html::filler(&mut b.html, &mut rng, 1_500, Charset::Utf8);
         for l in &links {
             b.link(Element::A, index, l, LinkKind::Follow, "next");
@@ -1650,6 +1677,86 @@ impl Site {
             index,
             role,
             &key,
+            CharsetLabel::Both("utf-8"),
+            Framing::ContentLength,
+            None,
+            None,
+            Some(depth),
+        )
+    }
+}
+
+/// Where the self-listing directory loop of the symlink-loop host starts.
+const LISTING_ROOT: &str = "/ls/";
+
+/// The names under which the listed directory contains itself (two symlinks to `.`).
+const LISTING_SELF_LINKS: [&str; 2] = ["sub", "alt"];
+
+impl Site {
+    /// The self-listing directory loop: `/ls/` and every `/ls/{sub,alt}/.../` serve an
+    /// Apache-style listing of the same directory (`Index of /ls/sub`, a parent link,
+    /// relative `index.html`, `sub/`, `alt/`), and every `index.html` the same static
+    /// page. Only the listing's naming of its own location changes between levels, so
+    /// with two self-links the URL filters alone (a segment at most 3 times) allow
+    /// 134 fetches; trawl's fingerprint, which abstracts the page's own
+    /// directory, stops it after the first level below `/ls/` (7 fetches).
+    fn listing_page(&self, scheme: Scheme, index: u32, path: &str) -> PageView {
+        let role = HostRole::Trap(TrapKind::SymlinkLoop);
+        let (dir, file) = match path.rfind('/') {
+            Some(i) => (&path[..=i], &path[i + 1..]),
+            None => (path, ""),
+        };
+        let rest = dir.strip_prefix(LISTING_ROOT).unwrap_or("x");
+        let valid = rest
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .all(|s| LISTING_SELF_LINKS.contains(&s))
+            && (file.is_empty() || file == "index.html");
+        if !valid {
+            return self.plain_view(
+                role,
+                simple(
+                    404,
+                    "text/html; charset=utf-8",
+                    b"<html><body><h1>404 Not Found</h1></body></html>\n".to_vec(),
+                ),
+            );
+        }
+        let depth = rest.matches('/').count() as u32 + 1;
+        let mut b = self.builder(scheme, index, LISTING_ROOT, Charset::Utf8, dir);
+        b.quirks = false;
+        if file == "index.html" {
+            // The same file at every level: byte-identical, links relative.
+            b.html.push_str(
+                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>About this \
+                 tree</title></head>\n<body>\n<p>Mirror notes.</p>\n",
+            );
+            for name in LISTING_SELF_LINKS {
+                b.relative_link(&format!("{name}/"), &format!("{dir}{name}/"), name);
+            }
+        } else {
+            let bare = dir.trim_end_matches('/');
+            let parent = &bare[..=bare.rfind('/').unwrap_or(0)];
+            b.html.push_str(&format!(
+                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Index of \
+                 {bare}</title></head>\n<body>\n<h1>Index of {dir}</h1>\n"
+            ));
+            b.relative_link(parent, parent, "Parent Directory");
+            b.relative_link("index.html", &format!("{dir}index.html"), "index.html");
+            for name in LISTING_SELF_LINKS {
+                b.relative_link(
+                    &format!("{name}/"),
+                    &format!("{dir}{name}/"),
+                    &format!("{name}/"),
+                );
+            }
+        }
+        b.html.push_str("</body></html>\n");
+        self.finish(
+            b,
+            index,
+            role,
+            path,
             CharsetLabel::Both("utf-8"),
             Framing::ContentLength,
             None,

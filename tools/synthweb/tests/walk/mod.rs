@@ -776,7 +776,7 @@ pub fn walk(seeds: &[String], hosts: &HashMap<String, IpAddr>, policy: &WalkPoli
         if !(200..300).contains(&response.status) || !is_html || header_nofollow(&response) {
             continue;
         }
-        if !fingerprints.insert(response.body.clone()) {
+        if !fingerprints.insert(own_locations_abstracted(url.path(), &response.body)) {
             continue;
         }
         let (text, legacy) = decode_body(&response);
@@ -838,6 +838,48 @@ fn fetch_robots(url: &Url, hosts: &HashMap<String, IpAddr>, robots_4xx_disallow:
     }
     // Too many redirects: RFC 9309 2.3.1.2 allows treating it as unavailable (4xx).
     Robots::AllowAll
+}
+
+/// trawl's duplicate reading, written here a third time on purpose (the walker checks
+/// the manifest, which models trawl): the body with each mention of the page's own
+/// directory (with and without its final `/`) and of its parent (the same), tried in
+/// that order, replaced by a marker; never the root `/`, never right after `<`.
+fn own_locations_abstracted(path: &str, body: &[u8]) -> Vec<u8> {
+    let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+    let mut needles: Vec<String> = Vec::new();
+    if dir.len() > 1 {
+        let bare = &dir[..dir.len() - 1];
+        let parent = &bare[..bare.rfind('/').map_or(0, |i| i + 1)];
+        needles.push(dir.to_owned());
+        needles.push(bare.to_owned());
+        if parent.len() > 1 {
+            needles.push(parent.to_owned());
+            needles.push(parent[..parent.len() - 1].to_owned());
+        }
+    }
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        let after_lt = i > 0 && body[i - 1] == b'<';
+        let hit = (body[i] == b'/' && !after_lt)
+            .then(|| {
+                needles
+                    .iter()
+                    .position(|n| body[i..].starts_with(n.as_bytes()))
+            })
+            .flatten();
+        match hit {
+            Some(k) => {
+                out.extend_from_slice(&[0, b"DdPp"[k]]);
+                i += needles[k].len();
+            }
+            None => {
+                out.push(body[i]);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
