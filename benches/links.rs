@@ -3,6 +3,12 @@
 //! on synthweb-like pages and on a small realistic corpus. Every engine's link count
 //! is checked against the others before anything is timed.
 //!
+//! A third group runs on real pages: Debian's OpenJDK 17 API documentation
+//! (`openjdk-17-doc`, `/usr/share/doc/openjdk-17-jre-headless/api/`), whose index
+//! pages carry thousands of `../` links each, the shape that showed the old per-page
+//! cap and the `url` crate's share of a real crawl's CPU. The group is skipped, with a
+//! note, where the package is not installed.
+//!
 //!   cargo bench --bench links
 
 use std::cell::Cell;
@@ -171,11 +177,123 @@ fn links(c: &mut Criterion) {
     bench_set(c, "links/realistic", &corpus);
 }
 
+/// Where Debian installs the OpenJDK 17 API documentation.
+const JAVADOC: &str = "/usr/share/doc/openjdk-17-jre-headless/api";
+
+/// Three real javadoc pages (two big indexes and a package summary), each with the
+/// URL it would have on a documentation server, so `../` links resolve inside it.
+fn javadoc_pages() -> Vec<(String, Vec<u8>, Url)> {
+    let mut out = Vec::new();
+    for path in [
+        "allclasses-index.html",
+        "index-files/index-19.html",
+        "java.base/java/util/package-summary.html",
+    ] {
+        let Ok(page) = std::fs::read(format!("{JAVADOC}/{path}")) else {
+            continue;
+        };
+        let base = Url::parse(&format!("http://docs.example/api/{path}")).expect("base");
+        out.push((path.to_owned(), page, base));
+    }
+    out
+}
+
+/// The full extraction with no practical link cap, as the crawler would run it on
+/// these pages.
+fn uncapped() -> trawl::html::ExtractOptions {
+    trawl::html::ExtractOptions {
+        max_links: 1 << 30,
+        ..trawl::html::ExtractOptions::default()
+    }
+}
+
+/// The distinct canonical links of `page` two ways, which must agree: the extractor's,
+/// and every raw value decoded and canonicalized one by one.
+fn validate_javadoc(name: &str, page: &[u8], base: &Url) -> (usize, usize) {
+    use std::collections::HashSet;
+    let mut raw = 0;
+    let mut reference = HashSet::new();
+    for_each_raw_link(page, false, |_, v| {
+        raw += 1;
+        let href = trawl::html::decode_attribute(&String::from_utf8_lossy(v)).into_owned();
+        if let Ok(u) = trawl::url::canonicalize(base, &href) {
+            reference.insert(String::from(u));
+        }
+    });
+    assert_eq!(
+        raw,
+        lol(page, encoding_rs::UTF_8).0,
+        "{name}: trawl vs lol_html"
+    );
+    let extracted: HashSet<String> =
+        Links::extract_with(base, page, Some(encoding_rs::UTF_8), &uncapped())
+            .links
+            .into_iter()
+            .filter(|l| l.tag != trawl::html::Tag::Meta)
+            .filter_map(|l| l.url.ok().map(String::from))
+            .collect();
+    assert_eq!(
+        extracted, reference,
+        "{name}: extractor vs one-by-one canonicalization"
+    );
+    (raw, reference.len())
+}
+
+fn javadoc(c: &mut Criterion) {
+    let pages = javadoc_pages();
+    if pages.is_empty() {
+        eprintln!("links/javadoc: {JAVADOC} not installed (apt install openjdk-17-doc); skipped");
+        return;
+    }
+    let total: usize = pages.iter().map(|p| p.1.len()).sum();
+    let (mut raw, mut distinct) = (0, 0);
+    for (name, page, base) in &pages {
+        let (r, d) = validate_javadoc(name, page, base);
+        eprintln!(
+            "links/javadoc: {name}: {} bytes, {r} links, {d} distinct canonical",
+            page.len()
+        );
+        raw += r;
+        distinct += d;
+    }
+    eprintln!(
+        "links/javadoc: {} pages, {total} bytes, {raw} links, {distinct} distinct (validated)",
+        pages.len()
+    );
+    let options = uncapped();
+    let mut group = c.benchmark_group("links/javadoc");
+    group.throughput(Throughput::Elements(raw as u64));
+    group.bench_function("trawl_scan", |b| {
+        b.iter(|| pages.iter().map(|p| trawl_raw(&p.1).0).sum::<usize>())
+    });
+    group.bench_function("trawl_extract_url", |b| {
+        b.iter(|| {
+            pages
+                .iter()
+                .map(|p| {
+                    Links::extract_with(&p.2, &p.1, Some(encoding_rs::UTF_8), &options)
+                        .links
+                        .len()
+                })
+                .sum::<usize>()
+        })
+    });
+    group.bench_function("lol_html", |b| {
+        b.iter(|| {
+            pages
+                .iter()
+                .map(|p| lol(&p.1, encoding_rs::UTF_8).0)
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(3));
-    targets = links
+    targets = links, javadoc
 }
 criterion_main!(benches);
