@@ -5,6 +5,7 @@
 pub mod canon;
 pub mod filter;
 mod reject;
+pub mod resolve;
 
 pub use canon::{
     canonicalize, canonicalize_absolute, canonicalize_with, normalize_percent_encoding,
@@ -12,6 +13,7 @@ pub use canon::{
 };
 pub use filter::{Blacklist, FilterBuildError, FilterConfig, Scope, UrlFilter};
 pub use reject::Reject;
+pub use resolve::{Resolved, Resolver};
 
 /// Fuzz entry point for the canonicalizer: the input is split at the first newline
 /// into a base and a reference; nothing may panic, and every canonical URL must be a
