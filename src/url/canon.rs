@@ -82,6 +82,38 @@ pub fn canonicalize_with(
     options: &CanonOptions,
     encoding: Option<&'static Encoding>,
 ) -> Result<Url, Reject> {
+    finish(parse_reference(base, href, encoding)?, options)
+}
+
+/// The base URL a `<base href>` gives a document: the HTML Standard's "frozen base
+/// URL" is the value parsed against the page URL (`None` when that fails: the page
+/// URL stays the base). An `http(s)` result is canonicalized (the splice of
+/// [`crate::url::Resolver`] needs a canonical base; resolution against it gives the
+/// same canonical links); any other result is kept as parsed, so that a
+/// `javascript:` or `mailto:` base (no hierarchical path) makes relative links fail
+/// and an `ftp:` base makes them `ftp:` links, both rejected, as in a browser, instead
+/// of being resolved against the page URL.
+pub fn document_base(
+    page_url: &Url,
+    href: &str,
+    encoding: Option<&'static Encoding>,
+) -> Option<Url> {
+    let parsed = parse_reference(page_url, href, encoding).ok()?;
+    if matches!(parsed.scheme(), "http" | "https") {
+        if let Ok(canonical) = finish(parsed.clone(), &CanonOptions::default()) {
+            return Some(canonical);
+        }
+    }
+    Some(parsed)
+}
+
+/// Rule 1: the WHATWG parse of `href` against `base`, with the crate's deviations
+/// fixed and the query in the document's encoding.
+fn parse_reference(
+    base: &Url,
+    href: &str,
+    encoding: Option<&'static Encoding>,
+) -> Result<Url, Reject> {
     let special_base = matches!(base.scheme(), "http" | "https");
     let href = fix_reference(href, special_base);
     let encoding = encoding
@@ -97,7 +129,7 @@ pub fn canonicalize_with(
                 .parse(&href)
         }
     };
-    finish(parsed.map_err(Reject::InvalidUrl)?, options)
+    parsed.map_err(Reject::InvalidUrl)
 }
 
 /// Rules 2-6 on a parsed URL.

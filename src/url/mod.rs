@@ -8,8 +8,8 @@ mod reject;
 pub mod resolve;
 
 pub use canon::{
-    canonicalize, canonicalize_absolute, canonicalize_with, normalize_percent_encoding,
-    CanonOptions,
+    canonicalize, canonicalize_absolute, canonicalize_with, document_base,
+    normalize_percent_encoding, CanonOptions,
 };
 pub use filter::{Blacklist, FilterBuildError, FilterConfig, Scope, UrlFilter};
 pub use reject::Reject;
