@@ -8,7 +8,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use trawl::html::{decode_attribute, for_each_raw_link};
-use trawl::url::canonicalize;
+use trawl::url::{canonicalize, CanonOptions, Resolved, Resolver};
 use url::Url;
 
 #[path = "support/pages.rs"]
@@ -61,6 +61,15 @@ fn canon(c: &mut Criterion) {
                 .count()
         })
     });
+    let resolver = Resolver::new(base.clone(), CanonOptions::default(), None);
+    group.bench_function("trawl_resolver", |b| {
+        let mut scratch = String::new();
+        b.iter(|| {
+            refs.iter()
+                .filter(|r| resolver.resolve(r, &mut scratch).is_ok())
+                .count()
+        })
+    });
     group.bench_function("url_join_baseline", |b| {
         b.iter(|| refs.iter().filter(|r| base.join(r).is_ok()).count())
     });
@@ -105,6 +114,29 @@ fn canon_javadoc(c: &mut Criterion) {
         ok * 10 >= refs.len() * 9,
         "javadoc links are nearly all http"
     );
+    // The crawler's form: one resolver per page (the refs are grouped by page),
+    // simple references spliced into a reused buffer; checked against
+    // `canonicalize` on every reference first.
+    let mut pages: Vec<(Resolver, Vec<&str>)> = Vec::new();
+    for (base, href) in &refs {
+        if pages.last().is_none_or(|(r, _)| r.base() != base) {
+            let resolver = Resolver::new(base.clone(), CanonOptions::default(), None);
+            pages.push((resolver, Vec::new()));
+        }
+        if let Some((_, hrefs)) = pages.last_mut() {
+            hrefs.push(href);
+        }
+    }
+    let mut scratch = String::new();
+    for (resolver, hrefs) in &pages {
+        for href in hrefs {
+            let slow = canonicalize(resolver.base(), href).map(String::from);
+            let fast = resolver
+                .resolve(href, &mut scratch)
+                .map(Resolved::into_string);
+            assert_eq!(fast, slow, "{href}");
+        }
+    }
     let mut group = c.benchmark_group("canon/javadoc");
     group.throughput(Throughput::Elements(refs.len() as u64));
     group.bench_function("trawl_canonicalize", |b| {
@@ -112,6 +144,18 @@ fn canon_javadoc(c: &mut Criterion) {
             refs.iter()
                 .filter(|(b, r)| canonicalize(b, r).is_ok())
                 .count()
+        })
+    });
+    group.bench_function("trawl_resolver", |b| {
+        let mut scratch = String::new();
+        b.iter(|| {
+            let mut ok = 0;
+            for (resolver, hrefs) in &pages {
+                for href in hrefs {
+                    ok += usize::from(resolver.resolve(href, &mut scratch).is_ok());
+                }
+            }
+            ok
         })
     });
     group.bench_function("url_join_baseline", |b| {

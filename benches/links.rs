@@ -33,7 +33,8 @@ fn trawl_raw(page: &[u8]) -> (usize, usize) {
     (count, bytes)
 }
 
-/// trawl, the full job: decode, resolve, canonicalize every link, robots meta.
+/// trawl, the full job: decode, resolve, canonicalize and deduplicate every link,
+/// robots meta; each link as a `Url` (the library and `trawl links` form).
 fn trawl_extract(base: &Url, page: &[u8], charset: &'static encoding_rs::Encoding) -> usize {
     let links = Links::extract(base, page, Some(charset));
     links
@@ -41,6 +42,36 @@ fn trawl_extract(base: &Url, page: &[u8], charset: &'static encoding_rs::Encodin
         .iter()
         .filter(|l| l.tag != trawl::html::Tag::Meta)
         .count()
+}
+
+/// The same job as the crawler runs it: each link as its canonical string (the crawl
+/// key), simple references spliced without the `url` crate.
+fn trawl_keys(base: &Url, page: &[u8], charset: &'static encoding_rs::Encoding) -> usize {
+    let options = trawl::html::ExtractOptions::default();
+    Links::extract_keys(base, page, Some(charset), &options)
+        .links
+        .iter()
+        .filter(|l| l.tag != trawl::html::Tag::Meta)
+        .count()
+}
+
+/// The distinct canonical links of `page` by a slow reference: every raw value
+/// decoded and canonicalized one by one with `trawl::url::canonicalize_with`.
+fn reference_links(
+    base: &Url,
+    page: &[u8],
+    charset: &'static encoding_rs::Encoding,
+) -> std::collections::HashSet<String> {
+    let mut reference = std::collections::HashSet::new();
+    for_each_raw_link(page, false, |_, v| {
+        let (text, _) = charset.decode_without_bom_handling(v);
+        let href = trawl::html::decode_attribute(&text).into_owned();
+        let options = trawl::url::CanonOptions::default();
+        if let Ok(u) = trawl::url::canonicalize_with(base, &href, &options, Some(charset)) {
+            reference.insert(String::from(u));
+        }
+    });
+    reference
 }
 
 fn lol(page: &[u8], charset: &'static encoding_rs::Encoding) -> (usize, usize) {
@@ -114,10 +145,19 @@ fn validate(name: &str, page: &[u8], charset: &'static encoding_rs::Encoding) ->
     if charset == encoding_rs::UTF_8 {
         assert_eq!(ours, html5ever_count(page), "{name}: trawl vs html5ever");
     }
+    let reference = reference_links(&base, page, charset);
+    let keys: std::collections::HashSet<String> =
+        Links::extract_keys(&base, page, Some(charset), &Default::default())
+            .links
+            .into_iter()
+            .filter(|l| l.tag != trawl::html::Tag::Meta)
+            .filter_map(|l| l.url.ok())
+            .collect();
+    assert_eq!(keys, reference, "{name}: distinct canonical links");
     assert_eq!(
-        ours,
         trawl_extract(&base, page, charset),
-        "{name}: full extract"
+        reference.len(),
+        "{name}: Url form"
     );
     ours
 }
@@ -147,6 +187,14 @@ fn bench_set(
             pages
                 .iter()
                 .map(|p| trawl_extract(&base, &p.1, p.2))
+                .sum::<usize>()
+        })
+    });
+    group.bench_function(BenchmarkId::new("trawl_extract_keys", total), |b| {
+        b.iter(|| {
+            pages
+                .iter()
+                .map(|p| trawl_keys(&base, &p.1, p.2))
                 .sum::<usize>()
         })
     });
@@ -236,6 +284,13 @@ fn validate_javadoc(name: &str, page: &[u8], base: &Url) -> (usize, usize) {
         extracted, reference,
         "{name}: extractor vs one-by-one canonicalization"
     );
+    let keys = Links::extract_keys(base, page, Some(encoding_rs::UTF_8), &uncapped()).links;
+    let key_set: HashSet<String> = keys.iter().filter_map(|l| l.url.clone().ok()).collect();
+    assert_eq!(
+        key_set, reference,
+        "{name}: keys vs one-by-one canonicalization"
+    );
+    assert_eq!(key_set.len(), keys.len(), "{name}: keys are distinct");
     (raw, reference.len())
 }
 
@@ -272,6 +327,18 @@ fn javadoc(c: &mut Criterion) {
                 .iter()
                 .map(|p| {
                     Links::extract_with(&p.2, &p.1, Some(encoding_rs::UTF_8), &options)
+                        .links
+                        .len()
+                })
+                .sum::<usize>()
+        })
+    });
+    group.bench_function("trawl_extract_keys", |b| {
+        b.iter(|| {
+            pages
+                .iter()
+                .map(|p| {
+                    Links::extract_keys(&p.2, &p.1, Some(encoding_rs::UTF_8), &options)
                         .links
                         .len()
                 })

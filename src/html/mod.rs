@@ -119,10 +119,12 @@ pub struct Link<U = Url> {
 pub struct ExtractOptions {
     /// Also report `<img src>` (default off: a crawler of pages rarely wants images).
     pub include_images: bool,
-    /// Most distinct links reported per page (default
+    /// Most distinct canonical links reported per page (default
     /// [`ExtractOptions::DEFAULT_MAX_LINKS`]). Duplicates are merged before the cap
     /// counts, so a page repeating its 5,000 links twice is whole; links past the
-    /// cap are counted in [`PageLinks::links_dropped`], never lost silently.
+    /// cap are counted in [`PageLinks::links_dropped`], never lost silently. Rejected
+    /// values have a budget of their own of the same size (so junk cannot crowd out
+    /// links), past which they are counted in [`PageLinks::rejects_dropped`].
     pub max_links: usize,
     /// Longest attribute value read as a URL, in bytes (default 128 KiB). Longer
     /// values give [`Reject::AttributeTooLong`] and are counted in
@@ -179,9 +181,13 @@ pub struct PageLinks<U = Url> {
     /// The encoding used for the page at its end (BOM, the caller's charset, or the
     /// meta charset once seen; UTF-8 otherwise).
     pub encoding: &'static Encoding,
-    /// Distinct links found after [`ExtractOptions::max_links`] was reached, not in
-    /// `links` (0: the cap did not fire). Counted by 64-bit hash.
+    /// Distinct canonical links found after [`ExtractOptions::max_links`] was
+    /// reached, not in `links` (0: the cap did not fire). Counted by 64-bit hash.
     pub links_dropped: usize,
+    /// Occurrences of rejected values past their own budget of
+    /// [`ExtractOptions::max_links`] distinct values, not in `links` (they would
+    /// not have been followed either).
+    pub rejects_dropped: usize,
     /// Bytes of the page past [`ExtractOptions::max_scan_bytes`], not scanned.
     pub unscanned_bytes: usize,
     /// Link, base and refresh values not read because they were longer than
@@ -191,9 +197,13 @@ pub struct PageLinks<U = Url> {
 }
 
 impl<U> PageLinks<U> {
-    /// Whether a cap dropped anything (links, bytes or attribute values).
+    /// Whether a cap dropped anything (links, rejected values, bytes or attribute
+    /// values).
     pub fn is_truncated(&self) -> bool {
-        self.links_dropped > 0 || self.unscanned_bytes > 0 || self.long_attributes > 0
+        self.links_dropped > 0
+            || self.rejects_dropped > 0
+            || self.unscanned_bytes > 0
+            || self.long_attributes > 0
     }
 }
 
@@ -239,6 +249,7 @@ impl Links {
             meta_charset: keys.meta_charset,
             encoding: keys.encoding,
             links_dropped: keys.links_dropped,
+            rejects_dropped: keys.rejects_dropped,
             unscanned_bytes: keys.unscanned_bytes,
             long_attributes: keys.long_attributes,
         }
@@ -300,6 +311,7 @@ impl Links {
             meta_charset: collector.meta_charset,
             encoding: collector.encoding,
             links_dropped: collector.dedup.dropped.len(),
+            rejects_dropped: collector.dedup.rejects_dropped,
             unscanned_bytes,
             long_attributes: collector.long_attributes,
         }
@@ -427,8 +439,13 @@ struct Dedup<'a> {
     next: Vec<u32>,
     /// Per entry of `links`: the raw attribute value (compared for rejections).
     raw: Vec<&'a [u8]>,
-    /// Hashes of the distinct links seen after the cap.
+    /// Hashes of the distinct canonical links seen after the cap.
     dropped: HashSet<u64, PreHashedBuild>,
+    /// Entries of `links` that are canonical links and rejected values.
+    canonical: usize,
+    rejected: usize,
+    /// Rejected values seen after their budget.
+    rejects_dropped: usize,
 }
 
 impl Default for Dedup<'_> {
@@ -439,6 +456,9 @@ impl Default for Dedup<'_> {
             next: Vec::new(),
             raw: Vec::new(),
             dropped: HashSet::default(),
+            canonical: 0,
+            rejected: 0,
+            rejects_dropped: 0,
         }
     }
 }
@@ -607,9 +627,19 @@ impl<'a> Collector<'a, '_> {
             }
             return;
         }
-        if self.links.len() >= self.options.max_links {
-            self.dedup.dropped.insert(hash);
-            return;
+        let d = &mut self.dedup;
+        if url.is_ok() {
+            if d.canonical >= self.options.max_links {
+                d.dropped.insert(hash);
+                return;
+            }
+            d.canonical += 1;
+        } else {
+            if d.rejected >= self.options.max_links {
+                d.rejects_dropped += 1;
+                return;
+            }
+            d.rejected += 1;
         }
         let rel = rel.map(|r| self.value(r).into_owned());
         self.dedup.insert(hash, self.links.len(), raw);
@@ -742,7 +772,9 @@ pub fn fuzz_extract(data: &[u8]) {
         Some(encoding_rs::UTF_16LE),
     ] {
         let page = Links::extract_with(&base, data, charset, &small);
-        assert!(page.links.len() <= small.max_links);
+        assert!(page.links.len() <= 2 * small.max_links);
+        let canonical = page.links.iter().filter(|l| l.url.is_ok()).count();
+        assert!(canonical <= small.max_links);
         for link in page.links.iter().take(5) {
             if let Ok(url) = &link.url {
                 let again = crate::url::canonicalize(&base, url.as_str());

@@ -247,6 +247,12 @@ fn caps() {
         "every distinct link past the cap is counted"
     );
     assert!(page.is_truncated());
+    // Rejected values have their own budget: junk does not crowd out links.
+    let junk: String = (0..10).map(|i| format!("<a href=mailto:{i}@x>")).collect();
+    let page = Links::extract_with(&base(), format!("{junk}{html}").as_bytes(), None, &opts);
+    assert_eq!(page.links.iter().filter(|l| l.url.is_ok()).count(), 3);
+    assert_eq!(page.links.iter().filter(|l| l.url.is_err()).count(), 3);
+    assert_eq!((page.links_dropped, page.rejects_dropped), (7, 7));
     // Repeats of one link never reach a cap.
     let page = extract(&"<a href=x>".repeat(60_000));
     assert_eq!(page.links.len(), 1);

@@ -164,53 +164,38 @@ impl Resolver {
 /// percent-encode set contains none of them and canonicalization changes none, so
 /// they are copied as they are. Everything else (`%`, `\`, `^`, `|`, `[`, `"`,
 /// spaces, controls, non-ASCII ...) takes the `url` crate's path.
-const fn path_byte_table() -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'@'
-                    | b'/'
-            );
-        b += 1;
-    }
-    t
+fn is_path_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'@'
+                | b'/'
+        )
 }
 
 /// Query bytes copied as they are: the path set without `'` (in the special-query
 /// percent-encode set), plus `?`.
-const fn query_byte_table() -> [bool; 256] {
-    let mut t = path_byte_table();
-    t[b'\'' as usize] = false;
-    t[b'?' as usize] = true;
-    t
+fn is_query_byte(b: u8) -> bool {
+    b == b'?' || (b != b'\'' && is_path_byte(b))
 }
 
-static PATH_BYTES: [bool; 256] = path_byte_table();
-static QUERY_BYTES: [bool; 256] = query_byte_table();
-
-fn all_in(bytes: &[u8], table: &[bool; 256]) -> bool {
-    bytes
-        .iter()
-        .all(|&b| table.get(usize::from(b)).copied().unwrap_or(false))
+fn all_in(bytes: &[u8], class: fn(u8) -> bool) -> bool {
+    bytes.iter().all(|&b| class(b))
 }
 
 /// The fast path: writes the canonical URL of `href` against the canonical `base`
@@ -244,7 +229,7 @@ fn splice(base: &str, fast: &FastBase, href: &str, out: &mut String) -> bool {
         }
         // Query-only: the base's path with the new query.
         Some(b'?') => {
-            if !all_in(rb, &QUERY_BYTES) {
+            if !all_in(rb, is_query_byte) {
                 return false;
             }
             out.push_str(base.get(..fast.path_end).unwrap_or(base));
@@ -331,7 +316,7 @@ fn authority_and_path(https: bool, rest: &str, out: &mut String) -> bool {
         return true;
     }
     if tail.starts_with('?') {
-        if !all_in(tail.as_bytes(), &QUERY_BYTES) {
+        if !all_in(tail.as_bytes(), is_query_byte) {
             return false;
         }
         out.push('/');
@@ -403,8 +388,8 @@ fn path_and_query(reference: &str, absolute: bool, floor: usize, out: &mut Strin
         Some((p, q)) => (p, Some(q)),
         None => (reference, None),
     };
-    if !all_in(path.as_bytes(), &PATH_BYTES)
-        || !query.is_none_or(|q| all_in(q.as_bytes(), &QUERY_BYTES))
+    if !all_in(path.as_bytes(), is_path_byte)
+        || !query.is_none_or(|q| all_in(q.as_bytes(), is_query_byte))
     {
         return false;
     }
