@@ -574,7 +574,11 @@ impl<'a> Collector<'a, '_> {
     /// character references.
     fn value(&self, raw: &'a [u8]) -> Cow<'a, str> {
         let text = if self.encoding == UTF_8 {
-            String::from_utf8_lossy(raw)
+            // `from_utf8` has an ASCII fast path that the lossy decoder lacks.
+            match std::str::from_utf8(raw) {
+                Ok(s) => Cow::Borrowed(s),
+                Err(_) => String::from_utf8_lossy(raw),
+            }
         } else {
             self.encoding.decode_without_bom_handling(raw).0
         };

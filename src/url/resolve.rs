@@ -164,38 +164,58 @@ impl Resolver {
 /// percent-encode set contains none of them and canonicalization changes none, so
 /// they are copied as they are. Everything else (`%`, `\`, `^`, `|`, `[`, `"`,
 /// spaces, controls, non-ASCII ...) takes the `url` crate's path.
-fn is_path_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'-' | b'.'
-                | b'_'
-                | b'~'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'@'
-                | b'/'
-        )
-}
-
+const PATH: u8 = 1;
 /// Query bytes copied as they are: the path set without `'` (in the special-query
 /// percent-encode set), plus `?`.
-fn is_query_byte(b: u8) -> bool {
-    b == b'?' || (b != b'\'' && is_path_byte(b))
+const QUERY: u8 = 2;
+
+/// [`PATH`] and [`QUERY`] bits per byte value: one load per byte on the hot path.
+static CLASS: [u8; 256] = byte_classes();
+
+#[allow(
+    clippy::indexing_slicing,
+    reason = "runs at compile time over the constant indices 0..256 of a 256-entry table"
+)]
+const fn byte_classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let path = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'/'
+            );
+        let query = b == b'?' || (path && b != b'\'');
+        t[i] = (path as u8) * PATH | (query as u8) * QUERY;
+        i += 1;
+    }
+    t
 }
 
-fn all_in(bytes: &[u8], class: fn(u8) -> bool) -> bool {
-    bytes.iter().all(|&b| class(b))
+#[inline]
+fn is(class: u8, b: u8) -> bool {
+    CLASS.get(usize::from(b)).is_some_and(|c| c & class != 0)
+}
+
+fn all_in(bytes: &[u8], class: u8) -> bool {
+    bytes.iter().all(|&b| is(class, b))
 }
 
 /// The fast path: writes the canonical URL of `href` against the canonical `base`
@@ -229,7 +249,7 @@ fn splice(base: &str, fast: &FastBase, href: &str, out: &mut String) -> bool {
         }
         // Query-only: the base's path with the new query.
         Some(b'?') => {
-            if !all_in(rb, is_query_byte) {
+            if !all_in(rb, QUERY) {
                 return false;
             }
             out.push_str(base.get(..fast.path_end).unwrap_or(base));
@@ -255,15 +275,6 @@ fn splice(base: &str, fast: &FastBase, href: &str, out: &mut String) -> bool {
             }
             if let Some(rest) = strip_prefix_ignore_case(reference, "https://") {
                 return authority_and_path(true, rest, out);
-            }
-            // A `:` in the first segment may be a scheme (`mailto:`, `http:g`,
-            // `C:`): the full parser decides.
-            let first_end = rb
-                .iter()
-                .position(|&b| b == b'/' || b == b'?')
-                .unwrap_or(rb.len());
-            if rb.get(..first_end).is_none_or(|s| s.contains(&b':')) {
-                return false;
             }
             // Path-relative: the base path without its last segment, then ours.
             out.push_str(base.get(..fast.dir_end).unwrap_or(base));
@@ -316,7 +327,7 @@ fn authority_and_path(https: bool, rest: &str, out: &mut String) -> bool {
         return true;
     }
     if tail.starts_with('?') {
-        if !all_in(tail.as_bytes(), is_query_byte) {
+        if !all_in(tail.as_bytes(), QUERY) {
             return false;
         }
         out.push('/');
@@ -382,55 +393,67 @@ fn parse_port(port: &str) -> Option<Option<u16>> {
 /// `floor` on are the path so far as `/segment` items, applying the WHATWG path
 /// state: `.` and `..` segments (literal only: escapes go to the full parser) are
 /// removed, a trailing one leaves an empty last segment, `..` never climbs above the
-/// root. `absolute`: the reference starts with its own `/`.
+/// root. `absolute`: the reference starts with its own `/`; otherwise a `:` in its
+/// first segment may be a scheme (`mailto:`, `http:g`, `C:`) and the full parser
+/// decides. One pass: each byte is classified once and copied once.
 fn path_and_query(reference: &str, absolute: bool, floor: usize, out: &mut String) -> bool {
-    let (path, query) = match reference.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (reference, None),
-    };
-    if !all_in(path.as_bytes(), is_path_byte)
-        || !query.is_none_or(|q| all_in(q.as_bytes(), is_query_byte))
-    {
-        return false;
-    }
-    let path = if absolute {
-        path.get(1..).unwrap_or("")
-    } else {
-        path
-    };
-    let mut segments = path.split('/').peekable();
-    while let Some(segment) = segments.next() {
-        let last = segments.peek().is_none();
-        match segment {
-            ".." => {
-                if out.len() > floor {
-                    let cut = out
-                        .get(floor..)
-                        .and_then(|p| p.rfind('/'))
-                        .map_or(floor, |i| floor + i);
-                    out.truncate(cut);
+    let bytes = reference.as_bytes();
+    let mut start = usize::from(absolute);
+    let mut first = !absolute;
+    let mut i = start;
+    loop {
+        let b = bytes.get(i).copied();
+        match b {
+            Some(b'/' | b'?') | None => {
+                let last = b != Some(b'/');
+                let Some(segment) = reference.get(start..i) else {
+                    return false;
+                };
+                match segment {
+                    ".." => {
+                        if out.len() > floor {
+                            let cut = out
+                                .get(floor..)
+                                .and_then(|p| p.rfind('/'))
+                                .map_or(floor, |at| floor + at);
+                            out.truncate(cut);
+                        }
+                        if last {
+                            out.push('/');
+                        }
+                    }
+                    "." => {
+                        if last {
+                            out.push('/');
+                        }
+                    }
+                    _ => {
+                        out.push('/');
+                        out.push_str(segment);
+                    }
                 }
                 if last {
-                    out.push('/');
+                    break;
                 }
+                first = false;
+                start = i + 1;
             }
-            "." => {
-                if last {
-                    out.push('/');
-                }
-            }
-            _ => {
-                out.push('/');
-                out.push_str(segment);
-            }
+            Some(b':') if first => return false,
+            Some(b) if !is(PATH, b) => return false,
+            Some(_) => {}
         }
+        i += 1;
     }
     if out.len() == floor {
         out.push('/');
     }
-    if let Some(q) = query {
+    if bytes.get(i) == Some(&b'?') {
+        let query = bytes.get(i + 1..).unwrap_or_default();
+        if !all_in(query, QUERY) {
+            return false;
+        }
         out.push('?');
-        out.push_str(q);
+        out.push_str(reference.get(i + 1..).unwrap_or(""));
     }
     true
 }
