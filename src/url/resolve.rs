@@ -203,7 +203,7 @@ const fn byte_classes() -> [u8; 256] {
                     | b'/'
             );
         let query = b == b'?' || (path && b != b'\'');
-        t[i] = (path as u8) * PATH | (query as u8) * QUERY;
+        t[i] = ((path as u8) * PATH) | ((query as u8) * QUERY);
         i += 1;
     }
     t
