@@ -1,12 +1,14 @@
 //! Canonicalization throughput (URLs per second): `trawl::url::canonicalize` on the
 //! links of the synthweb-like pages and realistic corpus, beside the `url` crate's
 //! bare `Url::join` in the same run (the parse that canonicalization builds on).
+//! A second group canonicalizes every link of three real pages of Debian's OpenJDK 17
+//! API documentation (skipped where `openjdk-17-doc` is not installed).
 //!
 //!   cargo bench --bench canon
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use trawl::html::{decode_attribute, for_each_raw_link};
-use trawl::url::canonicalize;
+use trawl::url::{canonicalize, CanonOptions, Resolved, Resolver};
 use url::Url;
 
 #[path = "support/pages.rs"]
@@ -59,8 +61,105 @@ fn canon(c: &mut Criterion) {
                 .count()
         })
     });
+    let resolver = Resolver::new(base.clone(), CanonOptions::default(), None);
+    group.bench_function("trawl_resolver", |b| {
+        let mut scratch = String::new();
+        b.iter(|| {
+            refs.iter()
+                .filter(|r| resolver.resolve(r, &mut scratch).is_ok())
+                .count()
+        })
+    });
     group.bench_function("url_join_baseline", |b| {
         b.iter(|| refs.iter().filter(|r| base.join(r).is_ok()).count())
+    });
+    group.finish();
+}
+
+/// Where Debian installs the OpenJDK 17 API documentation.
+const JAVADOC: &str = "/usr/share/doc/openjdk-17-jre-headless/api";
+
+/// Every link of three javadoc pages, decoded, each with the URL of its page.
+fn javadoc_references() -> Vec<(Url, String)> {
+    let mut refs = Vec::new();
+    for path in [
+        "allclasses-index.html",
+        "index-files/index-19.html",
+        "java.base/java/util/package-summary.html",
+    ] {
+        let Ok(page) = std::fs::read(format!("{JAVADOC}/{path}")) else {
+            continue;
+        };
+        let base = Url::parse(&format!("http://docs.example/api/{path}")).expect("base");
+        for_each_raw_link(&page, false, |_, raw| {
+            let href = decode_attribute(&String::from_utf8_lossy(raw)).into_owned();
+            refs.push((base.clone(), href));
+        });
+    }
+    refs
+}
+
+fn canon_javadoc(c: &mut Criterion) {
+    let refs = javadoc_references();
+    if refs.is_empty() {
+        eprintln!("canon/javadoc: {JAVADOC} not installed (apt install openjdk-17-doc); skipped");
+        return;
+    }
+    let ok = refs
+        .iter()
+        .filter(|(b, r)| canonicalize(b, r).is_ok())
+        .count();
+    eprintln!("canon/javadoc: {} references, {ok} canonical", refs.len());
+    assert!(
+        ok * 10 >= refs.len() * 9,
+        "javadoc links are nearly all http"
+    );
+    // The crawler's form: one resolver per page (the refs are grouped by page),
+    // simple references spliced into a reused buffer; checked against
+    // `canonicalize` on every reference first.
+    let mut pages: Vec<(Resolver, Vec<&str>)> = Vec::new();
+    for (base, href) in &refs {
+        if pages.last().is_none_or(|(r, _)| r.base() != base) {
+            let resolver = Resolver::new(base.clone(), CanonOptions::default(), None);
+            pages.push((resolver, Vec::new()));
+        }
+        if let Some((_, hrefs)) = pages.last_mut() {
+            hrefs.push(href);
+        }
+    }
+    let mut scratch = String::new();
+    for (resolver, hrefs) in &pages {
+        for href in hrefs {
+            let slow = canonicalize(resolver.base(), href).map(String::from);
+            let fast = resolver
+                .resolve(href, &mut scratch)
+                .map(Resolved::into_string);
+            assert_eq!(fast, slow, "{href}");
+        }
+    }
+    let mut group = c.benchmark_group("canon/javadoc");
+    group.throughput(Throughput::Elements(refs.len() as u64));
+    group.bench_function("trawl_canonicalize", |b| {
+        b.iter(|| {
+            refs.iter()
+                .filter(|(b, r)| canonicalize(b, r).is_ok())
+                .count()
+        })
+    });
+    group.bench_function("trawl_resolver", |b| {
+        let mut scratch = String::new();
+        b.iter(|| {
+            let mut ok = 0;
+            for (resolver, hrefs) in &pages {
+                for href in hrefs {
+                    ok += usize::from(resolver.resolve(href, &mut scratch).is_ok());
+                }
+            }
+            ok
+        })
+    });
+    group.bench_function("url_join_baseline", |b| {
+        b.iter(|| refs.iter().filter(|(b, r)| b.join(r).is_ok()).count())
     });
     group.finish();
 }
@@ -70,6 +169,6 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(3));
-    targets = canon
+    targets = canon, canon_javadoc
 }
 criterion_main!(benches);

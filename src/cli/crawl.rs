@@ -80,6 +80,10 @@ pub struct CrawlArgs {
     /// Stop after this many bytes received.
     #[arg(long)]
     pub max_bytes: Option<u64>,
+    /// Most distinct links followed from one page (at least 1); pages with more are
+    /// logged `links-truncated:N`.
+    #[arg(long, default_value_t = trawl::html::ExtractOptions::DEFAULT_MAX_LINKS)]
+    pub max_links_per_page: usize,
     /// Most link hops from a seed.
     #[arg(long)]
     pub max_hops: Option<u32>,
@@ -287,6 +291,10 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.max_pages = args.max_pages;
     c.max_pages_per_host = args.max_pages_per_host;
     c.max_bytes = args.max_bytes;
+    if args.max_links_per_page == 0 {
+        bail!("--max-links-per-page must be at least 1 (0 would follow no link)");
+    }
+    c.max_links_per_page = args.max_links_per_page;
     if let Some(h) = args.max_hops {
         c.filter.max_hops = h;
     }

@@ -68,6 +68,9 @@ pub struct CrawlConfig {
     pub max_pages_per_host: Option<u64>,
     /// Stop after this many bytes received.
     pub max_bytes: Option<u64>,
+    /// Most distinct links taken from one page (at least 1); a page with more is
+    /// logged `links-truncated:N` and counted in `Stats::pages_links_truncated`.
+    pub max_links_per_page: usize,
     /// Redirect chains longer than this are cut.
     pub max_redirects: u32,
     /// Retries of a URL after a network failure, 429 or 503.
@@ -152,6 +155,7 @@ impl CrawlConfig {
             max_pages: None,
             max_pages_per_host: None,
             max_bytes: None,
+            max_links_per_page: crate::html::ExtractOptions::DEFAULT_MAX_LINKS,
             max_redirects: 10,
             max_retries: 2,
             host_failures_to_park: 8,

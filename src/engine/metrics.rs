@@ -346,6 +346,18 @@ pub fn render(s: &Stats) -> String {
         "Pages whose content fingerprint was seen before.",
         s.duplicates as f64,
     );
+    f.labelled(
+        "trawl_pages_truncated_total",
+        c,
+        "Pages whose links a link-extraction cap cut, by cap (crawl-log annotations \
+         links-truncated, scan-truncated, long-attributes).",
+        "cap",
+        &[
+            ("links", s.pages_links_truncated as f64),
+            ("scan_bytes", s.pages_scan_truncated as f64),
+            ("attribute_bytes", s.pages_long_attributes as f64),
+        ],
+    );
     f.one(
         "trawl_warc_revisit_records_total",
         c,

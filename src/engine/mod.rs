@@ -80,6 +80,12 @@ pub struct Stats {
     pub mb_per_sec: f64,
     pub discovered: u64,
     pub duplicates: u64,
+    /// Pages whose links passed `max_links_per_page` (crawl log: `links-truncated:N`).
+    pub pages_links_truncated: u64,
+    /// Pages longer than the link scanner reads (crawl log: `scan-truncated:BYTES`).
+    pub pages_scan_truncated: u64,
+    /// Pages with link attributes too long to read (crawl log: `long-attributes:N`).
+    pub pages_long_attributes: u64,
     /// Responses written as WARC `revisit` records (payload seen before).
     pub warc_revisits: u64,
     pub queued: u64,
@@ -159,6 +165,10 @@ pub(crate) struct Shared {
     pub bytes: AtomicU64,
     pub discovered: AtomicU64,
     pub duplicates: AtomicU64,
+    /// Pages a link-extraction cap cut (see `Stats`); not in checkpoints.
+    pub pages_links_truncated: AtomicU64,
+    pub pages_scan_truncated: AtomicU64,
+    pub pages_long_attributes: AtomicU64,
     /// Counted by the output thread.
     pub warc_revisits: Arc<AtomicU64>,
     pub hosts_parked: AtomicU64,
@@ -262,6 +272,9 @@ impl CrawlerBuilder {
         config.validate().map_err(err)?;
         if config.seeds.is_empty() && !self.resume {
             return Err(err("no seed URLs"));
+        }
+        if config.max_links_per_page == 0 {
+            return Err(err("max_links_per_page must be at least 1"));
         }
         Ok(Crawler {
             config,
@@ -442,6 +455,9 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         bytes: AtomicU64::new(0),
         discovered: AtomicU64::new(0),
         duplicates: AtomicU64::new(0),
+        pages_links_truncated: AtomicU64::new(0),
+        pages_scan_truncated: AtomicU64::new(0),
+        pages_long_attributes: AtomicU64::new(0),
         warc_revisits: Arc::clone(&output.revisits),
         hosts_parked: AtomicU64::new(0),
         outcomes: Default::default(),
@@ -971,6 +987,9 @@ fn stats(
         mb_per_sec: c.bytes as f64 / elapsed / 1e6,
         discovered: c.discovered,
         duplicates: c.duplicates,
+        pages_links_truncated: shared.pages_links_truncated.load(Ordering::Acquire),
+        pages_scan_truncated: shared.pages_scan_truncated.load(Ordering::Acquire),
+        pages_long_attributes: shared.pages_long_attributes.load(Ordering::Acquire),
         warc_revisits: c.warc_revisits,
         queued: shared.outstanding.load(Ordering::Acquire),
         frontier_ram_urls: sum(|s| s.ram_urls),

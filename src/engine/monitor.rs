@@ -176,6 +176,18 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
             s.disk_paused_secs
         );
     }
+    // Pages a link-extraction cap cut: shown only when it happened (issue 11).
+    let truncated = [
+        ("links", s.pages_links_truncated),
+        ("scan", s.pages_scan_truncated),
+        ("attr", s.pages_long_attributes),
+    ];
+    if truncated.iter().any(|(_, n)| *n > 0) {
+        out.push_str(" truncated");
+        for (name, n) in truncated.iter().filter(|(_, n)| *n > 0) {
+            let _ = write!(out, " {name}={n}");
+        }
+    }
     if !s.outcomes.is_empty() {
         out.push_str(" outcomes");
         for (k, v) in &s.outcomes {
@@ -308,5 +320,13 @@ mod tests {
             l.contains("paused: disk (disk free 5.0 MiB reserve 8.0 MiB; 2 pause(s)"),
             "{l}"
         );
+        assert!(
+            !l.contains("truncated"),
+            "no truncation shown while there is none"
+        );
+        s.pages_links_truncated = 3;
+        let l = line(&s, 100.0, 2.0);
+        assert!(l.contains("truncated links=3"), "{l}");
+        assert!(!l.contains("scan="), "{l}");
     }
 }

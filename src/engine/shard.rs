@@ -192,6 +192,7 @@ impl Shard {
         let shards = p.peers.len();
         let extract = ExtractOptions {
             robot_name: config.agent_token.clone(),
+            max_links: config.max_links_per_page,
             ..ExtractOptions::default()
         };
         Self {
@@ -741,7 +742,8 @@ impl Shard {
         }
         self.frontier.complete(&host, at);
         let mut annotations = Vec::new();
-        let mut outlinks: Vec<(Url, Hop)> = Vec::new();
+        // Canonical URL strings: a link becomes a `Url` only once it is new (below).
+        let mut outlinks: Vec<(String, Hop)> = Vec::new();
         if o.error.is_none() {
             self.shared.pages.fetch_add(1, Ordering::AcqRel);
             if let (Some(code), Some(head)) = (status, o.head.as_ref()) {
@@ -751,7 +753,7 @@ impl Shard {
                         .and_then(|v| std::str::from_utf8(v).ok())
                     {
                         match crate::url::canonicalize(&o.url, loc.trim()) {
-                            Ok(target) => outlinks.push((target, Hop::Redirect)),
+                            Ok(target) => outlinks.push((target.into(), Hop::Redirect)),
                             Err(r) => annotations.push(format!("bad-location:{}", r.code())),
                         }
                     }
@@ -797,10 +799,15 @@ impl Shard {
             if *known {
                 continue;
             }
+            let Ok(url) = Url::parse(&link) else {
+                // Unreachable: a canonical URL parses to itself. Said, not silent.
+                tracing::warn!(url = %link, "canonical link does not parse: dropped");
+                continue;
+            };
             let mut hops = String::with_capacity(item.hops.len() + 1);
             hops.push_str(&item.hops);
             hops.push(hop.code());
-            self.admit(link, &item.url, hops, now);
+            self.admit(url, &item.url, hops, now);
         }
         self.seen_scratch = seen;
         self.finish_url();
@@ -811,7 +818,7 @@ impl Shard {
         &mut self,
         o: &FetchOutcome,
         head: &crate::http::ResponseHead,
-        outlinks: &mut Vec<(Url, Hop)>,
+        outlinks: &mut Vec<(String, Hop)>,
         annotations: &mut Vec<String>,
     ) {
         let agent = &self.shared.config.agent_token;
@@ -824,7 +831,7 @@ impl Shard {
             .header("content-type")
             .and_then(|v| std::str::from_utf8(v).ok())
             .and_then(charset_of);
-        let page = Links::extract_with(&o.url, &o.body, charset, &self.extract);
+        let page = Links::extract_keys(&o.url, &o.body, charset, &self.extract);
         let meta = PageDirectives {
             index: page.robots.index,
             follow: page.robots.follow,
@@ -843,6 +850,30 @@ impl Shard {
             annotations.push("duplicate".to_owned());
             self.shared.duplicates.fetch_add(1, Ordering::AcqRel);
             return;
+        }
+        // Every extraction cap that dropped something says so (issue 11).
+        let caps = [
+            (
+                "links-truncated",
+                page.links_dropped,
+                &self.shared.pages_links_truncated,
+            ),
+            (
+                "scan-truncated",
+                page.unscanned_bytes,
+                &self.shared.pages_scan_truncated,
+            ),
+            (
+                "long-attributes",
+                page.long_attributes,
+                &self.shared.pages_long_attributes,
+            ),
+        ];
+        for (name, dropped, pages) in caps {
+            if dropped > 0 {
+                annotations.push(format!("{name}:{dropped}"));
+                pages.fetch_add(1, Ordering::AcqRel);
+            }
         }
         for link in page.links {
             if link.nofollow {
@@ -1010,7 +1041,7 @@ impl Shard {
         request: &[u8],
         via: Option<&str>,
         hops: &str,
-        page: Option<(&QueuedUrl, &[(Url, Hop)])>,
+        page: Option<(&QueuedUrl, &[(String, Hop)])>,
         annotations: &[String],
     ) {
         let outcome = match &o.error {

@@ -9,12 +9,14 @@
 #![deny(clippy::indexing_slicing)]
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::ControlFlow;
 
 use encoding_rs::{Encoding, UTF_8};
 use url::Url;
 
-use crate::url::{canonicalize_with, CanonOptions, Reject};
+use crate::url::{document_base, CanonOptions, Reject, Resolved, Resolver};
 
 pub mod charref;
 mod entities;
@@ -93,19 +95,23 @@ impl Attr {
     }
 }
 
-/// One link of a page, in document order.
+/// One distinct link of a page. `U` is the canonical URL's type: [`Url`] from
+/// [`Links::extract`], the canonical string from [`Links::extract_keys`] (the
+/// crawler's form, which skips a parse per link).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
+pub struct Link<U = Url> {
     /// The element.
     pub tag: Tag,
     /// The attribute.
     pub attr: Attr,
     /// The `rel` attribute of `<a>`, `<area>` or `<link>`, decoded, as written.
     pub rel: Option<String>,
-    /// `rel` contains the token `nofollow` (ASCII case-insensitive).
+    /// `rel` contains the token `nofollow` (ASCII case-insensitive) on every
+    /// occurrence of this link: one followable occurrence makes the link followable
+    /// (and gives it its tag and `rel`).
     pub nofollow: bool,
     /// The canonical URL, or why the link was dropped.
-    pub url: Result<Url, Reject>,
+    pub url: Result<U, Reject>,
 }
 
 /// Limits and switches of the extractor.
@@ -113,13 +119,20 @@ pub struct Link {
 pub struct ExtractOptions {
     /// Also report `<img src>` (default off: a crawler of pages rarely wants images).
     pub include_images: bool,
-    /// Most links reported per page (default 5,000); the scan stops at the cap.
+    /// Most distinct canonical links reported per page (default
+    /// [`ExtractOptions::DEFAULT_MAX_LINKS`]). Duplicates are merged before the cap
+    /// counts, so a page repeating its 5,000 links twice is whole; links past the
+    /// cap are counted in [`PageLinks::links_dropped`], never lost silently. Rejected
+    /// values have a budget of their own of the same size (so junk cannot crowd out
+    /// links), past which they are counted in [`PageLinks::rejects_dropped`].
     pub max_links: usize,
     /// Longest attribute value read as a URL, in bytes (default 128 KiB). Longer
-    /// values give [`Reject::AttributeTooLong`]; the crawl's URL length filter is
-    /// separate and much shorter.
+    /// values give [`Reject::AttributeTooLong`] and are counted in
+    /// [`PageLinks::long_attributes`]; the crawl's URL length filter is separate and
+    /// much shorter.
     pub max_attribute_bytes: usize,
-    /// Most page bytes scanned (default 32 MiB); the rest is ignored.
+    /// Most page bytes scanned (default 32 MiB); the rest is ignored and counted in
+    /// [`PageLinks::unscanned_bytes`].
     pub max_scan_bytes: usize,
     /// Canonicalization options for every link.
     pub canon: CanonOptions,
@@ -127,11 +140,18 @@ pub struct ExtractOptions {
     pub robot_name: String,
 }
 
+impl ExtractOptions {
+    /// The default [`ExtractOptions::max_links`]: over three times the distinct
+    /// links of the largest real index page we measured (javadoc's `index-7.html`:
+    /// 25,240 links, 14,984 distinct), so only traps and generated pages reach it.
+    pub const DEFAULT_MAX_LINKS: usize = 50_000;
+}
+
 impl Default for ExtractOptions {
     fn default() -> Self {
         ExtractOptions {
             include_images: false,
-            max_links: 5_000,
+            max_links: Self::DEFAULT_MAX_LINKS,
             max_attribute_bytes: 128 * 1024,
             max_scan_bytes: 32 * 1024 * 1024,
             canon: CanonOptions::default(),
@@ -142,26 +162,49 @@ impl Default for ExtractOptions {
 
 /// Everything the extractor learned from one page.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageLinks {
-    /// Links in document order (duplicates kept).
-    pub links: Vec<Link>,
-    /// The effective base URL: the first `<base href>` resolved against the page URL,
-    /// or the page URL. It applies to the links after the `<base>` element.
+pub struct PageLinks<U = Url> {
+    /// Distinct links (one per canonical URL; a rejected value once per value and
+    /// reason) in the document order of their first occurrence.
+    pub links: Vec<Link<U>>,
+    /// The effective base URL: the first `<base href>` parsed against the page URL
+    /// (canonical if `http(s)`; any other scheme as parsed, and then relative links
+    /// cannot resolve), or the page URL. It applies to the links after the `<base>`
+    /// element.
     pub base: Url,
     /// Robots directives from `<meta name="robots">` and `<meta name="trawl">`.
     pub robots: RobotsMeta,
     /// The first meta refresh target (also among `links`).
-    pub refresh: Option<Url>,
+    pub refresh: Option<U>,
     /// The encoding the first `<meta charset>` or `http-equiv="content-type"`
     /// declared, if any.
     pub meta_charset: Option<&'static Encoding>,
     /// The encoding used for the page at its end (BOM, the caller's charset, or the
     /// meta charset once seen; UTF-8 otherwise).
     pub encoding: &'static Encoding,
-    /// The scan stopped at [`ExtractOptions::max_links`].
-    pub links_capped: bool,
-    /// The page was longer than [`ExtractOptions::max_scan_bytes`].
-    pub bytes_capped: bool,
+    /// Distinct canonical links found after [`ExtractOptions::max_links`] was
+    /// reached, not in `links` (0: the cap did not fire). Counted by 64-bit hash.
+    pub links_dropped: usize,
+    /// Occurrences of rejected values past their own budget of
+    /// [`ExtractOptions::max_links`] distinct values, not in `links` (they would
+    /// not have been followed either).
+    pub rejects_dropped: usize,
+    /// Bytes of the page past [`ExtractOptions::max_scan_bytes`], not scanned.
+    pub unscanned_bytes: usize,
+    /// Link, base and refresh values not read because they were longer than
+    /// [`ExtractOptions::max_attribute_bytes`] (every occurrence; the links are in
+    /// `links` as [`Reject::AttributeTooLong`]).
+    pub long_attributes: usize,
+}
+
+impl<U> PageLinks<U> {
+    /// Whether a cap dropped anything (links, rejected values, bytes or attribute
+    /// values).
+    pub fn is_truncated(&self) -> bool {
+        self.links_dropped > 0
+            || self.rejects_dropped > 0
+            || self.unscanned_bytes > 0
+            || self.long_attributes > 0
+    }
 }
 
 /// The link extractor (see the module documentation).
@@ -184,7 +227,45 @@ impl Links {
         charset: Option<&'static Encoding>,
         options: &ExtractOptions,
     ) -> PageLinks {
-        let bytes_capped = page.len() > options.max_scan_bytes;
+        let keys = Links::extract_keys(base, page, charset, options);
+        // A canonical URL parses to itself (canonicalization is idempotent); the
+        // error arm cannot be reached in practice and keeps the link as a rejection.
+        let parse = |s: String| Url::parse(&s).map_err(Reject::InvalidUrl);
+        PageLinks {
+            links: keys
+                .links
+                .into_iter()
+                .map(|l| Link {
+                    tag: l.tag,
+                    attr: l.attr,
+                    rel: l.rel,
+                    nofollow: l.nofollow,
+                    url: l.url.and_then(parse),
+                })
+                .collect(),
+            base: keys.base,
+            robots: keys.robots,
+            refresh: keys.refresh.and_then(|s| parse(s).ok()),
+            meta_charset: keys.meta_charset,
+            encoding: keys.encoding,
+            links_dropped: keys.links_dropped,
+            rejects_dropped: keys.rejects_dropped,
+            unscanned_bytes: keys.unscanned_bytes,
+            long_attributes: keys.long_attributes,
+        }
+    }
+
+    /// [`Links::extract_with`] giving each canonical URL as its string (the crawl
+    /// key) without building a [`Url`] per link: simple references are spliced onto
+    /// the canonical page URL directly ([`Resolver`]), and a repeated link costs a
+    /// hash lookup and no allocation.
+    pub fn extract_keys(
+        base: &Url,
+        page: &[u8],
+        charset: Option<&'static Encoding>,
+        options: &ExtractOptions,
+    ) -> PageLinks<String> {
+        let unscanned_bytes = page.len().saturating_sub(options.max_scan_bytes);
         let page = page.get(..options.max_scan_bytes).unwrap_or(page);
         let (bom, bom_len) = match Encoding::for_bom(page) {
             Some((enc, len)) => (Some(enc), len),
@@ -205,15 +286,17 @@ impl Links {
         let mut collector = Collector {
             options,
             page_url: base,
-            base: base.clone(),
+            resolver: Resolver::new(base.clone(), options.canon.clone(), Some(scan_encoding)),
             base_seen: false,
             encoding: scan_encoding,
             encoding_locked: declared.is_some(),
             links: Vec::new(),
+            dedup: Dedup::default(),
+            scratch: String::new(),
             robots: RobotsMeta::default(),
             refresh: None,
             meta_charset: None,
-            links_capped: false,
+            long_attributes: 0,
             element: Element::default(),
         };
         scan::scan(bytes, &mut collector);
@@ -222,13 +305,15 @@ impl Links {
         }
         PageLinks {
             links: collector.links,
-            base: collector.base,
+            base: collector.resolver.into_base(),
             robots: collector.robots,
             refresh: collector.refresh,
             meta_charset: collector.meta_charset,
             encoding: collector.encoding,
-            links_capped: collector.links_capped,
-            bytes_capped,
+            links_dropped: collector.dedup.dropped.len(),
+            rejects_dropped: collector.dedup.rejects_dropped,
+            unscanned_bytes,
+            long_attributes: collector.long_attributes,
         }
     }
 }
@@ -305,16 +390,120 @@ struct Element<'a> {
 struct Collector<'a, 'o> {
     options: &'o ExtractOptions,
     page_url: &'o Url,
-    base: Url,
+    /// The document base (page URL or `<base href>`), the options and the encoding.
+    resolver: Resolver,
     base_seen: bool,
     encoding: &'static Encoding,
     encoding_locked: bool,
-    links: Vec<Link>,
+    links: Vec<Link<String>>,
+    dedup: Dedup<'a>,
+    /// The fast path's output buffer, reused for every link of the page.
+    scratch: String,
     robots: RobotsMeta,
-    refresh: Option<Url>,
+    refresh: Option<String>,
     meta_charset: Option<&'static Encoding>,
-    links_capped: bool,
+    long_attributes: usize,
     element: Element<'a>,
+}
+
+/// A `Hasher` for keys that are already hashes (the map below is keyed by a
+/// DoS-resistant hash of the link, so hashing again would be wasted work).
+#[derive(Default)]
+struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type PreHashedBuild = BuildHasherDefault<PreHashed>;
+
+/// The distinct links of a page so far: a map from the hash of a link's key to its
+/// latest entry in `links`, with collision chains through `next`, so a repeated link
+/// is found without storing its key twice or allocating. The key is the canonical
+/// URL, or for a rejected value the reason and the raw attribute bytes. The hash is
+/// aHash with random keys, so a page cannot make the chains long on purpose.
+struct Dedup<'a> {
+    hasher: ahash::RandomState,
+    heads: HashMap<u64, u32, PreHashedBuild>,
+    /// Per entry of `links`: the previous entry with the same hash (`u32::MAX`: none).
+    next: Vec<u32>,
+    /// Per entry of `links`: the raw attribute value (compared for rejections).
+    raw: Vec<&'a [u8]>,
+    /// Hashes of the distinct canonical links seen after the cap.
+    dropped: HashSet<u64, PreHashedBuild>,
+    /// Entries of `links` that are canonical links and rejected values.
+    canonical: usize,
+    rejected: usize,
+    /// Rejected values seen after their budget.
+    rejects_dropped: usize,
+}
+
+impl Default for Dedup<'_> {
+    fn default() -> Self {
+        Dedup {
+            hasher: ahash::RandomState::new(),
+            heads: HashMap::default(),
+            next: Vec::new(),
+            raw: Vec::new(),
+            dropped: HashSet::default(),
+            canonical: 0,
+            rejected: 0,
+            rejects_dropped: 0,
+        }
+    }
+}
+
+impl<'a> Dedup<'a> {
+    fn hash(&self, url: &Result<Resolved<'_>, Reject>, raw: &[u8]) -> u64 {
+        match url {
+            Ok(r) => self.hasher.hash_one(r.as_str()),
+            Err(e) => self.hasher.hash_one((e.code(), raw)),
+        }
+    }
+
+    /// The entry of `links` equal to this link, if any.
+    fn find(
+        &self,
+        links: &[Link<String>],
+        hash: u64,
+        url: &Result<Resolved<'_>, Reject>,
+        raw: &[u8],
+    ) -> Option<usize> {
+        let mut at = self.heads.get(&hash).copied();
+        while let Some(i) = at {
+            let i = i as usize;
+            let same = match (links.get(i).map(|l| &l.url), url) {
+                (Some(Ok(have)), Ok(new)) => have.as_str() == new.as_str(),
+                (Some(Err(have)), Err(new)) => {
+                    have == new && self.raw.get(i).is_some_and(|r| *r == raw)
+                }
+                _ => false,
+            };
+            if same {
+                return Some(i);
+            }
+            at = self.next.get(i).copied().filter(|&n| n != u32::MAX);
+        }
+        None
+    }
+
+    /// Records that the entry just pushed at `index` has `hash`.
+    fn insert(&mut self, hash: u64, index: usize, raw: &'a [u8]) {
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        let previous = self.heads.insert(hash, index).unwrap_or(u32::MAX);
+        self.next.push(previous);
+        self.raw.push(raw);
+    }
 }
 
 fn set_once<'a>(slot: &mut Option<&'a [u8]>, value: &'a [u8]) {
@@ -385,7 +574,11 @@ impl<'a> Collector<'a, '_> {
     /// character references.
     fn value(&self, raw: &'a [u8]) -> Cow<'a, str> {
         let text = if self.encoding == UTF_8 {
-            String::from_utf8_lossy(raw)
+            // `from_utf8` has an ASCII fast path that the lossy decoder lacks.
+            match std::str::from_utf8(raw) {
+                Ok(s) => Cow::Borrowed(s),
+                Err(_) => String::from_utf8_lossy(raw),
+            }
         } else {
             self.encoding.decode_without_bom_handling(raw).0
         };
@@ -395,47 +588,96 @@ impl<'a> Collector<'a, '_> {
         }
     }
 
-    fn resolve(&self, raw: &'a [u8]) -> Result<Url, Reject> {
+    /// The canonical URL of a raw link value, spliced into `scratch` when simple.
+    fn resolve<'s>(
+        &mut self,
+        raw: &'a [u8],
+        scratch: &'s mut String,
+    ) -> Result<Resolved<'s>, Reject> {
         if raw.len() > self.options.max_attribute_bytes {
+            self.long_attributes += 1;
             return Err(Reject::AttributeTooLong {
                 bytes: raw.len(),
                 max_bytes: self.options.max_attribute_bytes,
             });
         }
         let href = self.value(raw);
-        canonicalize_with(&self.base, &href, &self.options.canon, Some(self.encoding))
+        self.resolver.resolve(&href, scratch)
     }
 
-    fn push(&mut self, link: Link) -> ControlFlow<()> {
-        if self.links.len() >= self.options.max_links {
-            self.links_capped = true;
-            return ControlFlow::Break(());
+    /// Adds a link unless an equal one is there already (then a followable
+    /// occurrence only upgrades a nofollow entry), or counts it as dropped past the
+    /// cap. The scan does not stop at the cap: later links are still resolved, so
+    /// the count of what was dropped is exact and later duplicates still merge.
+    fn add(
+        &mut self,
+        tag: Tag,
+        raw: &'a [u8],
+        rel: Option<&'a [u8]>,
+        nofollow: bool,
+        url: Result<Resolved<'_>, Reject>,
+    ) {
+        let hash = self.dedup.hash(&url, raw);
+        if let Some(i) = self.dedup.find(&self.links, hash, &url, raw) {
+            let upgrade = !nofollow && self.links.get(i).is_some_and(|l| l.nofollow);
+            if upgrade {
+                let rel = rel.map(|r| self.value(r).into_owned());
+                if let Some(link) = self.links.get_mut(i) {
+                    link.tag = tag;
+                    link.attr = tag.attribute();
+                    link.rel = rel;
+                    link.nofollow = false;
+                }
+            }
+            return;
         }
-        self.links.push(link);
-        ControlFlow::Continue(())
+        let d = &mut self.dedup;
+        if url.is_ok() {
+            if d.canonical >= self.options.max_links {
+                d.dropped.insert(hash);
+                return;
+            }
+            d.canonical += 1;
+        } else {
+            if d.rejected >= self.options.max_links {
+                d.rejects_dropped += 1;
+                return;
+            }
+            d.rejected += 1;
+        }
+        let rel = rel.map(|r| self.value(r).into_owned());
+        self.dedup.insert(hash, self.links.len(), raw);
+        self.links.push(Link {
+            tag,
+            attr: tag.attribute(),
+            rel,
+            nofollow,
+            url: url.map(Resolved::into_string),
+        });
     }
 
     fn link(&mut self, tag: Tag, url: Option<&'a [u8]>, rel: Option<&'a [u8]>) -> ControlFlow<()> {
         let Some(raw) = url else {
             return ControlFlow::Continue(());
         };
-        let rel = rel.map(|r| self.value(r).into_owned());
-        let nofollow = rel.as_deref().is_some_and(|r| {
-            r.split(|c: char| c.is_ascii_whitespace())
+        let nofollow = rel.is_some_and(|r| {
+            self.value(r)
+                .split(|c: char| c.is_ascii_whitespace())
                 .any(|t| t.eq_ignore_ascii_case("nofollow"))
         });
-        let url = self.resolve(raw);
-        self.push(Link {
-            tag,
-            attr: tag.attribute(),
-            rel,
-            nofollow,
-            url,
-        })
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let resolved = self.resolve(raw, &mut scratch);
+        self.add(tag, raw, rel, nofollow, resolved);
+        self.scratch = scratch;
+        ControlFlow::Continue(())
     }
 
-    /// The first `<base href>` decides the base, even if its URL is unusable (the
-    /// page URL then stays the base), as the HTML Standard's "frozen base URL" does.
+    /// The first `<base href>` decides the base, as the HTML Standard's "frozen
+    /// base URL" does: its value parsed against the page URL; if that fails, the
+    /// page URL stays the base. A base in another scheme is kept: `javascript:`,
+    /// `mailto:` or `data:` (no hierarchical path) makes every relative link after it
+    /// unresolvable (`invalid_url`), `ftp:` makes them `unsupported_scheme`; they are
+    /// never resolved against the page URL instead.
     fn base_element(&mut self, href: Option<&'a [u8]>) {
         let Some(raw) = href else { return };
         if self.base_seen {
@@ -443,16 +685,12 @@ impl<'a> Collector<'a, '_> {
         }
         self.base_seen = true;
         if raw.len() > self.options.max_attribute_bytes {
+            self.long_attributes += 1;
             return;
         }
         let href = self.value(raw);
-        if let Ok(base) = canonicalize_with(
-            self.page_url,
-            &href,
-            &CanonOptions::default(),
-            Some(self.encoding),
-        ) {
-            self.base = base;
+        if let Some(base) = document_base(self.page_url, &href, Some(self.encoding)) {
+            self.resolver = Resolver::new(base, self.options.canon.clone(), Some(self.encoding));
         }
     }
 
@@ -468,29 +706,23 @@ impl<'a> Collector<'a, '_> {
             if equiv.eq_ignore_ascii_case("refresh") {
                 if self.refresh.is_none() {
                     if let Some(target) = meta::refresh_url(content) {
+                        let mut scratch = std::mem::take(&mut self.scratch);
                         let url = if target.len() > self.options.max_attribute_bytes {
+                            self.long_attributes += 1;
                             Err(Reject::AttributeTooLong {
                                 bytes: target.len(),
                                 max_bytes: self.options.max_attribute_bytes,
                             })
                         } else {
-                            canonicalize_with(
-                                &self.base,
-                                target,
-                                &self.options.canon,
-                                Some(self.encoding),
-                            )
+                            self.resolver.resolve(target, &mut scratch)
                         };
                         if let Ok(u) = &url {
-                            self.refresh = Some(u.clone());
+                            self.refresh = Some(u.as_str().to_owned());
                         }
-                        return self.push(Link {
-                            tag: Tag::Meta,
-                            attr: Attr::Content,
-                            rel: None,
-                            nofollow: false,
-                            url,
-                        });
+                        let raw = element.content.unwrap_or_default();
+                        self.add(Tag::Meta, raw, None, false, url);
+                        self.scratch = scratch;
+                        return ControlFlow::Continue(());
                     }
                 }
             } else if equiv.eq_ignore_ascii_case("content-type") {
@@ -519,6 +751,7 @@ impl<'a> Collector<'a, '_> {
         self.meta_charset = Some(encoding);
         if !self.encoding_locked && encoding.is_ascii_compatible() {
             self.encoding = encoding;
+            self.resolver.set_encoding(Some(encoding));
             self.encoding_locked = true;
         }
     }
@@ -543,7 +776,9 @@ pub fn fuzz_extract(data: &[u8]) {
         Some(encoding_rs::UTF_16LE),
     ] {
         let page = Links::extract_with(&base, data, charset, &small);
-        assert!(page.links.len() <= small.max_links);
+        assert!(page.links.len() <= 2 * small.max_links);
+        let canonical = page.links.iter().filter(|l| l.url.is_ok()).count();
+        assert!(canonical <= small.max_links);
         for link in page.links.iter().take(5) {
             if let Ok(url) = &link.url {
                 let again = crate::url::canonicalize(&base, url.as_str());

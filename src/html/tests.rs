@@ -235,19 +235,34 @@ fn legacy_encodings() {
 
 #[test]
 fn caps() {
-    let html = "<a href=x>".repeat(10);
+    let html: String = (0..10).map(|i| format!("<a href=x{i}>")).collect();
     let opts = ExtractOptions {
         max_links: 3,
         ..ExtractOptions::default()
     };
     let page = Links::extract_with(&base(), html.as_bytes(), None, &opts);
     assert_eq!(page.links.len(), 3);
-    assert!(page.links_capped);
-    assert_eq!(extract(&"<a href=x>".repeat(6000)).links.len(), 5000);
+    assert_eq!(
+        page.links_dropped, 7,
+        "every distinct link past the cap is counted"
+    );
+    assert!(page.is_truncated());
+    // Rejected values have their own budget: junk does not crowd out links.
+    let junk: String = (0..10).map(|i| format!("<a href=mailto:{i}@x>")).collect();
+    let page = Links::extract_with(&base(), format!("{junk}{html}").as_bytes(), None, &opts);
+    assert_eq!(page.links.iter().filter(|l| l.url.is_ok()).count(), 3);
+    assert_eq!(page.links.iter().filter(|l| l.url.is_err()).count(), 3);
+    assert_eq!((page.links_dropped, page.rejects_dropped), (7, 7));
+    // Repeats of one link never reach a cap.
+    let page = extract(&"<a href=x>".repeat(60_000));
+    assert_eq!(page.links.len(), 1);
+    assert_eq!(page.links_dropped, 0);
+    assert!(!page.is_truncated());
 
     let long = format!("<a href='/{}'><a href=/short>", "x".repeat(70_000));
     let page = extract(&long);
     assert!(page.links[0].url.is_ok(), "64 KB+ attributes are read");
+    assert_eq!(page.long_attributes, 0);
     let opts = ExtractOptions {
         max_attribute_bytes: 1000,
         ..ExtractOptions::default()
@@ -257,6 +272,18 @@ fn caps() {
         urls(&page),
         ["!attribute_too_long", "http://example.com/short"]
     );
+    assert_eq!(page.long_attributes, 1);
+    // A long `<base href>` and a long refresh target are counted too.
+    let long_base = format!(
+        "<base href='/{0}'><meta http-equiv=refresh content='0; url=/{0}'><a href=a>",
+        "y".repeat(2000)
+    );
+    let page = Links::extract_with(&base(), long_base.as_bytes(), None, &opts);
+    assert_eq!(page.long_attributes, 2);
+    assert_eq!(
+        urls(&page),
+        ["!attribute_too_long", "http://example.com/dir/a"]
+    );
 
     let opts = ExtractOptions {
         max_scan_bytes: 20,
@@ -264,7 +291,149 @@ fn caps() {
     };
     let page = Links::extract_with(&base(), b"<a href=/one><a href=/two>", None, &opts);
     assert_eq!(urls(&page), ["http://example.com/one"]);
-    assert!(page.bytes_capped);
+    assert_eq!(page.unscanned_bytes, 6);
+    assert!(page.is_truncated());
+}
+
+/// The acceptance case of issue 11: 20,000 hrefs, 10,000 of them distinct, give
+/// 10,000 links (the old extractor stopped at 5,000 hrefs, duplicates included).
+#[test]
+fn duplicates_merge_before_the_cap() {
+    let mut html = String::new();
+    for i in 0..10_000 {
+        html.push_str(&format!("<a href='/p/{i}.html#top'>{i}</a>"));
+    }
+    for i in 0..10_000 {
+        html.push_str(&format!("<a href=\"../p/{i}.html\">again</a>"));
+    }
+    let page = extract(&html);
+    assert_eq!(page.links.len(), 10_000);
+    assert_eq!(page.links_dropped, 0);
+    assert_eq!(
+        page.links[9_999].url.as_ref().map(Url::as_str),
+        Ok("http://example.com/p/9999.html")
+    );
+    let keys = Links::extract_keys(&base(), html.as_bytes(), None, &ExtractOptions::default());
+    assert_eq!(keys.links.len(), 10_000);
+    // A smaller cap keeps the first distinct links and counts the rest, not the
+    // duplicates of kept links.
+    let opts = ExtractOptions {
+        max_links: 4_000,
+        ..ExtractOptions::default()
+    };
+    let page = Links::extract_keys(&base(), html.as_bytes(), None, &opts);
+    assert_eq!(page.links.len(), 4_000);
+    assert_eq!(page.links_dropped, 6_000);
+    assert_eq!(
+        page.links[3_999].url.as_deref(),
+        Ok("http://example.com/p/3999.html")
+    );
+}
+
+#[test]
+fn a_followable_occurrence_wins_over_nofollow() {
+    let page = extract(
+        "<a rel=nofollow href=/x>1</a><link rel='nofollow' href=/x>\
+         <a rel='next' href=/x#f>2</a><a rel=nofollow href=/x>3</a>\
+         <a rel=nofollow href=/y><a href=javascript:1><a href=javascript:1><a href=javascript:2>",
+    );
+    let got: Vec<(&str, Option<&str>, bool, String)> = page
+        .links
+        .iter()
+        .map(|l| {
+            let url = match &l.url {
+                Ok(u) => u.to_string(),
+                Err(r) => format!("!{}", r.code()),
+            };
+            (l.tag.name(), l.rel.as_deref(), l.nofollow, url)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a", Some("next"), false, "http://example.com/x".to_owned()),
+            (
+                "a",
+                Some("nofollow"),
+                true,
+                "http://example.com/y".to_owned()
+            ),
+            ("a", None, false, "!unsupported_scheme".to_owned()),
+            ("a", None, false, "!unsupported_scheme".to_owned()),
+        ],
+        "rejections merge per raw value"
+    );
+}
+
+/// WHATWG URL Standard: a base URL with an opaque path ("cannot-be-a-base":
+/// `javascript:`, `mailto:`, `data:`) fails every relative reference (the basic
+/// URL parser's "no scheme state" returns failure unless the input is only a
+/// fragment); a hierarchical non-http base gives non-http links. HTML's frozen base
+/// URL keeps such a base (only a parse failure falls back to the page URL).
+#[test]
+fn non_hierarchical_base_makes_relative_links_unresolvable() {
+    for base_href in [
+        "javascript:void(0)",
+        "mailto:webmaster@example.com",
+        "data:text/html,x",
+    ] {
+        let page = extract(&format!(
+            "<a href=before><base href='{base_href}'><a href=rel><a href=/abs><a href=?q>\
+             <a href=#frag><a href=//other.example/p><a href=https://example.org/ok>"
+        ));
+        assert_eq!(page.base.as_str(), base_href);
+        // `rel`, `/abs`, `?q` and even `//other.example/p` fail ("no scheme state":
+        // base with an opaque path and input not starting with `#`); `#frag` gives
+        // the base itself with a fragment, not http.
+        assert_eq!(
+            urls(&page),
+            [
+                "http://example.com/dir/before",
+                "!invalid_url",
+                "!invalid_url",
+                "!invalid_url",
+                "!unsupported_scheme",
+                "!invalid_url",
+                "https://example.org/ok",
+            ],
+            "base {base_href}"
+        );
+        // The keys API agrees.
+        let keys = Links::extract_keys(
+            &base(),
+            format!("<base href='{base_href}'><a href=rel>").as_bytes(),
+            None,
+            &ExtractOptions::default(),
+        );
+        assert!(matches!(keys.links[0].url, Err(Reject::InvalidUrl(_))));
+    }
+    let page = extract("<base href=ftp://files.example/pub/><a href=x><a href=http://h.example/>");
+    assert_eq!(urls(&page), ["!unsupported_scheme", "http://h.example/"]);
+    // A base that fails to parse leaves the page URL as the base.
+    let page = extract("<base href='http://[bad/'><a href=x>");
+    assert_eq!(urls(&page), ["http://example.com/dir/x"]);
+    // A base of dots only parses (WHATWG) but names no host: links under it are
+    // rejected, not moved to the page's host.
+    let page = extract("<base href='http://.../d/'><a href=x><a href=http://h.example/>");
+    assert_eq!(urls(&page), ["!invalid_url", "http://h.example/"]);
+}
+
+#[test]
+fn hosts_of_dots_are_rejected() {
+    let page = extract(
+        "<a href=http://./><a href=http://.../x><a href=//../y><a href='http://%2e/'>\
+         <a href=http://example.com./z>",
+    );
+    assert_eq!(
+        urls(&page),
+        [
+            "!invalid_url",
+            "!invalid_url",
+            "!invalid_url",
+            "!invalid_url",
+            "http://example.com/z"
+        ],
+    );
 }
 
 #[test]
@@ -616,5 +785,81 @@ fn same_links_as_html5ever_on_fixed_cases() {
         "<frameset><frame src=f></frameset>",
     ] {
         assert_eq!(ours(html), theirs(html), "{html:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Property test: deduplication and the cap against a naive reference.
+
+/// A page of `<a>`/`<link>` elements drawn from a small pool of references (so
+/// duplicates, spellings of one URL, rejections and `nofollow` mix).
+fn link_page() -> impl Strategy<Value = Vec<(&'static str, &'static str, bool)>> {
+    let href = prop::sample::select(vec![
+        "a",
+        "./a",
+        "a#x",
+        "/dir/a",
+        "../dir/a",
+        "b?q=1",
+        "b?q=1#f",
+        "%62?q=1",
+        "B",
+        "//example.com/dir/a",
+        "http://EXAMPLE.com:80/dir/a",
+        "mailto:x",
+        "javascript:0",
+        "http://./",
+        "http://[bad",
+        "c d",
+        "é",
+        "/",
+        "",
+        "#top",
+    ]);
+    let tag = prop::sample::select(vec!["a", "link", "area"]);
+    prop::collection::vec((tag, href, any::<bool>()), 0..40)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, .. ProptestConfig::default() })]
+    /// `extract_keys` lists exactly the distinct canonical URLs in first-occurrence
+    /// order (as canonicalizing each value one by one gives them), a link is
+    /// nofollow only if every occurrence is, and with a cap it keeps the first `cap`
+    /// distinct links and counts the others.
+    #[test]
+    fn distinct_links_match_a_naive_reference(
+        elements in link_page(),
+        cap in 1usize..8,
+    ) {
+        let mut html = String::new();
+        for (tag, href, nofollow) in &elements {
+            let rel = if *nofollow { " rel=nofollow" } else { "" };
+            html.push_str(&format!("<{tag}{rel} href=\"{href}\">"));
+        }
+        let mut order: Vec<String> = Vec::new();
+        let mut follow: std::collections::HashMap<String, bool> = Default::default();
+        for (_, href, nofollow) in &elements {
+            if let Ok(u) = crate::url::canonicalize(&base(), href) {
+                let key = String::from(u);
+                if !follow.contains_key(&key) {
+                    order.push(key.clone());
+                }
+                *follow.entry(key).or_insert(false) |= !nofollow;
+            }
+        }
+        let page = Links::extract_keys(&base(), html.as_bytes(), None, &ExtractOptions::default());
+        let got: Vec<(String, bool)> = page.links.iter()
+            .filter_map(|l| l.url.clone().ok().map(|u| (u, l.nofollow)))
+            .collect();
+        let want: Vec<(String, bool)> = order.iter().map(|k| (k.clone(), !follow[k])).collect();
+        prop_assert_eq!(&got, &want, "html: {}", html);
+        prop_assert_eq!(page.links_dropped, 0);
+
+        let capped = ExtractOptions { max_links: cap, ..ExtractOptions::default() };
+        let page = Links::extract_keys(&base(), html.as_bytes(), None, &capped);
+        let got: Vec<String> = page.links.iter().filter_map(|l| l.url.clone().ok()).collect();
+        let kept = order.len().min(cap);
+        prop_assert_eq!(&got[..], &order[..kept]);
+        prop_assert_eq!(page.links_dropped, order.len() - kept);
     }
 }

@@ -82,6 +82,38 @@ pub fn canonicalize_with(
     options: &CanonOptions,
     encoding: Option<&'static Encoding>,
 ) -> Result<Url, Reject> {
+    finish(parse_reference(base, href, encoding)?, options)
+}
+
+/// The base URL a `<base href>` gives a document: the HTML Standard's "frozen base
+/// URL" is the value parsed against the page URL (`None` when that fails: the page
+/// URL stays the base). An `http(s)` result is canonicalized (the splice of
+/// [`crate::url::Resolver`] needs a canonical base; resolution against it gives the
+/// same canonical links); any other result is kept as parsed, so that a
+/// `javascript:` or `mailto:` base (no hierarchical path) makes relative links fail
+/// and an `ftp:` base makes them `ftp:` links, both rejected, as in a browser, instead
+/// of being resolved against the page URL.
+pub fn document_base(
+    page_url: &Url,
+    href: &str,
+    encoding: Option<&'static Encoding>,
+) -> Option<Url> {
+    let parsed = parse_reference(page_url, href, encoding).ok()?;
+    if matches!(parsed.scheme(), "http" | "https") {
+        if let Ok(canonical) = finish(parsed.clone(), &CanonOptions::default()) {
+            return Some(canonical);
+        }
+    }
+    Some(parsed)
+}
+
+/// Rule 1: the WHATWG parse of `href` against `base`, with the crate's deviations
+/// fixed and the query in the document's encoding.
+fn parse_reference(
+    base: &Url,
+    href: &str,
+    encoding: Option<&'static Encoding>,
+) -> Result<Url, Reject> {
     let special_base = matches!(base.scheme(), "http" | "https");
     let href = fix_reference(href, special_base);
     let encoding = encoding
@@ -97,7 +129,7 @@ pub fn canonicalize_with(
                 .parse(&href)
         }
     };
-    finish(parsed.map_err(Reject::InvalidUrl)?, options)
+    parsed.map_err(Reject::InvalidUrl)
 }
 
 /// Rules 2-6 on a parsed URL.
@@ -106,6 +138,9 @@ fn finish(mut url: Url, options: &CanonOptions) -> Result<Url, Reject> {
         return Err(Reject::UnsupportedScheme);
     }
     url.set_fragment(None);
+    if is_dots_only(&url) {
+        return Err(Reject::InvalidUrl(url::ParseError::EmptyHost));
+    }
     strip_trailing_dots(&mut url);
     let lossy = options.strip_session_ids || options.sort_query;
     let tail = &url[Position::BeforePath..];
@@ -265,6 +300,15 @@ fn strip_trailing_dots(url: &mut Url) {
     if url.set_host(Some(&stripped)).is_err() || !matches!(url.host(), Some(Host::Domain(_))) {
         *url = before;
     }
+}
+
+/// A host of dots only (`http://./`, `http://.../`, also `%2e` and U+3002 spelled):
+/// the WHATWG host parser accepts it as the domain `.` (no label is empty-checked, as
+/// `VerifyDnsLength` is off, and "ends in a number" is false), but after rule 4 there
+/// is no name left to resolve, so the link is rejected as having an empty host
+/// instead of being crawled as a name no resolver can answer.
+fn is_dots_only(url: &Url) -> bool {
+    matches!(url.host(), Some(Host::Domain(d)) if d.bytes().all(|b| b == b'.'))
 }
 
 /// WHATWG "ends in a number checker": would the host parser treat this as IPv4?
@@ -498,6 +542,13 @@ mod tests {
         (BASE, "http://1.2.3.4./", "http://1.2.3.4/"),
         (BASE, "http://1.2.3.4../", "http://1.2.3.4../"),
         (BASE, "http://a.0x1f../", "http://a.0x1f../"),
+        (BASE, "http://./", "invalid_url"),
+        (BASE, "http://.../x", "invalid_url"),
+        (BASE, "http://%2e%2E/", "invalid_url"),
+        (BASE, "http://\u{3002}/", "invalid_url"),
+        (BASE, "https://..:443/", "invalid_url"),
+        (BASE, "//./", "invalid_url"),
+        (BASE, "http://.a./", "http://.a/"),
         (BASE, "http://0x7f.1/", "http://127.0.0.1/"),
         (BASE, "http://[::1]:80/", "http://[::1]/"),
         (

@@ -5,13 +5,15 @@
 pub mod canon;
 pub mod filter;
 mod reject;
+pub mod resolve;
 
 pub use canon::{
-    canonicalize, canonicalize_absolute, canonicalize_with, normalize_percent_encoding,
-    CanonOptions,
+    canonicalize, canonicalize_absolute, canonicalize_with, document_base,
+    normalize_percent_encoding, CanonOptions,
 };
 pub use filter::{Blacklist, FilterBuildError, FilterConfig, Scope, UrlFilter};
 pub use reject::Reject;
+pub use resolve::{Resolved, Resolver};
 
 /// Fuzz entry point for the canonicalizer: the input is split at the first newline
 /// into a base and a reference; nothing may panic, and every canonical URL must be a
