@@ -17,6 +17,7 @@ use crate::http::{
     write_request, ContentDecoder, ContentEncoding, DecodeError, HttpError, Method, RequestHead,
     ResponseReader,
 };
+use crate::net::address::is_blocked_address;
 use crate::net::config::{FetchLimits, FetcherConfig};
 use crate::net::conn::{
     after, flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange,
@@ -1632,40 +1633,4 @@ fn build_outcome(
         outcome.raw_truncated = r.raw_truncated;
     }
     outcome
-}
-
-/// Addresses a crawler must not connect to unless the operator opts in: loopback,
-/// private (RFC 1918, unique-local fc00::/7), link-local, shared (100.64/10),
-/// multicast, broadcast, documentation and unspecified addresses. Checked on the
-/// resolved address, so a DNS answer cannot smuggle an internal target in. IPv4-mapped
-/// IPv6 addresses are judged as the IPv4 address they carry.
-pub fn is_blocked_address(ip: std::net::IpAddr) -> bool {
-    use std::net::IpAddr;
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_unspecified()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || a >= 240
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_blocked_address(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8
-        }
-    }
 }

@@ -19,6 +19,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod address;
 mod config;
 mod conn;
 pub mod dns;
@@ -29,11 +30,10 @@ mod pool;
 mod slab;
 mod timer;
 
+pub use address::is_blocked_address;
 pub use config::{Deadlines, FetchLimits, FetcherConfig, PoolConfig};
 pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride};
-pub use fetcher::{
-    is_blocked_address, FetchRequest, Fetcher, FetcherError, FetcherStats, Submitter,
-};
+pub use fetcher::{FetchRequest, Fetcher, FetcherError, FetcherStats, Submitter};
 pub use outcome::{DnsFailure, FailReason, FetchOutcome, TimeoutPhase, Timings};
 pub use per_ip::IpSlots;
 pub use pool::PoolKey;
