@@ -17,7 +17,7 @@ use crate::http::{
     write_request, ContentDecoder, ContentEncoding, DecodeError, HttpError, Method, RequestHead,
     ResponseReader,
 };
-use crate::net::address::is_blocked_address;
+use crate::net::admission::{still_wanted, Admission, Decision, Release};
 use crate::net::config::{FetchLimits, FetcherConfig};
 use crate::net::conn::{
     after, flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange,
@@ -26,7 +26,7 @@ use crate::net::conn::{
 };
 use crate::net::dns::{Lookup, Resolver};
 use crate::net::outcome::{FailReason, FetchOutcome, TimeoutPhase, Timings};
-use crate::net::per_ip::{IpNotify, IpSlot, IpSlots};
+use crate::net::per_ip::IpSlot;
 use crate::net::pool::{Pool, PoolKey};
 use crate::net::slab::{Slab, SlotKey};
 use crate::net::timer::TimerHeap;
@@ -35,11 +35,6 @@ use crate::tls::{TlsClient, TlsSetupError};
 /// Largest body buffer reserved up front from a declared Content-Length; bigger bodies
 /// grow as they arrive, so a lying header cannot make us allocate.
 const BODY_RESERVE_MAX_BYTES: u64 = 1 << 20;
-
-/// A connection that finishes while requests wait for its address stays pooled for one
-/// more loop turn (its host's next request usually follows at once) at most this many
-/// times in a row; then it is closed so the waiting hosts get their turn.
-const MAX_CONTENDED_REUSES: u32 = 16;
 
 /// The waker's token: all ones, which no slot token can equal (see `slab.rs`).
 const WAKER: Token = Token(usize::MAX);
@@ -228,20 +223,8 @@ pub struct Fetcher {
     body_tmp: Vec<u8>,
     in_flight: usize,
     stats: FetcherStats,
-    per_ip: Option<PerIp>,
-    /// Idle connections whose address others wait for, closed at the start of the next
-    /// `poll` unless their host reused them in between.
-    yield_soon: Vec<SlotKey>,
-}
-
-/// This fetcher's side of the per-IP cap: its mailbox at the shared table and its
-/// requests waiting for a slot, per address, in ticket order.
-struct PerIp {
-    table: Arc<IpSlots>,
-    notify: Arc<IpNotify>,
-    waiting: HashMap<IpAddr, VecDeque<Job>>,
-    waiting_len: usize,
-    timer_at: Option<Instant>,
+    /// Per-IP cap and address policy: who may connect now (`admission.rs`).
+    admission: Admission,
 }
 
 impl Fetcher {
@@ -260,18 +243,15 @@ impl Fetcher {
                 let _ = wake_for_dns.wake();
             }),
         );
-        let per_ip = cfg.ip_slots.as_ref().map(|table| {
-            let wake = Arc::clone(&waker);
-            PerIp {
-                table: Arc::clone(table),
-                notify: IpNotify::new(move || {
-                    let _ = wake.wake();
-                }),
-                waiting: HashMap::new(),
-                waiting_len: 0,
-                timer_at: None,
-            }
-        });
+        let wake_for_ip = Arc::clone(&waker);
+        let admission = Admission::new(
+            cfg.allow_private_addresses,
+            cfg.ip_wait_timeout,
+            cfg.ip_slots.clone(),
+            move || {
+                let _ = wake_for_ip.wake();
+            },
+        );
         // The cross-thread hand-off only needs to cover one loop turn: a bounded
         // channel allocates and initializes every slot up front, and at the old 65,536
         // slots that was 32 MiB zeroed (and resident) per fetcher, a visible share of a
@@ -299,8 +279,7 @@ impl Fetcher {
             body_tmp: Vec::new(),
             in_flight: 0,
             stats: FetcherStats::default(),
-            per_ip,
-            yield_soon: Vec::new(),
+            admission,
             cfg,
         })
     }
@@ -356,8 +335,7 @@ impl Fetcher {
         let Some(port) = url.port_or_known_default() else {
             return self.fail_request(req, FailReason::InvalidUrl("no port"));
         };
-        let ip_waiting = self.per_ip.as_ref().map_or(0, |p| p.waiting_len);
-        if self.queue.len() + ip_waiting >= self.cfg.max_queued_requests {
+        if self.queue.len() + self.admission.waiting_len() >= self.cfg.max_queued_requests {
             return self.fail_request(req, FailReason::Overloaded);
         }
         // The url crate already lower-cases hosts of http(s) URLs; copy only if needed.
@@ -535,33 +513,56 @@ impl Fetcher {
     /// Acts on the per-IP table's notices: closes idle connections to addresses others
     /// wait for, and starts this fetcher's waiting requests whose turn has come.
     fn pump_ip(&mut self, now: Instant) {
-        let Some(p) = &self.per_ip else {
-            return;
-        };
-        let notices = p.notify.take();
+        let notices = self.admission.take_notices();
         for ip in notices.evict {
             self.yield_idle_to(ip);
         }
         for ip in notices.ready {
-            self.start_waiting(ip, now);
+            // One decision at a time: acting on one (a reuse takes a pooled connection)
+            // changes what the next sees.
+            loop {
+                let pool = &self.pool;
+                let Some(d) = self
+                    .admission
+                    .next_waiting(ip, now, |k| pool.len_for(k) > 0)
+                else {
+                    break;
+                };
+                self.decide(d, now);
+            }
         }
     }
 
-    /// Closes the connections left pooled for one turn by `apply` that were not reused
-    /// meanwhile, if requests still wait for their address.
+    /// Carries out an admission decision.
+    fn decide(&mut self, d: Decision, now: Instant) {
+        match d {
+            Decision::Connect { job, addr, slot } => self.open_conn(job, addr, slot, now),
+            Decision::Wait { first, timer } => {
+                self.stats.ip_waits += u64::from(first);
+                if let Some(at) = timer {
+                    self.timers.schedule(at, TimerKey::IpWait);
+                }
+            }
+            Decision::Reuse(job) => self.dispatch(job, now),
+            Decision::Fail { job, peer, reason } => self.fail_job(job, peer, reason, now),
+        }
+    }
+
+    /// Closes the connections left pooled for one turn (`Release::PoolOneTurn`) that
+    /// were not reused meanwhile, if requests still wait for their address.
     fn yield_contended(&mut self, now: Instant) {
-        if self.yield_soon.is_empty() {
+        let soon = self.admission.take_yield_soon();
+        if soon.is_empty() {
             return;
         }
-        for slot in std::mem::take(&mut self.yield_soon) {
+        for slot in soon {
             let Some(conn) = self.conns.get_mut(slot) else {
                 continue;
             };
             if !matches!(conn.phase, Phase::Idle(_)) {
                 continue; // reused by its host
             }
-            let wanted = conn.ip_slot.as_mut().is_some_and(|s| s.set_idle(true));
-            if wanted {
+            if still_wanted(conn.ip_slot.as_mut()) {
                 let key = conn.key.clone();
                 if self.pool.remove(&key, slot) {
                     self.stats.ip_yielded += 1;
@@ -573,15 +574,15 @@ impl Fetcher {
     }
 
     /// Closes this fetcher's idle connections to `ip` (requests wait for its slots),
-    /// except those in their one-turn grace (`yield_soon`).
+    /// except those in their one-turn grace.
     fn yield_idle_to(&mut self, ip: IpAddr) {
         let conns = &self.conns;
-        let grace = &self.yield_soon;
+        let admission = &self.admission;
         let idle: Vec<(PoolKey, SlotKey)> = self
             .pool
             .iter()
             .filter(|(_, slot)| {
-                !grace.contains(slot)
+                !admission.in_grace(*slot)
                     && conns
                         .get(*slot)
                         .is_some_and(|c| c.peer.ip().to_canonical() == ip)
@@ -595,166 +596,9 @@ impl Fetcher {
         }
     }
 
-    /// Starts the requests waiting for `ip`, in order, while the table gives slots.
-    /// A request whose host has an idle pooled connection takes it instead.
-    fn start_waiting(&mut self, ip: IpAddr, now: Instant) {
-        loop {
-            let Some(p) = self.per_ip.as_mut() else {
-                return;
-            };
-            let Some(queue) = p.waiting.get_mut(&ip) else {
-                return;
-            };
-            let Some(front) = queue.front_mut() else {
-                p.waiting.remove(&ip);
-                return;
-            };
-            let reuse = !front.fresh_only && self.pool.len_for(&front.key) > 0;
-            let addr = front
-                .addrs
-                .as_ref()
-                .and_then(|a| a.get(front.addr_index).copied());
-            let slot = match (reuse, addr) {
-                (false, Some(addr)) => {
-                    match p.table.acquire(&p.notify, addr.ip(), &mut front.ip_ticket) {
-                        Some(slot) => Some((addr, slot)),
-                        None => return,
-                    }
-                }
-                _ => None,
-            };
-            let Some(mut job) = queue.pop_front() else {
-                return;
-            };
-            if queue.is_empty() {
-                p.waiting.remove(&ip);
-            }
-            p.waiting_len = p.waiting_len.saturating_sub(1);
-            match slot {
-                Some((addr, slot)) => {
-                    job.end_ip_wait(now);
-                    self.open_conn(job, addr, Some(slot), now);
-                }
-                // Leaving the queue drops the ticket, which passes the turn on.
-                None if reuse => {
-                    job.end_ip_wait(now);
-                    job.ip_ticket = None;
-                    self.dispatch(job, now);
-                }
-                None => {
-                    job.ip_ticket = None;
-                    self.fail_job(
-                        job,
-                        None,
-                        FailReason::Dns(crate::net::DnsFailure::NoAddress),
-                        now,
-                    );
-                }
-            }
-        }
-    }
-
-    /// Parks `job` until a slot of `ip` frees (its ticket is already in the table).
-    fn wait_for_ip(&mut self, mut job: Job, now: Instant) {
-        let Some(p) = self.per_ip.as_mut() else {
-            return self.fail_job(job, None, FailReason::Overloaded, now);
-        };
-        let Some(ip) = job.ip_ticket.as_ref().map(|t| t.ip()) else {
-            return self.fail_job(job, None, FailReason::Overloaded, now);
-        };
-        if job.ip_wait_since.is_none() {
-            self.stats.ip_waits += 1;
-        }
-        let since = *job.ip_wait_since.get_or_insert(now);
-        let at = after(since, self.cfg.ip_wait_timeout);
-        p.waiting.entry(ip).or_default().push_back(job);
-        p.waiting_len += 1;
-        if p.timer_at.is_none_or(|t| at < t) {
-            p.timer_at = Some(at);
-            self.timers.schedule(at, TimerKey::IpWait);
-        }
-    }
-
-    /// Fails the requests that waited longer than `ip_wait_timeout` for a per-IP slot
-    /// and schedules the next check.
-    fn expire_ip_waits(&mut self, at: Instant, now: Instant) {
-        let timeout = self.cfg.ip_wait_timeout;
-        let Some(p) = self.per_ip.as_mut() else {
-            return;
-        };
-        if p.timer_at != Some(at) {
-            return; // stale: replaced by an earlier entry
-        }
-        p.timer_at = None;
-        let mut expired = Vec::new();
-        let mut next: Option<Instant> = None;
-        p.waiting.retain(|_, queue| {
-            let mut kept = VecDeque::with_capacity(queue.len());
-            for job in queue.drain(..) {
-                let due = after(job.ip_wait_since.unwrap_or(now), timeout);
-                if due <= now {
-                    expired.push(job);
-                } else {
-                    next = Some(next.map_or(due, |n| n.min(due)));
-                    kept.push_back(job);
-                }
-            }
-            *queue = kept;
-            !queue.is_empty()
-        });
-        p.waiting_len = p.waiting_len.saturating_sub(expired.len());
-        if let Some(next) = next {
-            p.timer_at = Some(next);
-            self.timers.schedule(next, TimerKey::IpWait);
-        }
-        for mut job in expired {
-            job.end_ip_wait(now);
-            job.ip_ticket = None;
-            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
-        }
-    }
-
-    /// A same-host request waiting for `ip` here, if any (it can take an idle connection
-    /// of its host instead of a new slot).
-    fn take_waiting_for(&mut self, key: &PoolKey, ip: IpAddr, now: Instant) -> Option<Job> {
-        let p = self.per_ip.as_mut()?;
-        let queue = p.waiting.get_mut(&ip)?;
-        let pos = queue.iter().position(|j| !j.fresh_only && j.key == *key)?;
-        let mut job = queue.remove(pos)?;
-        if queue.is_empty() {
-            p.waiting.remove(&ip);
-        }
-        p.waiting_len = p.waiting_len.saturating_sub(1);
-        job.ip_ticket = None;
-        job.end_ip_wait(now);
-        Some(job)
-    }
-
-    fn connect(&mut self, mut job: Job, now: Instant) {
-        let Some(addr) = job
-            .addrs
-            .as_ref()
-            .and_then(|a| a.get(job.addr_index).copied())
-        else {
-            return self.fail_job(
-                job,
-                None,
-                FailReason::Dns(crate::net::DnsFailure::NoAddress),
-                now,
-            );
-        };
-        if !self.cfg.allow_private_addresses && is_blocked_address(addr.ip()) {
-            return self.fail_job(job, Some(addr), FailReason::BlockedAddress, now);
-        }
-        let slot = match &self.per_ip {
-            None => None,
-            Some(p) => match p.table.acquire(&p.notify, addr.ip(), &mut job.ip_ticket) {
-                Some(slot) => Some(slot),
-                None => return self.wait_for_ip(job, now),
-            },
-        };
-        job.end_ip_wait(now);
-        self.open_conn(job, addr, slot, now);
+    fn connect(&mut self, job: Job, now: Instant) {
+        let d = self.admission.admit(job, now);
+        self.decide(d, now);
     }
 
     /// Opens a connection to `addr` for `job`, holding `slot` (its per-IP slot).
@@ -879,27 +723,21 @@ impl Fetcher {
                 }
                 conn.phase = Phase::Idle(Idle { since: now });
                 let pool_key = conn.key.clone();
-                let ip_wanted = conn.ip_slot.as_mut().is_some_and(|s| s.set_idle(true));
-                if ip_wanted {
-                    // Requests wait for this address. A waiting request of the same host
-                    // takes the connection now. Otherwise it stays pooled for one loop
-                    // turn (the caller usually submits the host's next request on seeing
-                    // this outcome; reusing beats a new connection for the server too),
-                    // then goes to the queue — at most MAX_CONTENDED_REUSES times in a
-                    // row, so a busy host cannot keep a contended slot for ever.
-                    let ip = conn.peer.ip().to_canonical();
-                    conn.contended_reuses += 1;
-                    let streak = conn.contended_reuses;
-                    if streak > MAX_CONTENDED_REUSES {
+                let release = self.admission.on_idle(
+                    key,
+                    &pool_key,
+                    conn.peer.ip(),
+                    conn.ip_slot.as_mut(),
+                    &mut conn.contended_reuses,
+                    now,
+                );
+                match release {
+                    Release::Pool | Release::PoolOneTurn => {}
+                    Release::Close => {
                         self.stats.ip_yielded += 1;
                         return self.close(key);
                     }
-                    if let Some(job) = self.take_waiting_for(&pool_key, ip, now) {
-                        return self.start_on_idle(key, job, now);
-                    }
-                    self.yield_soon.push(key);
-                } else {
-                    conn.contended_reuses = 0;
+                    Release::Serve(job) => return self.start_on_idle(key, job, now),
                 }
                 self.pool.put(pool_key, key);
                 self.refresh(key, now);
@@ -1091,7 +929,15 @@ impl Fetcher {
                         }
                     }
                 }
-                TimerKey::IpWait => self.expire_ip_waits(at, now),
+                TimerKey::IpWait => {
+                    let (fails, next) = self.admission.expire(at, now);
+                    if let Some(next) = next {
+                        self.timers.schedule(next, TimerKey::IpWait);
+                    }
+                    for d in fails {
+                        self.decide(d, now);
+                    }
+                }
                 TimerKey::Queue => {
                     if self.queue_timer_at != Some(at) {
                         continue;
@@ -1162,7 +1008,7 @@ impl Fetcher {
         let conns = &self.conns;
         let dns = &self.dns_waiters;
         let queue_at = self.queue_timer_at;
-        let ip_at = self.per_ip.as_ref().and_then(|p| p.timer_at);
+        let ip_at = self.admission.timer_at();
         self.timers.retain(|at, k| match k {
             TimerKey::IpWait => ip_at == Some(at),
             TimerKey::Conn(s) => conns.get(s).is_some_and(|c| c.timer_at == Some(at)),

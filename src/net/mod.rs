@@ -20,6 +20,7 @@
 //! ```
 
 mod address;
+mod admission;
 mod config;
 mod conn;
 pub mod dns;
