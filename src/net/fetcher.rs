@@ -4,59 +4,32 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
-use mio::{Events, Interest, Poll, Token, Waker};
+use crossbeam_channel::{Receiver, Sender};
+use mio::{Events, Poll, Token, Waker};
 
-use crate::http::{Method, RequestHead};
-use crate::net::admission::{still_wanted, Admission, Decision, Release};
-use crate::net::config::{FetchLimits, FetcherConfig};
+use crate::http::Method;
+use crate::net::admission::{Admission, Release};
+use crate::net::config::FetcherConfig;
 use crate::net::conn::{
-    advance, after, build_outcome, connect_reason, After, Conn, Connecting, Ctx, Deadline,
-    Exchange, Idle, Job, Phase, Readiness, ReadingBody, ReadingHead, Sending,
+    advance, build_outcome, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
 };
-use crate::net::dns::{Lookup, Resolver};
-use crate::net::outcome::{FailReason, FetchOutcome, TimeoutPhase, Timings};
-use crate::net::per_ip::IpSlot;
+use crate::net::dns::Resolver;
+use crate::net::outcome::{FailReason, FetchOutcome, Timings};
 use crate::net::pool::{Pool, PoolKey};
+use crate::net::request::{FetchRequest, Submitter, SUBMIT_CHANNEL_SLOTS};
 use crate::net::slab::{Slab, SlotKey};
 use crate::net::timer::TimerHeap;
 use crate::tls::{TlsClient, TlsSetupError};
 
+mod route;
+mod timers;
+
 /// The waker's token: all ones, which no slot token can equal (see `slab.rs`).
 const WAKER: Token = Token(usize::MAX);
-
-/// Slots of the channel a [`Submitter`] sends through; [`Submitter::submit`] reports
-/// `Full` beyond them until the loop has taken some.
-pub const SUBMIT_CHANNEL_SLOTS: usize = 1024;
-
-/// One request for the fetcher.
-#[derive(Clone, Debug)]
-pub struct FetchRequest {
-    /// Caller's id, echoed in the outcome.
-    pub id: u64,
-    /// The request head (method, URL, headers).
-    pub head: RequestHead,
-    /// Caps for this request.
-    pub limits: FetchLimits,
-    /// Connect to this address instead of resolving the URL's host.
-    pub addr: Option<SocketAddr>,
-}
-
-impl FetchRequest {
-    /// A GET of `url` with default limits.
-    pub fn get(id: u64, url: url::Url, user_agent: String) -> Self {
-        Self {
-            id,
-            head: RequestHead::get(url, user_agent),
-            limits: FetchLimits::default(),
-            addr: None,
-        }
-    }
-}
 
 /// Why a fetcher could not be created.
 #[derive(Debug)]
@@ -81,29 +54,6 @@ impl std::error::Error for FetcherError {
         match self {
             Self::Io(e) => Some(e),
             Self::Tls(e) => Some(e),
-        }
-    }
-}
-
-/// Hands requests to a fetcher from another thread.
-#[derive(Clone)]
-pub struct Submitter {
-    tx: Sender<FetchRequest>,
-    waker: Arc<Waker>,
-}
-
-impl Submitter {
-    /// Queues `req` and wakes the loop.
-    ///
-    /// # Errors
-    /// Gives the request back when the submission channel is full or the fetcher is gone.
-    pub fn submit(&self, req: FetchRequest) -> Result<(), Box<FetchRequest>> {
-        match self.tx.try_send(req) {
-            Ok(()) => {
-                let _ = self.waker.wake();
-                Ok(())
-            }
-            Err(TrySendError::Full(r) | TrySendError::Disconnected(r)) => Err(Box::new(r)),
         }
     }
 }
@@ -230,10 +180,7 @@ impl Fetcher {
 
     /// A handle for submitting requests from other threads.
     pub fn submitter(&self) -> Submitter {
-        Submitter {
-            tx: self.submit_tx.clone(),
-            waker: Arc::clone(&self.waker),
-        }
+        Submitter::new(self.submit_tx.clone(), Arc::clone(&self.waker))
     }
 
     /// Requests accepted and not yet answered by an outcome.
@@ -366,246 +313,6 @@ impl Fetcher {
             }
         }
         Ok(())
-    }
-
-    // ----- request routing -------------------------------------------------------------
-
-    /// Sends `job` on its way: an idle pooled connection, a DNS lookup, a new connection,
-    /// or the queue when every connection slot is taken.
-    fn dispatch(&mut self, mut job: Job, now: Instant) {
-        if !job.fresh_only {
-            if let Some(slot) = self.pool.take(&job.key) {
-                return self.start_on_idle(slot, job, now);
-            }
-        }
-        if job.addrs.is_none() {
-            match self.resolver.lookup(&job.key.host, job.key.port, now) {
-                Lookup::Ready(Ok(addrs)) => {
-                    job.addrs = Some(addrs);
-                    job.dns = Some(now.saturating_duration_since(job.submitted));
-                }
-                Lookup::Ready(Err(e)) => return self.fail_job(job, None, FailReason::Dns(e), now),
-                Lookup::Pending(id) => {
-                    let waiters = self.dns_waiters.entry(id).or_default();
-                    if waiters.is_empty() {
-                        self.timers.schedule(
-                            after(now, self.cfg.deadlines.dns_timeout),
-                            TimerKey::Dns(id),
-                        );
-                    }
-                    waiters.push(job);
-                    return;
-                }
-            }
-        }
-        if self.conns.len() >= self.cfg.max_connections {
-            match self.pool.take_oldest() {
-                Some((_, slot)) => self.close(slot),
-                None => {
-                    if self.queue.is_empty() || self.queue_timer_at.is_none() {
-                        let at = after(job.submitted, self.cfg.deadlines.total_timeout);
-                        self.timers.schedule(at, TimerKey::Queue);
-                        self.queue_timer_at = Some(at);
-                    }
-                    self.queue.push_back(job);
-                    return;
-                }
-            }
-        }
-        self.connect(job, now);
-    }
-
-    /// Starts queued jobs while there is room.
-    fn pump(&mut self, now: Instant) {
-        while let Some(job) = self.queue.front() {
-            let can_run = (!job.fresh_only && self.pool.len_for(&job.key) > 0)
-                || self.conns.len() < self.cfg.max_connections
-                || !self.pool.is_empty();
-            if !can_run {
-                break;
-            }
-            if let Some(job) = self.queue.pop_front() {
-                self.dispatch(job, now);
-            }
-        }
-        self.pump_ip(now);
-    }
-
-    /// Acts on the per-IP table's notices: closes idle connections to addresses others
-    /// wait for, and starts this fetcher's waiting requests whose turn has come.
-    fn pump_ip(&mut self, now: Instant) {
-        let notices = self.admission.take_notices();
-        for ip in notices.evict {
-            self.yield_idle_to(ip);
-        }
-        for ip in notices.ready {
-            // One decision at a time: acting on one (a reuse takes a pooled connection)
-            // changes what the next sees.
-            loop {
-                let pool = &self.pool;
-                let Some(d) = self
-                    .admission
-                    .next_waiting(ip, now, |k| pool.len_for(k) > 0)
-                else {
-                    break;
-                };
-                self.decide(d, now);
-            }
-        }
-    }
-
-    /// Carries out an admission decision.
-    fn decide(&mut self, d: Decision, now: Instant) {
-        match d {
-            Decision::Connect { job, addr, slot } => self.open_conn(job, addr, slot, now),
-            Decision::Wait { first, timer } => {
-                self.stats.ip_waits += u64::from(first);
-                if let Some(at) = timer {
-                    self.timers.schedule(at, TimerKey::IpWait);
-                }
-            }
-            Decision::Reuse(job) => self.dispatch(job, now),
-            Decision::Fail { job, peer, reason } => self.fail_job(job, peer, reason, now),
-        }
-    }
-
-    /// Closes the connections left pooled for one turn (`Release::PoolOneTurn`) that
-    /// were not reused meanwhile, if requests still wait for their address.
-    fn yield_contended(&mut self, now: Instant) {
-        let soon = self.admission.take_yield_soon();
-        if soon.is_empty() {
-            return;
-        }
-        for slot in soon {
-            let Some(conn) = self.conns.get_mut(slot) else {
-                continue;
-            };
-            if !matches!(conn.phase, Phase::Idle(_)) {
-                continue; // reused by its host
-            }
-            if still_wanted(conn.ip_slot.as_mut()) {
-                let key = conn.key.clone();
-                if self.pool.remove(&key, slot) {
-                    self.stats.ip_yielded += 1;
-                    self.close(slot);
-                }
-            }
-        }
-        self.pump(now);
-    }
-
-    /// Closes this fetcher's idle connections to `ip` (requests wait for its slots),
-    /// except those in their one-turn grace.
-    fn yield_idle_to(&mut self, ip: IpAddr) {
-        let conns = &self.conns;
-        let admission = &self.admission;
-        let idle: Vec<(PoolKey, SlotKey)> = self
-            .pool
-            .iter()
-            .filter(|(_, slot)| {
-                !admission.in_grace(*slot)
-                    && conns
-                        .get(*slot)
-                        .is_some_and(|c| c.peer.ip().to_canonical() == ip)
-            })
-            .map(|(k, s)| (k.clone(), s))
-            .collect();
-        for (key, slot) in idle {
-            self.pool.remove(&key, slot);
-            self.stats.ip_yielded += 1;
-            self.close(slot);
-        }
-    }
-
-    fn connect(&mut self, job: Job, now: Instant) {
-        let d = self.admission.admit(job, now);
-        self.decide(d, now);
-    }
-
-    /// Opens a connection to `addr` for `job`, holding `slot` (its per-IP slot).
-    fn open_conn(&mut self, mut job: Job, addr: SocketAddr, slot: Option<IpSlot>, now: Instant) {
-        let stream = match mio::net::TcpStream::connect(addr) {
-            Ok(s) => s,
-            Err(e) => {
-                drop(slot);
-                let reason = connect_reason(&e);
-                if job
-                    .addrs
-                    .as_ref()
-                    .is_some_and(|a| job.addr_index + 1 < a.len())
-                {
-                    job.addr_index += 1;
-                    return self.connect(job, now);
-                }
-                return self.fail_job(job, None, reason, now);
-            }
-        };
-        // Requests go out in one write; Nagle would only delay the next one.
-        let _ = stream.set_nodelay(true);
-        self.stats.connections_opened += 1;
-        let conn = Conn {
-            stream,
-            tls: None,
-            key: job.key.clone(),
-            peer: addr,
-            phase: Phase::Connecting(Connecting {
-                ex: Exchange {
-                    job,
-                    started: now,
-                    timings: Timings::default(),
-                    reused: false,
-                    tls_resumed: false,
-                },
-                since: now,
-            }),
-            registered: Interest::WRITABLE,
-            timer_at: None,
-            served: 0,
-            ip_slot: slot,
-            contended_reuses: 0,
-        };
-        let key = self.conns.insert(conn);
-        let registered = match self.conns.get_mut(key) {
-            Some(conn) => {
-                self.poll
-                    .registry()
-                    .register(&mut conn.stream, key.token(), Interest::WRITABLE)
-            }
-            None => Ok(()),
-        };
-        if let Err(e) = registered {
-            if let Some(mut conn) = self.conns.remove(key) {
-                if let Phase::Connecting(p) = conn.phase.take() {
-                    self.fail_job(p.ex.job, Some(addr), FailReason::Io(e.to_string()), now);
-                }
-            }
-            return;
-        }
-        self.refresh(key, now);
-    }
-
-    /// Puts `job` on an idle connection taken from the pool and writes the request.
-    fn start_on_idle(&mut self, slot: SlotKey, job: Job, now: Instant) {
-        let Some(conn) = self.conns.get_mut(slot) else {
-            // Cannot happen (the pool holds live keys only); route the job afresh.
-            return self.dispatch(job, now);
-        };
-        self.stats.reused_exchanges += 1;
-        if let Some(slot) = conn.ip_slot.as_mut() {
-            slot.set_idle(false);
-        }
-        conn.phase = Phase::Sending(Sending {
-            ex: Exchange {
-                job,
-                started: now,
-                timings: Timings::default(),
-                reused: true,
-                tls_resumed: false,
-            },
-            since: now,
-            written: 0,
-        });
-        self.step(slot, Readiness::ALL, now);
     }
 
     // ----- connection driving ----------------------------------------------------------
@@ -789,7 +496,7 @@ impl Fetcher {
         self.complete(outcome);
     }
 
-    // ----- submissions, DNS, timers ----------------------------------------------------
+    // ----- submissions, DNS -------------------------------------------------------------
 
     fn take_submissions(&mut self) {
         while let Ok(req) = self.submissions.try_recv() {
@@ -816,118 +523,6 @@ impl Fetcher {
                 }
             }
         }
-    }
-
-    fn fire_timers(&mut self, now: Instant) {
-        while let Some((at, key)) = self.timers.pop_due(now) {
-            match key {
-                TimerKey::Conn(slot) => {
-                    let Some(conn) = self.conns.get_mut(slot) else {
-                        continue;
-                    };
-                    if conn.timer_at != Some(at) {
-                        continue; // stale: a later entry replaced it
-                    }
-                    conn.timer_at = None;
-                    match conn.deadline(&self.cfg.deadlines, self.cfg.pool.idle_timeout) {
-                        Some((due, what)) if due <= now => self.on_deadline(slot, what, now),
-                        _ => self.refresh(slot, now),
-                    }
-                }
-                TimerKey::Dns(id) => {
-                    if let Some(jobs) = self.dns_waiters.remove(&id) {
-                        self.resolver.abandon(id);
-                        for job in jobs {
-                            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Dns), now);
-                        }
-                    }
-                }
-                TimerKey::IpWait => {
-                    let (fails, next) = self.admission.expire(at, now);
-                    if let Some(next) = next {
-                        self.timers.schedule(next, TimerKey::IpWait);
-                    }
-                    for d in fails {
-                        self.decide(d, now);
-                    }
-                }
-                TimerKey::Queue => {
-                    if self.queue_timer_at != Some(at) {
-                        continue;
-                    }
-                    self.queue_timer_at = None;
-                    let total = self.cfg.deadlines.total_timeout;
-                    while self
-                        .queue
-                        .front()
-                        .is_some_and(|j| after(j.submitted, total) <= now)
-                    {
-                        if let Some(job) = self.queue.pop_front() {
-                            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
-                        }
-                    }
-                    if let Some(front) = self.queue.front() {
-                        let at = after(front.submitted, total);
-                        self.timers.schedule(at, TimerKey::Queue);
-                        self.queue_timer_at = Some(at);
-                    }
-                }
-            }
-        }
-    }
-
-    fn on_deadline(&mut self, key: SlotKey, what: Deadline, now: Instant) {
-        match what {
-            Deadline::Fail(phase) => self.fail_conn(key, FailReason::Timeout(phase), now),
-            Deadline::IdleExpired => {
-                if let Some(conn) = self.conns.get(key) {
-                    let pool_key = conn.key.clone();
-                    self.pool.remove(&pool_key, key);
-                }
-                self.close(key);
-            }
-            Deadline::RateCheck => {
-                let d = self.cfg.deadlines;
-                let Some(conn) = self.conns.get_mut(key) else {
-                    return;
-                };
-                let r = match &mut conn.phase {
-                    Phase::ReadingHead(ReadingHead { r })
-                    | Phase::ReadingBody(ReadingBody { r, .. }) => &mut r.rx,
-                    _ => return self.refresh(key, now),
-                };
-                let elapsed = now.saturating_duration_since(r.rate_window_start);
-                let needed = (d.min_rate_bytes_per_sec as f64 * elapsed.as_secs_f64()) as u64;
-                if r.rate_window_bytes < needed {
-                    return self.fail_conn(
-                        key,
-                        FailReason::Timeout(TimeoutPhase::SlowTransfer),
-                        now,
-                    );
-                }
-                r.rate_window_start = now;
-                r.rate_window_bytes = 0;
-                self.refresh(key, now);
-            }
-        }
-    }
-
-    /// Drops stale timer entries when they outnumber live ones (keeps the heap O(live)).
-    fn compact_timers(&mut self) {
-        let live = self.conns.len() + self.dns_waiters.len() + 1;
-        if self.timers.len() <= 4 * live + 1024 {
-            return;
-        }
-        let conns = &self.conns;
-        let dns = &self.dns_waiters;
-        let queue_at = self.queue_timer_at;
-        let ip_at = self.admission.timer_at();
-        self.timers.retain(|at, k| match k {
-            TimerKey::IpWait => ip_at == Some(at),
-            TimerKey::Conn(s) => conns.get(s).is_some_and(|c| c.timer_at == Some(at)),
-            TimerKey::Dns(id) => dns.contains_key(&id),
-            TimerKey::Queue => queue_at == Some(at),
-        });
     }
 }
 
