@@ -26,6 +26,8 @@ use crate::net::timer::TimerHeap;
 use crate::tls::{TlsClient, TlsSetupError};
 
 mod route;
+#[cfg(test)]
+mod tests;
 mod timers;
 
 /// The waker's token: all ones, which no slot token can equal (see `slab.rs`).

@@ -43,6 +43,8 @@ mod idle;
 mod io;
 mod reading;
 mod sending;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use exchange::{build_outcome, Exchange, Job, Received};
 pub(crate) use fail::connect_reason;
