@@ -21,7 +21,7 @@ impl Connecting {
         now: Instant,
     ) -> Step {
         if !ready.writable && !ready.error && !ready.read_closed {
-            return Step::Wait(Phase::Connecting(self));
+            return conn.wait(Phase::Connecting(self));
         }
         match conn.stream.take_error() {
             Ok(None) => {}
@@ -33,14 +33,14 @@ impl Connecting {
                 if e.kind() == io::ErrorKind::NotConnected
                     || e.kind() == io::ErrorKind::WouldBlock =>
             {
-                return Step::Wait(Phase::Connecting(self));
+                return conn.wait(Phase::Connecting(self));
             }
             Err(e) => return Step::Done(connect_failed(self.ex, &e)),
         }
         let mut ex = self.ex;
         ex.timings.connect = Some(now.saturating_duration_since(self.since));
         if !ex.job.key.https {
-            return Step::Go(Phase::Sending(Sending {
+            return conn.go(Phase::Sending(Sending {
                 ex,
                 since: now,
                 written: 0,
@@ -50,6 +50,6 @@ impl Connecting {
             Ok(c) => conn.tls = Some(Box::new(c)),
             Err(e) => return Step::Done(failed(ex, None, FailReason::Tls(e.to_string()))),
         }
-        Step::Go(Phase::Handshaking(Handshaking { ex, since: now }))
+        conn.go(Phase::Handshaking(Handshaking { ex, since: now }))
     }
 }

@@ -41,12 +41,12 @@ impl Handshaking {
             return Step::Done(failed(self.ex, None, io_reason(&e)));
         }
         if tls.is_handshaking() {
-            return Step::Wait(Phase::Handshaking(self));
+            return conn.wait(Phase::Handshaking(self));
         }
         let mut ex = self.ex;
         ex.timings.tls = Some(now.saturating_duration_since(self.since));
         ex.tls_resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
-        Step::Go(Phase::Sending(Sending {
+        conn.go(Phase::Sending(Sending {
             ex,
             since: now,
             written: 0,

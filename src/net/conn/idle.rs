@@ -10,7 +10,7 @@ impl Idle {
     /// pooled.
     pub(super) fn step(self, conn: &mut Conn, ctx: &mut Ctx<'_>, ready: Readiness) -> Step {
         if !ready.readable && !ready.error && !ready.read_closed {
-            return Step::Wait(Phase::Idle(self));
+            return conn.wait(Phase::Idle(self));
         }
         let mut data = false;
         let read = read_plaintext(
@@ -24,7 +24,7 @@ impl Idle {
             },
         );
         if matches!(read, Ok(ReadEnd::WouldBlock)) && !data && !ready.read_closed {
-            return Step::Wait(Phase::Idle(self));
+            return conn.wait(Phase::Idle(self));
         }
         Step::Done(After::IdleClosed)
     }

@@ -130,7 +130,7 @@ fn read_response(
         });
     }
     let r = Reading { ex, rx };
-    Step::Wait(match decoder {
+    conn.wait(match decoder {
         None => Phase::ReadingHead(ReadingHead { r }),
         Some(decoder) => Phase::ReadingBody(ReadingBody { r, decoder }),
     })

@@ -39,11 +39,11 @@ impl Sending {
                     next_addr: false,
                 })
             }
-            Ok(false) => Step::Wait(Phase::Sending(self)),
+            Ok(false) => conn.wait(Phase::Sending(self)),
             Ok(true) => {
                 let req = &self.ex.job.req;
                 let reader = ResponseReader::new(req.head.method, req.limits.response);
-                Step::Wait(Phase::ReadingHead(ReadingHead {
+                conn.wait(Phase::ReadingHead(ReadingHead {
                     r: Reading {
                         ex: self.ex,
                         rx: Received::new(reader, now),
