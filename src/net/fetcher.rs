@@ -1,5 +1,11 @@
 //! The event loop: one mio `Poll`, a slab of connections, a timer heap, a resolver pool,
 //! and keep-alive pools. See `docs/fetcher.md` for the life of a request.
+//!
+//! This file is the loop itself: taking events and submissions, stepping connections
+//! (`conn::advance`; each phase owns its transitions) and acting on what a step returns
+//! (`apply`: pool, retry, next address, outcome). Where a request goes is `route.rs`;
+//! deadlines are `timers.rs`; who may connect to an address is the socket-free policy in
+//! `admission.rs`, whose decisions `route.rs` carries out.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
