@@ -118,6 +118,20 @@ impl Received {
         }
     }
 
+    /// The rate window ends at `now`: whether at least `min_bytes_per_sec` arrived on
+    /// average since it began. If so, the next window starts now; if not, the exchange
+    /// is too slow (a drip that never trips the idle timeout).
+    pub fn rate_window_passed(&mut self, min_bytes_per_sec: u64, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.rate_window_start);
+        let needed = (min_bytes_per_sec as f64 * elapsed.as_secs_f64()) as u64;
+        if self.rate_window_bytes < needed {
+            return false;
+        }
+        self.rate_window_start = now;
+        self.rate_window_bytes = 0;
+        true
+    }
+
     /// Keeps `bytes` in the raw record, up to the cap.
     pub fn record_raw(&mut self, bytes: &[u8], limits: &FetchLimits) {
         if limits.record_raw_bytes == 0 {

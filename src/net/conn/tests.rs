@@ -618,3 +618,30 @@ fn an_absurd_timeout_saturates_instead_of_overflowing() {
     let far = after(t0, Duration::MAX);
     assert!(far > t0 + Duration::from_secs(365 * 24 * 3600));
 }
+
+#[test]
+fn the_rate_check_fails_a_drip_and_restarts_the_window_of_a_fast_enough_body() {
+    let t0 = Instant::now();
+    let reader = crate::http::ResponseReader::new(
+        crate::http::Method::Get,
+        crate::http::ResponseLimits::default(),
+    );
+    let mut rx = Received::new(reader, t0);
+    rx.rate_window_start = t0;
+    // 256 B/s over a 10 s window needs 2,560 bytes: 2,560 pass, the window restarts.
+    rx.rate_window_bytes = 2_560;
+    let t10 = t0 + Duration::from_secs(10);
+    assert!(rx.rate_window_passed(256, t10));
+    assert_eq!(rx.rate_window_start, t10);
+    assert_eq!(rx.rate_window_bytes, 0);
+    // One byte a second for the next 10 s is a drip.
+    rx.rate_window_bytes = 10;
+    let t20 = t10 + Duration::from_secs(10);
+    assert!(!rx.rate_window_passed(256, t20));
+    assert_eq!(
+        rx.rate_window_start, t10,
+        "a failed window is not restarted"
+    );
+    // A zero minimum never fails (the check is off).
+    assert!(rx.rate_window_passed(0, t20));
+}

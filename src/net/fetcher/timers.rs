@@ -87,17 +87,13 @@ impl Fetcher {
                     | Phase::ReadingBody(ReadingBody { r, .. }) => &mut r.rx,
                     _ => return self.refresh(key, now),
                 };
-                let elapsed = now.saturating_duration_since(r.rate_window_start);
-                let needed = (d.min_rate_bytes_per_sec as f64 * elapsed.as_secs_f64()) as u64;
-                if r.rate_window_bytes < needed {
+                if !r.rate_window_passed(d.min_rate_bytes_per_sec, now) {
                     return self.fail_conn(
                         key,
                         FailReason::Timeout(TimeoutPhase::SlowTransfer),
                         now,
                     );
                 }
-                r.rate_window_start = now;
-                r.rate_window_bytes = 0;
                 self.refresh(key, now);
             }
         }
