@@ -1,76 +1,43 @@
 //! The event loop: one mio `Poll`, a slab of connections, a timer heap, a resolver pool,
 //! and keep-alive pools. See `docs/fetcher.md` for the life of a request.
+//!
+//! This file is the loop itself: taking events and submissions, stepping connections
+//! (`conn::advance`; each phase owns its transitions) and acting on what a step returns
+//! (`apply`: pool, retry, next address, outcome). Where a request goes is `route.rs`;
+//! deadlines are `timers.rs`; who may connect to an address is the socket-free policy in
+//! `admission.rs`, whose decisions `route.rs` carries out.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io;
-use std::io::Write as _;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
-use mio::{Events, Interest, Poll, Token, Waker};
-use rustls::HandshakeKind;
+use crossbeam_channel::{Receiver, Sender};
+use mio::{Events, Poll, Token, Waker};
 
-use crate::http::{
-    write_request, ContentDecoder, ContentEncoding, DecodeError, HttpError, Method, RequestHead,
-    ResponseReader,
-};
-use crate::net::config::{FetchLimits, FetcherConfig};
+use crate::http::Method;
+use crate::net::admission::{Admission, Release};
+use crate::net::config::FetcherConfig;
 use crate::net::conn::{
-    after, flush_tls, read_plaintext, write_plain, Conn, Connecting, Deadline, Exchange,
-    Handshaking, Idle, Job, Phase, ReadEnd, ReadError, Reading, ReadingBody, ReadingHead, Received,
-    Sending,
+    advance, build_outcome, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
 };
-use crate::net::dns::{Lookup, Resolver};
-use crate::net::outcome::{FailReason, FetchOutcome, TimeoutPhase, Timings};
-use crate::net::per_ip::{IpNotify, IpSlot, IpSlots};
+use crate::net::dns::Resolver;
+use crate::net::outcome::{FailReason, FetchOutcome, Timings};
 use crate::net::pool::{Pool, PoolKey};
+use crate::net::request::{FetchRequest, Submitter, SUBMIT_CHANNEL_SLOTS};
 use crate::net::slab::{Slab, SlotKey};
 use crate::net::timer::TimerHeap;
 use crate::tls::{TlsClient, TlsSetupError};
 
-/// Largest body buffer reserved up front from a declared Content-Length; bigger bodies
-/// grow as they arrive, so a lying header cannot make us allocate.
-const BODY_RESERVE_MAX_BYTES: u64 = 1 << 20;
-
-/// A connection that finishes while requests wait for its address stays pooled for one
-/// more loop turn (its host's next request usually follows at once) at most this many
-/// times in a row; then it is closed so the waiting hosts get their turn.
-const MAX_CONTENDED_REUSES: u32 = 16;
+mod route;
+#[cfg(test)]
+mod tests;
+mod timers;
 
 /// The waker's token: all ones, which no slot token can equal (see `slab.rs`).
 const WAKER: Token = Token(usize::MAX);
-
-/// Slots of the channel a [`Submitter`] sends through; [`Submitter::submit`] reports
-/// `Full` beyond them until the loop has taken some.
-pub const SUBMIT_CHANNEL_SLOTS: usize = 1024;
-
-/// One request for the fetcher.
-#[derive(Clone, Debug)]
-pub struct FetchRequest {
-    /// Caller's id, echoed in the outcome.
-    pub id: u64,
-    /// The request head (method, URL, headers).
-    pub head: RequestHead,
-    /// Caps for this request.
-    pub limits: FetchLimits,
-    /// Connect to this address instead of resolving the URL's host.
-    pub addr: Option<SocketAddr>,
-}
-
-impl FetchRequest {
-    /// A GET of `url` with default limits.
-    pub fn get(id: u64, url: url::Url, user_agent: String) -> Self {
-        Self {
-            id,
-            head: RequestHead::get(url, user_agent),
-            limits: FetchLimits::default(),
-            addr: None,
-        }
-    }
-}
 
 /// Why a fetcher could not be created.
 #[derive(Debug)]
@@ -95,29 +62,6 @@ impl std::error::Error for FetcherError {
         match self {
             Self::Io(e) => Some(e),
             Self::Tls(e) => Some(e),
-        }
-    }
-}
-
-/// Hands requests to a fetcher from another thread.
-#[derive(Clone)]
-pub struct Submitter {
-    tx: Sender<FetchRequest>,
-    waker: Arc<Waker>,
-}
-
-impl Submitter {
-    /// Queues `req` and wakes the loop.
-    ///
-    /// # Errors
-    /// Gives the request back when the submission channel is full or the fetcher is gone.
-    pub fn submit(&self, req: FetchRequest) -> Result<(), Box<FetchRequest>> {
-        match self.tx.try_send(req) {
-            Ok(()) => {
-                let _ = self.waker.wake();
-                Ok(())
-            }
-            Err(TrySendError::Full(r) | TrySendError::Disconnected(r)) => Err(Box::new(r)),
         }
     }
 }
@@ -150,58 +94,6 @@ enum TimerKey {
     IpWait,
 }
 
-/// What a mio event said, copied out so the events buffer can be reused.
-#[derive(Clone, Copy, Debug, Default)]
-struct Readiness {
-    readable: bool,
-    writable: bool,
-    error: bool,
-    read_closed: bool,
-}
-
-impl Readiness {
-    const ALL: Self = Self {
-        readable: true,
-        writable: true,
-        error: false,
-        read_closed: false,
-    };
-}
-
-/// What one step of a connection's state machine asks the loop to do.
-#[allow(
-    clippy::large_enum_variant,
-    reason = "a short-lived return value, moved once; boxing would allocate per step"
-)]
-enum After {
-    /// The connection waits for readiness; refresh interest and deadline.
-    Wait,
-    /// The exchange completed. `reusable`: the connection may go back to the pool.
-    Finished {
-        outcome: FetchOutcome,
-        reusable: bool,
-    },
-    /// The exchange failed; the connection is closed.
-    Failed {
-        ex: Exchange,
-        reading: Option<Box<Received>>,
-        reason: FailReason,
-        /// The failure happened on a reused connection before any response byte.
-        retryable: bool,
-        /// A connect failure: another address of the host may be tried.
-        next_addr: bool,
-    },
-    /// An idle connection was closed by the server (or sent unexpected bytes).
-    IdleClosed,
-}
-
-/// The loop-wide buffers and settings a connection step borrows.
-struct Ctx<'a> {
-    tls: &'a TlsClient,
-    read_buf: &'a mut Vec<u8>,
-    body_tmp: &'a mut Vec<u8>,
-}
-
 /// A hand-written mio event loop fetching HTTP/1.1 and HTTPS responses.
 ///
 /// Single-threaded: call [`Fetcher::submit`] and [`Fetcher::poll`] from the thread that
@@ -227,20 +119,8 @@ pub struct Fetcher {
     body_tmp: Vec<u8>,
     in_flight: usize,
     stats: FetcherStats,
-    per_ip: Option<PerIp>,
-    /// Idle connections whose address others wait for, closed at the start of the next
-    /// `poll` unless their host reused them in between.
-    yield_soon: Vec<SlotKey>,
-}
-
-/// This fetcher's side of the per-IP cap: its mailbox at the shared table and its
-/// requests waiting for a slot, per address, in ticket order.
-struct PerIp {
-    table: Arc<IpSlots>,
-    notify: Arc<IpNotify>,
-    waiting: HashMap<IpAddr, VecDeque<Job>>,
-    waiting_len: usize,
-    timer_at: Option<Instant>,
+    /// Per-IP cap and address policy: who may connect now (`admission.rs`).
+    admission: Admission,
 }
 
 impl Fetcher {
@@ -259,18 +139,15 @@ impl Fetcher {
                 let _ = wake_for_dns.wake();
             }),
         );
-        let per_ip = cfg.ip_slots.as_ref().map(|table| {
-            let wake = Arc::clone(&waker);
-            PerIp {
-                table: Arc::clone(table),
-                notify: IpNotify::new(move || {
-                    let _ = wake.wake();
-                }),
-                waiting: HashMap::new(),
-                waiting_len: 0,
-                timer_at: None,
-            }
-        });
+        let wake_for_ip = Arc::clone(&waker);
+        let admission = Admission::new(
+            cfg.allow_private_addresses,
+            cfg.ip_wait_timeout,
+            cfg.ip_slots.clone(),
+            move || {
+                let _ = wake_for_ip.wake();
+            },
+        );
         // The cross-thread hand-off only needs to cover one loop turn: a bounded
         // channel allocates and initializes every slot up front, and at the old 65,536
         // slots that was 32 MiB zeroed (and resident) per fetcher, a visible share of a
@@ -298,8 +175,7 @@ impl Fetcher {
             body_tmp: Vec::new(),
             in_flight: 0,
             stats: FetcherStats::default(),
-            per_ip,
-            yield_soon: Vec::new(),
+            admission,
             cfg,
         })
     }
@@ -312,10 +188,7 @@ impl Fetcher {
 
     /// A handle for submitting requests from other threads.
     pub fn submitter(&self) -> Submitter {
-        Submitter {
-            tx: self.submit_tx.clone(),
-            waker: Arc::clone(&self.waker),
-        }
+        Submitter::new(self.submit_tx.clone(), Arc::clone(&self.waker))
     }
 
     /// Requests accepted and not yet answered by an outcome.
@@ -355,8 +228,7 @@ impl Fetcher {
         let Some(port) = url.port_or_known_default() else {
             return self.fail_request(req, FailReason::InvalidUrl("no port"));
         };
-        let ip_waiting = self.per_ip.as_ref().map_or(0, |p| p.waiting_len);
-        if self.queue.len() + ip_waiting >= self.cfg.max_queued_requests {
+        if self.queue.len() + self.admission.waiting_len() >= self.cfg.max_queued_requests {
             return self.fail_request(req, FailReason::Overloaded);
         }
         // The url crate already lower-cases hosts of http(s) URLs; copy only if needed.
@@ -365,24 +237,7 @@ impl Fetcher {
         } else {
             host.into()
         };
-        let key = PoolKey { https, host, port };
-        let mut wire = Vec::with_capacity(256);
-        write_request(&req.head, &mut wire);
-        let addrs = req.addr.map(|a| -> Arc<[SocketAddr]> { vec![a].into() });
-        let job = Job {
-            dns: addrs.as_ref().map(|_| Duration::ZERO),
-            addrs,
-            req,
-            key,
-            wire,
-            submitted: now,
-            addr_index: 0,
-            retries: 0,
-            fresh_only: false,
-            ip_ticket: None,
-            ip_wait_since: None,
-            ip_waited: Duration::ZERO,
-        };
+        let job = Job::new(req, PoolKey { https, host, port }, now);
         self.dispatch(job, now);
         self.pump(now);
     }
@@ -468,380 +323,6 @@ impl Fetcher {
         Ok(())
     }
 
-    // ----- request routing -------------------------------------------------------------
-
-    /// Sends `job` on its way: an idle pooled connection, a DNS lookup, a new connection,
-    /// or the queue when every connection slot is taken.
-    fn dispatch(&mut self, mut job: Job, now: Instant) {
-        if !job.fresh_only {
-            if let Some(slot) = self.pool.take(&job.key) {
-                return self.start_on_idle(slot, job, now);
-            }
-        }
-        if job.addrs.is_none() {
-            match self.resolver.lookup(&job.key.host, job.key.port, now) {
-                Lookup::Ready(Ok(addrs)) => {
-                    job.addrs = Some(addrs);
-                    job.dns = Some(now.saturating_duration_since(job.submitted));
-                }
-                Lookup::Ready(Err(e)) => return self.fail_job(job, None, FailReason::Dns(e), now),
-                Lookup::Pending(id) => {
-                    let waiters = self.dns_waiters.entry(id).or_default();
-                    if waiters.is_empty() {
-                        self.timers.schedule(
-                            after(now, self.cfg.deadlines.dns_timeout),
-                            TimerKey::Dns(id),
-                        );
-                    }
-                    waiters.push(job);
-                    return;
-                }
-            }
-        }
-        if self.conns.len() >= self.cfg.max_connections {
-            match self.pool.take_oldest() {
-                Some((_, slot)) => self.close(slot),
-                None => {
-                    if self.queue.is_empty() || self.queue_timer_at.is_none() {
-                        let at = after(job.submitted, self.cfg.deadlines.total_timeout);
-                        self.timers.schedule(at, TimerKey::Queue);
-                        self.queue_timer_at = Some(at);
-                    }
-                    self.queue.push_back(job);
-                    return;
-                }
-            }
-        }
-        self.connect(job, now);
-    }
-
-    /// Starts queued jobs while there is room.
-    fn pump(&mut self, now: Instant) {
-        while let Some(job) = self.queue.front() {
-            let can_run = (!job.fresh_only && self.pool.len_for(&job.key) > 0)
-                || self.conns.len() < self.cfg.max_connections
-                || !self.pool.is_empty();
-            if !can_run {
-                break;
-            }
-            if let Some(job) = self.queue.pop_front() {
-                self.dispatch(job, now);
-            }
-        }
-        self.pump_ip(now);
-    }
-
-    /// Acts on the per-IP table's notices: closes idle connections to addresses others
-    /// wait for, and starts this fetcher's waiting requests whose turn has come.
-    fn pump_ip(&mut self, now: Instant) {
-        let Some(p) = &self.per_ip else {
-            return;
-        };
-        let notices = p.notify.take();
-        for ip in notices.evict {
-            self.yield_idle_to(ip);
-        }
-        for ip in notices.ready {
-            self.start_waiting(ip, now);
-        }
-    }
-
-    /// Closes the connections left pooled for one turn by `apply` that were not reused
-    /// meanwhile, if requests still wait for their address.
-    fn yield_contended(&mut self, now: Instant) {
-        if self.yield_soon.is_empty() {
-            return;
-        }
-        for slot in std::mem::take(&mut self.yield_soon) {
-            let Some(conn) = self.conns.get_mut(slot) else {
-                continue;
-            };
-            if !matches!(conn.phase, Phase::Idle(_)) {
-                continue; // reused by its host
-            }
-            let wanted = conn.ip_slot.as_mut().is_some_and(|s| s.set_idle(true));
-            if wanted {
-                let key = conn.key.clone();
-                if self.pool.remove(&key, slot) {
-                    self.stats.ip_yielded += 1;
-                    self.close(slot);
-                }
-            }
-        }
-        self.pump(now);
-    }
-
-    /// Closes this fetcher's idle connections to `ip` (requests wait for its slots),
-    /// except those in their one-turn grace (`yield_soon`).
-    fn yield_idle_to(&mut self, ip: IpAddr) {
-        let conns = &self.conns;
-        let grace = &self.yield_soon;
-        let idle: Vec<(PoolKey, SlotKey)> = self
-            .pool
-            .iter()
-            .filter(|(_, slot)| {
-                !grace.contains(slot)
-                    && conns
-                        .get(*slot)
-                        .is_some_and(|c| c.peer.ip().to_canonical() == ip)
-            })
-            .map(|(k, s)| (k.clone(), s))
-            .collect();
-        for (key, slot) in idle {
-            self.pool.remove(&key, slot);
-            self.stats.ip_yielded += 1;
-            self.close(slot);
-        }
-    }
-
-    /// Starts the requests waiting for `ip`, in order, while the table gives slots.
-    /// A request whose host has an idle pooled connection takes it instead.
-    fn start_waiting(&mut self, ip: IpAddr, now: Instant) {
-        loop {
-            let Some(p) = self.per_ip.as_mut() else {
-                return;
-            };
-            let Some(queue) = p.waiting.get_mut(&ip) else {
-                return;
-            };
-            let Some(front) = queue.front_mut() else {
-                p.waiting.remove(&ip);
-                return;
-            };
-            let reuse = !front.fresh_only && self.pool.len_for(&front.key) > 0;
-            let addr = front
-                .addrs
-                .as_ref()
-                .and_then(|a| a.get(front.addr_index).copied());
-            let slot = match (reuse, addr) {
-                (false, Some(addr)) => {
-                    match p.table.acquire(&p.notify, addr.ip(), &mut front.ip_ticket) {
-                        Some(slot) => Some((addr, slot)),
-                        None => return,
-                    }
-                }
-                _ => None,
-            };
-            let Some(mut job) = queue.pop_front() else {
-                return;
-            };
-            if queue.is_empty() {
-                p.waiting.remove(&ip);
-            }
-            p.waiting_len = p.waiting_len.saturating_sub(1);
-            match slot {
-                Some((addr, slot)) => {
-                    job.end_ip_wait(now);
-                    self.open_conn(job, addr, Some(slot), now);
-                }
-                // Leaving the queue drops the ticket, which passes the turn on.
-                None if reuse => {
-                    job.end_ip_wait(now);
-                    job.ip_ticket = None;
-                    self.dispatch(job, now);
-                }
-                None => {
-                    job.ip_ticket = None;
-                    self.fail_job(
-                        job,
-                        None,
-                        FailReason::Dns(crate::net::DnsFailure::NoAddress),
-                        now,
-                    );
-                }
-            }
-        }
-    }
-
-    /// Parks `job` until a slot of `ip` frees (its ticket is already in the table).
-    fn wait_for_ip(&mut self, mut job: Job, now: Instant) {
-        let Some(p) = self.per_ip.as_mut() else {
-            return self.fail_job(job, None, FailReason::Overloaded, now);
-        };
-        let Some(ip) = job.ip_ticket.as_ref().map(|t| t.ip()) else {
-            return self.fail_job(job, None, FailReason::Overloaded, now);
-        };
-        if job.ip_wait_since.is_none() {
-            self.stats.ip_waits += 1;
-        }
-        let since = *job.ip_wait_since.get_or_insert(now);
-        let at = after(since, self.cfg.ip_wait_timeout);
-        p.waiting.entry(ip).or_default().push_back(job);
-        p.waiting_len += 1;
-        if p.timer_at.is_none_or(|t| at < t) {
-            p.timer_at = Some(at);
-            self.timers.schedule(at, TimerKey::IpWait);
-        }
-    }
-
-    /// Fails the requests that waited longer than `ip_wait_timeout` for a per-IP slot
-    /// and schedules the next check.
-    fn expire_ip_waits(&mut self, at: Instant, now: Instant) {
-        let timeout = self.cfg.ip_wait_timeout;
-        let Some(p) = self.per_ip.as_mut() else {
-            return;
-        };
-        if p.timer_at != Some(at) {
-            return; // stale: replaced by an earlier entry
-        }
-        p.timer_at = None;
-        let mut expired = Vec::new();
-        let mut next: Option<Instant> = None;
-        p.waiting.retain(|_, queue| {
-            let mut kept = VecDeque::with_capacity(queue.len());
-            for job in queue.drain(..) {
-                let due = after(job.ip_wait_since.unwrap_or(now), timeout);
-                if due <= now {
-                    expired.push(job);
-                } else {
-                    next = Some(next.map_or(due, |n| n.min(due)));
-                    kept.push_back(job);
-                }
-            }
-            *queue = kept;
-            !queue.is_empty()
-        });
-        p.waiting_len = p.waiting_len.saturating_sub(expired.len());
-        if let Some(next) = next {
-            p.timer_at = Some(next);
-            self.timers.schedule(next, TimerKey::IpWait);
-        }
-        for mut job in expired {
-            job.end_ip_wait(now);
-            job.ip_ticket = None;
-            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
-        }
-    }
-
-    /// A same-host request waiting for `ip` here, if any (it can take an idle connection
-    /// of its host instead of a new slot).
-    fn take_waiting_for(&mut self, key: &PoolKey, ip: IpAddr, now: Instant) -> Option<Job> {
-        let p = self.per_ip.as_mut()?;
-        let queue = p.waiting.get_mut(&ip)?;
-        let pos = queue.iter().position(|j| !j.fresh_only && j.key == *key)?;
-        let mut job = queue.remove(pos)?;
-        if queue.is_empty() {
-            p.waiting.remove(&ip);
-        }
-        p.waiting_len = p.waiting_len.saturating_sub(1);
-        job.ip_ticket = None;
-        job.end_ip_wait(now);
-        Some(job)
-    }
-
-    fn connect(&mut self, mut job: Job, now: Instant) {
-        let Some(addr) = job
-            .addrs
-            .as_ref()
-            .and_then(|a| a.get(job.addr_index).copied())
-        else {
-            return self.fail_job(
-                job,
-                None,
-                FailReason::Dns(crate::net::DnsFailure::NoAddress),
-                now,
-            );
-        };
-        if !self.cfg.allow_private_addresses && is_blocked_address(addr.ip()) {
-            return self.fail_job(job, Some(addr), FailReason::BlockedAddress, now);
-        }
-        let slot = match &self.per_ip {
-            None => None,
-            Some(p) => match p.table.acquire(&p.notify, addr.ip(), &mut job.ip_ticket) {
-                Some(slot) => Some(slot),
-                None => return self.wait_for_ip(job, now),
-            },
-        };
-        job.end_ip_wait(now);
-        self.open_conn(job, addr, slot, now);
-    }
-
-    /// Opens a connection to `addr` for `job`, holding `slot` (its per-IP slot).
-    fn open_conn(&mut self, mut job: Job, addr: SocketAddr, slot: Option<IpSlot>, now: Instant) {
-        let stream = match mio::net::TcpStream::connect(addr) {
-            Ok(s) => s,
-            Err(e) => {
-                drop(slot);
-                let reason = connect_reason(&e);
-                if job
-                    .addrs
-                    .as_ref()
-                    .is_some_and(|a| job.addr_index + 1 < a.len())
-                {
-                    job.addr_index += 1;
-                    return self.connect(job, now);
-                }
-                return self.fail_job(job, None, reason, now);
-            }
-        };
-        // Requests go out in one write; Nagle would only delay the next one.
-        let _ = stream.set_nodelay(true);
-        self.stats.connections_opened += 1;
-        let conn = Conn {
-            stream,
-            tls: None,
-            key: job.key.clone(),
-            peer: addr,
-            phase: Phase::Connecting(Connecting {
-                ex: Exchange {
-                    job,
-                    started: now,
-                    timings: Timings::default(),
-                    reused: false,
-                    tls_resumed: false,
-                },
-                since: now,
-            }),
-            registered: Interest::WRITABLE,
-            timer_at: None,
-            served: 0,
-            ip_slot: slot,
-            contended_reuses: 0,
-        };
-        let key = self.conns.insert(conn);
-        let registered = match self.conns.get_mut(key) {
-            Some(conn) => {
-                self.poll
-                    .registry()
-                    .register(&mut conn.stream, key.token(), Interest::WRITABLE)
-            }
-            None => Ok(()),
-        };
-        if let Err(e) = registered {
-            if let Some(mut conn) = self.conns.remove(key) {
-                if let Phase::Connecting(p) = conn.phase.take() {
-                    self.fail_job(p.ex.job, Some(addr), FailReason::Io(e.to_string()), now);
-                }
-            }
-            return;
-        }
-        self.refresh(key, now);
-    }
-
-    /// Puts `job` on an idle connection taken from the pool and writes the request.
-    fn start_on_idle(&mut self, slot: SlotKey, job: Job, now: Instant) {
-        let Some(conn) = self.conns.get_mut(slot) else {
-            // Cannot happen (the pool holds live keys only); route the job afresh.
-            return self.dispatch(job, now);
-        };
-        self.stats.reused_exchanges += 1;
-        if let Some(slot) = conn.ip_slot.as_mut() {
-            slot.set_idle(false);
-        }
-        conn.phase = Phase::Sending(Sending {
-            ex: Exchange {
-                job,
-                started: now,
-                timings: Timings::default(),
-                reused: true,
-                tls_resumed: false,
-            },
-            since: now,
-            written: 0,
-        });
-        self.step(slot, Readiness::ALL, now);
-    }
-
     // ----- connection driving ----------------------------------------------------------
 
     /// Advances one connection on readiness and applies the result.
@@ -878,27 +359,21 @@ impl Fetcher {
                 }
                 conn.phase = Phase::Idle(Idle { since: now });
                 let pool_key = conn.key.clone();
-                let ip_wanted = conn.ip_slot.as_mut().is_some_and(|s| s.set_idle(true));
-                if ip_wanted {
-                    // Requests wait for this address. A waiting request of the same host
-                    // takes the connection now. Otherwise it stays pooled for one loop
-                    // turn (the caller usually submits the host's next request on seeing
-                    // this outcome; reusing beats a new connection for the server too),
-                    // then goes to the queue — at most MAX_CONTENDED_REUSES times in a
-                    // row, so a busy host cannot keep a contended slot for ever.
-                    let ip = conn.peer.ip().to_canonical();
-                    conn.contended_reuses += 1;
-                    let streak = conn.contended_reuses;
-                    if streak > MAX_CONTENDED_REUSES {
+                let release = self.admission.on_idle(
+                    key,
+                    &pool_key,
+                    conn.peer.ip(),
+                    conn.ip_slot.as_mut(),
+                    &mut conn.contended_reuses,
+                    now,
+                );
+                match release {
+                    Release::Pool | Release::PoolOneTurn => {}
+                    Release::Close => {
                         self.stats.ip_yielded += 1;
                         return self.close(key);
                     }
-                    if let Some(job) = self.take_waiting_for(&pool_key, ip, now) {
-                        return self.start_on_idle(key, job, now);
-                    }
-                    self.yield_soon.push(key);
-                } else {
-                    conn.contended_reuses = 0;
+                    Release::Serve(job) => return self.start_on_idle(key, job, now),
                 }
                 self.pool.put(pool_key, key);
                 self.refresh(key, now);
@@ -979,15 +454,7 @@ impl Fetcher {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
-        let after = match conn.phase.take() {
-            Phase::Connecting(Connecting { ex, .. })
-            | Phase::Handshaking(Handshaking { ex, .. })
-            | Phase::Sending(Sending { ex, .. }) => failed(ex, None, reason),
-            Phase::ReadingHead(ReadingHead { r }) | Phase::ReadingBody(ReadingBody { r, .. }) => {
-                failed(r.ex, Some(Box::new(r.rx)), reason)
-            }
-            Phase::Idle(_) | Phase::Gone => After::IdleClosed,
-        };
+        let after = conn.fail(reason);
         self.apply(key, after, now);
     }
 
@@ -1037,7 +504,7 @@ impl Fetcher {
         self.complete(outcome);
     }
 
-    // ----- submissions, DNS, timers ----------------------------------------------------
+    // ----- submissions, DNS -------------------------------------------------------------
 
     fn take_submissions(&mut self) {
         while let Ok(req) = self.submissions.try_recv() {
@@ -1065,607 +532,8 @@ impl Fetcher {
             }
         }
     }
-
-    fn fire_timers(&mut self, now: Instant) {
-        while let Some((at, key)) = self.timers.pop_due(now) {
-            match key {
-                TimerKey::Conn(slot) => {
-                    let Some(conn) = self.conns.get_mut(slot) else {
-                        continue;
-                    };
-                    if conn.timer_at != Some(at) {
-                        continue; // stale: a later entry replaced it
-                    }
-                    conn.timer_at = None;
-                    match conn.deadline(&self.cfg.deadlines, self.cfg.pool.idle_timeout) {
-                        Some((due, what)) if due <= now => self.on_deadline(slot, what, now),
-                        _ => self.refresh(slot, now),
-                    }
-                }
-                TimerKey::Dns(id) => {
-                    if let Some(jobs) = self.dns_waiters.remove(&id) {
-                        self.resolver.abandon(id);
-                        for job in jobs {
-                            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Dns), now);
-                        }
-                    }
-                }
-                TimerKey::IpWait => self.expire_ip_waits(at, now),
-                TimerKey::Queue => {
-                    if self.queue_timer_at != Some(at) {
-                        continue;
-                    }
-                    self.queue_timer_at = None;
-                    let total = self.cfg.deadlines.total_timeout;
-                    while self
-                        .queue
-                        .front()
-                        .is_some_and(|j| after(j.submitted, total) <= now)
-                    {
-                        if let Some(job) = self.queue.pop_front() {
-                            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
-                        }
-                    }
-                    if let Some(front) = self.queue.front() {
-                        let at = after(front.submitted, total);
-                        self.timers.schedule(at, TimerKey::Queue);
-                        self.queue_timer_at = Some(at);
-                    }
-                }
-            }
-        }
-    }
-
-    fn on_deadline(&mut self, key: SlotKey, what: Deadline, now: Instant) {
-        match what {
-            Deadline::Fail(phase) => self.fail_conn(key, FailReason::Timeout(phase), now),
-            Deadline::IdleExpired => {
-                if let Some(conn) = self.conns.get(key) {
-                    let pool_key = conn.key.clone();
-                    self.pool.remove(&pool_key, key);
-                }
-                self.close(key);
-            }
-            Deadline::RateCheck => {
-                let d = self.cfg.deadlines;
-                let Some(conn) = self.conns.get_mut(key) else {
-                    return;
-                };
-                let r = match &mut conn.phase {
-                    Phase::ReadingHead(ReadingHead { r })
-                    | Phase::ReadingBody(ReadingBody { r, .. }) => &mut r.rx,
-                    _ => return self.refresh(key, now),
-                };
-                let elapsed = now.saturating_duration_since(r.rate_window_start);
-                let needed = (d.min_rate_bytes_per_sec as f64 * elapsed.as_secs_f64()) as u64;
-                if r.rate_window_bytes < needed {
-                    return self.fail_conn(
-                        key,
-                        FailReason::Timeout(TimeoutPhase::SlowTransfer),
-                        now,
-                    );
-                }
-                r.rate_window_start = now;
-                r.rate_window_bytes = 0;
-                self.refresh(key, now);
-            }
-        }
-    }
-
-    /// Drops stale timer entries when they outnumber live ones (keeps the heap O(live)).
-    fn compact_timers(&mut self) {
-        let live = self.conns.len() + self.dns_waiters.len() + 1;
-        if self.timers.len() <= 4 * live + 1024 {
-            return;
-        }
-        let conns = &self.conns;
-        let dns = &self.dns_waiters;
-        let queue_at = self.queue_timer_at;
-        let ip_at = self.per_ip.as_ref().and_then(|p| p.timer_at);
-        self.timers.retain(|at, k| match k {
-            TimerKey::IpWait => ip_at == Some(at),
-            TimerKey::Conn(s) => conns.get(s).is_some_and(|c| c.timer_at == Some(at)),
-            TimerKey::Dns(id) => dns.contains_key(&id),
-            TimerKey::Queue => queue_at == Some(at),
-        });
-    }
 }
 
 fn is_idempotent(m: Method) -> bool {
     matches!(m, Method::Get | Method::Head)
-}
-
-fn connect_reason(e: &io::Error) -> FailReason {
-    match e.kind() {
-        io::ErrorKind::ConnectionRefused => FailReason::Refused,
-        io::ErrorKind::ConnectionReset => FailReason::Reset,
-        _ => FailReason::Connect(e.to_string()),
-    }
-}
-
-fn io_reason(e: &io::Error) -> FailReason {
-    match e.kind() {
-        io::ErrorKind::ConnectionReset
-        | io::ErrorKind::ConnectionAborted
-        | io::ErrorKind::BrokenPipe => FailReason::Reset,
-        io::ErrorKind::UnexpectedEof => FailReason::ClosedEarly,
-        _ => FailReason::Io(e.to_string()),
-    }
-}
-
-fn http_reason(e: HttpError) -> FailReason {
-    match e {
-        HttpError::BodyTooLarge => FailReason::TooLarge,
-        HttpError::ClosedBeforeResponse => FailReason::ClosedEarly,
-        e => FailReason::Protocol(e),
-    }
-}
-
-fn decode_reason(e: DecodeError) -> FailReason {
-    match e {
-        DecodeError::TooLarge | DecodeError::RatioExceeded => FailReason::TooLarge,
-        e => FailReason::Decode(e),
-    }
-}
-
-fn failed(ex: Exchange, reading: Option<Box<Received>>, reason: FailReason) -> After {
-    After::Failed {
-        ex,
-        reading,
-        reason,
-        retryable: false,
-        next_addr: false,
-    }
-}
-
-/// One step of the state machine: runs phases until the connection must wait.
-fn advance(conn: &mut Conn, ctx: &mut Ctx<'_>, mut ready: Readiness, now: Instant) -> After {
-    loop {
-        match conn.phase.take() {
-            Phase::Connecting(p) => {
-                if !ready.writable && !ready.error && !ready.read_closed {
-                    conn.phase = Phase::Connecting(p);
-                    return After::Wait;
-                }
-                // mio's TcpStream::connect contract: on a writable event, check
-                // take_error, then peer_addr (NotConnected: not yet, wait again).
-                match conn.stream.take_error() {
-                    Ok(None) => {}
-                    Ok(Some(e)) | Err(e) => return connect_failed(p.ex, &e),
-                }
-                match conn.stream.peer_addr() {
-                    Ok(_) => {}
-                    Err(e)
-                        if e.kind() == io::ErrorKind::NotConnected
-                            || e.kind() == io::ErrorKind::WouldBlock =>
-                    {
-                        conn.phase = Phase::Connecting(p);
-                        return After::Wait;
-                    }
-                    Err(e) => return connect_failed(p.ex, &e),
-                }
-                let mut ex = p.ex;
-                ex.timings.connect = Some(now.saturating_duration_since(p.since));
-                if ex.job.key.https {
-                    match ctx.tls.connect(&ex.job.key.host) {
-                        Ok(c) => conn.tls = Some(Box::new(c)),
-                        Err(e) => return failed(ex, None, FailReason::Tls(e.to_string())),
-                    }
-                    conn.phase = Phase::Handshaking(Handshaking { ex, since: now });
-                } else {
-                    conn.phase = Phase::Sending(Sending {
-                        ex,
-                        since: now,
-                        written: 0,
-                    });
-                }
-                ready = Readiness::ALL;
-            }
-            Phase::Handshaking(p) => {
-                let Some(tls) = conn.tls.as_deref_mut() else {
-                    return failed(p.ex, None, FailReason::Tls("no session".into()));
-                };
-                if let Err(e) = flush_tls(&mut conn.stream, tls) {
-                    return failed(p.ex, None, io_reason(&e));
-                }
-                let read = read_plaintext(
-                    &mut conn.stream,
-                    Some(&mut *tls),
-                    ctx.read_buf,
-                    true,
-                    |_| true,
-                );
-                match read {
-                    Ok(ReadEnd::Eof) => {
-                        return failed(
-                            p.ex,
-                            None,
-                            FailReason::Tls("connection closed during handshake".into()),
-                        )
-                    }
-                    Ok(_) => {}
-                    Err(ReadError::Tls(e)) => {
-                        return failed(p.ex, None, FailReason::Tls(e.to_string()))
-                    }
-                    Err(ReadError::Io(e)) => return failed(p.ex, None, io_reason(&e)),
-                }
-                if let Err(e) = flush_tls(&mut conn.stream, tls) {
-                    return failed(p.ex, None, io_reason(&e));
-                }
-                if tls.is_handshaking() {
-                    conn.phase = Phase::Handshaking(p);
-                    return After::Wait;
-                }
-                let mut ex = p.ex;
-                ex.timings.tls = Some(now.saturating_duration_since(p.since));
-                ex.tls_resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
-                conn.phase = Phase::Sending(Sending {
-                    ex,
-                    since: now,
-                    written: 0,
-                });
-            }
-            Phase::Sending(mut p) => {
-                let sent = match conn.tls.as_deref_mut() {
-                    None => write_plain(&mut conn.stream, &p.ex.job.wire, &mut p.written),
-                    Some(tls) => {
-                        let mut r = Ok(());
-                        if p.written < p.ex.job.wire.len() {
-                            r = tls.writer().write_all(&p.ex.job.wire);
-                            p.written = p.ex.job.wire.len();
-                        }
-                        r.and_then(|()| flush_tls(&mut conn.stream, tls))
-                            .map(|()| !tls.wants_write())
-                    }
-                };
-                match sent {
-                    Err(e) => {
-                        let retryable = p.ex.reused;
-                        return After::Failed {
-                            reason: io_reason(&e),
-                            ex: p.ex,
-                            reading: None,
-                            retryable,
-                            next_addr: false,
-                        };
-                    }
-                    Ok(false) => {
-                        conn.phase = Phase::Sending(p);
-                        return After::Wait;
-                    }
-                    Ok(true) => {
-                        let req = &p.ex.job.req;
-                        let reader = ResponseReader::new(req.head.method, req.limits.response);
-                        conn.phase = Phase::ReadingHead(ReadingHead {
-                            r: Reading {
-                                ex: p.ex,
-                                rx: Received::new(reader, now),
-                            },
-                        });
-                        return After::Wait;
-                    }
-                }
-            }
-            Phase::ReadingHead(ReadingHead { r }) => {
-                return read_response(conn, ctx, r, None, ready, now)
-            }
-            Phase::ReadingBody(ReadingBody { r, decoder }) => {
-                return read_response(conn, ctx, r, Some(decoder), ready, now)
-            }
-            Phase::Idle(p) => {
-                if !ready.readable && !ready.error && !ready.read_closed {
-                    conn.phase = Phase::Idle(p);
-                    return After::Wait;
-                }
-                // Readable while idle: the server closed, reset, or sent bytes nobody
-                // asked for. Only TLS housekeeping records (tickets) keep it pooled.
-                let mut data = false;
-                let read = read_plaintext(
-                    &mut conn.stream,
-                    conn.tls.as_deref_mut(),
-                    ctx.read_buf,
-                    true,
-                    |_| {
-                        data = true;
-                        false
-                    },
-                );
-                if matches!(read, Ok(ReadEnd::WouldBlock)) && !data && !ready.read_closed {
-                    conn.phase = Phase::Idle(p);
-                    return After::Wait;
-                }
-                return After::IdleClosed;
-            }
-            // Only seen mid-transition; a connection left in it has nothing to finish.
-            Phase::Gone => return After::IdleClosed,
-        }
-    }
-}
-
-fn connect_failed(ex: Exchange, e: &io::Error) -> After {
-    After::Failed {
-        ex,
-        reading: None,
-        reason: connect_reason(e),
-        retryable: false,
-        next_addr: true,
-    }
-}
-
-/// How feeding stopped.
-enum Fed {
-    More,
-    Done { leftover: bool },
-    Failed(FailReason),
-}
-
-/// Reads what the socket has and feeds it to the response reader and decoder.
-fn read_response(
-    conn: &mut Conn,
-    ctx: &mut Ctx<'_>,
-    r: Reading,
-    mut decoder: Option<ContentDecoder>,
-    ready: Readiness,
-    now: Instant,
-) -> After {
-    let Reading { ex, mut rx } = r;
-    let limits = ex.job.req.limits;
-    let mut state = Fed::More;
-    let body_tmp = &mut *ctx.body_tmp;
-    let drain_fully = ready.read_closed || ready.error;
-    let read = read_plaintext(
-        &mut conn.stream,
-        conn.tls.as_deref_mut(),
-        ctx.read_buf,
-        drain_fully,
-        |chunk| {
-            if rx.first_byte_at.is_none() {
-                rx.first_byte_at = Some(now);
-                rx.rate_window_start = now;
-            }
-            rx.last_read = now;
-            rx.rate_window_bytes += chunk.len() as u64;
-            state = feed(&mut rx, &mut decoder, chunk, body_tmp, &limits);
-            matches!(state, Fed::More)
-        },
-    );
-    let got_bytes = rx.first_byte_at.is_some();
-    let retryable = ex.reused && !got_bytes;
-    let eof = match read {
-        Ok(ReadEnd::WouldBlock) => false,
-        Ok(ReadEnd::Stopped) => false,
-        Ok(ReadEnd::Eof) => true,
-        Err(ReadError::Tls(e)) => {
-            return failed(ex, Some(Box::new(rx)), FailReason::Tls(e.to_string()));
-        }
-        Err(ReadError::Io(e)) => {
-            return After::Failed {
-                ex,
-                reading: Some(Box::new(rx)),
-                reason: io_reason(&e),
-                retryable,
-                next_addr: false,
-            };
-        }
-    };
-    match state {
-        Fed::Failed(reason) => return failed(ex, Some(Box::new(rx)), reason),
-        Fed::Done { leftover } => {
-            return finish(conn, ex, rx, decoder, leftover || ready.read_closed, now)
-        }
-        Fed::More => {}
-    }
-    if eof {
-        return match rx.reader.on_eof() {
-            Ok(()) if rx.reader.is_done() => finish(conn, ex, rx, decoder, true, now),
-            Ok(()) | Err(_) if !got_bytes => After::Failed {
-                ex,
-                reading: Some(Box::new(rx)),
-                reason: FailReason::ClosedEarly,
-                retryable,
-                next_addr: false,
-            },
-            Ok(()) => failed(ex, Some(Box::new(rx)), FailReason::ClosedEarly),
-            Err(e) => failed(ex, Some(Box::new(rx)), http_reason(e)),
-        };
-    }
-    let r = Reading { ex, rx };
-    conn.phase = match decoder {
-        None => Phase::ReadingHead(ReadingHead { r }),
-        Some(decoder) => Phase::ReadingBody(ReadingBody { r, decoder }),
-    };
-    After::Wait
-}
-
-/// Feeds one chunk of plaintext to the reader; body bytes go through the decoder.
-fn feed(
-    r: &mut Received,
-    decoder: &mut Option<ContentDecoder>,
-    chunk: &[u8],
-    body_tmp: &mut Vec<u8>,
-    limits: &FetchLimits,
-) -> Fed {
-    let mut carried = std::mem::take(&mut r.carry);
-    let input: &[u8] = if carried.is_empty() {
-        chunk
-    } else {
-        carried.extend_from_slice(chunk);
-        &carried
-    };
-    let mut pos = 0usize;
-    loop {
-        let rest = input.get(pos..).unwrap_or_default();
-        body_tmp.clear();
-        // Identity bodies go straight into the outcome's buffer: no second copy.
-        let direct = r.identity;
-        let fed = if direct {
-            r.reader.feed(rest, &mut r.body)
-        } else {
-            r.reader.feed(rest, body_tmp)
-        };
-        let fed = match fed {
-            Ok(f) => f,
-            Err(e) => return Fed::Failed(http_reason(e)),
-        };
-        if direct && r.body.len() as u64 > limits.decode.max_decoded_bytes {
-            return Fed::Failed(FailReason::TooLarge);
-        }
-        let used = rest.get(..fed.consumed).unwrap_or_default();
-        r.record_raw(used, limits);
-        r.wire_bytes += fed.consumed as u64;
-        pos += fed.consumed;
-        if decoder.is_none() {
-            if let Some(head) = r.reader.head() {
-                match ContentEncoding::from_header(head.header("content-encoding")) {
-                    Ok(enc) => {
-                        if enc == ContentEncoding::Identity {
-                            // One allocation for the body instead of doubling from zero.
-                            let declared = head
-                                .header("content-length")
-                                .and_then(|v| std::str::from_utf8(v).ok())
-                                .and_then(|v| v.trim().parse::<u64>().ok())
-                                .unwrap_or(0)
-                                .min(limits.decode.max_decoded_bytes)
-                                .min(limits.response.max_body_bytes)
-                                .min(BODY_RESERVE_MAX_BYTES);
-                            r.body.reserve(declared as usize);
-                            r.identity = true;
-                        }
-                        *decoder = Some(ContentDecoder::new(enc, limits.decode));
-                    }
-                    Err(e) => return Fed::Failed(decode_reason(e)),
-                }
-            }
-        }
-        if !body_tmp.is_empty() {
-            if let Some(dec) = decoder.as_mut() {
-                if let Err(e) = dec.push(body_tmp, &mut r.body) {
-                    return Fed::Failed(decode_reason(e));
-                }
-            }
-        }
-        if fed.done {
-            return Fed::Done {
-                leftover: pos < input.len(),
-            };
-        }
-        if pos >= input.len() {
-            return Fed::More;
-        }
-        if fed.consumed == 0 {
-            // The reader needs more than it was given (a partial head): keep the rest.
-            let rest = input.get(pos..).unwrap_or_default();
-            if rest.len() > limits.response.max_head_bytes.saturating_add(4096) {
-                return Fed::Failed(FailReason::TooLarge);
-            }
-            let rest = rest.to_vec();
-            r.carry = rest;
-            return Fed::More;
-        }
-    }
-}
-
-/// The response is complete: finish decoding and decide whether the connection is
-/// reusable.
-fn finish(
-    conn: &mut Conn,
-    ex: Exchange,
-    mut rx: Received,
-    decoder: Option<ContentDecoder>,
-    closing: bool,
-    now: Instant,
-) -> After {
-    if let Some(mut dec) = decoder {
-        if let Err(e) = dec.finish(&mut rx.body) {
-            return failed(ex, Some(Box::new(rx)), decode_reason(e));
-        }
-    }
-    let reusable = !closing && rx.reader.keep_alive();
-    let outcome = build_outcome(ex, Some(rx), Some(conn.peer), None, now);
-    After::Finished { outcome, reusable }
-}
-
-fn build_outcome(
-    ex: Exchange,
-    reading: Option<Received>,
-    peer: Option<SocketAddr>,
-    error: Option<FailReason>,
-    now: Instant,
-) -> FetchOutcome {
-    let Exchange {
-        job,
-        mut timings,
-        reused,
-        tls_resumed,
-        ..
-    } = ex;
-    timings.dns = job.dns;
-    timings.ip_wait = (!job.ip_waited.is_zero()).then_some(job.ip_waited);
-    timings.total = now.saturating_duration_since(job.submitted);
-    let mut outcome = FetchOutcome {
-        id: job.req.id,
-        url: job.req.head.url,
-        head: None,
-        body: Vec::new(),
-        body_truncated: false,
-        wire_bytes: 0,
-        decoded_bytes: 0,
-        peer,
-        reused_connection: reused,
-        tls_resumed,
-        retries: job.retries,
-        raw: Vec::new(),
-        raw_truncated: false,
-        timings,
-        error,
-    };
-    if let Some(r) = reading {
-        outcome.timings.first_byte = r
-            .first_byte_at
-            .map(|t| t.saturating_duration_since(r.sent_at));
-        outcome.head = r.reader.head().cloned();
-        outcome.body_truncated = r.reader.body_truncated();
-        outcome.wire_bytes = r.wire_bytes;
-        outcome.decoded_bytes = r.body.len() as u64;
-        outcome.body = r.body;
-        outcome.raw = r.raw;
-        outcome.raw_truncated = r.raw_truncated;
-    }
-    outcome
-}
-
-/// Addresses a crawler must not connect to unless the operator opts in: loopback,
-/// private (RFC 1918, unique-local fc00::/7), link-local, shared (100.64/10),
-/// multicast, broadcast, documentation and unspecified addresses. Checked on the
-/// resolved address, so a DNS answer cannot smuggle an internal target in. IPv4-mapped
-/// IPv6 addresses are judged as the IPv4 address they carry.
-pub fn is_blocked_address(ip: std::net::IpAddr) -> bool {
-    use std::net::IpAddr;
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_unspecified()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || a >= 240
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_blocked_address(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8
-        }
-    }
 }

@@ -19,6 +19,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod address;
+mod admission;
 mod config;
 mod conn;
 pub mod dns;
@@ -26,14 +28,15 @@ mod fetcher;
 mod outcome;
 pub mod per_ip;
 mod pool;
+mod request;
 mod slab;
 mod timer;
 
+pub use address::is_blocked_address;
 pub use config::{Deadlines, FetchLimits, FetcherConfig, PoolConfig};
 pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride};
-pub use fetcher::{
-    is_blocked_address, FetchRequest, Fetcher, FetcherError, FetcherStats, Submitter,
-};
+pub use fetcher::{Fetcher, FetcherError, FetcherStats};
 pub use outcome::{DnsFailure, FailReason, FetchOutcome, TimeoutPhase, Timings};
 pub use per_ip::IpSlots;
 pub use pool::PoolKey;
+pub use request::{FetchRequest, Submitter};

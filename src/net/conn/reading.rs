@@ -1,0 +1,245 @@
+//! `ReadingHead` and `ReadingBody`: receiving the response. Both read what the socket
+//! has and feed it to the sans-IO `ResponseReader`; once the head is complete, body bytes
+//! go through the `ContentDecoder` (the head says which). The connection waits in
+//! `ReadingHead` until the head is in, then in `ReadingBody`; the response ends in an
+//! outcome, with the connection reusable or not.
+
+use std::time::Instant;
+
+use super::exchange::{build_outcome, Exchange, Received};
+use super::fail::{decode_reason, failed, http_reason, io_reason};
+use super::io::{read_plaintext, ReadEnd, ReadError};
+use super::{After, Conn, Ctx, Phase, Readiness, Reading, ReadingBody, ReadingHead, Step};
+use crate::http::{ContentDecoder, ContentEncoding};
+use crate::net::config::FetchLimits;
+use crate::net::outcome::FailReason;
+
+/// Largest body buffer reserved up front from a declared Content-Length; bigger bodies
+/// grow as they arrive, so a lying header cannot make us allocate.
+const BODY_RESERVE_MAX_BYTES: u64 = 1 << 20;
+
+impl ReadingHead {
+    /// Reads until the head is complete (then on into the body, in the same read) or the
+    /// socket would block. Silence here is `first_byte_timeout`, then
+    /// `read_idle_timeout` once bytes came (`Conn::deadline`).
+    pub(super) fn step(
+        self,
+        conn: &mut Conn,
+        ctx: &mut Ctx<'_>,
+        ready: Readiness,
+        now: Instant,
+    ) -> Step {
+        read_response(conn, ctx, self.r, None, ready, now)
+    }
+}
+
+impl ReadingBody {
+    /// Reads body bytes until the framing says the body is complete, the peer closes,
+    /// or the socket would block.
+    pub(super) fn step(
+        self,
+        conn: &mut Conn,
+        ctx: &mut Ctx<'_>,
+        ready: Readiness,
+        now: Instant,
+    ) -> Step {
+        read_response(conn, ctx, self.r, Some(self.decoder), ready, now)
+    }
+}
+
+/// How feeding stopped.
+enum Fed {
+    More,
+    Done { leftover: bool },
+    Failed(FailReason),
+}
+
+/// Reads what the socket has and feeds it to the response reader and decoder.
+fn read_response(
+    conn: &mut Conn,
+    ctx: &mut Ctx<'_>,
+    r: Reading,
+    mut decoder: Option<ContentDecoder>,
+    ready: Readiness,
+    now: Instant,
+) -> Step {
+    let Reading { ex, mut rx } = r;
+    let limits = ex.job.req.limits;
+    let mut state = Fed::More;
+    let body_tmp = &mut *ctx.body_tmp;
+    let drain_fully = ready.read_closed || ready.error;
+    let read = read_plaintext(
+        &mut conn.stream,
+        conn.tls.as_deref_mut(),
+        ctx.read_buf,
+        drain_fully,
+        |chunk| {
+            if rx.first_byte_at.is_none() {
+                rx.first_byte_at = Some(now);
+                rx.rate_window_start = now;
+            }
+            rx.last_read = now;
+            rx.rate_window_bytes += chunk.len() as u64;
+            state = feed(&mut rx, &mut decoder, chunk, body_tmp, &limits);
+            matches!(state, Fed::More)
+        },
+    );
+    let got_bytes = rx.first_byte_at.is_some();
+    let retryable = ex.reused && !got_bytes;
+    let eof = match read {
+        Ok(ReadEnd::WouldBlock) => false,
+        Ok(ReadEnd::Stopped) => false,
+        Ok(ReadEnd::Eof) => true,
+        Err(ReadError::Tls(e)) => {
+            return Step::Done(failed(
+                ex,
+                Some(Box::new(rx)),
+                FailReason::Tls(e.to_string()),
+            ));
+        }
+        Err(ReadError::Io(e)) => {
+            return Step::Done(After::Failed {
+                ex,
+                reading: Some(Box::new(rx)),
+                reason: io_reason(&e),
+                retryable,
+                next_addr: false,
+            });
+        }
+    };
+    match state {
+        Fed::Failed(reason) => return Step::Done(failed(ex, Some(Box::new(rx)), reason)),
+        Fed::Done { leftover } => {
+            let closing = leftover || ready.read_closed;
+            return Step::Done(finish(conn, ex, rx, decoder, closing, now));
+        }
+        Fed::More => {}
+    }
+    if eof {
+        return Step::Done(match rx.reader.on_eof() {
+            Ok(()) if rx.reader.is_done() => finish(conn, ex, rx, decoder, true, now),
+            Ok(()) | Err(_) if !got_bytes => After::Failed {
+                ex,
+                reading: Some(Box::new(rx)),
+                reason: FailReason::ClosedEarly,
+                retryable,
+                next_addr: false,
+            },
+            Ok(()) => failed(ex, Some(Box::new(rx)), FailReason::ClosedEarly),
+            Err(e) => failed(ex, Some(Box::new(rx)), http_reason(e)),
+        });
+    }
+    let r = Reading { ex, rx };
+    conn.wait(match decoder {
+        None => Phase::ReadingHead(ReadingHead { r }),
+        Some(decoder) => Phase::ReadingBody(ReadingBody { r, decoder }),
+    })
+}
+
+/// Feeds one chunk of plaintext to the reader; body bytes go through the decoder.
+fn feed(
+    r: &mut Received,
+    decoder: &mut Option<ContentDecoder>,
+    chunk: &[u8],
+    body_tmp: &mut Vec<u8>,
+    limits: &FetchLimits,
+) -> Fed {
+    let mut carried = std::mem::take(&mut r.carry);
+    let input: &[u8] = if carried.is_empty() {
+        chunk
+    } else {
+        carried.extend_from_slice(chunk);
+        &carried
+    };
+    let mut pos = 0usize;
+    loop {
+        let rest = input.get(pos..).unwrap_or_default();
+        body_tmp.clear();
+        // Identity bodies go straight into the outcome's buffer: no second copy.
+        let direct = r.identity;
+        let fed = if direct {
+            r.reader.feed(rest, &mut r.body)
+        } else {
+            r.reader.feed(rest, body_tmp)
+        };
+        let fed = match fed {
+            Ok(f) => f,
+            Err(e) => return Fed::Failed(http_reason(e)),
+        };
+        if direct && r.body.len() as u64 > limits.decode.max_decoded_bytes {
+            return Fed::Failed(FailReason::TooLarge);
+        }
+        let used = rest.get(..fed.consumed).unwrap_or_default();
+        r.record_raw(used, limits);
+        r.wire_bytes += fed.consumed as u64;
+        pos += fed.consumed;
+        if decoder.is_none() {
+            if let Some(head) = r.reader.head() {
+                match ContentEncoding::from_header(head.header("content-encoding")) {
+                    Ok(enc) => {
+                        if enc == ContentEncoding::Identity {
+                            // One allocation for the body instead of doubling from zero.
+                            let declared = head
+                                .header("content-length")
+                                .and_then(|v| std::str::from_utf8(v).ok())
+                                .and_then(|v| v.trim().parse::<u64>().ok())
+                                .unwrap_or(0)
+                                .min(limits.decode.max_decoded_bytes)
+                                .min(limits.response.max_body_bytes)
+                                .min(BODY_RESERVE_MAX_BYTES);
+                            r.body.reserve(declared as usize);
+                            r.identity = true;
+                        }
+                        *decoder = Some(ContentDecoder::new(enc, limits.decode));
+                    }
+                    Err(e) => return Fed::Failed(decode_reason(e)),
+                }
+            }
+        }
+        if !body_tmp.is_empty() {
+            if let Some(dec) = decoder.as_mut() {
+                if let Err(e) = dec.push(body_tmp, &mut r.body) {
+                    return Fed::Failed(decode_reason(e));
+                }
+            }
+        }
+        if fed.done {
+            return Fed::Done {
+                leftover: pos < input.len(),
+            };
+        }
+        if pos >= input.len() {
+            return Fed::More;
+        }
+        if fed.consumed == 0 {
+            // The reader needs more than it was given (a partial head): keep the rest.
+            let rest = input.get(pos..).unwrap_or_default();
+            if rest.len() > limits.response.max_head_bytes.saturating_add(4096) {
+                return Fed::Failed(FailReason::TooLarge);
+            }
+            let rest = rest.to_vec();
+            r.carry = rest;
+            return Fed::More;
+        }
+    }
+}
+
+/// The response is complete: finish decoding and decide whether the connection is
+/// reusable.
+fn finish(
+    conn: &mut Conn,
+    ex: Exchange,
+    mut rx: Received,
+    decoder: Option<ContentDecoder>,
+    closing: bool,
+    now: Instant,
+) -> After {
+    if let Some(mut dec) = decoder {
+        if let Err(e) = dec.finish(&mut rx.body) {
+            return failed(ex, Some(Box::new(rx)), decode_reason(e));
+        }
+    }
+    let reusable = !closing && rx.reader.keep_alive();
+    let outcome = build_outcome(ex, Some(rx), Some(conn.peer), None, now);
+    After::Finished { outcome, reusable }
+}

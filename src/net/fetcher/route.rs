@@ -1,0 +1,265 @@
+//! Request routing: where a request goes next (an idle pooled connection, a DNS lookup,
+//! the connection-slot queue, admission for its address) and opening connections. The
+//! decisions about per-IP slots are `admission.rs`'s; this only carries them out.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
+
+use mio::Interest;
+
+use super::{Fetcher, TimerKey};
+use crate::net::admission::{still_wanted, Decision};
+use crate::net::conn::{
+    after, connect_reason, Conn, Connecting, Exchange, Job, Phase, Readiness, Sending,
+};
+use crate::net::dns::Lookup;
+use crate::net::outcome::{FailReason, Timings};
+use crate::net::per_ip::IpSlot;
+use crate::net::pool::PoolKey;
+use crate::net::slab::SlotKey;
+
+impl Fetcher {
+    /// Sends `job` on its way: an idle pooled connection, a DNS lookup, a new connection,
+    /// or the queue when every connection slot is taken.
+    pub(super) fn dispatch(&mut self, mut job: Job, now: Instant) {
+        if !job.fresh_only {
+            if let Some(slot) = self.pool.take(&job.key) {
+                return self.start_on_idle(slot, job, now);
+            }
+        }
+        if job.addrs.is_none() {
+            match self.resolver.lookup(&job.key.host, job.key.port, now) {
+                Lookup::Ready(Ok(addrs)) => {
+                    job.addrs = Some(addrs);
+                    job.dns = Some(now.saturating_duration_since(job.submitted));
+                }
+                Lookup::Ready(Err(e)) => return self.fail_job(job, None, FailReason::Dns(e), now),
+                Lookup::Pending(id) => {
+                    let waiters = self.dns_waiters.entry(id).or_default();
+                    if waiters.is_empty() {
+                        self.timers.schedule(
+                            after(now, self.cfg.deadlines.dns_timeout),
+                            TimerKey::Dns(id),
+                        );
+                    }
+                    waiters.push(job);
+                    return;
+                }
+            }
+        }
+        if self.conns.len() >= self.cfg.max_connections {
+            match self.pool.take_oldest() {
+                Some((_, slot)) => self.close(slot),
+                None => {
+                    if self.queue.is_empty() || self.queue_timer_at.is_none() {
+                        let at = after(job.submitted, self.cfg.deadlines.total_timeout);
+                        self.timers.schedule(at, TimerKey::Queue);
+                        self.queue_timer_at = Some(at);
+                    }
+                    self.queue.push_back(job);
+                    return;
+                }
+            }
+        }
+        self.connect(job, now);
+    }
+
+    /// Starts queued jobs while there is room.
+    pub(super) fn pump(&mut self, now: Instant) {
+        while let Some(job) = self.queue.front() {
+            let can_run = (!job.fresh_only && self.pool.len_for(&job.key) > 0)
+                || self.conns.len() < self.cfg.max_connections
+                || !self.pool.is_empty();
+            if !can_run {
+                break;
+            }
+            if let Some(job) = self.queue.pop_front() {
+                self.dispatch(job, now);
+            }
+        }
+        self.pump_ip(now);
+    }
+
+    /// Acts on the per-IP table's notices: closes idle connections to addresses others
+    /// wait for, and starts this fetcher's waiting requests whose turn has come.
+    pub(super) fn pump_ip(&mut self, now: Instant) {
+        let notices = self.admission.take_notices();
+        for ip in notices.evict {
+            self.yield_idle_to(ip);
+        }
+        for ip in notices.ready {
+            // One decision at a time: acting on one (a reuse takes a pooled connection)
+            // changes what the next sees.
+            loop {
+                let pool = &self.pool;
+                let Some(d) = self
+                    .admission
+                    .next_waiting(ip, now, |k| pool.len_for(k) > 0)
+                else {
+                    break;
+                };
+                self.decide(d, now);
+            }
+        }
+    }
+
+    /// Carries out an admission decision.
+    pub(super) fn decide(&mut self, d: Decision, now: Instant) {
+        match d {
+            Decision::Connect { job, addr, slot } => self.open_conn(job, addr, slot, now),
+            Decision::Wait { first, timer } => {
+                self.stats.ip_waits += u64::from(first);
+                if let Some(at) = timer {
+                    self.timers.schedule(at, TimerKey::IpWait);
+                }
+            }
+            Decision::Reuse(job) => self.dispatch(job, now),
+            Decision::Fail { job, peer, reason } => self.fail_job(job, peer, reason, now),
+        }
+    }
+
+    /// Closes the connections left pooled for one turn (`Release::PoolOneTurn`) that
+    /// were not reused meanwhile, if requests still wait for their address.
+    pub(super) fn yield_contended(&mut self, now: Instant) {
+        let soon = self.admission.take_yield_soon();
+        if soon.is_empty() {
+            return;
+        }
+        for slot in soon {
+            let Some(conn) = self.conns.get_mut(slot) else {
+                continue;
+            };
+            if !matches!(conn.phase, Phase::Idle(_)) {
+                continue; // reused by its host
+            }
+            if still_wanted(conn.ip_slot.as_mut()) {
+                let key = conn.key.clone();
+                if self.pool.remove(&key, slot) {
+                    self.stats.ip_yielded += 1;
+                    self.close(slot);
+                }
+            }
+        }
+        self.pump(now);
+    }
+
+    /// Closes this fetcher's idle connections to `ip` (requests wait for its slots),
+    /// except those in their one-turn grace.
+    pub(super) fn yield_idle_to(&mut self, ip: IpAddr) {
+        let conns = &self.conns;
+        let admission = &self.admission;
+        let idle: Vec<(PoolKey, SlotKey)> = self
+            .pool
+            .iter()
+            .filter(|(_, slot)| {
+                !admission.in_grace(*slot)
+                    && conns
+                        .get(*slot)
+                        .is_some_and(|c| c.peer.ip().to_canonical() == ip)
+            })
+            .map(|(k, s)| (k.clone(), s))
+            .collect();
+        for (key, slot) in idle {
+            self.pool.remove(&key, slot);
+            self.stats.ip_yielded += 1;
+            self.close(slot);
+        }
+    }
+
+    pub(super) fn connect(&mut self, job: Job, now: Instant) {
+        let d = self.admission.admit(job, now);
+        self.decide(d, now);
+    }
+
+    /// Opens a connection to `addr` for `job`, holding `slot` (its per-IP slot).
+    pub(super) fn open_conn(
+        &mut self,
+        mut job: Job,
+        addr: SocketAddr,
+        slot: Option<IpSlot>,
+        now: Instant,
+    ) {
+        let stream = match mio::net::TcpStream::connect(addr) {
+            Ok(s) => s,
+            Err(e) => {
+                drop(slot);
+                let reason = connect_reason(&e);
+                if job
+                    .addrs
+                    .as_ref()
+                    .is_some_and(|a| job.addr_index + 1 < a.len())
+                {
+                    job.addr_index += 1;
+                    return self.connect(job, now);
+                }
+                return self.fail_job(job, None, reason, now);
+            }
+        };
+        // Requests go out in one write; Nagle would only delay the next one.
+        let _ = stream.set_nodelay(true);
+        self.stats.connections_opened += 1;
+        let conn = Conn {
+            stream,
+            tls: None,
+            key: job.key.clone(),
+            peer: addr,
+            phase: Phase::Connecting(Connecting {
+                ex: Exchange {
+                    job,
+                    started: now,
+                    timings: Timings::default(),
+                    reused: false,
+                    tls_resumed: false,
+                },
+                since: now,
+            }),
+            registered: Interest::WRITABLE,
+            timer_at: None,
+            served: 0,
+            ip_slot: slot,
+            contended_reuses: 0,
+        };
+        let key = self.conns.insert(conn);
+        let registered = match self.conns.get_mut(key) {
+            Some(conn) => {
+                self.poll
+                    .registry()
+                    .register(&mut conn.stream, key.token(), Interest::WRITABLE)
+            }
+            None => Ok(()),
+        };
+        if let Err(e) = registered {
+            if let Some(mut conn) = self.conns.remove(key) {
+                if let Phase::Connecting(p) = conn.phase.take() {
+                    self.fail_job(p.ex.job, Some(addr), FailReason::Io(e.to_string()), now);
+                }
+            }
+            return;
+        }
+        self.refresh(key, now);
+    }
+
+    /// Puts `job` on an idle connection taken from the pool and writes the request.
+    pub(super) fn start_on_idle(&mut self, slot: SlotKey, job: Job, now: Instant) {
+        let Some(conn) = self.conns.get_mut(slot) else {
+            // Cannot happen (the pool holds live keys only); route the job afresh.
+            return self.dispatch(job, now);
+        };
+        self.stats.reused_exchanges += 1;
+        if let Some(slot) = conn.ip_slot.as_mut() {
+            slot.set_idle(false);
+        }
+        conn.phase = Phase::Sending(Sending {
+            ex: Exchange {
+                job,
+                started: now,
+                timings: Timings::default(),
+                reused: true,
+                tls_resumed: false,
+            },
+            since: now,
+            written: 0,
+        });
+        self.step(slot, Readiness::ALL, now);
+    }
+}
