@@ -11,10 +11,12 @@
 //! Layout, hashing, the false-positive model, sizing defaults and the snapshot
 //! consistency model are in `docs/seen.md`; why the mapping is sound in `docs/safety.md`.
 
+mod dirty;
 mod error;
 mod fingerprints;
 mod hash;
 mod header;
+mod log;
 mod mapped;
 pub mod model;
 mod set;
@@ -24,7 +26,8 @@ pub use fingerprints::ContentSeen;
 pub use hash::{DEFAULT_SEED, HASH_ALGORITHM_XXH3_128};
 pub use header::{Purpose, FORMAT_VERSION, HEADER_BYTES, MAGIC};
 pub use model::Sizing;
-pub use set::{Backing, SeenConfig, SeenSet, SnapshotInfo, Stats};
+pub use log::{LogSummary, RecordCounters, LOG_HEADER_BYTES, LOG_MAGIC, LOG_VERSION, PAUSE_ENV};
+pub use set::{Backing, LogRef, LogWrite, PendingLog, SeenConfig, SeenSet, SnapshotInfo, Stats};
 
 /// Fuzz entry point: decodes `data` as a seen-set header. Must never panic; a header
 /// that decodes must re-encode to bytes that decode to the same header.
