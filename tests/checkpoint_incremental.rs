@@ -364,6 +364,7 @@ fn kill_9_inside_a_checkpoint_write_resumes_to_full_coverage() {
             String::from_utf8_lossy(&inspect.stderr)
         );
     }
+    eprintln!("checkpoint_incremental: {kills_inside} kills landed inside a checkpoint write");
     assert!(kills_inside >= 2, "only {kills_inside} kills landed inside a checkpoint write");
 
     let status = Command::new(trawl_bin())
