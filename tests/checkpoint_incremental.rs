@@ -35,7 +35,12 @@ fn set_in(dir: &Path, name: &str, capacity: u64, backing: Backing) -> SeenSet {
 
 /// One simulated checkpoint: a fresh directory `cp-EPOCH`, the log written into it,
 /// confirmed. Returns the log's reference and what was written.
-fn checkpoint(set: &SeenSet, root: &Path, epoch: u64, prev: Option<&LogRef>) -> (LogRef, trawl::seen::LogWrite) {
+fn checkpoint(
+    set: &SeenSet,
+    root: &Path,
+    epoch: u64,
+    prev: Option<&LogRef>,
+) -> (LogRef, trawl::seen::LogWrite) {
     let dir = root.join(format!("cp-{epoch:06}"));
     fs::create_dir_all(&dir).unwrap();
     let pending = set.checkpoint_log(&dir, "seen.plog", prev, epoch).unwrap();
@@ -57,7 +62,11 @@ fn same_answers(a: &SeenSet, b: &SeenSet, n: u64) {
         assert!(b.contains(&key(i)), "key {i} lost");
     }
     for i in (1u64 << 40)..(1u64 << 40) + 200_000 {
-        assert_eq!(a.contains(&key(i)), b.contains(&key(i)), "bits differ at probe {i}");
+        assert_eq!(
+            a.contains(&key(i)),
+            b.contains(&key(i)),
+            "bits differ at probe {i}"
+        );
     }
 }
 
@@ -81,8 +90,12 @@ fn round_trip_over_epochs_for_both_backings() {
         // Epoch 1 is a full record; the later ones append deltas to the same inode.
         assert!(writes[0].compacted);
         assert!(writes[1..].iter().all(|w| !w.compacted), "{writes:?}");
-        let a = fs::metadata(tmp.path().join("cp-000001/seen.plog")).unwrap().ino();
-        let b = fs::metadata(tmp.path().join("cp-000005/seen.plog")).unwrap().ino();
+        let a = fs::metadata(tmp.path().join("cp-000001/seen.plog"))
+            .unwrap()
+            .ino();
+        let b = fs::metadata(tmp.path().join("cp-000005/seen.plog"))
+            .unwrap()
+            .ino();
         assert_eq!(a, b, "deltas must append to the hard-linked log");
         // A delta holds the changed blocks only: far less than the 1.9 MB bit region.
         let bits = set.stats().bits / 8;
@@ -96,7 +109,8 @@ fn round_trip_over_epochs_for_both_backings() {
         let (stats, summary) = SeenSet::verify_log(&r).unwrap();
         assert_eq!(summary.records, 5);
         assert_eq!(stats.inserted, set.stats().inserted);
-        let restored = SeenSet::restore_log(&r, tmp.path().join("restored"), backing, None).unwrap();
+        let restored =
+            SeenSet::restore_log(&r, tmp.path().join("restored"), backing, None).unwrap();
         assert_eq!(restored.stats().inserted, set.stats().inserted);
         assert_eq!(restored.stats().set_bits, set.stats().set_bits);
         same_answers(&set, &restored, n);
@@ -132,7 +146,8 @@ fn torn_tail_past_the_committed_length_is_ignored_then_cut() {
     std::io::Write::write_all(&mut &f, &torn).unwrap();
     drop(f);
     assert!(fs::metadata(&r2.path).unwrap().len() > r2.committed_bytes);
-    let restored = SeenSet::restore_log(&r2, tmp.path().join("restored"), Backing::Memory, None).unwrap();
+    let restored =
+        SeenSet::restore_log(&r2, tmp.path().join("restored"), Backing::Memory, None).unwrap();
     same_answers(&set, &restored, 2000);
     // The next append cuts the torn bytes first and stays readable.
     for i in 2000..2500 {
@@ -169,7 +184,10 @@ fn damage_inside_the_committed_length_is_refused_clearly() {
         let e = SeenSet::verify_log(&r2).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::LogDamaged, "byte {at}: {e}");
         let msg = e.to_string();
-        assert!(msg.contains("presence log is damaged") && msg.contains("seen.plog"), "{msg}");
+        assert!(
+            msg.contains("presence log is damaged") && msg.contains("seen.plog"),
+            "{msg}"
+        );
         assert!(msg.contains(&format!("at byte {}", delta.start)), "{msg}");
         let e = SeenSet::restore_log(&r2, tmp.path().join("x"), Backing::Memory, None).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::LogDamaged);
@@ -179,7 +197,10 @@ fn damage_inside_the_committed_length_is_refused_clearly() {
     let mut bad = good.clone();
     bad[100] ^= 1;
     fs::write(&r2.path, &bad).unwrap();
-    assert_eq!(SeenSet::verify_log(&r2).unwrap_err().kind(), ErrorKind::HeaderChecksum);
+    assert_eq!(
+        SeenSet::verify_log(&r2).unwrap_err().kind(),
+        ErrorKind::HeaderChecksum
+    );
     fs::write(&r2.path, &good[..good.len() - 10]).unwrap();
     let e = SeenSet::verify_log(&r2).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Truncated, "{e}");
@@ -191,7 +212,8 @@ fn damage_inside_the_committed_length_is_refused_clearly() {
     let e = SeenSet::verify_log(&inside).unwrap_err();
     assert!(e.to_string().contains("ends inside a record"), "{e}");
     // A URL log is not a fingerprint log.
-    let e = trawl::seen::ContentSeen::restore_log(&r2, tmp.path().join("fp"), Backing::Memory).unwrap_err();
+    let e = trawl::seen::ContentSeen::restore_log(&r2, tmp.path().join("fp"), Backing::Memory)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::WrongPurpose);
     SeenSet::verify_log(&r2).unwrap();
 }
@@ -224,7 +246,10 @@ fn compaction_starts_a_new_log_with_one_full_record() {
         }
         prev = Some(r);
     }
-    assert!(compactions.len() >= 2 && compactions[0] == 1, "{compactions:?}");
+    assert!(
+        compactions.len() >= 2 && compactions[0] == 1,
+        "{compactions:?}"
+    );
     let r = prev.unwrap();
     let (_, summary) = SeenSet::verify_log(&r).unwrap();
     // Log size stays within about twice the full record.
@@ -234,7 +259,8 @@ fn compaction_starts_a_new_log_with_one_full_record() {
         r.committed_bytes,
         summary.base_bytes
     );
-    let restored = SeenSet::restore_log(&r, tmp.path().join("restored"), Backing::Mapped, None).unwrap();
+    let restored =
+        SeenSet::restore_log(&r, tmp.path().join("restored"), Backing::Mapped, None).unwrap();
     same_answers(&set, &restored, n);
 }
 
@@ -253,7 +279,8 @@ fn an_unconfirmed_write_is_redone_by_the_next_checkpoint() {
     drop(set.checkpoint_log(&dir, "seen.plog", Some(&r1), 2).unwrap());
     // Epoch 2 again, from the committed epoch 1: must carry keys 1..500.
     let (r2, _) = checkpoint(&set, tmp.path(), 2, Some(&r1));
-    let restored = SeenSet::restore_log(&r2, tmp.path().join("restored"), Backing::Memory, None).unwrap();
+    let restored =
+        SeenSet::restore_log(&r2, tmp.path().join("restored"), Backing::Memory, None).unwrap();
     same_answers(&set, &restored, 500);
 }
 
@@ -273,9 +300,13 @@ fn cost_follows_the_keys_not_the_capacity() {
     }
     let (r2, w2) = checkpoint(&set, tmp.path(), 2, Some(&r1));
     assert!(w2.written_bytes < 10_000, "{w2:?}");
-    let restored = SeenSet::restore_log(&r2, tmp.path().join("restored"), Backing::Mapped, None).unwrap();
+    let restored =
+        SeenSet::restore_log(&r2, tmp.path().join("restored"), Backing::Mapped, None).unwrap();
     let resident = restored.resident_bytes().unwrap();
-    assert!(resident <= 1100 * 8192, "{resident} bytes resident for 1100 keys");
+    assert!(
+        resident <= 1100 * 8192,
+        "{resident} bytes resident for 1100 keys"
+    );
     assert!(set.resident_bytes().unwrap() < set.stats().bits / 8 / 4);
     same_answers(&set, &restored, 1100);
 }
@@ -285,11 +316,15 @@ fn cost_follows_the_keys_not_the_capacity() {
 /// The `tmp-*` checkpoint directory being written, if its log write has started.
 fn checkpoint_in_progress(out: &Path) -> Option<PathBuf> {
     let cp = out.join("checkpoint");
-    fs::read_dir(cp).ok()?.flatten().map(|e| e.path()).find(|p| {
-        p.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("tmp-"))
-            && p.join("seen.plog").exists()
-    })
+    fs::read_dir(cp)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("tmp-"))
+                && p.join("seen.plog").exists()
+        })
 }
 
 #[test]
@@ -365,7 +400,10 @@ fn kill_9_inside_a_checkpoint_write_resumes_to_full_coverage() {
         );
     }
     eprintln!("checkpoint_incremental: {kills_inside} kills landed inside a checkpoint write");
-    assert!(kills_inside >= 2, "only {kills_inside} kills landed inside a checkpoint write");
+    assert!(
+        kills_inside >= 2,
+        "only {kills_inside} kills landed inside a checkpoint write"
+    );
 
     let status = Command::new(trawl_bin())
         .current_dir(&sw.dir)
@@ -379,13 +417,25 @@ fn kill_9_inside_a_checkpoint_write_resumes_to_full_coverage() {
     let (m, f) = sw.manifest();
     let fetched = fetched_urls(&crawl_log(&out));
     let missed: Vec<_> = m.difference(&fetched).take(5).collect();
-    assert!(missed.is_empty(), "M URLs lost after {kills_inside} kills: {missed:?}");
+    assert!(
+        missed.is_empty(),
+        "M URLs lost after {kills_inside} kills: {missed:?}"
+    );
     assert!(f.intersection(&fetched).next().is_none(), "F URLs fetched");
     let stats: serde_json::Value =
         serde_json::from_slice(&fs::read(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["finish"], "exhausted", "{stats}");
-    assert!(stats["checkpoint_total_bytes"].as_u64().unwrap() > 0, "{stats}");
-    assert!(stats["presence_bits_resident_bytes"].as_u64().unwrap() > 0, "{stats}");
-    assert!(stats["rss_less_presence_bits_bytes"].as_u64().unwrap() > 0, "{stats}");
+    assert!(
+        stats["checkpoint_total_bytes"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    assert!(
+        stats["presence_bits_resident_bytes"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    assert!(
+        stats["rss_less_presence_bits_bytes"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
     warcio_check_dir(&out.join("warc"));
 }

@@ -809,7 +809,11 @@ impl Checkpoint {
     /// Verifies one presence log up to the committed length the manifest records
     /// (every record's checksum and runs); bytes past it are an append that no
     /// committed checkpoint owns, reported only as a figure.
-    fn presence_log(&self, log: &crate::seen::LogRef, v: &mut Verification) -> Option<PresenceReport> {
+    fn presence_log(
+        &self,
+        log: &crate::seen::LogRef,
+        v: &mut Verification,
+    ) -> Option<PresenceReport> {
         match SeenSet::verify_log(log) {
             Ok((stats, summary)) => {
                 v.files_checked += 1;

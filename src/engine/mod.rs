@@ -384,8 +384,9 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 Some(Purpose::Urls),
             )
             .map_err(err)?;
-            let fps = ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)
-                .map_err(err)?;
+            let fps =
+                ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)
+                    .map_err(err)?;
             (seen, fps)
         }
         Some((dir, _)) => {
@@ -748,8 +749,14 @@ fn log_presence_sizing(shared: &Shared) {
         bits_bytes = s.bits / 8,
         bits_mib = format!("{:.1}", s.bits as f64 / 8.0 / f64::from(1u32 << 20)),
         k = s.k,
-        fp_at_capacity = format!("{:.2e}", crate::seen::model::false_positive_rate(s.capacity as f64, blocks, s.k)),
-        lost_urls_at_capacity = format!("{:.3}", crate::seen::model::expected_lost(s.capacity as f64, blocks, s.k)),
+        fp_at_capacity = format!(
+            "{:.2e}",
+            crate::seen::model::false_positive_rate(s.capacity as f64, blocks, s.k)
+        ),
+        lost_urls_at_capacity = format!(
+            "{:.3}",
+            crate::seen::model::expected_lost(s.capacity as f64, blocks, s.k)
+        ),
         "presence bits sized; memory grows with the URLs seen, up to bits_bytes"
     );
 }
@@ -866,7 +873,14 @@ fn take_checkpoint(
         f.max_secs = f.max_secs.max(secs);
         f.compactions += u64::from(compacted);
     }
-    tracing::debug!(epoch, bytes, presence_bytes, compacted, secs, "checkpoint committed");
+    tracing::debug!(
+        epoch,
+        bytes,
+        presence_bytes,
+        compacted,
+        secs,
+        "checkpoint committed"
+    );
     Ok((done, presence))
 }
 

@@ -103,7 +103,11 @@ impl ContentSeen {
     ///
     /// # Errors
     /// As [`SeenSet::restore_log`], plus [`super::ErrorKind::WrongPurpose`] for a URL set.
-    pub fn restore_log(log: &LogRef, live: impl AsRef<Path>, backing: Backing) -> Result<Self, Error> {
+    pub fn restore_log(
+        log: &LogRef,
+        live: impl AsRef<Path>,
+        backing: Backing,
+    ) -> Result<Self, Error> {
         Ok(Self {
             inner: SeenSet::restore_log(log, live, backing, Some(Purpose::ContentFingerprints))?,
         })

@@ -196,8 +196,9 @@ pub(crate) fn read_log(
         return Err(Error::new(ErrorKind::Truncated, path)
             .with_detail(format!("{len} of {committed} committed bytes")));
     }
-    let damaged =
-        |at: u64, what: &str| Error::new(ErrorKind::LogDamaged, path).with_detail(format!("at byte {at}: {what}"));
+    let damaged = |at: u64, what: &str| {
+        Error::new(ErrorKind::LogDamaged, path).with_detail(format!("at byte {at}: {what}"))
+    };
     if committed < LOG_HEADER_BYTES {
         return Err(damaged(0, "committed length shorter than the log header"));
     }
@@ -233,7 +234,10 @@ pub(crate) fn read_log(
             _ => return Err(damaged(at, "unknown record kind")),
         };
         if (kind == RecordKind::Full) != (summary.records == 0) {
-            return Err(damaged(at, "the first record must be full and only the first"));
+            return Err(damaged(
+                at,
+                "the first record must be full and only the first",
+            ));
         }
         let counters = RecordCounters {
             epoch: u64_at(16),
@@ -272,7 +276,10 @@ pub(crate) fn read_log(
                 || start.checked_add(n).is_none_or(|e| e > header.blocks)
                 || bytes.is_none_or(|b| b > left)
             {
-                return Err(damaged(at, "a run is empty, out of order or outside the set"));
+                return Err(damaged(
+                    at,
+                    "a run is empty, out of order or outside the set",
+                ));
             }
             let mut block = start;
             let mut remaining = bytes.unwrap_or(0);
@@ -354,7 +361,9 @@ fn header_error(e: HeaderError, path: &Path) -> Error {
             Error::new(ErrorKind::UnsupportedVersion, path).with_detail(format!("version {v}"))
         }
         HeaderError::Checksum => Error::new(ErrorKind::HeaderChecksum, path),
-        HeaderError::BadParameters(what) => Error::new(ErrorKind::BadParameters, path).with_detail(what),
+        HeaderError::BadParameters(what) => {
+            Error::new(ErrorKind::BadParameters, path).with_detail(what)
+        }
     }
 }
 

@@ -151,7 +151,9 @@ impl MappedWords {
         for line in smaps.lines() {
             let first = line.split_whitespace().next().unwrap_or_default();
             if let Some((lo, hi)) = first.split_once('-') {
-                if let (Ok(lo), Ok(_)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) {
+                if let (Ok(lo), Ok(_)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
                     inside = lo == start;
                     continue;
                 }

@@ -25,8 +25,8 @@ pub use error::{Error, ErrorKind};
 pub use fingerprints::ContentSeen;
 pub use hash::{DEFAULT_SEED, HASH_ALGORITHM_XXH3_128};
 pub use header::{Purpose, FORMAT_VERSION, HEADER_BYTES, MAGIC};
-pub use model::Sizing;
 pub use log::{LogSummary, RecordCounters, LOG_HEADER_BYTES, LOG_MAGIC, LOG_VERSION, PAUSE_ENV};
+pub use model::Sizing;
 pub use set::{Backing, LogRef, LogWrite, PendingLog, SeenConfig, SeenSet, SnapshotInfo, Stats};
 
 /// Fuzz entry point: decodes `data` as a seen-set header. Must never panic; a header

@@ -887,12 +887,7 @@ impl SeenSet {
             _ => None,
         };
         let (committed, written, blocks, compacted) = match appended {
-            Some(committed) => (
-                committed,
-                delta_bytes,
-                pending.taken.len() as u64,
-                false,
-            ),
+            Some(committed) => (committed, delta_bytes, pending.taken.len() as u64, false),
             None => {
                 let _ = std::fs::remove_file(&target);
                 let runs = plog::runs_of(nonzero_blocks(&st.nonzero));
@@ -909,8 +904,7 @@ impl SeenSet {
                     expected_lost: 0.0,
                     ..self.header_now(State::Sealed, 0)
                 };
-                plog::write_log_header(&mut head, &params)
-                    .map_err(io)?;
+                plog::write_log_header(&mut head, &params).map_err(io)?;
                 file.write_all_at(&head, 0).map_err(io)?;
                 let n = plog::write_record(
                     &file,
@@ -1029,7 +1023,11 @@ impl SeenSet {
             return Err(Error::new(ErrorKind::BadParameters, &log.path));
         }
         if let Some(s) = set.stripes.first() {
-            s.add(summary.last.inserted, summary.last.set_bits, summary.last.expected_lost);
+            s.add(
+                summary.last.inserted,
+                summary.last.set_bits,
+                summary.last.expected_lost,
+            );
         }
         Ok(set)
     }
@@ -1188,17 +1186,21 @@ fn validate_file(file: &File, path: &Path) -> Result<Header, Error> {
 
 /// The blocks whose bit is set in `bitmap`, ascending; skips zero words.
 fn nonzero_blocks(bitmap: &[u64]) -> impl Iterator<Item = u64> + '_ {
-    bitmap.iter().enumerate().filter(|(_, w)| **w != 0).flat_map(|(i, &w)| {
-        let mut bits = w;
-        std::iter::from_fn(move || {
-            if bits == 0 {
-                return None;
-            }
-            let b = bits.trailing_zeros();
-            bits &= bits - 1;
-            Some(i as u64 * 64 + u64::from(b))
+    bitmap
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| **w != 0)
+        .flat_map(|(i, &w)| {
+            let mut bits = w;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                Some(i as u64 * 64 + u64::from(b))
+            })
         })
-    })
 }
 
 fn temp_path(path: &Path) -> PathBuf {
