@@ -187,7 +187,7 @@ fn pause_ms() -> Option<u64> {
 pub(crate) fn read_log(
     path: &Path,
     committed: u64,
-    mut apply: impl FnMut(u64, &[u8]),
+    apply: impl FnMut(u64, &[u8]),
 ) -> Result<LogSummary, Error> {
     let io = |e| Error::io(path, e);
     let file = File::open(path).map_err(io)?;
@@ -196,13 +196,35 @@ pub(crate) fn read_log(
         return Err(Error::new(ErrorKind::Truncated, path)
             .with_detail(format!("{len} of {committed} committed bytes")));
     }
+    read_log_from(
+        BufReader::with_capacity(1 << 20, file.take(committed)),
+        committed,
+        path,
+        apply,
+    )
+}
+
+/// [`read_log`] over any reader holding at least `committed` bytes (sans-IO core, and
+/// the fuzz entry point's).
+pub(crate) fn read_log_from(
+    mut r: impl Read,
+    committed: u64,
+    path: &Path,
+    mut apply: impl FnMut(u64, &[u8]),
+) -> Result<LogSummary, Error> {
+    let io = |e: io::Error| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            Error::new(ErrorKind::Truncated, path).with_detail("the log ends early")
+        } else {
+            Error::io(path, e)
+        }
+    };
     let damaged = |at: u64, what: &str| {
         Error::new(ErrorKind::LogDamaged, path).with_detail(format!("at byte {at}: {what}"))
     };
     if committed < LOG_HEADER_BYTES {
         return Err(damaged(0, "committed length shorter than the log header"));
     }
-    let mut r = BufReader::with_capacity(1 << 20, file.take(committed));
     let header = header_from(&mut r, path)?;
     let mut at = LOG_HEADER_BYTES;
     let mut summary = LogSummary {
@@ -213,7 +235,7 @@ pub(crate) fn read_log(
         committed_bytes: committed,
         last: RecordCounters::default(),
     };
-    let mut data = vec![0u8; 1 << 20];
+    let mut data = vec![0u8; 64 << 10];
     while at < committed {
         if committed - at < RECORD_HEAD_BYTES + RECORD_TRAILER_BYTES {
             return Err(damaged(at, "the committed length ends inside a record"));

@@ -75,9 +75,9 @@ impl MappedWords {
     }
 
     /// An anonymous (RAM-only, zero-filled) mapping of `len_bytes`, for sets that keep
-    /// their bits in memory and write them to their file explicitly. Asks for
-    /// transparent huge pages, so a multi-gigabyte set does not miss the TLB on every
-    /// access (ignored where THP is disabled).
+    /// their bits in memory and write them to their file explicitly. Pages are 4 KiB
+    /// until [`MappedWords::advise_huge`]: a sparse set then costs memory only for the
+    /// pages its keys touched.
     ///
     /// # Errors
     /// The `mmap` call fails, or the length is zero or not a multiple of 8.
@@ -97,7 +97,6 @@ impl MappedWords {
                 "mapping not aligned for AtomicU64",
             ));
         }
-        let _ = map.advise(Advice::HugePage);
         Ok(Self {
             map,
             words: len_bytes / 8,
@@ -129,6 +128,13 @@ impl MappedWords {
             return;
         };
         prefetch_ptr(std::ptr::from_ref(target).cast::<u8>());
+    }
+
+    /// Asks for transparent huge pages, so a dense multi-gigabyte set does not miss the
+    /// TLB on every access (ignored where THP is disabled). Faults in the region then
+    /// take 2 MiB pages and khugepaged collapses the pages already there.
+    pub(crate) fn advise_huge(&self) -> io::Result<()> {
+        self.map.advise(Advice::HugePage)
     }
 
     /// Asks the kernel not to read ahead: access to the bits is uniformly random.

@@ -37,3 +37,16 @@ pub fn fuzz_header(data: &[u8]) {
         assert_eq!(again, Ok(h), "header round trip");
     }
 }
+
+/// Fuzz entry point: reads `data` as a presence log committed to its whole length.
+/// Must never panic; a log that reads must report runs only inside the set.
+pub fn fuzz_log(data: &[u8]) {
+    let mut blocks = 0u64;
+    let path = std::path::Path::new("fuzz.plog");
+    if let Ok(s) = log::read_log_from(data, data.len() as u64, path, |_, b| {
+        blocks += b.len() as u64 / model::BLOCK_BYTES;
+    }) {
+        assert_eq!(blocks, s.blocks_written, "runs handed over vs counted");
+        assert!(s.base_bytes <= s.committed_bytes);
+    }
+}
