@@ -742,23 +742,35 @@ fn nonzero(d: Duration) -> Duration {
 /// Logs, at crawl start, what the presence bits cost and what they lose at capacity:
 /// the two figures `--seen-capacity` and `--seen-fp` trade (`docs/seen.md`).
 fn log_presence_sizing(shared: &Shared) {
+    use crate::seen::model;
     let s = shared.seen.stats();
-    let blocks = s.bits / crate::seen::model::BLOCK_BITS;
+    let f = shared.fingerprints.stats();
+    let blocks = s.bits / model::BLOCK_BITS;
+    let fp = model::false_positive_rate(s.capacity as f64, blocks, s.k);
+    let lost = model::expected_lost(s.capacity as f64, blocks, s.k);
+    let mib = |bits: u64| bits as f64 / 8.0 / f64::from(1u32 << 20);
+    let line = format!(
+        "presence bits: {:.1} MiB for {} URLs (k {}), fp {fp:.2e} and {lost:.2} URLs lost \
+         in expectation at that capacity; content fingerprints {:.1} MiB; resident memory \
+         grows with the URLs seen",
+        mib(s.bits),
+        s.capacity,
+        s.k,
+        mib(f.bits),
+    );
     tracing::info!(
         capacity = s.capacity,
         bits_bytes = s.bits / 8,
-        bits_mib = format!("{:.1}", s.bits as f64 / 8.0 / f64::from(1u32 << 20)),
+        fingerprint_bits_bytes = f.bits / 8,
         k = s.k,
-        fp_at_capacity = format!(
-            "{:.2e}",
-            crate::seen::model::false_positive_rate(s.capacity as f64, blocks, s.k)
-        ),
-        lost_urls_at_capacity = format!(
-            "{:.3}",
-            crate::seen::model::expected_lost(s.capacity as f64, blocks, s.k)
-        ),
-        "presence bits sized; memory grows with the URLs seen, up to bits_bytes"
+        fp_at_capacity = fp,
+        lost_urls_at_capacity = lost,
+        "{line}"
     );
+    // Logs default to warnings only: say it where the operator looks, beside progress.
+    if !shared.config.progress_interval.is_zero() {
+        eprintln!("trawl: {line}");
+    }
 }
 
 /// The coordinator's side of the checkpoint protocol (see `docs/architecture.md`).
