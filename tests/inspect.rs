@@ -255,17 +255,20 @@ fn inspect_reports_stopped_and_killed_crawls_and_detects_damage() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains(&seg_name) && t.contains("truncated"), "{t}");
-    // A flipped presence bit.
+    // A flipped presence bit in the last record of the presence log.
     let o = damaged("bits", &|cp| {
-        let p = cp.join("seen.bits");
+        let p = cp.join("seen.plog");
         let mut b = fs::read(&p).unwrap();
-        let last = b.len() - 1;
+        let last = b.len() - 20;
         b[last] ^= 1;
         fs::write(&p, b).unwrap();
     });
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
-    assert!(t.contains("seen.bits"), "{t}");
+    assert!(
+        t.contains("seen.plog") && t.contains("presence log is damaged") && t.contains("at byte"),
+        "{t}"
+    );
     // A garbled manifest: a clear error, exit 2.
     let o = damaged("manifest", &|cp| {
         fs::write(cp.join("manifest.json"), b"{\"version\": 1, \"epo").unwrap();

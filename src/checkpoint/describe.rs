@@ -235,6 +235,12 @@ pub struct PresenceReport {
     /// Expected keys lost to false positives so far.
     pub expected_lost: f64,
     pub over_capacity: bool,
+    /// For a presence log (`*.plog`): records up to the committed length (one full,
+    /// then deltas), and bytes of the full record with the header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_records: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_base_bytes: Option<u64>,
 }
 
 impl PresenceReport {
@@ -251,6 +257,8 @@ impl PresenceReport {
             expected_fp: s.expected_fp,
             expected_lost: s.expected_lost,
             over_capacity: s.over_capacity,
+            log_records: None,
+            log_base_bytes: None,
         }
     }
 }
@@ -434,8 +442,16 @@ impl Checkpoint {
         }
         let tallies = self.tallies(&mut v);
         let robots = self.robots(&mut v);
-        let seen = self.presence(SEEN_BITS, &mut v);
-        let fingerprints = self.presence(FINGERPRINT_BITS, &mut v);
+        let (seen, fingerprints) = match m.presence {
+            Some(p) => (
+                self.presence_log(&p.seen(&self.dir), &mut v),
+                self.presence_log(&p.fingerprints(&self.dir), &mut v),
+            ),
+            None => (
+                self.presence(SEEN_BITS, &mut v),
+                self.presence(FINGERPRINT_BITS, &mut v),
+            ),
+        };
         let positions = self.positions(&mut v);
         let log = if opts.read_log {
             self.read_log(&mut v)
@@ -540,6 +556,8 @@ impl Checkpoint {
             let known = name == MANIFEST
                 || name == SEEN_BITS
                 || name == FINGERPRINT_BITS
+                || name == super::SEEN_LOG
+                || name == super::FINGERPRINTS_LOG
                 || shard_index(&name, "frontier-", ".seg").is_some_and(|i| i < m.shards)
                 || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards)
                 || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards);
@@ -783,6 +801,30 @@ impl Checkpoint {
             }
             Err(e) => {
                 v.errors.push(problem(&file, e.to_string()));
+                None
+            }
+        }
+    }
+
+    /// Verifies one presence log up to the committed length the manifest records
+    /// (every record's checksum and runs); bytes past it are an append that no
+    /// committed checkpoint owns, reported only as a figure.
+    fn presence_log(
+        &self,
+        log: &crate::seen::LogRef,
+        v: &mut Verification,
+    ) -> Option<PresenceReport> {
+        match SeenSet::verify_log(log) {
+            Ok((stats, summary)) => {
+                v.files_checked += 1;
+                v.bytes_checked += log.committed_bytes;
+                let mut r = PresenceReport::new(log.path.clone(), &stats);
+                r.log_records = Some(summary.records);
+                r.log_base_bytes = Some(summary.base_bytes);
+                Some(r)
+            }
+            Err(e) => {
+                v.errors.push(problem(&log.path, e.to_string()));
                 None
             }
         }
@@ -1053,6 +1095,7 @@ mod tests {
             positions: Positions::default(),
             queued_urls: total,
             config: None,
+            presence: None,
         };
         commit(root, &tmp, &manifest).unwrap()
     }

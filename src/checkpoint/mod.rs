@@ -61,6 +61,43 @@ pub struct Manifest {
     /// The settings the crawl ran with (absent in checkpoints of older builds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<RecordedConfig>,
+    /// The presence logs of this checkpoint and their committed lengths (absent in
+    /// checkpoints of builds that wrote whole `seen.bits` snapshots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence: Option<PresenceLogs>,
+}
+
+/// File name of the URL presence log in a checkpoint directory.
+pub const SEEN_LOG: &str = "seen.plog";
+/// File name of the content-fingerprint presence log.
+pub const FINGERPRINTS_LOG: &str = "fingerprints.plog";
+
+/// The presence logs a checkpoint holds (`docs/checkpoints.md`): each file is read up
+/// to its committed length, bytes past it belong to no committed checkpoint.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PresenceLogs {
+    /// Committed length of `seen.plog`.
+    pub seen_bytes: u64,
+    /// Committed length of `fingerprints.plog`.
+    pub fingerprints_bytes: u64,
+}
+
+impl PresenceLogs {
+    /// The URL log of checkpoint directory `dir`.
+    pub fn seen(&self, dir: &Path) -> crate::seen::LogRef {
+        crate::seen::LogRef {
+            path: dir.join(SEEN_LOG),
+            committed_bytes: self.seen_bytes,
+        }
+    }
+
+    /// The fingerprint log of checkpoint directory `dir`.
+    pub fn fingerprints(&self, dir: &Path) -> crate::seen::LogRef {
+        crate::seen::LogRef {
+            path: dir.join(FINGERPRINTS_LOG),
+            committed_bytes: self.fingerprints_bytes,
+        }
+    }
 }
 
 /// The crawl settings a checkpoint was taken with, for `trawl inspect` and for an
@@ -319,6 +356,7 @@ mod tests {
             positions: Positions::default(),
             queued_urls: 0,
             config: None,
+            presence: None,
         }
     }
 

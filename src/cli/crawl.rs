@@ -106,7 +106,9 @@ pub struct CrawlArgs {
     #[arg(long, default_value = "512M")]
     pub memory: String,
     /// URLs the presence bits are sized for (at least 1; below 1024 counts as 1024).
-    #[arg(long, default_value_t = 100_000_000)]
+    /// The default, 1e7 at 1e-6, is 46 MiB of bits (why: docs/seen.md, "Defaults");
+    /// size a larger crawl with `trawl plan --urls N`.
+    #[arg(long, default_value_t = 10_000_000)]
     pub seen_capacity: u64,
     /// False-positive rate of the presence bits at capacity (above 0, below 1).
     #[arg(long, default_value_t = 1e-6)]

@@ -352,6 +352,15 @@ fn presence(s: &mut String, label: &str, p: Option<&PresenceReport>) {
                 p.expected_fp,
                 p.expected_lost
             );
+            if let (Some(records), Some(base)) = (p.log_records, p.log_base_bytes) {
+                let _ = writeln!(
+                    s,
+                    "{:12} presence log: {records} record(s), full record {}, deltas {}",
+                    "",
+                    bytes(base),
+                    bytes(p.file_bytes.saturating_sub(base))
+                );
+            }
         }
         None => {
             let _ = writeln!(s, "{label} unreadable (see verify)");

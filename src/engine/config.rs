@@ -91,7 +91,10 @@ pub struct CrawlConfig {
     pub fetcher: FetcherConfig,
     /// RAM budget for the whole process, excluding the presence bits.
     pub memory_bytes: u64,
-    /// Presence-bit capacity (URLs) and false-positive rate at capacity.
+    /// Presence-bit capacity (URLs) and false-positive rate at capacity. Default 1e7
+    /// URLs at 1e-6: 46 MiB of bits (plus 11 MiB of content fingerprints), about one
+    /// URL lost in expectation at capacity; why not larger is in `docs/seen.md`,
+    /// "Sizing and defaults". The crawl logs both figures at start.
     pub seen_capacity: u64,
     pub seen_fp: f64,
     /// Where the live presence bits are kept. [`Backing::Memory`] (default): anonymous
@@ -165,7 +168,7 @@ impl CrawlConfig {
             robots_cache_bytes: 16 << 20,
             fetcher,
             memory_bytes: 512 << 20,
-            seen_capacity: 100_000_000,
+            seen_capacity: 10_000_000,
             seen_fp: 1e-6,
             seen_backing: Backing::Memory,
             warc: true,

@@ -467,6 +467,40 @@ pub fn render(s: &Stats) -> String {
         ],
     );
     f.one(
+        "trawl_checkpoint_written_bytes_total",
+        c,
+        "Bytes written by this process's checkpoints (presence-log records and the other files).",
+        s.checkpoint_total_bytes as f64,
+    );
+    f.one(
+        "trawl_checkpoint_last_bytes",
+        g,
+        "Bytes the last checkpoint wrote.",
+        s.checkpoint_last_bytes as f64,
+    );
+    f.one(
+        "trawl_checkpoint_seconds_total",
+        c,
+        "Wall seconds spent taking checkpoints.",
+        s.checkpoint_total_secs,
+    );
+    f.one(
+        "trawl_checkpoint_last_seconds",
+        g,
+        "Wall seconds the last checkpoint took.",
+        s.checkpoint_last_secs,
+    );
+    f.labelled(
+        "trawl_resident_bytes",
+        g,
+        "Resident memory now, split into the presence bits and everything else.",
+        "part",
+        &[
+            ("presence_bits", s.presence_bits_resident_bytes as f64),
+            ("rest", s.rss_less_presence_bits_bytes as f64),
+        ],
+    );
+    f.one(
         "trawl_elapsed_seconds",
         g,
         "Seconds since this process started crawling.",

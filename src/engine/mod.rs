@@ -20,12 +20,12 @@ use crossbeam_channel::{bounded, unbounded, Sender};
 use serde::Serialize;
 use url::Url;
 
-use crate::checkpoint::{self, Counters, Manifest};
+use crate::checkpoint::{self, Counters, Manifest, PresenceLogs};
 use crate::crawllog::{LogRecord, Outcome};
 use crate::frontier::{Frontier, FrontierConfig, FrontierStats, QueuedUrl, SegmentReader};
 use crate::http::ResponseHead;
 use crate::net::{FetchLimits, Fetcher, IpSlots};
-use crate::seen::{ContentSeen, SeenConfig, SeenSet};
+use crate::seen::{ContentSeen, Purpose, SeenConfig, SeenSet};
 use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
 
@@ -111,6 +111,29 @@ pub struct Stats {
     pub seen_expected_lost_urls: f64,
     pub seen_file_bytes: u64,
     pub checkpoints: u64,
+    /// Bytes the last checkpoint wrote (presence-log records, frontier, tallies,
+    /// robots, manifest), the sum over this process's checkpoints and the largest.
+    pub checkpoint_last_bytes: u64,
+    pub checkpoint_total_bytes: u64,
+    pub checkpoint_max_bytes: u64,
+    /// Of those, the presence bits' (URL and fingerprint logs) in the last checkpoint.
+    pub checkpoint_last_presence_bytes: u64,
+    /// Wall seconds from the first barrier to the committed `CURRENT`: last, sum, max.
+    pub checkpoint_last_secs: f64,
+    pub checkpoint_total_secs: f64,
+    pub checkpoint_max_secs: f64,
+    /// Checkpoints that rewrote the presence logs whole (first one, compactions).
+    pub checkpoint_compactions: u64,
+    /// Resident memory now (`VmRSS`), of which the presence bits (URL and fingerprint
+    /// sets' mappings) and the rest, so memory per URL can be judged without the bits.
+    pub rss_bytes: u64,
+    pub presence_bits_resident_bytes: u64,
+    pub rss_less_presence_bits_bytes: u64,
+    /// The kernel's peak (`VmHWM`), bits included.
+    pub peak_rss_bytes: u64,
+    /// The largest `rss_less_presence_bits_bytes` seen at any stats sample (progress,
+    /// checkpoints, end).
+    pub peak_rss_less_presence_bits_bytes: u64,
     pub resumed_from: Option<u64>,
     /// `disk` while fetching is paused for lack of space on `--out`, else absent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -184,6 +207,23 @@ pub(crate) struct Shared {
     /// Each shard's robots cache figures, published with `frontier_stats`.
     pub robots_stats: Mutex<Vec<crate::robots::CacheStats>>,
     pub in_flight: Vec<AtomicU64>,
+    /// Checkpoint sizes and times, for `stats.json`.
+    pub checkpoint_figures: Mutex<CheckpointFigures>,
+    /// Largest RSS less presence bits sampled so far.
+    pub peak_rss_less_bits: AtomicU64,
+}
+
+/// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CheckpointFigures {
+    pub last_bytes: u64,
+    pub total_bytes: u64,
+    pub max_bytes: u64,
+    pub last_presence_bytes: u64,
+    pub last_secs: f64,
+    pub total_secs: f64,
+    pub max_secs: f64,
+    pub compactions: u64,
 }
 
 impl Shared {
@@ -372,6 +412,23 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let seen_path = out.join("seen.bits");
     let fp_path = out.join("fingerprints.bits");
     let (seen, fingerprints) = match &resumed {
+        Some((dir, m)) if m.presence.is_some() => {
+            let logs = m.presence.unwrap_or(PresenceLogs {
+                seen_bytes: 0,
+                fingerprints_bytes: 0,
+            });
+            let seen = SeenSet::restore_log(
+                &logs.seen(dir),
+                &seen_path,
+                config.seen_backing,
+                Some(Purpose::Urls),
+            )
+            .map_err(err)?;
+            let fps =
+                ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)
+                    .map_err(err)?;
+            (seen, fps)
+        }
         Some((dir, _)) => {
             let seen =
                 SeenSet::restore_backed(dir.join("seen.bits"), &seen_path, config.seen_backing)
@@ -468,8 +525,11 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
         robots_stats: Mutex::new(vec![crate::robots::CacheStats::default(); n]),
         in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        checkpoint_figures: Mutex::new(CheckpointFigures::default()),
+        peak_rss_less_bits: AtomicU64::new(0),
         config,
     });
+    log_presence_sizing(&shared);
     let config = &shared.config;
     let mut monitor = monitor::Monitor::new(config, Instant::now())?;
 
@@ -605,6 +665,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let mut disk_checkpoint: Option<Instant> = None;
     let mut disk_checkpoint_failed = false;
     let drain_limit = config.fetcher.deadlines.total_timeout + Duration::from_secs(1);
+    // The committed checkpoint the next one appends its presence logs to.
+    let mut last_cp: Option<(PathBuf, PresenceLogs)> = resumed
+        .as_ref()
+        .and_then(|(dir, m)| m.presence.map(|p| (dir.clone(), p)));
     let finish;
     loop {
         std::thread::sleep(Duration::from_millis(20));
@@ -673,8 +737,17 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             // pause asked for, or a write waited for space while it ran (the coordinator
             // is blocked meanwhile, so space may be back by the time it fails).
             let (paused, stalls) = (disk.is_paused(), output.stall.stalls());
-            match take_checkpoint(&shared, &control_txs, &wakers, &output.tx, &cp_root, epoch) {
-                Ok(()) => {
+            match take_checkpoint(
+                &shared,
+                &control_txs,
+                &wakers,
+                &output.tx,
+                &cp_root,
+                epoch,
+                last_cp.as_ref(),
+            ) {
+                Ok(cp) => {
+                    last_cp = Some(cp);
                     checkpoints += 1;
                     disk_checkpoint_failed = false;
                     if let Ok(name) = checkpoint::current_name(&cp_root) {
@@ -705,7 +778,15 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     }
     // Final checkpoint while the shards still hold their frontiers.
     epoch += 1;
-    let cp = take_checkpoint(&shared, &control_txs, &wakers, &output.tx, &cp_root, epoch);
+    let cp = take_checkpoint(
+        &shared,
+        &control_txs,
+        &wakers,
+        &output.tx,
+        &cp_root,
+        epoch,
+        last_cp.as_ref(),
+    );
     checkpoints += u64::from(cp.is_ok());
     shared.exit.store(true, Ordering::Release);
     for w in &wakers {
@@ -893,7 +974,43 @@ fn nonzero(d: Duration) -> Duration {
     }
 }
 
+/// Logs, at crawl start, what the presence bits cost and what they lose at capacity:
+/// the two figures `--seen-capacity` and `--seen-fp` trade (`docs/seen.md`).
+fn log_presence_sizing(shared: &Shared) {
+    use crate::seen::model;
+    let s = shared.seen.stats();
+    let f = shared.fingerprints.stats();
+    let blocks = s.bits / model::BLOCK_BITS;
+    let fp = model::false_positive_rate(s.capacity as f64, blocks, s.k);
+    let lost = model::expected_lost(s.capacity as f64, blocks, s.k);
+    let mib = |bits: u64| bits as f64 / 8.0 / f64::from(1u32 << 20);
+    let line = format!(
+        "presence bits: {:.1} MiB for {} URLs (k {}), fp {fp:.2e} and {lost:.2} URLs lost \
+         in expectation at that capacity; content fingerprints {:.1} MiB; resident memory \
+         grows with the URLs seen",
+        mib(s.bits),
+        s.capacity,
+        s.k,
+        mib(f.bits),
+    );
+    tracing::info!(
+        capacity = s.capacity,
+        bits_bytes = s.bits / 8,
+        fingerprint_bits_bytes = f.bits / 8,
+        k = s.k,
+        fp_at_capacity = fp,
+        lost_urls_at_capacity = lost,
+        "{line}"
+    );
+    // Logs default to warnings only: say it where the operator looks, beside progress.
+    if !shared.config.progress_interval.is_zero() {
+        eprintln!("trawl: {line}");
+    }
+}
+
 /// The coordinator's side of the checkpoint protocol (see `docs/architecture.md`).
+/// `prev` is the last committed checkpoint of this run (or the one resumed from),
+/// whose presence logs this one appends to; returns this one's.
 fn take_checkpoint(
     shared: &Shared,
     controls: &[Sender<Control>],
@@ -901,7 +1018,9 @@ fn take_checkpoint(
     output: &Sender<output::OutputMsg>,
     root: &Path,
     epoch: u64,
-) -> Result<(), CrawlError> {
+    prev: Option<&(PathBuf, PresenceLogs)>,
+) -> Result<(PathBuf, PresenceLogs), CrawlError> {
+    let begun = Instant::now();
     let dir = checkpoint::prepare(root, epoch).map_err(err)?;
     let cut = Arc::new(CheckpointCut {
         barrier: Barrier::new(controls.len() + 1),
@@ -915,10 +1034,23 @@ fn take_checkpoint(
     }
     cut.barrier.wait(); // 1: every shard flushed its links to peers and stopped
     cut.barrier.wait(); // 2: every inbox drained; no URL is in a channel
-    let seen = shared.seen.snapshot_to(dir.join("seen.bits")).map_err(err);
+    let seen = shared
+        .seen
+        .checkpoint_log(
+            &dir,
+            checkpoint::SEEN_LOG,
+            prev.map(|(d, p)| p.seen(d)).as_ref(),
+            epoch,
+        )
+        .map_err(err);
     let fps = shared
         .fingerprints
-        .snapshot_to(dir.join("fingerprints.bits"))
+        .checkpoint_log(
+            &dir,
+            checkpoint::FINGERPRINTS_LOG,
+            prev.map(|(d, p)| p.fingerprints(d)).as_ref(),
+            epoch,
+        )
         .map_err(err);
     let (reply_tx, reply_rx) = bounded(1);
     let positions = output
@@ -930,8 +1062,8 @@ fn take_checkpoint(
     let queued = shared.outstanding.load(Ordering::Acquire);
     cut.barrier.wait(); // 3: every shard dumped its frontier
     cut.barrier.wait(); // 4: shards go on
-    seen?;
-    fps?;
+    let seen = seen?;
+    let fps = fps?;
     let positions = positions.map_err(err)?;
     if cut.failed.load(Ordering::Acquire) {
         return Err(err(
@@ -950,9 +1082,53 @@ fn take_checkpoint(
         positions,
         queued_urls: queued,
         config: Some(checkpoint::RecordedConfig::of(&shared.config)),
+        presence: Some(PresenceLogs {
+            seen_bytes: seen.write.committed_bytes,
+            fingerprints_bytes: fps.write.committed_bytes,
+        }),
     };
-    checkpoint::commit(root, &dir, &manifest).map_err(err)?;
-    Ok(())
+    let presence = manifest.presence.unwrap_or(PresenceLogs {
+        seen_bytes: 0,
+        fingerprints_bytes: 0,
+    });
+    let done = checkpoint::commit(root, &dir, &manifest).map_err(err)?;
+    let presence_bytes = seen.write.written_bytes + fps.write.written_bytes;
+    let compacted = seen.write.compacted || fps.write.compacted;
+    seen.confirm();
+    fps.confirm();
+    // The other files are new in every checkpoint; the logs are counted by what was
+    // appended, not by their length.
+    let other_bytes: u64 = fs::read_dir(&done)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| !e.file_name().to_string_lossy().ends_with(".plog"))
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    let bytes = presence_bytes + other_bytes;
+    let secs = begun.elapsed().as_secs_f64();
+    if let Ok(mut f) = shared.checkpoint_figures.lock() {
+        f.last_bytes = bytes;
+        f.total_bytes += bytes;
+        f.max_bytes = f.max_bytes.max(bytes);
+        f.last_presence_bytes = presence_bytes;
+        f.last_secs = secs;
+        f.total_secs += secs;
+        f.max_secs = f.max_secs.max(secs);
+        f.compactions += u64::from(compacted);
+    }
+    tracing::debug!(
+        epoch,
+        bytes,
+        presence_bytes,
+        compacted,
+        secs,
+        "checkpoint committed"
+    );
+    Ok((done, presence))
 }
 
 fn stats(
@@ -979,6 +1155,12 @@ fn stats(
     let robots_sum = |f: fn(&crate::robots::CacheStats) -> u64| rs.iter().map(f).sum::<u64>();
     let disk_urls = sum(|s| s.disk_urls);
     let disk_bytes = sum(|s| s.disk_bytes);
+    let cf = shared
+        .checkpoint_figures
+        .lock()
+        .map(|f| *f)
+        .unwrap_or_default();
+    let memory = memory_split(shared);
     Stats {
         elapsed_secs: elapsed,
         pages: c.pages,
@@ -1018,10 +1200,58 @@ fn stats(
         seen_expected_lost_urls: seen.expected_lost,
         seen_file_bytes: seen.file_bytes,
         checkpoints,
+        checkpoint_last_bytes: cf.last_bytes,
+        checkpoint_total_bytes: cf.total_bytes,
+        checkpoint_max_bytes: cf.max_bytes,
+        checkpoint_last_presence_bytes: cf.last_presence_bytes,
+        checkpoint_last_secs: cf.last_secs,
+        checkpoint_total_secs: cf.total_secs,
+        checkpoint_max_secs: cf.max_secs,
+        checkpoint_compactions: cf.compactions,
+        rss_bytes: memory.rss,
+        presence_bits_resident_bytes: memory.bits,
+        rss_less_presence_bits_bytes: memory.rss.saturating_sub(memory.bits),
+        peak_rss_bytes: memory.peak,
+        peak_rss_less_presence_bits_bytes: memory.peak_less_bits,
         resumed_from: resumed,
         finish: finish.to_owned(),
         // The coordinator's disk watch fills these (`space::DiskWatch::fill`).
         ..Stats::default()
+    }
+}
+
+/// Resident memory figures of this process (see the `rss_*` fields of [`Stats`]).
+struct MemorySplit {
+    rss: u64,
+    bits: u64,
+    peak: u64,
+    peak_less_bits: u64,
+}
+
+/// Reads `VmRSS`/`VmHWM` and the presence bits' resident bytes, and folds the
+/// difference into the sampled peak. Zeros where `/proc` is unavailable.
+fn memory_split(shared: &Shared) -> MemorySplit {
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |v| v * 1024)
+    };
+    let rss = kb("VmRSS:");
+    let bits = shared.seen.resident_bytes().unwrap_or(0)
+        + shared.fingerprints.resident_bytes().unwrap_or(0);
+    let less = rss.saturating_sub(bits);
+    let peak_less_bits = shared
+        .peak_rss_less_bits
+        .fetch_max(less, Ordering::AcqRel)
+        .max(less);
+    MemorySplit {
+        rss,
+        bits,
+        peak: kb("VmHWM:"),
+        peak_less_bits,
     }
 }
 

@@ -147,7 +147,7 @@ impl Monitor {
 fn line(s: &Stats, pps: f64, mbs: f64) -> String {
     let mut out = format!(
         "{:.0}s pages {} ({:.0}/s, {:.1} MB/s; avg {:.0}/s) | queued {} (ram {} / {}, disk {} / {}) \
-         hosts {} parked {} seen-fill {:.4} fp {:.2e}",
+         hosts {} parked {} seen-fill {:.4} fp {:.2e} rss {} (bits {}, rest {})",
         s.elapsed_secs,
         s.pages,
         pps,
@@ -162,6 +162,9 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         s.hosts_parked,
         s.seen_fill_ratio,
         s.seen_expected_fp,
+        human_bytes(s.rss_bytes),
+        human_bytes(s.presence_bits_resident_bytes),
+        human_bytes(s.rss_less_presence_bits_bytes),
     );
     if s.paused.is_some() || s.disk_pauses > 0 {
         if let Some(why) = &s.paused {
@@ -290,6 +293,9 @@ mod tests {
         let mut s = Stats {
             pages: 1234,
             frontier_disk_bytes: 3 << 20,
+            rss_bytes: 7 << 20,
+            presence_bits_resident_bytes: 2 << 20,
+            rss_less_presence_bits_bytes: 5 << 20,
             ..Stats::default()
         };
         s.outcomes.insert("fetched".to_owned(), 1200);
@@ -304,6 +310,7 @@ mod tests {
             "parked",
             "seen-fill",
             "fp",
+            "rss 7.0 MiB (bits 2.0 MiB, rest 5.0 MiB)",
             "fetched=1200",
             "robots=34",
         ] {

@@ -36,6 +36,9 @@ pub enum ErrorKind {
     /// `create` was asked for an impossible size (capacity 0, fp not in (0, 1), or more
     /// than 2^40 blocks).
     InvalidSize,
+    /// A presence log (incremental checkpoint) is damaged within its committed length:
+    /// a record's checksum, kind, length or runs are wrong. The detail names the byte.
+    LogDamaged,
 }
 
 /// An error from creating, opening, validating or snapshotting a seen set.
@@ -97,6 +100,7 @@ impl fmt::Display for Error {
             ErrorKind::Locked => "seen-set file is locked by another user",
             ErrorKind::WrongPurpose => "seen-set file holds a different kind of set",
             ErrorKind::InvalidSize => "invalid seen-set size",
+            ErrorKind::LogDamaged => "presence log is damaged",
         };
         write!(f, "{what}: {}", self.path.display())?;
         if let Some(detail) = &self.detail {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::error::Error;
 use super::header::Purpose;
-use super::set::{Backing, SeenConfig, SeenSet, SnapshotInfo, Stats};
+use super::set::{Backing, LogRef, PendingLog, SeenConfig, SeenSet, SnapshotInfo, Stats};
 
 /// A [`SeenSet`] whose keys are 128-bit content digests, stored with purpose
 /// "content fingerprints" in its header so it cannot be opened as a URL set by mistake
@@ -83,6 +83,39 @@ impl ContentSeen {
     /// I/O errors.
     pub fn snapshot_to(&self, path: impl AsRef<Path>) -> Result<SnapshotInfo, Error> {
         self.inner.snapshot_to(path)
+    }
+
+    /// Incremental checkpoint; see [`SeenSet::checkpoint_log`].
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn checkpoint_log(
+        &self,
+        dir: &Path,
+        name: &str,
+        prev: Option<&LogRef>,
+        epoch: u64,
+    ) -> Result<PendingLog<'_>, Error> {
+        self.inner.checkpoint_log(dir, name, prev, epoch)
+    }
+
+    /// Rebuilds a fingerprint set from its presence log; see [`SeenSet::restore_log`].
+    ///
+    /// # Errors
+    /// As [`SeenSet::restore_log`], plus [`super::ErrorKind::WrongPurpose`] for a URL set.
+    pub fn restore_log(
+        log: &LogRef,
+        live: impl AsRef<Path>,
+        backing: Backing,
+    ) -> Result<Self, Error> {
+        Ok(Self {
+            inner: SeenSet::restore_log(log, live, backing, Some(Purpose::ContentFingerprints))?,
+        })
+    }
+
+    /// Bytes of the bits resident in memory; see [`SeenSet::resident_bytes`].
+    pub fn resident_bytes(&self) -> Option<u64> {
+        self.inner.resident_bytes()
     }
 
     /// Seals the file; see [`SeenSet::close`].

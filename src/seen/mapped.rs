@@ -75,9 +75,9 @@ impl MappedWords {
     }
 
     /// An anonymous (RAM-only, zero-filled) mapping of `len_bytes`, for sets that keep
-    /// their bits in memory and write them to their file explicitly. Asks for
-    /// transparent huge pages, so a multi-gigabyte set does not miss the TLB on every
-    /// access (ignored where THP is disabled).
+    /// their bits in memory and write them to their file explicitly. Pages are 4 KiB
+    /// until [`MappedWords::advise_huge`]: a sparse set then costs memory only for the
+    /// pages its keys touched.
     ///
     /// # Errors
     /// The `mmap` call fails, or the length is zero or not a multiple of 8.
@@ -97,7 +97,6 @@ impl MappedWords {
                 "mapping not aligned for AtomicU64",
             ));
         }
-        let _ = map.advise(Advice::HugePage);
         Ok(Self {
             map,
             words: len_bytes / 8,
@@ -131,6 +130,13 @@ impl MappedWords {
         prefetch_ptr(std::ptr::from_ref(target).cast::<u8>());
     }
 
+    /// Asks for transparent huge pages, so a dense multi-gigabyte set does not miss the
+    /// TLB on every access (ignored where THP is disabled). Faults in the region then
+    /// take 2 MiB pages and khugepaged collapses the pages already there.
+    pub(crate) fn advise_huge(&self) -> io::Result<()> {
+        self.map.advise(Advice::HugePage)
+    }
+
     /// Asks the kernel not to read ahead: access to the bits is uniformly random.
     pub(crate) fn advise_random(&self) -> io::Result<()> {
         self.map.advise(Advice::Random)
@@ -139,6 +145,33 @@ impl MappedWords {
     /// Locks the mapped pages in RAM (`mlock`), so the set is never paged out.
     pub(crate) fn lock_in_ram(&self) -> io::Result<()> {
         self.map.lock()
+    }
+
+    /// Bytes of this mapping resident in the process now: the `Rss` of the mapping
+    /// that starts at our address in `/proc/self/smaps` (file-backed or anonymous, huge
+    /// pages included). `None` if the file cannot be read or has no such mapping.
+    pub(crate) fn resident_bytes(&self) -> Option<u64> {
+        let start = self.map.as_ptr() as usize;
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let first = line.split_whitespace().next().unwrap_or_default();
+            if let Some((lo, hi)) = first.split_once('-') {
+                if let (Ok(lo), Ok(_)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = lo == start;
+                    continue;
+                }
+            }
+            if inside {
+                if let Some(rest) = line.strip_prefix("Rss:") {
+                    let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+                    return Some(kb * 1024);
+                }
+            }
+        }
+        None
     }
 
     /// Writes dirty mapped pages back to the file and waits (`msync(MS_SYNC)`).
