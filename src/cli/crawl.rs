@@ -106,7 +106,7 @@ pub struct CrawlArgs {
     #[arg(long, default_value = "512M")]
     pub memory: String,
     /// URLs the presence bits are sized for (at least 1; below 1024 counts as 1024).
-    /// The default, 1e7 at 1e-6, is 46 MiB of bits (why: docs/seen.md, "Defaults");
+    /// The default, 1e7 at 1e-6, is 46 MiB of bits (why: docs/seen.md, "Sizing and defaults");
     /// size a larger crawl with `trawl plan --urls N`.
     #[arg(long, default_value_t = 10_000_000)]
     pub seen_capacity: u64,
