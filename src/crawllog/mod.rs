@@ -6,9 +6,9 @@
 //! link, `E` embed, `R` redirect, `X` speculative, `P` prerequisite, `I` inferred, `S`
 //! form submit), so `LLE` is "an image on a page two clicks from a seed".
 //!
-//! [`CrawlLogWriter`] appends lines through a bounded buffer; [`CrawlLogThread`] runs it
-//! on its own thread behind a bounded channel. After a crash, [`repair`] cuts a torn
-//! last line so the file stays valid JSON lines. See `docs/warc.md`.
+//! [`CrawlLogWriter`] appends lines through a bounded buffer; the engine's output thread
+//! (`src/engine/output.rs`) drives it. After a crash, [`repair`] cuts a torn last line
+//! so the file stays valid JSON lines. See `docs/warc.md`.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -17,10 +17,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::warc::{Digest, Truncation, WarcDate};
-
-pub mod thread;
-
-pub use thread::{CrawlLogSender, CrawlLogThread};
 
 /// How a URL was reached from the page before it (Heritrix's hop types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

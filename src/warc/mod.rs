@@ -14,8 +14,9 @@
 //! - [`compressed`]: captures compressed on the shard threads, so the writer only
 //!   appends;
 //! - [`writer`]: gzip members appended to size-rotated files, positions for checkpoints;
-//! - [`mod@repair`]: cutting a torn last record after a crash;
-//! - [`thread`]: the writer on its own thread behind a bounded channel.
+//! - [`mod@repair`]: cutting a torn last record after a crash.
+//!
+//! The crawl engine runs the writer on its output thread (`src/engine/output.rs`).
 //!
 //! The file format, digest choices and recovery are described in `docs/warc.md`.
 
@@ -28,7 +29,6 @@ pub mod gzip;
 pub mod http;
 pub mod record;
 pub mod repair;
-pub mod thread;
 pub mod writer;
 
 pub use capture::{
@@ -41,7 +41,6 @@ pub use dedup::{DedupConfig, DedupStats};
 pub use digest::Digest;
 pub use record::{Record, RecordId, RecordType, Truncation};
 pub use repair::{recover, repair, scan, scan_reader, RecoveredFile, RepairReport, ScanReport};
-pub use thread::{TrySubmitError, WarcSender, WarcWriterThread};
 pub use writer::{WarcError, WarcPosition, WarcWriter, WarcWriterConfig, WriterSummary};
 
 /// Fuzz entry point (`fuzz/fuzz_targets/warc_parse.rs`, replayed over the committed
