@@ -12,6 +12,7 @@ pub mod frontier;
 pub mod html;
 pub mod http;
 pub mod net;
+pub mod provenance;
 pub mod robots;
 pub mod seen;
 pub mod tls;
