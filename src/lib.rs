@@ -5,6 +5,7 @@
 //! loops, one per shard thread. See `docs/architecture.md` for the way one URL travels
 //! through the engine and where each concept lives.
 
+mod ascii;
 pub mod checkpoint;
 pub mod crawllog;
 pub mod engine;
