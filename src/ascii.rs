@@ -5,6 +5,10 @@
 //! robots.txt matcher, which each had their own; a fix to one (say, what counts as
 //! whitespace) must reach all of them.
 
+// Every file below reads bytes from the network or the disk: no slice indexing and no
+// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
 /// Strips optional whitespace (SP, HTAB) from both ends of a field value.
 pub(crate) fn trim_ows(mut value: &[u8]) -> &[u8] {
     while let [b' ' | b'\t', rest @ ..] = value {

@@ -4,6 +4,10 @@
 //! carry them; they live here so that neither of those modules depends on the other
 //! for them.
 
+// Every file below reads bytes from the network or the disk: no slice indexing and no
+// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
 use serde::{Deserialize, Serialize};
 
 /// How a URL was reached from the page before it (Heritrix's hop types).

@@ -10,6 +10,10 @@
 //! (`src/engine/output.rs`) drives it. After a crash, [`repair`] cuts a torn last line
 //! so the file stays valid JSON lines. See `docs/warc.md`.
 
+// Every file below reads bytes from the network or the disk: no slice indexing and no
+// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
