@@ -5,6 +5,7 @@
 //! loops, one per shard thread. See `docs/architecture.md` for the way one URL travels
 //! through the engine and where each concept lives.
 
+mod ascii;
 pub mod checkpoint;
 pub mod crawllog;
 pub mod engine;
@@ -12,6 +13,7 @@ pub mod frontier;
 pub mod html;
 pub mod http;
 pub mod net;
+pub mod provenance;
 pub mod robots;
 pub mod seen;
 pub mod tls;

@@ -12,6 +12,7 @@ fn warc_parse_corpus_replays_without_panics() {
         let path = entry.expect("corpus entry").path();
         let data = fs::read(&path).expect("corpus file");
         trawl::warc::fuzz_parse(&data);
+        trawl::crawllog::fuzz_parse(&data);
         count += 1;
     }
     assert!(

@@ -21,7 +21,7 @@ use flate2::bufread::GzDecoder;
 use trawl::crawllog::{FetchTimings, Hop};
 use trawl::warc::{
     recover, repair, scan, Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse, Outlink,
-    RevisitOf, Truncation, WarcDate, WarcError, WarcWriter, WarcWriterConfig, WarcWriterThread,
+    RevisitOf, Truncation, WarcDate, WarcError, WarcWriter, WarcWriterConfig,
 };
 
 // ---------------------------------------------------------------------------------
@@ -578,60 +578,56 @@ fn repair_to_a_checkpoint_offset_and_recover_a_directory() {
     warcio_check(&[kept]);
 }
 
+/// The engine's output path (`src/engine/output.rs`): shards compress captures with
+/// the writer's [`WarcWriter::compressor`] on their own threads, the output thread
+/// appends them. The offsets it reports (for the crawl log) and the position it syncs
+/// (for a checkpoint) must name the members actually in the file.
 #[test]
-fn writer_thread_applies_back_pressure_and_reports_positions() {
+fn compressed_captures_report_their_offsets_and_positions() {
     let dir = tempfile::tempdir().unwrap();
-    let thread = WarcWriterThread::spawn(config(dir.path()), 2).unwrap();
-    // Stall the writer: it blocks handing over the first receipt until we take it.
-    let (receipt_tx, receipt_rx) = crossbeam_channel::bounded(0);
-    thread
-        .submit_with_receipt(sample_capture(0), receipt_tx)
-        .unwrap();
-    // Wait until the writer has taken that capture off the queue.
-    while thread.queued() > 0 {
-        std::thread::yield_now();
-    }
-    thread.try_submit(sample_capture(1)).unwrap();
-    thread.try_submit(sample_capture(2)).unwrap();
-    let full = thread.try_submit(sample_capture(3));
-    assert!(
-        matches!(full, Err(trawl::warc::TrySubmitError::Full(_))),
-        "queue of 2 must refuse a third capture while the writer is stalled"
-    );
-    // A blocking submit waits until the writer makes room.
-    let sender = thread.sender();
-    let blocked = std::thread::spawn(move || sender.submit(sample_capture(4)));
-    let first = receipt_rx.recv().unwrap();
-    blocked.join().unwrap().unwrap();
-    assert_eq!(first.offset, {
-        let info = members(&dir.path().join(format!("{}.open", first.file_name)));
-        info[1].0
-    });
-
-    let position = thread.sync().unwrap().unwrap();
+    let mut writer = WarcWriter::new(config(dir.path())).unwrap();
+    let mut compressor = writer.compressor();
+    // Compressed on another thread, as a shard does.
+    let compressed = std::thread::spawn(move || {
+        [0, 1, 2, 4]
+            .map(|i| compressor.compress(&sample_capture(i)).unwrap())
+            .to_vec()
+    })
+    .join()
+    .unwrap();
+    let written: Vec<_> = compressed
+        .iter()
+        .map(|c| writer.append_compressed(c).unwrap())
+        .collect();
+    let position = writer.sync().unwrap().unwrap();
     let open = position.locate(dir.path()).unwrap();
     assert_eq!(fs::metadata(&open).unwrap().len(), position.offset);
+    let offsets: Vec<u64> = members(&open).iter().map(|(at, _)| *at).collect();
+    for w in &written {
+        assert_eq!(w.file_name, position.file_name);
+        assert!(offsets.contains(&w.offset), "{} not a member", w.offset);
+        assert!(offsets.contains(&w.response_offset));
+        assert!(w.response_offset >= w.offset);
+    }
+    // The first capture follows the warcinfo record.
+    assert_eq!(written[0].offset, offsets[1]);
     // warcinfo, captures 0-2 with three records each, capture 4 without a request.
     assert_eq!(scan(&open).unwrap().records, 1 + 3 + 3 + 3 + 2);
-    let sender = thread.sender();
-    let summary = thread.finish().unwrap();
+    let summary = writer.close().unwrap();
     assert_eq!(summary.captures, 4);
-    assert!(matches!(
-        sender.submit(sample_capture(5)),
-        Err(WarcError::Stopped)
-    ));
-    assert!(matches!(sender.sync(), Err(WarcError::Stopped)));
     warcio_check(&warc_files(dir.path()));
 }
 
+/// An I/O error on the output path is reported, not swallowed: the directory vanishes
+/// under the writer, and the first append cannot create its file.
 #[test]
-fn writer_thread_stops_on_an_io_error_and_reports_it() {
+fn append_reports_an_io_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("gone");
-    let thread = WarcWriterThread::spawn(config(&out), 4).unwrap();
+    let mut writer = WarcWriter::new(config(&out)).unwrap();
+    let compressed = writer.compressor().compress(&sample_capture(0)).unwrap();
     fs::remove_dir(&out).unwrap();
-    thread.submit(sample_capture(0)).unwrap();
-    let err = thread.finish().unwrap_err();
+    let err = writer.append_compressed(&compressed).unwrap_err();
     assert!(
         matches!(err, WarcError::File { op: "create", .. }),
         "{err:?}"

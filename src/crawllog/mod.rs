@@ -6,9 +6,13 @@
 //! link, `E` embed, `R` redirect, `X` speculative, `P` prerequisite, `I` inferred, `S`
 //! form submit), so `LLE` is "an image on a page two clicks from a seed".
 //!
-//! [`CrawlLogWriter`] appends lines through a bounded buffer; [`CrawlLogThread`] runs it
-//! on its own thread behind a bounded channel. After a crash, [`repair`] cuts a torn
-//! last line so the file stays valid JSON lines. See `docs/warc.md`.
+//! [`CrawlLogWriter`] appends lines through a bounded buffer; the engine's output thread
+//! (`src/engine/output.rs`) drives it. After a crash, [`repair`] cuts a torn last line
+//! so the file stays valid JSON lines. See `docs/warc.md`.
+
+// Every file below reads bytes from the network or the disk: no slice indexing and no
+// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -18,141 +22,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::warc::{Digest, Truncation, WarcDate};
 
-pub mod thread;
-
-pub use thread::{CrawlLogSender, CrawlLogThread};
-
-/// How a URL was reached from the page before it (Heritrix's hop types).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Hop {
-    /// A navigational link (`<a href>`).
-    #[serde(rename = "L")]
-    Link,
-    /// An embedded resource (image, script, style sheet, frame).
-    #[serde(rename = "E")]
-    Embed,
-    /// An HTTP redirect (`Location`).
-    #[serde(rename = "R")]
-    Redirect,
-    /// A URL guessed from text (e.g. in JavaScript), not a real link.
-    #[serde(rename = "X")]
-    Speculative,
-    /// A prerequisite fetched before the URL (robots.txt).
-    #[serde(rename = "P")]
-    Prerequisite,
-    /// Inferred by the crawler (e.g. `/favicon.ico`, a parent directory).
-    #[serde(rename = "I")]
-    Inferred,
-    /// A form submission.
-    #[serde(rename = "S")]
-    Submit,
-}
-
-impl Hop {
-    /// The one-letter code.
-    pub const fn code(self) -> char {
-        match self {
-            Self::Link => 'L',
-            Self::Embed => 'E',
-            Self::Redirect => 'R',
-            Self::Speculative => 'X',
-            Self::Prerequisite => 'P',
-            Self::Inferred => 'I',
-            Self::Submit => 'S',
-        }
-    }
-
-    /// The hop for a code letter.
-    pub const fn from_code(code: char) -> Option<Self> {
-        Some(match code {
-            'L' => Self::Link,
-            'E' => Self::Embed,
-            'R' => Self::Redirect,
-            'X' => Self::Speculative,
-            'P' => Self::Prerequisite,
-            'I' => Self::Inferred,
-            'S' => Self::Submit,
-            _ => return None,
-        })
-    }
-}
-
-/// A hop path from a seed: one code per hop, empty for a seed itself.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct HopsPath(String);
-
-impl HopsPath {
-    /// The path of a seed.
-    pub const fn seed() -> Self {
-        Self(String::new())
-    }
-
-    /// The path of a URL found on a page with this path.
-    pub fn then(&self, hop: Hop) -> Self {
-        let mut path = self.0.clone();
-        path.push(hop.code());
-        Self(path)
-    }
-
-    /// Number of hops from the seed.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether this is a seed's path.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The codes as text (`LLE`).
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// A hop path text with a letter that is not a hop code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("hop path holds {0:?}, which is not a hop code")]
-pub struct HopsPathError(pub char);
-
-impl TryFrom<String> for HopsPath {
-    type Error = HopsPathError;
-
-    fn try_from(text: String) -> Result<Self, Self::Error> {
-        match text.chars().find(|&c| Hop::from_code(c).is_none()) {
-            Some(bad) => Err(HopsPathError(bad)),
-            None => Ok(Self(text)),
-        }
-    }
-}
-
-impl From<HopsPath> for String {
-    fn from(path: HopsPath) -> Self {
-        path.0
-    }
-}
-
-/// How long each step of a fetch took, in milliseconds; `None` for steps that did not
-/// happen (no DNS lookup on a cached address, no TLS on `http:`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FetchTimings {
-    /// Name resolution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns_ms: Option<u64>,
-    /// TCP connect.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connect_ms: Option<u64>,
-    /// TLS handshake.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls_ms: Option<u64>,
-    /// From sending the request to the first response byte.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_byte_ms: Option<u64>,
-    /// From the start of the fetch to the last byte.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_ms: Option<u64>,
-}
+// The hop and timing types live in `crate::provenance` (the WARC metadata records
+// carry them too); re-exported here, where they have always been named.
+pub use crate::provenance::{FetchTimings, Hop, HopsPath, HopsPathError};
 
 /// The decision or result for a URL. `Fetched` covers every HTTP status (the status
 /// is in [`LogRecord::status`]); the others mean no response was recorded.
@@ -364,6 +236,13 @@ impl CrawlLogWriter {
             source,
         }
     }
+}
+
+/// Fuzz entry point (`fuzz/fuzz_targets/warc_parse.rs`, replayed by
+/// `tests/fuzz_warc.rs` beside [`crate::warc::fuzz_parse`]): reads `data` as a
+/// crawl-log line, as `trawl inspect` and a resumed crawl do. Must never panic.
+pub fn fuzz_parse(data: &[u8]) {
+    let _ = serde_json::from_slice::<LogRecord>(data);
 }
 
 /// Cuts a crawl log back to whole lines: to `valid_len` (a checkpoint's position) when

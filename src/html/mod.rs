@@ -6,7 +6,9 @@
 //! Entry point: [`Links::extract`]. Behaviour and the documented differences from a
 //! full HTML5 parser are in `docs/urls.md`.
 
-#![deny(clippy::indexing_slicing)]
+// No panics on page bytes either (STYLE.md §5, issue 12); tests are exempt through
+// clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};

@@ -25,6 +25,8 @@
 use std::fmt;
 use std::ops::Range;
 
+use crate::ascii::hex_value;
+
 /// Caps on the framing bytes a chunked body may carry besides its data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkedLimits {
@@ -366,16 +368,6 @@ impl ChunkedDecoder {
             return Err(ChunkedError::TrailersTooLarge);
         }
         Ok(())
-    }
-}
-
-/// The value of an ASCII hex digit.
-fn hex_value(byte: u8) -> Option<u8> {
-    match byte {
-        b'0'..=b'9' => Some(byte - b'0'),
-        b'a'..=b'f' => Some(byte - b'a' + 10),
-        b'A'..=b'F' => Some(byte - b'A' + 10),
-        _ => None,
     }
 }
 

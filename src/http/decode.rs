@@ -33,6 +33,8 @@ use brotli_decompressor::{
 };
 use flate2::{Decompress, FlushDecompress, Status};
 
+use crate::ascii::trim_ows;
+
 /// Most output produced by one inflate call; caps are checked between calls.
 pub const OUTPUT_STEP_BYTES: usize = 32 * 1024;
 
@@ -750,16 +752,6 @@ impl BrotliDecoder {
         // Bytes after the end of the stream are ignored, as for deflate.
         Ok(())
     }
-}
-
-fn trim_ows(v: &[u8]) -> &[u8] {
-    let start = v.iter().position(|&b| b != b' ' && b != b'\t');
-    let Some(start) = start else { return &[] };
-    let end = v
-        .iter()
-        .rposition(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(start);
-    v.get(start..=end).unwrap_or_default()
 }
 
 #[cfg(test)]

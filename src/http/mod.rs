@@ -7,6 +7,10 @@
 //! every malformation is a typed error ([`HttpError`], [`DecodeError`]). The framing
 //! rules and RFC 9112 choices are written up in `docs/http.md`.
 
+// Every file below reads bytes from the network or the disk: no slice indexing and no
+// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
 pub mod chunked;
 pub mod decode;
 pub mod request;

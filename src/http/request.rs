@@ -306,12 +306,11 @@ fn write_target(url: &url::Url, out: &mut Vec<u8>) {
 }
 
 fn write_encoded(part: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for &b in part.as_bytes() {
         if is_target_byte(b) {
             out.push(b);
         } else {
-            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]]);
+            out.extend_from_slice(&crate::ascii::percent_escape(b));
         }
     }
 }

@@ -17,6 +17,8 @@
 use std::fmt;
 use std::mem::MaybeUninit;
 
+use crate::ascii::trim_ows;
+
 use super::chunked::{ChunkedDecoder, ChunkedError, ChunkedLimits};
 use super::request::Method;
 
@@ -733,17 +735,6 @@ fn parse_content_length(value: &[u8]) -> Result<u64, HttpError> {
             .ok_or(HttpError::InvalidContentLength)?;
     }
     Ok(n)
-}
-
-/// Strips optional whitespace (SP, HTAB) from both ends.
-fn trim_ows(v: &[u8]) -> &[u8] {
-    let start = v.iter().position(|&b| b != b' ' && b != b'\t');
-    let Some(start) = start else { return &[] };
-    let end = v
-        .iter()
-        .rposition(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(start);
-    v.get(start..=end).unwrap_or_default()
 }
 
 #[cfg(test)]

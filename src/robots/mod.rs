@@ -10,10 +10,13 @@
 //!   linear-time wildcard [patterns](pattern) with percent-encoding normalization;
 //! - [`RobotsPolicy`] is the per-host state machine the engine drives (fetch, redirects,
 //!   status codes, expiry, backoff), and [`RobotsCache`] bounds many of them in bytes;
-//! - [`RobotRules`] is the simple many-sites interface of `WWW::RobotRules`;
 //! - [`PageDirectives`] combines meta tags and headers.
 //!
 //! `docs/robots.md` records the conformance table and how each RFC ambiguity was read.
+
+// Every file below reads bytes from the network or the disk: no slice indexing and no
+// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 mod cache;
 mod http_date;
@@ -22,7 +25,6 @@ mod parse;
 pub mod pattern;
 pub mod persist;
 mod policy;
-mod robot_rules;
 mod rules;
 
 pub use cache::{CacheStats, HostKey, RobotsCache};
@@ -36,7 +38,6 @@ pub use policy::{
     freshness, robots_url, Access, FetchRequest, Fetching, Forbidden4xx, HostRules, PolicyConfig,
     Prior, Ready, RobotsPolicy, RobotsResponse, RobotsState, Step, Unreachable, Validators,
 };
-pub use robot_rules::{Answer, RobotRules, RobotsError};
 pub use rules::{match_target, Decision, Reason, Rule, Rules};
 
 /// Fuzz entry point: parses `data` as a robots.txt in both modes and matches paths

@@ -21,6 +21,8 @@ use std::borrow::Cow;
 
 use memchr::memmem;
 
+use crate::ascii::{hex_value, percent_escape};
+
 /// Needles up to this long are searched with `memchr` on their first byte and a
 /// direct comparison: no searcher setup, and at most `SHORT_NEEDLE_BYTES` compares per
 /// haystack byte, so the search stays linear. Longer needles use memchr's Two-Way
@@ -66,22 +68,8 @@ fn needs_encoding(b: u8) -> bool {
         )
 }
 
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
-
 fn push_encoded(out: &mut Vec<u8>, b: u8) {
-    out.push(b'%');
-    let hex = |nibble: u8| HEX_UPPER.get(usize::from(nibble)).copied().unwrap_or(b'0');
-    out.push(hex(b >> 4));
-    out.push(hex(b & 0x0F));
+    out.extend_from_slice(&percent_escape(b));
 }
 
 /// Which side of a comparison a string is on. They differ in one point (RFC 9309

@@ -12,6 +12,8 @@ use std::borrow::Cow;
 use encoding_rs::{Encoding, UTF_8};
 use url::{Host, Position, Url};
 
+use crate::ascii::{hex_value, percent_escape};
+
 use super::Reject;
 
 /// Lossy rewrites, all off by default: each one can merge URLs that a server treats
@@ -329,22 +331,8 @@ fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
-
 fn push_escape(b: u8, out: &mut String) {
-    out.push('%');
-    let digit = |n: u8| char::from(HEX_UPPER.get(usize::from(n)).copied().unwrap_or(b'0'));
-    out.push(digit(b >> 4));
-    out.push(digit(b & 0x0f));
+    out.extend(percent_escape(b).map(char::from));
 }
 
 /// Normalizes the percent-encoding of a path or query string (RFC 3986 §6.2.2):

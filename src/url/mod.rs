@@ -2,6 +2,10 @@
 //! scope filters ([`UrlFilter`]), with one reason vocabulary ([`Reject`]) for the
 //! crawl log. Rules and reason codes are listed in `docs/urls.md`.
 
+// Every file below reads bytes from the network or the disk: no slice indexing and no
+// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
 pub mod canon;
 pub mod filter;
 mod reject;

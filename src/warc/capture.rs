@@ -13,7 +13,7 @@ use super::date::WarcDate;
 use super::digest::{Digest, DigestHasher};
 use super::http;
 use super::record::{sanitize_uri, FieldValueError, Record, RecordId, RecordType, Truncation};
-use crate::crawllog::{FetchTimings, Hop};
+use crate::provenance::{FetchTimings, Hop};
 
 /// `Content-Type` of `request` records.
 pub const HTTP_REQUEST_TYPE: &str = "application/http;msgtype=request";

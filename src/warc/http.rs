@@ -8,6 +8,8 @@
 
 #![deny(clippy::indexing_slicing)]
 
+use crate::ascii::trim_ows;
+
 /// The field name a `Transfer-Encoding` header is renamed to when the writer stores a
 /// de-chunked body (see `docs/warc.md`, "Payload digest and transfer coding").
 pub const RENAMED_TRANSFER_ENCODING: &[u8] = b"X-Trawl-Transfer-Encoding";
@@ -22,16 +24,6 @@ fn header_lines(head: &[u8]) -> impl Iterator<Item = &[u8]> {
 fn trim_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-fn trim_ows(mut value: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = value {
-        value = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = value {
-        value = rest;
-    }
-    value
 }
 
 /// Splits `Name: value` into the name and the trimmed value.

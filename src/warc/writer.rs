@@ -131,9 +131,6 @@ pub enum WarcError {
     /// The writer thread has stopped (after an earlier error, or shut down).
     #[error("warc writer thread has stopped")]
     Stopped,
-    /// The writer thread panicked.
-    #[error("warc writer thread panicked")]
-    Panicked,
 }
 
 impl WarcError {
@@ -199,8 +196,8 @@ struct OpenFile {
     warcinfo_id: RecordId,
 }
 
-/// Writes captures to rotating `.warc.gz` files. Synchronous: the engine runs it on a
-/// writer thread ([`super::WarcWriterThread`]).
+/// Writes captures to rotating `.warc.gz` files. Synchronous: the engine runs it on its
+/// output thread (`src/engine/output.rs`).
 #[derive(Debug)]
 pub struct WarcWriter {
     config: WarcWriterConfig,
