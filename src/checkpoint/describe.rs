@@ -1015,7 +1015,7 @@ fn format_unix(secs: u64) -> String {
 mod tests {
     use super::super::{commit, prepare, Counters, MANIFEST_VERSION};
     use super::*;
-    use crate::engine::Positions;
+    use crate::checkpoint::Positions;
     use crate::frontier::{QueuedUrl, SegmentWriter};
 
     /// A checkpoint of `shards` shards with `urls[i]` URLs on shard i, written the way

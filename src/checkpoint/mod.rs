@@ -33,9 +33,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::output::Positions;
-use crate::engine::CrawlConfig;
-
 pub use describe::{
     Checkpoint, CheckpointEntry, CheckpointEntryKind, DescribeOptions, Description, FrontierReport,
     HostCount, LogReport, PositionsReport, PresenceReport, Problem, RobotsReport, ShardFrontier,
@@ -103,7 +100,7 @@ impl PresenceLogs {
 /// The crawl settings a checkpoint was taken with, for `trawl inspect` and for an
 /// operator comparing a resume's flags with the original run's. Informational: a
 /// resume takes its settings from its own flags.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct RecordedConfig {
     pub shards: usize,
     pub concurrency_per_shard: usize,
@@ -128,32 +125,13 @@ pub struct RecordedConfig {
     pub allow_private_addresses: bool,
 }
 
-impl RecordedConfig {
-    /// The settings of `c` worth recording.
-    pub fn of(c: &CrawlConfig) -> Self {
-        Self {
-            shards: c.shards,
-            concurrency_per_shard: c.concurrency_per_shard,
-            user_agent: c.user_agent.clone(),
-            from: c.from.clone(),
-            delay_ms: u64::try_from(c.delay.as_millis()).unwrap_or(u64::MAX),
-            delay_factor: c.delay_factor,
-            per_host_connections: c.per_host_connections,
-            max_pages: c.max_pages,
-            max_pages_per_host: c.max_pages_per_host,
-            max_bytes: c.max_bytes,
-            max_hops: c.filter.max_hops,
-            max_url_bytes: c.filter.max_url_bytes,
-            max_path_depth: c.filter.max_path_depth,
-            scope: format!("{:?}", c.filter.scope),
-            memory_bytes: c.memory_bytes,
-            seen_capacity: c.seen_capacity,
-            seen_fp: c.seen_fp,
-            warc: c.warc,
-            checkpoint_secs: c.checkpoint_interval.as_secs(),
-            allow_private_addresses: c.fetcher.allow_private_addresses,
-        }
-    }
+/// Where the outputs stood at a checkpoint (the output thread reports it at the cut).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct Positions {
+    /// Bytes of `crawl.log.jsonl` that are complete.
+    pub crawl_log_bytes: u64,
+    /// The open WARC file and the offset after its last complete record.
+    pub warc: Option<(String, u64)>,
 }
 
 /// Crawl counters carried across a resume.

@@ -145,16 +145,18 @@ pub fn read(out: &Path) -> Result<Option<StartRecord>, StartError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::CrawlConfig;
 
     fn record(seeds: &[&str]) -> StartRecord {
-        let config = CrawlConfig::new("/tmp/x");
         StartRecord {
             version: START_VERSION,
             unix_time: 7,
             seeds: seeds.iter().map(|s| (*s).to_owned()).collect(),
             args: vec!["--delay-ms=5".into(), "--allow-private-addresses".into()],
-            config: RecordedConfig::of(&config),
+            config: RecordedConfig {
+                shards: 2,
+                seen_capacity: 10_000_000,
+                ..RecordedConfig::default()
+            },
             trawl_version: crate::VERSION.to_owned(),
         }
     }

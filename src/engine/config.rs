@@ -295,6 +295,36 @@ impl CrawlConfig {
     }
 }
 
+/// The record is the checkpoint's type; building it from a config is the engine's job,
+/// so that `checkpoint` imports nothing from `engine`.
+impl crate::checkpoint::RecordedConfig {
+    /// The settings of `c` worth recording.
+    pub fn of(c: &CrawlConfig) -> Self {
+        Self {
+            shards: c.shards,
+            concurrency_per_shard: c.concurrency_per_shard,
+            user_agent: c.user_agent.clone(),
+            from: c.from.clone(),
+            delay_ms: u64::try_from(c.delay.as_millis()).unwrap_or(u64::MAX),
+            delay_factor: c.delay_factor,
+            per_host_connections: c.per_host_connections,
+            max_pages: c.max_pages,
+            max_pages_per_host: c.max_pages_per_host,
+            max_bytes: c.max_bytes,
+            max_hops: c.filter.max_hops,
+            max_url_bytes: c.filter.max_url_bytes,
+            max_path_depth: c.filter.max_path_depth,
+            scope: format!("{:?}", c.filter.scope),
+            memory_bytes: c.memory_bytes,
+            seen_capacity: c.seen_capacity,
+            seen_fp: c.seen_fp,
+            warc: c.warc,
+            checkpoint_secs: c.checkpoint_interval.as_secs(),
+            allow_private_addresses: c.fetcher.allow_private_addresses,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,14 +43,9 @@ pub(crate) enum WarcItem {
     Refused,
 }
 
-/// Where the outputs stood at a checkpoint.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
-pub struct Positions {
-    /// Bytes of `crawl.log.jsonl` that are complete.
-    pub crawl_log_bytes: u64,
-    /// The open WARC file and the offset after its last complete record.
-    pub warc: Option<(String, u64)>,
-}
+/// Where the outputs stood at a checkpoint: the manifest's type, so `checkpoint`
+/// needs nothing from the engine.
+pub use crate::checkpoint::Positions;
 
 /// Totals at the end.
 #[derive(Clone, Copy, Debug, Default)]
