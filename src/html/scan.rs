@@ -195,59 +195,70 @@ fn is_breakout(name: &[u8]) -> bool {
     name.len() <= 10 && NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
 }
 
-/// HTML elements that commonly contain inline SVG or MathML (for stray end tags in
-/// foreign content; see [`Scanner::close_foreign`]).
-fn is_html_container(name: &[u8]) -> bool {
-    const NAMES: &[&[u8]] = &[
-        b"a",
-        b"article",
-        b"aside",
-        b"b",
-        b"blockquote",
-        b"body",
-        b"button",
-        b"center",
-        b"dd",
-        b"div",
-        b"dl",
-        b"dt",
-        b"em",
-        b"figure",
-        b"footer",
-        b"form",
-        b"h1",
-        b"h2",
-        b"h3",
-        b"h4",
-        b"h5",
-        b"h6",
-        b"header",
-        b"html",
-        b"i",
-        b"label",
-        b"li",
-        b"main",
-        b"nav",
-        b"ol",
-        b"section",
-        b"small",
-        b"span",
-        b"strong",
-        b"table",
-        b"td",
-        b"th",
-        b"tr",
-        b"u",
-        b"ul",
-    ];
-    name.len() <= 10 && NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+/// HTML elements that commonly contain inline SVG or MathML, whose open count the
+/// scanner keeps (see [`Scanner::close_foreign`]): the index of `name` among them.
+fn html_container(name: &[u8]) -> Option<usize> {
+    let mut lower = [0u8; 10];
+    if name.len() > lower.len() {
+        return None;
+    }
+    for (dst, src) in lower.iter_mut().zip(name) {
+        *dst = src.to_ascii_lowercase();
+    }
+    match lower.get(..name.len())? {
+        b"a" => Some(0),
+        b"article" => Some(1),
+        b"aside" => Some(2),
+        b"b" => Some(3),
+        b"blockquote" => Some(4),
+        b"body" => Some(5),
+        b"button" => Some(6),
+        b"center" => Some(7),
+        b"dd" => Some(8),
+        b"div" => Some(9),
+        b"dl" => Some(10),
+        b"dt" => Some(11),
+        b"em" => Some(12),
+        b"figure" => Some(13),
+        b"footer" => Some(14),
+        b"form" => Some(15),
+        b"h1" => Some(16),
+        b"h2" => Some(17),
+        b"h3" => Some(18),
+        b"h4" => Some(19),
+        b"h5" => Some(20),
+        b"h6" => Some(21),
+        b"header" => Some(22),
+        b"html" => Some(23),
+        b"i" => Some(24),
+        b"label" => Some(25),
+        b"li" => Some(26),
+        b"main" => Some(27),
+        b"nav" => Some(28),
+        b"ol" => Some(29),
+        b"section" => Some(30),
+        b"small" => Some(31),
+        b"span" => Some(32),
+        b"strong" => Some(33),
+        b"table" => Some(34),
+        b"td" => Some(35),
+        b"th" => Some(36),
+        b"tr" => Some(37),
+        b"u" => Some(38),
+        b"ul" => Some(39),
+        _ => None,
+    }
 }
+
+/// How many names [`html_container`] knows.
+const HTML_CONTAINERS: usize = 40;
 
 /// Scans `bytes` (an ASCII-compatible encoding) and reports to `visitor`.
 pub(crate) fn scan<'a>(bytes: &'a [u8], visitor: &mut impl Visitor<'a>) {
     let mut scanner = Scanner {
         bytes,
         foreign: Vec::new(),
+        html_open: [0; HTML_CONTAINERS],
     };
     scanner.run(visitor);
 }
@@ -258,6 +269,13 @@ struct Scanner<'a> {
     /// in HTML content. Inside foreign content raw-text elements are ordinary and
     /// `<![CDATA[` starts a CDATA section. Capped at [`MAX_FOREIGN_DEPTH`].
     foreign: Vec<ForeignName>,
+    /// Start tags minus end tags seen in HTML content of each [`html_container`]
+    /// element (saturating): an end tag in foreign content closes the foreign content
+    /// only if such an element is open outside it (HTML Standard §13.2.6.5, "any other
+    /// end tag", then the in-body rules, which ignore an end tag with no element of
+    /// that name in scope). Elements the tree builder closes implicitly stay counted,
+    /// which errs toward leaving foreign content, as the scanner did before it counted.
+    html_open: [u16; HTML_CONTAINERS],
 }
 
 /// Deepest foreign element nesting tracked; deeper elements are not pushed.
@@ -388,8 +406,8 @@ impl<'a> Scanner<'a> {
         let Some((next, _)) = self.attributes(name_end, &mut |_, _| {}) else {
             return self.bytes.len();
         };
-        if !self.foreign.is_empty() {
-            self.close_foreign(name);
+        if self.foreign.is_empty() || self.close_foreign(name) {
+            self.html_end(name);
         }
         visitor.end_tag(name);
         next
@@ -401,22 +419,70 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Whether the innermost open foreign element is an SVG HTML integration point
+    /// (`foreignObject`, `desc`, `title`) or a MathML text integration point (`mi`,
+    /// `mo`, `mn`, `ms`, `mtext`), where start tags follow the HTML rules. The
+    /// namespace is that of the nearest open `<svg>` or `<math>`. (`annotation-xml`
+    /// depends on its `encoding` attribute and is not treated as one.)
+    fn in_integration_point(&self) -> bool {
+        let Some(top) = self.foreign.last() else {
+            return false;
+        };
+        let svg = foreign_name(b"svg");
+        let math = foreign_name(b"math");
+        let in_svg = self
+            .foreign
+            .iter()
+            .rev()
+            .find(|n| **n == svg || **n == math)
+            .is_some_and(|n| *n == svg);
+        let points: &[&[u8]] = if in_svg {
+            &[b"foreignobject", b"desc", b"title"]
+        } else {
+            &[b"mi", b"mo", b"mn", b"ms", b"mtext"]
+        };
+        points.iter().any(|p| foreign_name(p) == *top)
+    }
+
+    /// An HTML start tag: one more open element of its name, if counted.
+    fn html_start(&mut self, name: &[u8]) {
+        if let Some(n) = html_container(name).and_then(|i| self.html_open.get_mut(i)) {
+            *n = n.saturating_add(1);
+        }
+    }
+
+    /// An end tag handled by the HTML rules: one fewer open element of its name.
+    fn html_end(&mut self, name: &[u8]) {
+        if let Some(n) = html_container(name).and_then(|i| self.html_open.get_mut(i)) {
+            *n = n.saturating_sub(1);
+        }
+    }
+
     /// An end tag in foreign content (§13.2.6.5): it closes the nearest open foreign
-    /// element of that name; `</p>`, `</br>` and names no foreign element has are
-    /// handled by the HTML rules, which (for the open HTML element this scanner assumes)
-    /// leave foreign content.
-    fn close_foreign(&mut self, name: &[u8]) {
+    /// element of that name; `</p>` and `</br>` leave foreign content; another name is
+    /// handled by the HTML rules, which leave foreign content only if an HTML element
+    /// of that name is open outside it (otherwise the tag is ignored: `<svg></a>` with
+    /// no `<a>` open stays in SVG). Returns whether the HTML rules took the tag.
+    fn close_foreign(&mut self, name: &[u8]) -> bool {
         if name.eq_ignore_ascii_case(b"p") || name.eq_ignore_ascii_case(b"br") {
             self.foreign.clear();
-            return;
+            return true;
         }
         let wanted = foreign_name(name);
         match self.foreign.iter().rposition(|open| *open == wanted) {
-            Some(index) => self.foreign.truncate(index),
-            // An HTML container of that name is probably open outside: its end tag
-            // closes the foreign content too. Other stray end tags are ignored.
-            None if is_html_container(name) => self.foreign.clear(),
-            None => {}
+            Some(index) => {
+                self.foreign.truncate(index);
+                false
+            }
+            None => {
+                let open = html_container(name)
+                    .and_then(|i| self.html_open.get(i))
+                    .is_some_and(|n| *n > 0);
+                if open {
+                    self.foreign.clear();
+                }
+                open
+            }
         }
     }
 
@@ -437,7 +503,10 @@ impl<'a> Scanner<'a> {
         let name_start = lt + 1;
         let name_end = self.name_end(name_start + 1);
         let name = self.slice(name_start, name_end);
-        let class = if self.foreign.is_empty() {
+        // In an integration point start tags follow the HTML rules (§13.2.6: the tree
+        // construction dispatcher), so `<svg><title><script>` starts script data.
+        let integration = self.in_integration_point();
+        let class = if self.foreign.is_empty() || integration {
             classify(name)
         } else if is_breakout(name) {
             self.foreign.clear();
@@ -454,7 +523,7 @@ impl<'a> Scanner<'a> {
         if visitor.start_tag_done().is_break() {
             return None;
         }
-        if !self.foreign.is_empty() {
+        if !self.foreign.is_empty() && !integration {
             if !self_closing {
                 self.open_foreign(name);
             }
@@ -474,6 +543,12 @@ impl<'a> Scanner<'a> {
             TagClass::Plaintext => {
                 visitor.text(self.from(next));
                 self.bytes.len()
+            }
+            // HTML elements inside an integration point are not tracked: their content
+            // is taken as part of the integration point's.
+            TagClass::A | TagClass::Other if self.foreign.is_empty() => {
+                self.html_start(name);
+                next
             }
             _ => next,
         })
@@ -799,8 +874,18 @@ mod tests {
         assert_eq!(tags("<iframe src=f><a href=x></iframe>"), ["iframe src=f"]);
         assert!(tags("<plaintext></plaintext><a href=x>").is_empty());
         assert_eq!(tags("<noscript><a href=x></noscript>"), ["a href=x"]);
-        // In SVG, <style> and <title> are not raw text.
+        // In SVG, <style> and <title> are not raw text ...
         assert_eq!(tags("<svg><title><a href=x></title></svg>"), ["a href=x"]);
+        assert!(tags("<svg><style><base href=x></style></svg>").is_empty());
+        // ... but inside an integration point start tags follow the HTML rules.
+        assert!(tags("<svg><title><script><a href=x></title></svg>").is_empty());
+        assert_eq!(
+            tags("<svg><desc><base href=x></desc></svg>"),
+            ["base href=x"]
+        );
+        assert!(tags("<svg><g><base href=x></g></svg>").is_empty());
+        assert!(tags("<math><mi><style><a href=x></style></mi></math>").is_empty());
+        assert_eq!(tags("<math><title><style><a href=x></style>"), ["a href=x"]);
         // A breakout tag leaves foreign content.
         assert!(tags("<svg><p><style><a href=x></style>").is_empty());
     }
@@ -826,6 +911,25 @@ mod tests {
             tags("<script><!---><script></script><a href=y>"),
             ["a href=y"]
         );
+    }
+
+    #[test]
+    fn stray_end_tags_in_foreign_content() {
+        // The proptest case of issue 11: `</svg>` inside the CDATA section is text,
+        // and `</a>` with no HTML `<a>` open is ignored (HTML Standard §13.2.6.5, then
+        // the in-body "any other end tag" rule), so `<base>` is still SVG's.
+        assert!(tags("<svg><![CDATA[ x > y</svg>]]></a><base href=\"x\">").is_empty());
+        assert!(tags("<svg></div><base href=x>").is_empty());
+        // With an `<a>` or `<div>` open outside, its end tag closes the foreign content.
+        assert_eq!(
+            tags("<a href=1><svg></a><base href=x>"),
+            ["a href=1", "base href=x"]
+        );
+        assert_eq!(tags("<DIV><svg></div><base href=x>"), ["base href=x"]);
+        // ... once: a second stray `</div>` finds no div open.
+        assert!(tags("<div><svg></div><svg></div><base href=x>").is_empty());
+        // An SVG `<a>` is not an HTML one: its end tag closes it, not the SVG.
+        assert!(tags("<svg><a href=s></a></a><base href=x>") == ["a href=s"]);
     }
 
     #[test]
