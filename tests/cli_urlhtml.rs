@@ -116,3 +116,62 @@ fn links_requires_base_without_jsonl() {
     let (_, ok) = run(&["links"], "<a href=x>");
     assert!(!ok);
 }
+
+/// Runs trawl on `stdin`: stdout, stderr, exit code.
+fn run_all(args: &[&str], stdin: &str) -> (String, String, Option<i32>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn trawl");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes());
+    let out = child.wait_with_output().expect("wait");
+    (
+        String::from_utf8(out.stdout).expect("utf-8 output"),
+        String::from_utf8(out.stderr).expect("utf-8 stderr"),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn links_says_when_a_cap_dropped_links() {
+    // An `href` over the 128 KiB attribute cap is dropped, and said so on stderr;
+    // the other links print and the exit code stays 0.
+    let html = format!(
+        "<a href=a>1</a><a href=\"/{}\">long</a><a href=b>2</a>",
+        "x".repeat(140 * 1024)
+    );
+    let (out, err, code) = run_all(&["links", "--base", "http://h/"], &html);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "http://h/a\nhttp://h/b\n");
+    assert_eq!(
+        err.trim_end(),
+        "trawl links: http://h/: links capped: long-attributes:1"
+    );
+
+    // With --jsonl the line names the object's id.
+    let input = [
+        serde_json::json!({"id": "capped", "base": "http://h/", "html": html}),
+        serde_json::json!({"id": "fine", "base": "http://h/", "html": "<a href=c>"}),
+    ]
+    .map(|v| v.to_string())
+    .join("\n");
+    let (out, err, code) = run_all(&["links", "--jsonl"], &input);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.lines().count(), 2);
+    assert_eq!(
+        err.trim_end(),
+        "trawl links: \"capped\": links capped: long-attributes:1"
+    );
+
+    // A page no cap touched prints nothing on stderr.
+    let (_, err, code) = run_all(&["links", "--base", "http://h/"], "<a href=a>");
+    assert_eq!(code, Some(0));
+    assert!(err.is_empty(), "{err}");
+}

@@ -123,6 +123,10 @@ pub struct RecordedConfig {
     pub warc: bool,
     pub checkpoint_secs: u64,
     pub allow_private_addresses: bool,
+    /// `--disk-reserve` as given (`auto`, `0` or a size); absent in checkpoints of
+    /// older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_reserve: Option<String>,
 }
 
 /// Where the outputs stood at a checkpoint (the output thread reports it at the cut).
@@ -145,6 +149,18 @@ pub struct Counters {
     /// WARC `revisit` records written (absent in checkpoints of older versions).
     #[serde(default)]
     pub warc_revisits: u64,
+    /// Pages and robots.txt files a cap cut (`Stats` fields of the same names), so a
+    /// resume goes on counting them; 0 in checkpoints of older versions.
+    #[serde(default)]
+    pub pages_links_truncated: u64,
+    #[serde(default)]
+    pub pages_scan_truncated: u64,
+    #[serde(default)]
+    pub pages_long_attributes: u64,
+    #[serde(default)]
+    pub robots_truncated: u64,
+    #[serde(default)]
+    pub robots_long_lines: u64,
 }
 
 /// Why a checkpoint could not be written or read.

@@ -81,6 +81,7 @@ pub fn run(args: LinksArgs) -> anyhow::Result<ExitCode> {
         let links = Links::extract_with(&base, &page, charset, &options);
         print_lines(&links, args.long, &mut out)?;
         out.flush()?;
+        warn_if_capped(base.as_str(), &links);
         return Ok(ExitCode::SUCCESS);
     }
     for line in input.lines() {
@@ -112,6 +113,9 @@ pub fn run(args: LinksArgs) -> anyhow::Result<ExitCode> {
             }
             Err(_) => (Value::Null, None, Some("bad_json")),
         };
+        if let Some(p) = &page {
+            warn_if_capped(&id.to_string(), p);
+        }
         let record = LinksRecord {
             id,
             links: page.as_ref().map_or_else(Vec::new, |p| {
@@ -150,6 +154,28 @@ struct LinksRecord<'a> {
 struct Robots {
     index: bool,
     follow: bool,
+}
+
+/// Says on stderr when an extraction cap dropped links of `page` (issue 11: no
+/// silent limits), in the crawl log's annotation words, e.g.
+/// `trawl links: http://h/: links capped: links-truncated:200 long-attributes:1`.
+/// `what` names the page (its base, or the `--jsonl` id). The exit code is unchanged:
+/// the links printed are right, only not all of them.
+fn warn_if_capped(what: &str, page: &PageLinks) {
+    if !page.is_truncated() {
+        return;
+    }
+    let caps = [
+        ("links-truncated", page.links_dropped),
+        ("rejects-truncated", page.rejects_dropped),
+        ("scan-truncated", page.unscanned_bytes),
+        ("long-attributes", page.long_attributes),
+    ];
+    let mut line = format!("trawl links: {what}: links capped:");
+    for (name, n) in caps.iter().filter(|(_, n)| *n > 0) {
+        line.push_str(&format!(" {name}:{n}"));
+    }
+    eprintln!("{line}");
 }
 
 fn print_lines(page: &PageLinks, long: bool, out: &mut impl Write) -> io::Result<()> {

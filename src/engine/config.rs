@@ -321,6 +321,7 @@ impl crate::checkpoint::RecordedConfig {
             warc: c.warc,
             checkpoint_secs: c.checkpoint_interval.as_secs(),
             allow_private_addresses: c.fetcher.allow_private_addresses,
+            disk_reserve: Some(c.disk_reserve.to_string()),
         }
     }
 }

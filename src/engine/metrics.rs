@@ -358,6 +358,17 @@ pub fn render(s: &Stats) -> String {
             ("attribute_bytes", s.pages_long_attributes as f64),
         ],
     );
+    f.labelled(
+        "trawl_robots_truncated_total",
+        c,
+        "robots.txt bodies a parse cap cut, by cap (crawl-log annotations \
+         robots-truncated, robots-long-lines).",
+        "cap",
+        &[
+            ("size", s.robots_truncated as f64),
+            ("line", s.robots_long_lines as f64),
+        ],
+    );
     f.one(
         "trawl_warc_revisit_records_total",
         c,

@@ -86,6 +86,12 @@ pub struct Stats {
     pub pages_scan_truncated: u64,
     /// Pages with link attributes too long to read (crawl log: `long-attributes:N`).
     pub pages_long_attributes: u64,
+    /// robots.txt bodies over the 500 KiB parse cap, read up to it (crawl log of the
+    /// robots.txt fetch: `robots-truncated:BYTES`, the bytes not parsed).
+    pub robots_truncated: u64,
+    /// robots.txt bodies with lines over 16,663 bytes, whose tails were not read
+    /// (crawl log: `robots-long-lines:N`).
+    pub robots_long_lines: u64,
     /// Responses written as WARC `revisit` records (payload seen before).
     pub warc_revisits: u64,
     pub queued: u64,
@@ -188,10 +194,13 @@ pub(crate) struct Shared {
     pub bytes: AtomicU64,
     pub discovered: AtomicU64,
     pub duplicates: AtomicU64,
-    /// Pages a link-extraction cap cut (see `Stats`); not in checkpoints.
+    /// Pages a link-extraction cap cut (see `Stats`).
     pub pages_links_truncated: AtomicU64,
     pub pages_scan_truncated: AtomicU64,
     pub pages_long_attributes: AtomicU64,
+    /// robots.txt bodies a parse cap cut (see `Stats`).
+    pub robots_truncated: AtomicU64,
+    pub robots_long_lines: AtomicU64,
     /// Counted by the output thread.
     pub warc_revisits: Arc<AtomicU64>,
     pub hosts_parked: AtomicU64,
@@ -249,6 +258,11 @@ impl Shared {
             discovered: self.discovered.load(Ordering::Acquire),
             duplicates: self.duplicates.load(Ordering::Acquire),
             warc_revisits: self.warc_revisits.load(Ordering::Acquire),
+            pages_links_truncated: self.pages_links_truncated.load(Ordering::Acquire),
+            pages_scan_truncated: self.pages_scan_truncated.load(Ordering::Acquire),
+            pages_long_attributes: self.pages_long_attributes.load(Ordering::Acquire),
+            robots_truncated: self.robots_truncated.load(Ordering::Acquire),
+            robots_long_lines: self.robots_long_lines.load(Ordering::Acquire),
         }
     }
 }
@@ -515,6 +529,8 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         pages_links_truncated: AtomicU64::new(0),
         pages_scan_truncated: AtomicU64::new(0),
         pages_long_attributes: AtomicU64::new(0),
+        robots_truncated: AtomicU64::new(0),
+        robots_long_lines: AtomicU64::new(0),
         warc_revisits: Arc::clone(&output.revisits),
         hosts_parked: AtomicU64::new(0),
         outcomes: Default::default(),
@@ -561,6 +577,15 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             shared
                 .warc_revisits
                 .store(c.warc_revisits, Ordering::Release);
+            for (counter, value) in [
+                (&shared.pages_links_truncated, c.pages_links_truncated),
+                (&shared.pages_scan_truncated, c.pages_scan_truncated),
+                (&shared.pages_long_attributes, c.pages_long_attributes),
+                (&shared.robots_truncated, c.robots_truncated),
+                (&shared.robots_long_lines, c.robots_long_lines),
+            ] {
+                counter.store(value, Ordering::Release);
+            }
             resumed_epoch = Some(m.epoch);
             epoch = m.epoch;
             tallies = shard::load_tallies(dir, n).map_err(err)?;
@@ -1169,9 +1194,11 @@ fn stats(
         mb_per_sec: c.bytes as f64 / elapsed / 1e6,
         discovered: c.discovered,
         duplicates: c.duplicates,
-        pages_links_truncated: shared.pages_links_truncated.load(Ordering::Acquire),
-        pages_scan_truncated: shared.pages_scan_truncated.load(Ordering::Acquire),
-        pages_long_attributes: shared.pages_long_attributes.load(Ordering::Acquire),
+        pages_links_truncated: c.pages_links_truncated,
+        pages_scan_truncated: c.pages_scan_truncated,
+        pages_long_attributes: c.pages_long_attributes,
+        robots_truncated: c.robots_truncated,
+        robots_long_lines: c.robots_long_lines,
         warc_revisits: c.warc_revisits,
         queued: shared.outstanding.load(Ordering::Acquire),
         frontier_ram_urls: sum(|s| s.ram_urls),

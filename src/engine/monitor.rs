@@ -179,11 +179,13 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
             s.disk_paused_secs
         );
     }
-    // Pages a link-extraction cap cut: shown only when it happened (issue 11).
+    // Pages and robots.txt files a cap cut: shown only when it happened (issue 11).
     let truncated = [
         ("links", s.pages_links_truncated),
         ("scan", s.pages_scan_truncated),
         ("attr", s.pages_long_attributes),
+        ("robots-size", s.robots_truncated),
+        ("robots-lines", s.robots_long_lines),
     ];
     if truncated.iter().any(|(_, n)| *n > 0) {
         out.push_str(" truncated");
@@ -335,5 +337,10 @@ mod tests {
         let l = line(&s, 100.0, 2.0);
         assert!(l.contains("truncated links=3"), "{l}");
         assert!(!l.contains("scan="), "{l}");
+        assert!(!l.contains("robots-"), "{l}");
+        s.robots_long_lines = 2;
+        let l = line(&s, 100.0, 2.0);
+        assert!(l.contains("truncated links=3 robots-lines=2"), "{l}");
+        assert!(!l.contains("robots-size"), "{l}");
     }
 }

@@ -620,7 +620,11 @@ impl Shard {
             }
             _ => self.robots.on_network_error(&key, now),
         };
-        self.record(&o, &request, Some(&via), "P", None, &[]);
+        let annotations = match self.robots.take_parse_report(&key) {
+            Some(report) => self.robots_caps(&report, o.body.len()),
+            None => Vec::new(),
+        };
+        self.record(&o, &request, Some(&via), "P", None, &annotations);
         if let Some(Step::Fetch(next)) = step {
             self.fetch_robots_for(&host, key, next, via);
             return;
@@ -628,6 +632,28 @@ impl Shard {
         let retry_after = o.head.as_ref().and_then(retry_after);
         let at = self.next_eligible(&o.url, o.timings.response_time(), retry_after, None);
         self.release_waiting(&host, at);
+    }
+
+    /// The crawl-log annotations of a parsed robots.txt that a parse cap cut (issue 11:
+    /// no silent limits), counted in the stats: `robots-truncated:BYTES` (the bytes past
+    /// the size cap, not parsed), `robots-long-lines:N` (lines whose tail past 16,663
+    /// bytes was not read); `robots-ignored-lines:N` (lines of no field the parser
+    /// knows) is logged only, as no cap is involved.
+    fn robots_caps(&self, report: &crate::robots::ParseReport, body_bytes: usize) -> Vec<String> {
+        let mut annotations = Vec::new();
+        if report.truncated {
+            let unread = body_bytes.saturating_sub(report.bytes_parsed);
+            annotations.push(format!("robots-truncated:{unread}"));
+            self.shared.robots_truncated.fetch_add(1, Ordering::AcqRel);
+        }
+        if report.long_lines > 0 {
+            annotations.push(format!("robots-long-lines:{}", report.long_lines));
+            self.shared.robots_long_lines.fetch_add(1, Ordering::AcqRel);
+        }
+        if report.ignored_lines > 0 {
+            annotations.push(format!("robots-ignored-lines:{}", report.ignored_lines));
+        }
+        annotations
     }
 
     /// Marks `host` as refused by policy (its address is private or loopback and

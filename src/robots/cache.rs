@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
+use super::parse::ParseReport;
 use super::policy::{
     robots_url, Access, FetchRequest, PolicyConfig, RobotsPolicy, RobotsResponse, Step,
 };
@@ -175,6 +176,13 @@ impl RobotsCache {
         self.update(key, |p, config| p.on_response(now, response, config))
     }
 
+    /// The parse report of the robots.txt body [`RobotsCache::on_response`] last parsed
+    /// for `key` (once), for the crawl log's `robots-truncated`/`robots-long-lines`
+    /// annotations. Does not count as a use of the entry.
+    pub fn take_parse_report(&mut self, key: &HostKey) -> Option<ParseReport> {
+        self.slots.get_mut(key)?.policy.take_parse_report()
+    }
+
     /// Reports a network failure of the fetch in flight for `key`.
     pub fn on_network_error(&mut self, key: &HostKey, now: Instant) -> Option<Step> {
         self.update(key, |p, config| p.on_network_error(now, config))
@@ -324,6 +332,30 @@ mod tests {
             .sum::<usize>()
             + cache.slots.keys().map(|k| k.0.len()).sum::<usize>();
         assert_eq!(sum, cache.bytes(), "byte accounting");
+    }
+
+    #[test]
+    fn parse_report_is_taken_once_per_parsed_body() {
+        let now = Instant::now();
+        let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 1 << 20);
+        let url = Url::parse("http://caps.example/").unwrap();
+        let key = HostKey::of(&url).unwrap();
+        assert!(cache.take_parse_report(&key).is_none(), "unknown host");
+        let _ = cache.poll_fetch(&url, now).unwrap();
+        let mut text = b"user-agent: *\ndisallow: /".to_vec();
+        text.resize(text.len() + crate::robots::parse::MAX_LINE_BYTES, b'a');
+        text.extend_from_slice(b"\nfoo: bar\n");
+        let resp = RobotsResponse {
+            status: 200,
+            headers: &[],
+            body: &text,
+        };
+        assert_eq!(cache.on_response(&key, now, &resp), Some(Step::Done));
+        let report = cache.take_parse_report(&key).unwrap();
+        assert_eq!(report.long_lines, 1);
+        assert_eq!(report.ignored_lines, 1);
+        assert!(!report.truncated);
+        assert!(cache.take_parse_report(&key).is_none(), "taken once");
     }
 
     #[test]

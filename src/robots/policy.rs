@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 use super::http_date::parse_http_date;
-use super::parse::Mode;
+use super::parse::{Mode, ParseReport, RobotsTxt};
 use super::rules::{Decision, Reason, Rules};
 
 /// How a 401 or 403 answer to `/robots.txt` is read.
@@ -275,6 +275,9 @@ pub fn robots_url(url: &Url) -> Option<Url> {
 pub struct RobotsPolicy {
     robots_url: Url,
     state: RobotsState,
+    /// What the parser saw in the last 2xx body, until the engine takes it for the
+    /// crawl log and the stats (no silent limits: the caps of `robots/parse.rs`).
+    parsed: Option<ParseReport>,
 }
 
 impl RobotsPolicy {
@@ -284,13 +287,25 @@ impl RobotsPolicy {
         RobotsPolicy {
             robots_url,
             state: RobotsState::NeedsFetch,
+            parsed: None,
         }
     }
 
     /// A policy in a given state: how a checkpoint's robots file is restored
     /// (`robots/persist.rs`). Only `Ready` and `Unreachable` are ever restored.
     pub(crate) fn restored(robots_url: Url, state: RobotsState) -> RobotsPolicy {
-        RobotsPolicy { robots_url, state }
+        RobotsPolicy {
+            robots_url,
+            state,
+            parsed: None,
+        }
+    }
+
+    /// The parse report of the last 2xx robots.txt fed to [`RobotsPolicy::on_response`],
+    /// once: whether the file was over the size cap, how many lines were cut or
+    /// ignored. `None` if no body was parsed since the last call.
+    pub fn take_parse_report(&mut self) -> Option<ParseReport> {
+        self.parsed.take()
     }
 
     /// The current state.
@@ -375,7 +390,9 @@ impl RobotsPolicy {
         };
         self.state = match response.status {
             200..=299 => {
-                let rules = Rules::parse(response.body, &config.agent, config.mode);
+                let txt = RobotsTxt::parse(response.body, config.mode);
+                self.parsed = Some(txt.report());
+                let rules = txt.rules_for(&config.agent);
                 RobotsState::Ready(ready(HostRules::Parsed(rules), validators_of(response)))
             }
             304 => match fetching.prior {
@@ -676,6 +693,27 @@ mod tests {
         assert_eq!(p.check("/a", now, &c).is_allowed(), Some(false));
         assert_eq!(p.check("/b", now, &c).is_allowed(), Some(true));
         assert_eq!(p.poll_timeout(), Some(now + Duration::from_secs(86_400)));
+    }
+
+    #[test]
+    fn parse_report_of_an_oversized_body_is_kept_until_taken() {
+        let mut p = policy();
+        let now = Instant::now();
+        let _ = p.poll_fetch(now).unwrap();
+        let mut body = String::from("user-agent: *\ndisallow: /x\n");
+        while body.len() <= crate::robots::parse::MAX_ROBOTS_BYTES {
+            body.push_str("disallow: /padding\n");
+        }
+        assert_eq!(respond(&mut p, now, 200, &[], &body), Step::Done);
+        let report = p.take_parse_report().unwrap();
+        assert!(report.truncated);
+        assert_eq!(report.long_lines, 0);
+        assert!(p.take_parse_report().is_none());
+        // A status without a body to parse leaves no report.
+        let mut p = policy();
+        let _ = p.poll_fetch(now).unwrap();
+        let _ = respond(&mut p, now, 404, &[], "");
+        assert!(p.take_parse_report().is_none());
     }
 
     #[test]
