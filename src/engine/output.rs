@@ -1,6 +1,12 @@
 //! The output writer thread: WARC captures and crawl-log lines, fed by every shard over
 //! one bounded channel. A slow disk fills the channel and slows the shards (they block
 //! on `send`), which is the back-pressure we want; nothing is dropped.
+//!
+//! A shard does not send a message per fetch: it gathers its records in an
+//! [`OutputBatch`] and sends them as one message at the end of each event-loop turn
+//! (and at [`MAX_BATCH_RECORDS`], and before each checkpoint barrier). One send wakes
+//! this thread at most once for a turn's worth of fetches instead of once per fetch
+//! (issue 11: wake-ups and futex calls per page; figures in `docs/benchmarks.md`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,8 +25,21 @@ use crate::warc::{
 /// the same tag for digest-based deduplication.
 pub const REVISIT_ANNOTATION: &str = "duplicate:digest";
 
+/// Records a shard gathers before it sends them in one message. A turn that produces
+/// more (a page whose links are logged as filtered, a robots.txt answer that decides
+/// many waiting URLs) sends every this many, so a batch stays small.
+pub(crate) const MAX_BATCH_RECORDS: usize = 32;
+
 /// A message to the writer thread.
 pub(crate) enum OutputMsg {
+    /// One shard's records, in the order it made them.
+    Records(Vec<OutputRecord>),
+    /// Flush and fsync both outputs and report their positions (for a checkpoint).
+    Sync(Sender<Result<Positions, String>>),
+}
+
+/// One record for the writer thread.
+pub(crate) enum OutputRecord {
     /// A decision without a response (robots, filter, budget...).
     Log(Box<LogRecord>),
     /// A fetch: its log line and, when WARC is on, its capture, compressed by the
@@ -30,8 +49,43 @@ pub(crate) enum OutputMsg {
         log: Box<LogRecord>,
         capture: Option<WarcItem>,
     },
-    /// Flush and fsync both outputs and report their positions (for a checkpoint).
-    Sync(Sender<Result<Positions, String>>),
+}
+
+/// A shard's records waiting to be sent to the writer thread (see the module docs).
+/// Whoever pushes must [`OutputBatch::flush`] before blocking or waiting at a
+/// checkpoint barrier: the checkpoint protocol counts on every record made before the
+/// cut being in the channel when the coordinator asks for positions.
+pub(crate) struct OutputBatch {
+    tx: Sender<OutputMsg>,
+    pending: Vec<OutputRecord>,
+}
+
+impl OutputBatch {
+    pub fn new(tx: Sender<OutputMsg>) -> Self {
+        Self {
+            tx,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Queues `record`; sends the batch once it holds [`MAX_BATCH_RECORDS`].
+    pub fn push(&mut self, record: OutputRecord) {
+        self.pending.push(record);
+        if self.pending.len() >= MAX_BATCH_RECORDS {
+            self.flush();
+        }
+    }
+
+    /// Sends what is queued, blocking while the channel is full (back-pressure). A
+    /// closed channel means the writer thread has ended (its error is reported when it
+    /// is joined); the records have nowhere to go then.
+    pub fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let records = std::mem::replace(&mut self.pending, Vec::with_capacity(MAX_BATCH_RECORDS));
+        let _ = self.tx.send(OutputMsg::Records(records));
+    }
 }
 
 /// A fetch's WARC capture as the shard hands it over.
@@ -77,6 +131,8 @@ pub(crate) struct OutputThread {
 
 impl OutputThread {
     /// Starts the writer for `log_path` and, when `warc` is given, a WARC writer.
+    /// `capacity` bounds the records queued in the channel: it holds
+    /// `capacity / MAX_BATCH_RECORDS` batches.
     pub fn spawn(
         log_path: PathBuf,
         warc: Option<WarcWriterConfig>,
@@ -88,7 +144,7 @@ impl OutputThread {
             None => None,
         };
         let warc_compressor = warc.as_ref().map(WarcWriter::compressor);
-        let (tx, rx) = bounded(capacity.max(1));
+        let (tx, rx) = bounded((capacity / MAX_BATCH_RECORDS).max(1));
         let revisits = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&revisits);
         let stall = Arc::new(super::space::WriteStall::default());
@@ -127,44 +183,17 @@ fn run(
     let mut summary = OutputSummary::default();
     for msg in rx {
         match msg {
-            OutputMsg::Log(rec) => {
-                stall
-                    .retry(|| log.append(&rec))
-                    .map_err(|e| format!("{e}"))?;
-                summary.log_lines += 1;
-            }
-            OutputMsg::Fetched {
-                log: mut rec,
-                capture,
-            } => {
-                if let (Some(w), Some(WarcItem::Refused)) = (warc.as_mut(), &capture) {
-                    w.count_rejected();
+            OutputMsg::Records(records) => {
+                for record in records {
+                    write_record(
+                        record,
+                        &mut log,
+                        warc.as_mut(),
+                        &mut summary,
+                        revisits,
+                        stall,
+                    )?;
                 }
-                if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc.as_mut(), capture) {
-                    match stall.retry(|| w.append_compressed(&capture)) {
-                        Ok(written) => {
-                            rec.warc = Some(WarcRef {
-                                file: written.file_name,
-                                // The response (or revisit) record, as
-                                // `docs/warc.md` says: what a CDX index and
-                                // `warcio extract` address.
-                                offset: written.response_offset,
-                            });
-                            rec.payload_digest = Some(written.payload_digest);
-                            summary.warc_records += 1;
-                            if written.revisit {
-                                rec.annotations.push(REVISIT_ANNOTATION.to_owned());
-                                summary.warc_revisits += 1;
-                                revisits.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                        Err(e) => rec.annotations.push(format!("warc-error:{e}")),
-                    }
-                }
-                stall
-                    .retry(|| log.append(&rec))
-                    .map_err(|e| format!("{e}"))?;
-                summary.log_lines += 1;
             }
             OutputMsg::Sync(reply) => {
                 let result = sync(&mut log, warc.as_mut());
@@ -179,6 +208,59 @@ fn run(
         summary.warc_files = s.files;
     }
     Ok(summary)
+}
+
+/// Writes one record: the WARC capture first, then the log line that points at it.
+fn write_record(
+    record: OutputRecord,
+    log: &mut CrawlLogWriter,
+    mut warc: Option<&mut WarcWriter>,
+    summary: &mut OutputSummary,
+    revisits: &AtomicU64,
+    stall: &super::space::WriteStall,
+) -> Result<(), String> {
+    match record {
+        OutputRecord::Log(rec) => {
+            stall
+                .retry(|| log.append(&rec))
+                .map_err(|e| format!("{e}"))?;
+            summary.log_lines += 1;
+        }
+        OutputRecord::Fetched {
+            log: mut rec,
+            capture,
+        } => {
+            if let (Some(w), Some(WarcItem::Refused)) = (warc.as_deref_mut(), &capture) {
+                w.count_rejected();
+            }
+            if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc.as_deref_mut(), capture) {
+                match stall.retry(|| w.append_compressed(&capture)) {
+                    Ok(written) => {
+                        rec.warc = Some(WarcRef {
+                            file: written.file_name,
+                            // The response (or revisit) record, as
+                            // `docs/warc.md` says: what a CDX index and
+                            // `warcio extract` address.
+                            offset: written.response_offset,
+                        });
+                        rec.payload_digest = Some(written.payload_digest);
+                        summary.warc_records += 1;
+                        if written.revisit {
+                            rec.annotations.push(REVISIT_ANNOTATION.to_owned());
+                            summary.warc_revisits += 1;
+                            revisits.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => rec.annotations.push(format!("warc-error:{e}")),
+                }
+            }
+            stall
+                .retry(|| log.append(&rec))
+                .map_err(|e| format!("{e}"))?;
+            summary.log_lines += 1;
+        }
+    }
+    Ok(())
 }
 
 fn sync(log: &mut CrawlLogWriter, warc: Option<&mut WarcWriter>) -> Result<Positions, String> {

@@ -23,7 +23,7 @@ use crate::robots::{
 use crate::url::UrlFilter;
 use crate::warc::{Capture, CaptureCompressor, HttpResponse, Outlink, WarcDate};
 
-use super::output::{OutputMsg, WarcItem};
+use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{CheckpointCut, Control, Shared};
 
 /// A batch of URLs routed to a shard, each with its host key.
@@ -132,7 +132,9 @@ pub(crate) struct Shard {
     peers: Vec<Sender<Batch>>,
     peer_wakers: Vec<Arc<mio::Waker>>,
     outboxes: Vec<Batch>,
-    output: Sender<OutputMsg>,
+    /// Log lines and captures for the output thread, sent once per loop turn (see
+    /// `output.rs`). In a `RefCell` because `log` and `record` take `&self`.
+    output: std::cell::RefCell<OutputBatch>,
     control: Receiver<Control>,
     in_flight: HashMap<u64, InFlight>,
     robots_waiting: HashMap<String, Vec<QueuedUrl>>,
@@ -205,7 +207,7 @@ impl Shard {
             peers: p.peers,
             peer_wakers: p.peer_wakers,
             outboxes: (0..shards).map(|_| Vec::new()).collect(),
-            output: p.output,
+            output: std::cell::RefCell::new(OutputBatch::new(p.output)),
             control: p.control,
             in_flight: HashMap::new(),
             robots_waiting: HashMap::new(),
@@ -245,6 +247,8 @@ impl Shard {
                 self.schedule(now);
             }
             self.flush_outboxes();
+            // The records of this turn go out before the loop may block in `poll`.
+            self.flush_output();
             if now >= next_publish {
                 self.publish();
                 next_publish = now + Duration::from_millis(250);
@@ -270,7 +274,13 @@ impl Shard {
             }
             self.publish_in_flight();
         }
+        self.flush_output();
         self.publish();
+    }
+
+    /// Sends the records gathered since the last flush to the output thread.
+    fn flush_output(&self) {
+        self.output.borrow_mut().flush();
     }
 
     fn publish_in_flight(&self) {
@@ -1023,7 +1033,9 @@ impl Shard {
             h.on_outcome(&rec);
         }
         self.shared.count_outcome(rec.outcome);
-        let _ = self.output.send(OutputMsg::Log(Box::new(rec)));
+        self.output
+            .borrow_mut()
+            .push(OutputRecord::Log(Box::new(rec)));
     }
 
     fn log_decision(&self, item: &QueuedUrl, outcome: Outcome, note: &str) {
@@ -1119,7 +1131,7 @@ impl Shard {
             })
         });
         self.shared.count_outcome(rec.outcome);
-        let _ = self.output.send(OutputMsg::Fetched {
+        self.output.borrow_mut().push(OutputRecord::Fetched {
             log: Box::new(rec),
             capture,
         });
@@ -1144,8 +1156,12 @@ impl Shard {
                 self.push_frontier(&host, item, now);
             }
         }
+        // Every record made before the cut reaches the channel before the coordinator
+        // asks the output thread for its positions (after barrier 2).
+        self.flush_output();
         cut.barrier.wait();
         self.take_inbox();
+        self.flush_output();
         cut.barrier.wait();
         let path = cut.dir.join(format!("frontier-{:04}.seg", self.index));
         let result = self.dump_frontier(&path);
