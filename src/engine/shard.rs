@@ -57,6 +57,44 @@ const MAX_REFUSED_HOSTS: usize = 65_536;
 /// Refused hosts named on stderr per shard; the rest are in the crawl log only.
 const MAX_REFUSAL_WARNINGS: u32 = 10;
 
+/// A shard's inbox waker that skips redundant wakes. Senders call
+/// [`InboxWaker::notify`] after each send and the owner calls [`InboxWaker::clear`]
+/// before it drains its inbox; a wake is written only when none is on its way since
+/// the last drain, so a busy peer is not woken once per batch (each wake is an
+/// `eventfd` write and may cut its `epoll_wait` short; issue 11).
+///
+/// No batch waits unseen: a sender that finds the flag set sent its batch before its
+/// swap, which comes after the swap of the sender that set the flag and woke the
+/// owner; the owner's next turn clears the flag (an acquire swap) and then drains the
+/// inbox, which holds that batch.
+pub(crate) struct InboxWaker {
+    waker: Arc<mio::Waker>,
+    pending: std::sync::atomic::AtomicBool,
+}
+
+impl InboxWaker {
+    pub fn new(waker: Arc<mio::Waker>) -> Self {
+        Self {
+            waker,
+            pending: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Wakes the owner unless a wake is already on its way. A failed wake leaves the
+    /// flag set: the owner's next turn (at most its poll timeout away) clears it and
+    /// takes the batch anyway.
+    fn notify(&self) {
+        if !self.pending.swap(true, Ordering::AcqRel) {
+            let _ = self.waker.wake();
+        }
+    }
+
+    /// Called by the owner just before it drains its inbox.
+    fn clear(&self) {
+        self.pending.swap(false, Ordering::AcqRel);
+    }
+}
+
 /// What a fetch in flight is for.
 #[derive(Debug)]
 enum InFlight {
@@ -130,7 +168,7 @@ pub(crate) struct Shard {
     filter: Arc<UrlFilter>,
     inbox: Receiver<Batch>,
     peers: Vec<Sender<Batch>>,
-    peer_wakers: Vec<Arc<mio::Waker>>,
+    peer_wakers: Vec<Arc<InboxWaker>>,
     outboxes: Vec<Batch>,
     /// Log lines and captures for the output thread, sent once per loop turn (see
     /// `output.rs`). In a `RefCell` because `log` and `record` take `&self`.
@@ -161,7 +199,8 @@ pub(crate) struct ShardParts {
     pub filter: Arc<UrlFilter>,
     pub inbox: Receiver<Batch>,
     pub peers: Vec<Sender<Batch>>,
-    pub peer_wakers: Vec<Arc<mio::Waker>>,
+    /// One per shard, this shard's own included (it clears its flag).
+    pub peer_wakers: Vec<Arc<InboxWaker>>,
     pub output: Sender<OutputMsg>,
     pub control: Receiver<Control>,
     /// Host tallies restored from a checkpoint (empty on a fresh crawl).
@@ -307,6 +346,9 @@ impl Shard {
     }
 
     fn take_inbox(&mut self) {
+        if let Some(w) = self.peer_wakers.get(self.index) {
+            w.clear();
+        }
         let now = Instant::now();
         while let Ok(batch) = self.inbox.try_recv() {
             for (host, item) in batch {
@@ -964,7 +1006,7 @@ impl Shard {
         match tx.try_send(batch) {
             Ok(()) => {
                 if let Some(w) = self.peer_wakers.get(target) {
-                    let _ = w.wake();
+                    w.notify();
                 }
             }
             // The peer's inbox is full: keep the batch and retry on the next turn
@@ -1005,7 +1047,7 @@ impl Shard {
             match tx.try_send(std::mem::take(out)) {
                 Ok(()) => {
                     if let Some(w) = self.peer_wakers.get(target) {
-                        let _ = w.wake();
+                        w.notify();
                     }
                     return;
                 }
