@@ -3,10 +3,13 @@
 //! on `send`), which is the back-pressure we want; nothing is dropped.
 //!
 //! A shard does not send a message per fetch: it gathers its records in an
-//! [`OutputBatch`] and sends them as one message at the end of each event-loop turn
-//! (and at [`MAX_BATCH_RECORDS`], and before each checkpoint barrier). One send wakes
-//! this thread at most once for a turn's worth of fetches instead of once per fetch
-//! (issue 11: wake-ups and futex calls per page; figures in `docs/benchmarks.md`).
+//! [`OutputBatch`] and sends them as one message once it holds [`MAX_BATCH_RECORDS`]
+//! or its oldest record is [`MAX_BATCH_AGE`] old, before each checkpoint barrier, and
+//! when the shard ends. Each send may wake this thread (a futex wake and two context
+//! switches when it sleeps); per-turn sends still woke it about once per page-and-a-
+//! half, batches by count and age about once per 20 (issue 11; figures in
+//! `docs/benchmarks.md`, "Wake-ups and hand-offs"). Nothing waits on a record's
+//! line reaching the log sooner: checkpoints flush first, and the crawl's end too.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +32,9 @@ pub const REVISIT_ANNOTATION: &str = "duplicate:digest";
 /// more (a page whose links are logged as filtered, a robots.txt answer that decides
 /// many waiting URLs) sends every this many, so a batch stays small.
 pub(crate) const MAX_BATCH_RECORDS: usize = 32;
+
+/// The longest a record waits in a shard's batch: a slow crawl's log still moves.
+pub(crate) const MAX_BATCH_AGE: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// A message to the writer thread.
 pub(crate) enum OutputMsg {
@@ -58,6 +64,8 @@ pub(crate) enum OutputRecord {
 pub(crate) struct OutputBatch {
     tx: Sender<OutputMsg>,
     pending: Vec<OutputRecord>,
+    /// When the oldest pending record was queued.
+    since: Option<std::time::Instant>,
 }
 
 impl OutputBatch {
@@ -65,11 +73,27 @@ impl OutputBatch {
         Self {
             tx,
             pending: Vec::new(),
+            since: None,
+        }
+    }
+
+    /// When the batch must be sent by [`OutputBatch::flush_due`] (`None`: empty).
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.since.map(|t| t + MAX_BATCH_AGE)
+    }
+
+    /// Sends the batch if its oldest record is [`MAX_BATCH_AGE`] old at `now`.
+    pub fn flush_due(&mut self, now: std::time::Instant) {
+        if self.deadline().is_some_and(|d| now >= d) {
+            self.flush();
         }
     }
 
     /// Queues `record`; sends the batch once it holds [`MAX_BATCH_RECORDS`].
     pub fn push(&mut self, record: OutputRecord) {
+        if self.pending.is_empty() {
+            self.since = Some(std::time::Instant::now());
+        }
         self.pending.push(record);
         if self.pending.len() >= MAX_BATCH_RECORDS {
             self.flush();
@@ -80,6 +104,7 @@ impl OutputBatch {
     /// closed channel means the writer thread has ended (its error is reported when it
     /// is joined); the records have nowhere to go then.
     pub fn flush(&mut self) {
+        self.since = None;
         if self.pending.is_empty() {
             return;
         }

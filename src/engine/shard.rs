@@ -286,8 +286,9 @@ impl Shard {
                 self.schedule(now);
             }
             self.flush_outboxes();
-            // The records of this turn go out before the loop may block in `poll`.
-            self.flush_output();
+            // Records go out in batches by count and age (`output.rs`); the poll below
+            // wakes in time to send an aging batch.
+            self.output.borrow_mut().flush_due(now);
             if now >= next_publish {
                 self.publish();
                 next_publish = now + Duration::from_millis(250);
@@ -301,6 +302,9 @@ impl Shard {
                 if let Some(at) = self.frontier.next_wakeup() {
                     timeout = timeout.min(at.saturating_duration_since(now));
                 }
+            }
+            if let Some(at) = self.output.borrow().deadline() {
+                timeout = timeout.min(at.saturating_duration_since(now));
             }
             if self.fetcher.poll(&mut outcomes, Some(timeout)).is_err() {
                 // epoll itself failed: nothing can progress on this shard.
