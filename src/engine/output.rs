@@ -258,7 +258,7 @@ fn write_record(
             if let (Some(w), Some(WarcItem::Refused)) = (warc.as_deref_mut(), &capture) {
                 w.count_rejected();
             }
-            if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc.as_deref_mut(), capture) {
+            if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc, capture) {
                 match stall.retry(|| w.append_compressed(&capture)) {
                     Ok(written) => {
                         rec.warc = Some(WarcRef {
