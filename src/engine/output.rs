@@ -302,3 +302,64 @@ fn sync(log: &mut CrawlLogWriter, warc: Option<&mut WarcWriter>) -> Result<Posit
         warc,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crawllog::Outcome;
+    use crate::warc::WarcDate;
+
+    fn record(i: usize) -> OutputRecord {
+        let url = format!("http://a.test/{i}");
+        OutputRecord::Log(Box::new(LogRecord::new(
+            WarcDate::now(),
+            url,
+            Outcome::Robots,
+        )))
+    }
+
+    fn urls(msg: OutputMsg) -> Vec<String> {
+        match msg {
+            OutputMsg::Records(records) => records
+                .into_iter()
+                .map(|r| match r {
+                    OutputRecord::Log(l) | OutputRecord::Fetched { log: l, .. } => l.url,
+                })
+                .collect(),
+            OutputMsg::Sync(_) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_batch_goes_at_its_size_in_order_and_the_rest_on_flush() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut batch = OutputBatch::new(tx);
+        for i in 0..MAX_BATCH_RECORDS + 3 {
+            batch.push(record(i));
+        }
+        let first = urls(rx.try_recv().expect("a full batch is sent"));
+        let want: Vec<String> = (0..MAX_BATCH_RECORDS)
+            .map(|i| format!("http://a.test/{i}"))
+            .collect();
+        assert_eq!(first, want);
+        assert!(rx.try_recv().is_err(), "the 3 left wait for a flush");
+        assert!(batch.deadline().is_some());
+        batch.flush();
+        assert_eq!(urls(rx.try_recv().expect("flushed")).len(), 3);
+        assert!(batch.deadline().is_none());
+        batch.flush();
+        assert!(rx.try_recv().is_err(), "an empty flush sends nothing");
+    }
+
+    #[test]
+    fn a_batch_goes_when_its_oldest_record_is_due() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut batch = OutputBatch::new(tx);
+        batch.push(record(0));
+        let due = batch.deadline().expect("pending");
+        batch.flush_due(due - std::time::Duration::from_millis(1));
+        assert!(rx.try_recv().is_err());
+        batch.flush_due(due);
+        assert_eq!(urls(rx.try_recv().expect("due")).len(), 1);
+    }
+}

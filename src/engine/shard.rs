@@ -1407,6 +1407,73 @@ fn split_raw(raw: &[u8]) -> (&[u8], &[u8]) {
 mod tests {
     use super::*;
 
+    /// Waker events seen by `poll` within `wait`.
+    fn wakes(poll: &mut mio::Poll, wait: Duration) -> usize {
+        let mut events = mio::Events::with_capacity(8);
+        poll.poll(&mut events, Some(wait)).expect("poll");
+        events.iter().count()
+    }
+
+    #[test]
+    fn inbox_waker_wakes_once_per_drain_and_again_after_it() {
+        let mut poll = mio::Poll::new().expect("poll");
+        let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(0)).expect("waker"));
+        let w = InboxWaker::new(waker);
+        // Two sends before the owner drains: one wake.
+        w.notify();
+        w.notify();
+        assert_eq!(wakes(&mut poll, Duration::from_millis(200)), 1);
+        assert_eq!(wakes(&mut poll, Duration::from_millis(20)), 0);
+        // The owner drains (clears); the next send wakes it again.
+        w.clear();
+        w.notify();
+        assert_eq!(wakes(&mut poll, Duration::from_millis(200)), 1);
+    }
+
+    #[test]
+    fn inbox_waker_never_leaves_a_sent_batch_unseen_across_threads() {
+        // A sender thread sends 2,000 batches, notifying after each; the owner drains
+        // like `take_inbox` (clear, then drain) after each wake. Every batch must be
+        // taken, with at most as many wakes as sends.
+        let mut poll = mio::Poll::new().expect("poll");
+        let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(0)).expect("waker"));
+        let w = Arc::new(InboxWaker::new(waker));
+        let (tx, rx) = crossbeam_channel::unbounded::<u32>();
+        let sender = {
+            let w = Arc::clone(&w);
+            std::thread::spawn(move || {
+                for i in 0..2000u32 {
+                    tx.send(i).expect("send");
+                    w.notify();
+                    if i % 64 == 0 {
+                        std::thread::yield_now();
+                    }
+                }
+            })
+        };
+        let mut taken = 0u32;
+        let mut polls = 0u32;
+        let mut timeouts = 0u32;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while taken < 2000 && Instant::now() < deadline {
+            // The loop polls only while batches are still to come, and the sender
+            // sends them within milliseconds: a poll that sees no wake for 2 s means
+            // a batch was sent and its wake lost.
+            if wakes(&mut poll, Duration::from_secs(2)) == 0 {
+                timeouts += 1;
+            }
+            polls += 1;
+            w.clear();
+            while rx.try_recv().is_ok() {
+                taken += 1;
+            }
+        }
+        sender.join().expect("sender");
+        assert_eq!(taken, 2000);
+        assert_eq!(timeouts, 0, "a wake was lost");
+        assert!(polls <= 2000, "{polls} polls");
+    }
+
     #[test]
     fn shard_routing_is_stable_and_in_range() {
         for n in 1..8 {
