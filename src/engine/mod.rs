@@ -633,6 +633,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         fetchers.push(Fetcher::new(fc).map_err(err)?);
     }
     let wakers: Vec<Arc<mio::Waker>> = fetchers.iter().map(Fetcher::waker).collect();
+    let inbox_wakers: Vec<Arc<shard::InboxWaker>> = wakers
+        .iter()
+        .map(|w| Arc::new(shard::InboxWaker::new(Arc::clone(w))))
+        .collect();
     let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) =
         (0..n).map(|_| bounded(shard::INBOX_BATCHES)).unzip();
     let (control_txs, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
@@ -654,7 +658,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             filter: Arc::clone(&filter),
             inbox,
             peers: inbox_txs.clone(),
-            peer_wakers: wakers.clone(),
+            peer_wakers: inbox_wakers.clone(),
             output: output.tx.clone(),
             control,
             tallies,

@@ -1,6 +1,15 @@
 //! The output writer thread: WARC captures and crawl-log lines, fed by every shard over
 //! one bounded channel. A slow disk fills the channel and slows the shards (they block
 //! on `send`), which is the back-pressure we want; nothing is dropped.
+//!
+//! A shard does not send a message per fetch: it gathers its records in an
+//! [`OutputBatch`] and sends them as one message once it holds [`MAX_BATCH_RECORDS`]
+//! or its oldest record is [`MAX_BATCH_AGE`] old, before each checkpoint barrier, and
+//! when the shard ends. Each send may wake this thread (a futex wake and two context
+//! switches when it sleeps); per-turn sends still woke it about once per page-and-a-
+//! half, batches by count and age about once per 20 (issue 11; figures in
+//! `docs/benchmarks.md`, "Wake-ups and hand-offs"). Nothing waits on a record's
+//! line reaching the log sooner: checkpoints flush first, and the crawl's end too.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,8 +28,24 @@ use crate::warc::{
 /// the same tag for digest-based deduplication.
 pub const REVISIT_ANNOTATION: &str = "duplicate:digest";
 
+/// Records a shard gathers before it sends them in one message. A turn that produces
+/// more (a page whose links are logged as filtered, a robots.txt answer that decides
+/// many waiting URLs) sends every this many, so a batch stays small.
+pub(crate) const MAX_BATCH_RECORDS: usize = 32;
+
+/// The longest a record waits in a shard's batch: a slow crawl's log still moves.
+pub(crate) const MAX_BATCH_AGE: std::time::Duration = std::time::Duration::from_millis(25);
+
 /// A message to the writer thread.
 pub(crate) enum OutputMsg {
+    /// One shard's records, in the order it made them.
+    Records(Vec<OutputRecord>),
+    /// Flush and fsync both outputs and report their positions (for a checkpoint).
+    Sync(Sender<Result<Positions, String>>),
+}
+
+/// One record for the writer thread.
+pub(crate) enum OutputRecord {
     /// A decision without a response (robots, filter, budget...).
     Log(Box<LogRecord>),
     /// A fetch: its log line and, when WARC is on, its capture, compressed by the
@@ -30,8 +55,62 @@ pub(crate) enum OutputMsg {
         log: Box<LogRecord>,
         capture: Option<WarcItem>,
     },
-    /// Flush and fsync both outputs and report their positions (for a checkpoint).
-    Sync(Sender<Result<Positions, String>>),
+}
+
+/// A shard's records waiting to be sent to the writer thread (see the module docs).
+/// Whoever pushes must [`OutputBatch::flush`] before blocking or waiting at a
+/// checkpoint barrier: the checkpoint protocol counts on every record made before the
+/// cut being in the channel when the coordinator asks for positions.
+pub(crate) struct OutputBatch {
+    tx: Sender<OutputMsg>,
+    pending: Vec<OutputRecord>,
+    /// When the oldest pending record was queued.
+    since: Option<std::time::Instant>,
+}
+
+impl OutputBatch {
+    pub fn new(tx: Sender<OutputMsg>) -> Self {
+        Self {
+            tx,
+            pending: Vec::new(),
+            since: None,
+        }
+    }
+
+    /// When the batch must be sent by [`OutputBatch::flush_due`] (`None`: empty).
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.since.map(|t| t + MAX_BATCH_AGE)
+    }
+
+    /// Sends the batch if its oldest record is [`MAX_BATCH_AGE`] old at `now`.
+    pub fn flush_due(&mut self, now: std::time::Instant) {
+        if self.deadline().is_some_and(|d| now >= d) {
+            self.flush();
+        }
+    }
+
+    /// Queues `record`; sends the batch once it holds [`MAX_BATCH_RECORDS`].
+    pub fn push(&mut self, record: OutputRecord) {
+        if self.pending.is_empty() {
+            self.since = Some(std::time::Instant::now());
+        }
+        self.pending.push(record);
+        if self.pending.len() >= MAX_BATCH_RECORDS {
+            self.flush();
+        }
+    }
+
+    /// Sends what is queued, blocking while the channel is full (back-pressure). A
+    /// closed channel means the writer thread has ended (its error is reported when it
+    /// is joined); the records have nowhere to go then.
+    pub fn flush(&mut self) {
+        self.since = None;
+        if self.pending.is_empty() {
+            return;
+        }
+        let records = std::mem::replace(&mut self.pending, Vec::with_capacity(MAX_BATCH_RECORDS));
+        let _ = self.tx.send(OutputMsg::Records(records));
+    }
 }
 
 /// A fetch's WARC capture as the shard hands it over.
@@ -72,6 +151,8 @@ pub(crate) struct OutputThread {
 
 impl OutputThread {
     /// Starts the writer for `log_path` and, when `warc` is given, a WARC writer.
+    /// `capacity` bounds the records queued in the channel: it holds
+    /// `capacity / MAX_BATCH_RECORDS` batches.
     pub fn spawn(
         log_path: PathBuf,
         warc: Option<WarcWriterConfig>,
@@ -83,7 +164,7 @@ impl OutputThread {
             None => None,
         };
         let warc_compressor = warc.as_ref().map(WarcWriter::compressor);
-        let (tx, rx) = bounded(capacity.max(1));
+        let (tx, rx) = bounded((capacity / MAX_BATCH_RECORDS).max(1));
         let revisits = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&revisits);
         let stall = Arc::new(super::space::WriteStall::default());
@@ -122,44 +203,17 @@ fn run(
     let mut summary = OutputSummary::default();
     for msg in rx {
         match msg {
-            OutputMsg::Log(rec) => {
-                stall
-                    .retry(|| log.append(&rec))
-                    .map_err(|e| format!("{e}"))?;
-                summary.log_lines += 1;
-            }
-            OutputMsg::Fetched {
-                log: mut rec,
-                capture,
-            } => {
-                if let (Some(w), Some(WarcItem::Refused)) = (warc.as_mut(), &capture) {
-                    w.count_rejected();
+            OutputMsg::Records(records) => {
+                for record in records {
+                    write_record(
+                        record,
+                        &mut log,
+                        warc.as_mut(),
+                        &mut summary,
+                        revisits,
+                        stall,
+                    )?;
                 }
-                if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc.as_mut(), capture) {
-                    match stall.retry(|| w.append_compressed(&capture)) {
-                        Ok(written) => {
-                            rec.warc = Some(WarcRef {
-                                file: written.file_name,
-                                // The response (or revisit) record, as
-                                // `docs/warc.md` says: what a CDX index and
-                                // `warcio extract` address.
-                                offset: written.response_offset,
-                            });
-                            rec.payload_digest = Some(written.payload_digest);
-                            summary.warc_records += 1;
-                            if written.revisit {
-                                rec.annotations.push(REVISIT_ANNOTATION.to_owned());
-                                summary.warc_revisits += 1;
-                                revisits.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                        Err(e) => rec.annotations.push(format!("warc-error:{e}")),
-                    }
-                }
-                stall
-                    .retry(|| log.append(&rec))
-                    .map_err(|e| format!("{e}"))?;
-                summary.log_lines += 1;
             }
             OutputMsg::Sync(reply) => {
                 let result = sync(&mut log, warc.as_mut());
@@ -176,6 +230,59 @@ fn run(
     Ok(summary)
 }
 
+/// Writes one record: the WARC capture first, then the log line that points at it.
+fn write_record(
+    record: OutputRecord,
+    log: &mut CrawlLogWriter,
+    mut warc: Option<&mut WarcWriter>,
+    summary: &mut OutputSummary,
+    revisits: &AtomicU64,
+    stall: &super::space::WriteStall,
+) -> Result<(), String> {
+    match record {
+        OutputRecord::Log(rec) => {
+            stall
+                .retry(|| log.append(&rec))
+                .map_err(|e| format!("{e}"))?;
+            summary.log_lines += 1;
+        }
+        OutputRecord::Fetched {
+            log: mut rec,
+            capture,
+        } => {
+            if let (Some(w), Some(WarcItem::Refused)) = (warc.as_deref_mut(), &capture) {
+                w.count_rejected();
+            }
+            if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc, capture) {
+                match stall.retry(|| w.append_compressed(&capture)) {
+                    Ok(written) => {
+                        rec.warc = Some(WarcRef {
+                            file: written.file_name,
+                            // The response (or revisit) record, as
+                            // `docs/warc.md` says: what a CDX index and
+                            // `warcio extract` address.
+                            offset: written.response_offset,
+                        });
+                        rec.payload_digest = Some(written.payload_digest);
+                        summary.warc_records += 1;
+                        if written.revisit {
+                            rec.annotations.push(REVISIT_ANNOTATION.to_owned());
+                            summary.warc_revisits += 1;
+                            revisits.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => rec.annotations.push(format!("warc-error:{e}")),
+                }
+            }
+            stall
+                .retry(|| log.append(&rec))
+                .map_err(|e| format!("{e}"))?;
+            summary.log_lines += 1;
+        }
+    }
+    Ok(())
+}
+
 fn sync(log: &mut CrawlLogWriter, warc: Option<&mut WarcWriter>) -> Result<Positions, String> {
     let crawl_log_bytes = log.sync().map_err(|e| format!("{e}"))?;
     let warc = match warc {
@@ -189,4 +296,65 @@ fn sync(log: &mut CrawlLogWriter, warc: Option<&mut WarcWriter>) -> Result<Posit
         crawl_log_bytes,
         warc,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crawllog::Outcome;
+    use crate::warc::WarcDate;
+
+    fn record(i: usize) -> OutputRecord {
+        let url = format!("http://a.test/{i}");
+        OutputRecord::Log(Box::new(LogRecord::new(
+            WarcDate::now(),
+            url,
+            Outcome::Robots,
+        )))
+    }
+
+    fn urls(msg: OutputMsg) -> Vec<String> {
+        match msg {
+            OutputMsg::Records(records) => records
+                .into_iter()
+                .map(|r| match r {
+                    OutputRecord::Log(l) | OutputRecord::Fetched { log: l, .. } => l.url,
+                })
+                .collect(),
+            OutputMsg::Sync(_) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_batch_goes_at_its_size_in_order_and_the_rest_on_flush() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut batch = OutputBatch::new(tx);
+        for i in 0..MAX_BATCH_RECORDS + 3 {
+            batch.push(record(i));
+        }
+        let first = urls(rx.try_recv().expect("a full batch is sent"));
+        let want: Vec<String> = (0..MAX_BATCH_RECORDS)
+            .map(|i| format!("http://a.test/{i}"))
+            .collect();
+        assert_eq!(first, want);
+        assert!(rx.try_recv().is_err(), "the 3 left wait for a flush");
+        assert!(batch.deadline().is_some());
+        batch.flush();
+        assert_eq!(urls(rx.try_recv().expect("flushed")).len(), 3);
+        assert!(batch.deadline().is_none());
+        batch.flush();
+        assert!(rx.try_recv().is_err(), "an empty flush sends nothing");
+    }
+
+    #[test]
+    fn a_batch_goes_when_its_oldest_record_is_due() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut batch = OutputBatch::new(tx);
+        batch.push(record(0));
+        let due = batch.deadline().expect("pending");
+        batch.flush_due(due - std::time::Duration::from_millis(1));
+        assert!(rx.try_recv().is_err());
+        batch.flush_due(due);
+        assert_eq!(urls(rx.try_recv().expect("due")).len(), 1);
+    }
 }

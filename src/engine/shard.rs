@@ -23,7 +23,7 @@ use crate::robots::{
 use crate::url::UrlFilter;
 use crate::warc::{Capture, CaptureCompressor, HttpResponse, Outlink, WarcDate};
 
-use super::output::{OutputMsg, WarcItem};
+use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{CheckpointCut, Control, Shared};
 
 /// A batch of URLs routed to a shard, each with its host key.
@@ -56,6 +56,44 @@ const MAX_REFUSED_HOSTS: usize = 65_536;
 
 /// Refused hosts named on stderr per shard; the rest are in the crawl log only.
 const MAX_REFUSAL_WARNINGS: u32 = 10;
+
+/// A shard's inbox waker that skips redundant wakes. Senders call
+/// [`InboxWaker::notify`] after each send and the owner calls [`InboxWaker::clear`]
+/// before it drains its inbox; a wake is written only when none is on its way since
+/// the last drain, so a busy peer is not woken once per batch (each wake is an
+/// `eventfd` write and may cut its `epoll_wait` short; issue 11).
+///
+/// No batch waits unseen: a sender that finds the flag set sent its batch before its
+/// swap, which comes after the swap of the sender that set the flag and woke the
+/// owner; the owner's next turn clears the flag (an acquire swap) and then drains the
+/// inbox, which holds that batch.
+pub(crate) struct InboxWaker {
+    waker: Arc<mio::Waker>,
+    pending: std::sync::atomic::AtomicBool,
+}
+
+impl InboxWaker {
+    pub fn new(waker: Arc<mio::Waker>) -> Self {
+        Self {
+            waker,
+            pending: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Wakes the owner unless a wake is already on its way. A failed wake leaves the
+    /// flag set: the owner's next turn (at most its poll timeout away) clears it and
+    /// takes the batch anyway.
+    fn notify(&self) {
+        if !self.pending.swap(true, Ordering::AcqRel) {
+            let _ = self.waker.wake();
+        }
+    }
+
+    /// Called by the owner just before it drains its inbox.
+    fn clear(&self) {
+        self.pending.swap(false, Ordering::AcqRel);
+    }
+}
 
 /// What a fetch in flight is for.
 #[derive(Debug)]
@@ -130,9 +168,11 @@ pub(crate) struct Shard {
     filter: Arc<UrlFilter>,
     inbox: Receiver<Batch>,
     peers: Vec<Sender<Batch>>,
-    peer_wakers: Vec<Arc<mio::Waker>>,
+    peer_wakers: Vec<Arc<InboxWaker>>,
     outboxes: Vec<Batch>,
-    output: Sender<OutputMsg>,
+    /// Log lines and captures for the output thread, sent once per loop turn (see
+    /// `output.rs`). In a `RefCell` because `log` and `record` take `&self`.
+    output: std::cell::RefCell<OutputBatch>,
     control: Receiver<Control>,
     in_flight: HashMap<u64, InFlight>,
     robots_waiting: HashMap<String, Vec<QueuedUrl>>,
@@ -159,7 +199,8 @@ pub(crate) struct ShardParts {
     pub filter: Arc<UrlFilter>,
     pub inbox: Receiver<Batch>,
     pub peers: Vec<Sender<Batch>>,
-    pub peer_wakers: Vec<Arc<mio::Waker>>,
+    /// One per shard, this shard's own included (it clears its flag).
+    pub peer_wakers: Vec<Arc<InboxWaker>>,
     pub output: Sender<OutputMsg>,
     pub control: Receiver<Control>,
     /// Host tallies restored from a checkpoint (empty on a fresh crawl).
@@ -205,7 +246,7 @@ impl Shard {
             peers: p.peers,
             peer_wakers: p.peer_wakers,
             outboxes: (0..shards).map(|_| Vec::new()).collect(),
-            output: p.output,
+            output: std::cell::RefCell::new(OutputBatch::new(p.output)),
             control: p.control,
             in_flight: HashMap::new(),
             robots_waiting: HashMap::new(),
@@ -245,6 +286,9 @@ impl Shard {
                 self.schedule(now);
             }
             self.flush_outboxes();
+            // Records go out in batches by count and age (`output.rs`); the poll below
+            // wakes in time to send an aging batch.
+            self.output.borrow_mut().flush_due(now);
             if now >= next_publish {
                 self.publish();
                 next_publish = now + Duration::from_millis(250);
@@ -259,6 +303,9 @@ impl Shard {
                     timeout = timeout.min(at.saturating_duration_since(now));
                 }
             }
+            if let Some(at) = self.output.borrow().deadline() {
+                timeout = timeout.min(at.saturating_duration_since(now));
+            }
             if self.fetcher.poll(&mut outcomes, Some(timeout)).is_err() {
                 // epoll itself failed: nothing can progress on this shard.
                 tracing::error!(shard = self.index, "event loop failed");
@@ -270,7 +317,13 @@ impl Shard {
             }
             self.publish_in_flight();
         }
+        self.flush_output();
         self.publish();
+    }
+
+    /// Sends the records gathered since the last flush to the output thread.
+    fn flush_output(&self) {
+        self.output.borrow_mut().flush();
     }
 
     fn publish_in_flight(&self) {
@@ -297,6 +350,9 @@ impl Shard {
     }
 
     fn take_inbox(&mut self) {
+        if let Some(w) = self.peer_wakers.get(self.index) {
+            w.clear();
+        }
         let now = Instant::now();
         while let Ok(batch) = self.inbox.try_recv() {
             for (host, item) in batch {
@@ -980,7 +1036,7 @@ impl Shard {
         match tx.try_send(batch) {
             Ok(()) => {
                 if let Some(w) = self.peer_wakers.get(target) {
-                    let _ = w.wake();
+                    w.notify();
                 }
             }
             // The peer's inbox is full: keep the batch and retry on the next turn
@@ -1021,7 +1077,7 @@ impl Shard {
             match tx.try_send(std::mem::take(out)) {
                 Ok(()) => {
                     if let Some(w) = self.peer_wakers.get(target) {
-                        let _ = w.wake();
+                        w.notify();
                     }
                     return;
                 }
@@ -1049,7 +1105,9 @@ impl Shard {
             h.on_outcome(&rec);
         }
         self.shared.count_outcome(rec.outcome);
-        let _ = self.output.send(OutputMsg::Log(Box::new(rec)));
+        self.output
+            .borrow_mut()
+            .push(OutputRecord::Log(Box::new(rec)));
     }
 
     fn log_decision(&self, item: &QueuedUrl, outcome: Outcome, note: &str) {
@@ -1145,7 +1203,7 @@ impl Shard {
             })
         });
         self.shared.count_outcome(rec.outcome);
-        let _ = self.output.send(OutputMsg::Fetched {
+        self.output.borrow_mut().push(OutputRecord::Fetched {
             log: Box::new(rec),
             capture,
         });
@@ -1170,8 +1228,12 @@ impl Shard {
                 self.push_frontier(&host, item, now);
             }
         }
+        // Every record made before the cut reaches the channel before the coordinator
+        // asks the output thread for its positions (after barrier 2).
+        self.flush_output();
         cut.barrier.wait();
         self.take_inbox();
+        self.flush_output();
         cut.barrier.wait();
         let path = cut.dir.join(format!("frontier-{:04}.seg", self.index));
         let result = self.dump_frontier(&path);
@@ -1370,6 +1432,73 @@ fn split_raw(raw: &[u8]) -> (&[u8], &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Waker events seen by `poll` within `wait`.
+    fn wakes(poll: &mut mio::Poll, wait: Duration) -> usize {
+        let mut events = mio::Events::with_capacity(8);
+        poll.poll(&mut events, Some(wait)).expect("poll");
+        events.iter().count()
+    }
+
+    #[test]
+    fn inbox_waker_wakes_once_per_drain_and_again_after_it() {
+        let mut poll = mio::Poll::new().expect("poll");
+        let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(0)).expect("waker"));
+        let w = InboxWaker::new(waker);
+        // Two sends before the owner drains: one wake.
+        w.notify();
+        w.notify();
+        assert_eq!(wakes(&mut poll, Duration::from_millis(200)), 1);
+        assert_eq!(wakes(&mut poll, Duration::from_millis(20)), 0);
+        // The owner drains (clears); the next send wakes it again.
+        w.clear();
+        w.notify();
+        assert_eq!(wakes(&mut poll, Duration::from_millis(200)), 1);
+    }
+
+    #[test]
+    fn inbox_waker_never_leaves_a_sent_batch_unseen_across_threads() {
+        // A sender thread sends 2,000 batches, notifying after each; the owner drains
+        // like `take_inbox` (clear, then drain) after each wake. Every batch must be
+        // taken, with at most as many wakes as sends.
+        let mut poll = mio::Poll::new().expect("poll");
+        let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(0)).expect("waker"));
+        let w = Arc::new(InboxWaker::new(waker));
+        let (tx, rx) = crossbeam_channel::unbounded::<u32>();
+        let sender = {
+            let w = Arc::clone(&w);
+            std::thread::spawn(move || {
+                for i in 0..2000u32 {
+                    tx.send(i).expect("send");
+                    w.notify();
+                    if i % 64 == 0 {
+                        std::thread::yield_now();
+                    }
+                }
+            })
+        };
+        let mut taken = 0u32;
+        let mut polls = 0u32;
+        let mut timeouts = 0u32;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while taken < 2000 && Instant::now() < deadline {
+            // The loop polls only while batches are still to come, and the sender
+            // sends them within milliseconds: a poll that sees no wake for 2 s means
+            // a batch was sent and its wake lost.
+            if wakes(&mut poll, Duration::from_secs(2)) == 0 {
+                timeouts += 1;
+            }
+            polls += 1;
+            w.clear();
+            while rx.try_recv().is_ok() {
+                taken += 1;
+            }
+        }
+        sender.join().expect("sender");
+        assert_eq!(taken, 2000);
+        assert_eq!(timeouts, 0, "a wake was lost");
+        assert!(polls <= 2000, "{polls} polls");
+    }
 
     #[test]
     fn shard_routing_is_stable_and_in_range() {
