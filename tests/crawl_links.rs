@@ -16,7 +16,9 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
 
-use crawl_support::{crawl_log, fetched_urls, trawl_bin, warcio_check_dir};
+use crawl_support::{
+    annotations, crawl_log, fetched_urls, stats_json as stats, trawl_bin, warcio_check_dir,
+};
 use support::{read_head, ScriptServer};
 
 /// Distinct links on the index page.
@@ -90,22 +92,6 @@ fn crawl(seed: &str, out: &Path, max_links: Option<&str>) -> std::process::Outpu
         cmd.args(["--max-links-per-page", n]);
     }
     cmd.output().expect("run trawl crawl")
-}
-
-fn stats(out: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(out.join("stats.json")).expect("stats.json");
-    serde_json::from_str(&text).expect("stats.json is JSON")
-}
-
-fn annotations(record: &serde_json::Value) -> Vec<String> {
-    record["annotations"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]

@@ -18,7 +18,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
 
-use crawl_support::{crawl_log, fetched_urls, trawl_bin};
+use crawl_support::{annotations, crawl_log, fetched_urls, stats_json as stats, trawl_bin};
 use support::{read_head, ScriptServer};
 
 /// Bytes of the long robots.txt line's path.
@@ -106,24 +106,12 @@ fn crawl(seeds: &[&str], out: &Path, resume: bool) -> std::process::Output {
     cmd.output().expect("run trawl crawl")
 }
 
-fn stats(out: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(out.join("stats.json")).expect("stats.json");
-    serde_json::from_str(&text).expect("stats.json is JSON")
-}
-
 fn annotations_of(log: &[serde_json::Value], url: &str) -> Vec<String> {
     let record = log
         .iter()
         .find(|r| r["url"].as_str() == Some(url) && !r["status"].is_null())
         .unwrap_or_else(|| panic!("{url} fetched in the crawl log"));
-    record["annotations"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    annotations(record)
 }
 
 #[test]

@@ -268,6 +268,24 @@ pub fn crawl_log(out: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The crawl's `stats.json` (panics if missing or not JSON: the crawl wrote none).
+pub fn stats_json(out: &Path) -> serde_json::Value {
+    let text = fs::read_to_string(out.join("stats.json")).expect("stats.json");
+    serde_json::from_str(&text).expect("stats.json is JSON")
+}
+
+/// The annotations of one crawl-log record, as strings.
+pub fn annotations(record: &serde_json::Value) -> Vec<String> {
+    record["annotations"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// URLs the crawl log shows an HTTP response for (any status).
 pub fn fetched_urls(log: &[serde_json::Value]) -> BTreeSet<String> {
     log.iter()
