@@ -46,7 +46,24 @@ enum Command {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Restores the default action for SIGPIPE, as a C command-line tool has: Rust starts
+/// programs with SIGPIPE ignored, so `trawl plan | head -1` (or `trawl links ... |
+/// head`) got EPIPE on its next write and `println!` panicked. With the default action
+/// the process simply ends when its reader goes away.
+#[allow(
+    unsafe_code,
+    reason = "libc::signal has no safe wrapper in std; docs/safety.md"
+)]
+fn restore_default_sigpipe() {
+    // SAFETY: called first thing in `main`, before any thread exists, with a valid signal
+    // number and the `SIG_DFL` disposition; no Rust handler is replaced or relied on.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let args = match cli::crawl::expand_config(std::env::args().collect()) {
         Ok(args) => args,
         Err(err) => {

@@ -147,3 +147,23 @@ fn bench_seen_single_key_path_works() {
     assert_eq!(v["batch"], 1);
     assert_eq!(v["threads"], 1);
 }
+
+/// `trawl plan | head -1`: the reader goes away before trawl has written everything. The
+/// binary restores SIGPIPE's default action, so it ends quietly instead of panicking on
+/// EPIPE (`docs/safety.md`).
+#[test]
+fn plan_into_a_closed_pipe_does_not_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(["plan", "--urls", "1e7"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end at once, as `head` does once it has its line.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
