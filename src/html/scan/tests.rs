@@ -1,0 +1,194 @@
+use super::names::CONTAINER_SLOTS;
+use super::*;
+
+/// Records `tag attr=value` for interesting tags, and end tags.
+#[derive(Default)]
+struct Record {
+    out: Vec<String>,
+    current: Option<String>,
+}
+
+impl<'a> Visitor<'a> for Record {
+    fn start_tag(&mut self, name: &'a [u8], class: TagClass) -> bool {
+        if class.is_interesting() {
+            self.current = Some(String::from_utf8_lossy(name).to_ascii_lowercase());
+            true
+        } else {
+            self.current = None;
+            false
+        }
+    }
+    fn attribute(&mut self, name: &'a [u8], value: &'a [u8]) {
+        if let Some(cur) = &mut self.current {
+            cur.push_str(&format!(
+                " {}={}",
+                String::from_utf8_lossy(name).to_ascii_lowercase(),
+                String::from_utf8_lossy(value)
+            ));
+        }
+    }
+    fn start_tag_done(&mut self) -> ControlFlow<()> {
+        if let Some(cur) = self.current.take() {
+            self.out.push(cur);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn tags(html: &str) -> Vec<String> {
+    let mut r = Record::default();
+    scan(html.as_bytes(), &mut r);
+    r.out
+}
+
+#[test]
+fn attribute_syntaxes() {
+    assert_eq!(
+        tags("<A HREF=x>"),
+        ["a href=x"],
+        "names are case-insensitive"
+    );
+    assert_eq!(tags("<a href='x y'>"), ["a href=x y"]);
+    assert_eq!(tags("<a href=\"x'y\">"), ["a href=x'y"]);
+    assert_eq!(tags("<a href = \n x >"), ["a href=x"]);
+    assert_eq!(tags("<a href=x/>"), ["a href=x/"]);
+    assert_eq!(tags("<a href=\"x\"/>"), ["a href=x"]);
+    assert_eq!(tags("<a/href=x>"), ["a href=x"]);
+    assert_eq!(tags("<a href=\"x\"title=y>"), ["a href=x title=y"]);
+    assert_eq!(tags("<a =href=x>"), ["a =href=x"]);
+    assert_eq!(tags("<a href>"), ["a href="]);
+    assert_eq!(tags("<a href=>"), ["a href="]);
+    assert_eq!(tags("<a title=\">\" href=x>"), ["a title=> href=x"]);
+    assert_eq!(tags("<a href=a\"b>"), ["a href=a\"b"]);
+    assert_eq!(tags("<a\thref=x\x0chref=y>"), ["a href=x href=y"]);
+}
+
+#[test]
+fn tags_cut_by_end_of_file_are_dropped() {
+    assert!(tags("<a href=x").is_empty());
+    assert!(tags("<a href=\"x>").is_empty());
+    assert!(tags("<a href=x /").is_empty());
+    assert_eq!(tags("<a href=x><a href=\"y"), ["a href=x"]);
+}
+
+#[test]
+fn quotes_in_uninteresting_tags() {
+    assert_eq!(tags("<div title='>'><a href=x>"), ["a href=x"]);
+    assert_eq!(tags("<div a=b\"><a href=x>"), ["a href=x"]);
+    assert_eq!(tags("<div \"x\"><a href=y>"), ["a href=y"]);
+    assert_eq!(tags("</div title='>'><a href=x>"), ["a href=x"]);
+}
+
+#[test]
+fn comments_and_declarations() {
+    assert!(tags("<!-- <a href=x> -->").is_empty());
+    assert_eq!(tags("<!--><a href=x>"), ["a href=x"]);
+    assert_eq!(tags("<!---><a href=x>"), ["a href=x"]);
+    assert_eq!(tags("<!-- --!><a href=x>"), ["a href=x"]);
+    assert!(tags("<!-- -- ><a href=x>").is_empty());
+    assert_eq!(tags("<!-- ---><a href=x>"), ["a href=x"]);
+    assert_eq!(tags("<!DOCTYPE html PUBLIC \"a>\"<a href=x>"), ["a href=x"]);
+    assert_eq!(tags("<?php echo 1 ?><a href=x>"), ["a href=x"]);
+    assert_eq!(tags("</ x><a href=x>"), ["a href=x"]);
+    assert_eq!(tags("</><a href=x>"), ["a href=x"]);
+    assert_eq!(tags("< a href=x><a href=y>"), ["a href=y"]);
+    // CDATA is a bogus comment in HTML content ...
+    assert_eq!(tags("<![CDATA[ x > <a href=y> ]]>"), ["a href=y"]);
+    // ... and a real CDATA section in SVG.
+    assert!(tags("<svg><![CDATA[ x > <a href=y> ]]></svg>").is_empty());
+}
+
+#[test]
+fn raw_text_elements() {
+    assert!(tags("<script><a href=x></script>").is_empty());
+    assert_eq!(
+        tags("<script>'</scriptx>'<a href=x></SCRIPT ><a href=y>"),
+        ["a href=y"]
+    );
+    assert_eq!(tags("<script/><a href=x></script><a href=y>"), ["a href=y"]);
+    assert!(tags("<style><a href=x></style>").is_empty());
+    assert!(tags("<textarea><a href=x></textarea>").is_empty());
+    assert!(tags("<title><a href=x></title>").is_empty());
+    assert!(tags("<xmp><a href=x></xmp>").is_empty());
+    assert!(tags("<noembed><a href=x></noembed>").is_empty());
+    assert!(tags("<noframes><a href=x></noframes>").is_empty());
+    assert_eq!(tags("<iframe src=f><a href=x></iframe>"), ["iframe src=f"]);
+    assert!(tags("<plaintext></plaintext><a href=x>").is_empty());
+    assert_eq!(tags("<noscript><a href=x></noscript>"), ["a href=x"]);
+    // In SVG, <style> and <title> are not raw text ...
+    assert_eq!(tags("<svg><title><a href=x></title></svg>"), ["a href=x"]);
+    assert!(tags("<svg><style><base href=x></style></svg>").is_empty());
+    // ... but inside an integration point start tags follow the HTML rules.
+    assert!(tags("<svg><title><script><a href=x></title></svg>").is_empty());
+    assert_eq!(
+        tags("<svg><desc><base href=x></desc></svg>"),
+        ["base href=x"]
+    );
+    assert!(tags("<svg><g><base href=x></g></svg>").is_empty());
+    assert!(tags("<math><mi><style><a href=x></style></mi></math>").is_empty());
+    assert_eq!(tags("<math><title><style><a href=x></style>"), ["a href=x"]);
+    // A breakout tag leaves foreign content.
+    assert!(tags("<svg><p><style><a href=x></style>").is_empty());
+}
+
+#[test]
+fn script_escapes() {
+    // `<!--` then `</script>` still ends the script.
+    assert_eq!(tags("<script><!-- x </script><a href=y>"), ["a href=y"]);
+    // Double-escaped: the inner </script> does not end it ...
+    assert_eq!(
+        tags("<script><!--<script></script><a href=x>--></script><a href=y>"),
+        ["a href=y"]
+    );
+    // ... but `-->` inside the double escape returns to script data.
+    assert_eq!(
+        tags("<script><!--<script>--></script><a href=y>"),
+        ["a href=y"]
+    );
+    assert_eq!(tags("<script><!--></script><a href=y>"), ["a href=y"]);
+    assert!(tags("<script><<script><a href=x></script>").is_empty());
+    assert!(tags("<script><!--x<<script><a href=x></script>").is_empty());
+    assert_eq!(
+        tags("<script><!---><script></script><a href=y>"),
+        ["a href=y"]
+    );
+}
+
+#[test]
+fn html_container_table_is_a_perfect_hash() {
+    for (i, name) in HTML_CONTAINERS.iter().enumerate() {
+        assert_eq!(html_container(name), Some(i));
+        assert_eq!(html_container(&name.to_ascii_uppercase()), Some(i));
+    }
+    let used = CONTAINER_SLOTS.iter().filter(|&&s| s != u8::MAX).count();
+    assert_eq!(used, HTML_CONTAINERS.len());
+    for other in [&b"p"[..], b"svg", b"x", b"divs", b"", b"\xc4\xb0"] {
+        assert_eq!(html_container(other), None, "{other:?}");
+    }
+}
+
+#[test]
+fn stray_end_tags_in_foreign_content() {
+    // The proptest case of issue 11: `</svg>` inside the CDATA section is text,
+    // and `</a>` with no HTML `<a>` open is ignored (HTML Standard §13.2.6.5, then
+    // the in-body "any other end tag" rule), so `<base>` is still SVG's.
+    assert!(tags("<svg><![CDATA[ x > y</svg>]]></a><base href=\"x\">").is_empty());
+    assert!(tags("<svg></div><base href=x>").is_empty());
+    // With an `<a>` or `<div>` open outside, its end tag closes the foreign content.
+    assert_eq!(
+        tags("<a href=1><svg></a><base href=x>"),
+        ["a href=1", "base href=x"]
+    );
+    assert_eq!(tags("<DIV><svg></div><base href=x>"), ["base href=x"]);
+    // ... once: a second stray `</div>` finds no div open.
+    assert!(tags("<div><svg></div><svg></div><base href=x>").is_empty());
+    // An SVG `<a>` is not an HTML one: its end tag closes it, not the SVG.
+    assert!(tags("<svg><a href=s></a></a><base href=x>") == ["a href=s"]);
+}
+
+#[test]
+fn image_is_img_only_in_html() {
+    assert_eq!(tags("<image src=x>"), ["image src=x"]);
+    assert!(tags("<svg><image href=x></svg>").is_empty());
+    assert_eq!(tags("<svg><a href=x></a></svg>"), ["a href=x"]);
+}

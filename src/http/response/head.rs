@@ -1,0 +1,161 @@
+//! The response head: the parsed status line and fields ([`ResponseHead`]), and finding
+//! and parsing a head with httparse, lenient where deployed servers need it. The reader
+//! in the parent module decides when a head is complete and what framing follows it.
+
+#![deny(clippy::indexing_slicing)]
+
+use std::mem::MaybeUninit;
+
+use crate::ascii::trim_ows;
+
+use super::HttpError;
+
+/// A parsed response head.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseHead {
+    /// The status code (100..=999; codes below 100 are rejected).
+    pub status: u16,
+    /// The reason phrase, empty when absent or not valid UTF-8 text.
+    pub reason: String,
+    /// The `x` of `HTTP/1.x`.
+    pub minor_version: u8,
+    /// Header fields in order, names as received. Obsolete line folding is replaced by
+    /// spaces (RFC 9112 §5.2); values are otherwise the raw bytes.
+    pub headers: Vec<(String, Vec<u8>)>,
+}
+
+impl ResponseHead {
+    /// The value of the first field named `name` (ASCII case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// The values of every field named `name` (ASCII case-insensitive), in order.
+    pub fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> {
+        self.headers
+            .iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// True if any field named `name` holds `token` in its comma-separated list
+    /// (ASCII case-insensitive), as for `Connection: close`.
+    pub fn has_token(&self, name: &str, token: &str) -> bool {
+        self.headers_named(name)
+            .flat_map(|v| v.split(|&b| b == b','))
+            .any(|t| trim_ows(t).eq_ignore_ascii_case(token.as_bytes()))
+    }
+}
+
+/// Index just past the first empty line (`\n\n` or `\n\r\n`) at or after `from`.
+///
+/// Only a candidate: httparse decides. Leading blank lines are stripped before, so for a
+/// well-formed head the first empty line is its end.
+pub(super) fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
+    let hay = buf.get(from..)?;
+    for i in memchr::memchr_iter(b'\n', hay) {
+        let at = from + i;
+        match buf.get(at + 1) {
+            Some(b'\n') => return Some(at + 2),
+            Some(b'\r') if buf.get(at + 2) == Some(&b'\n') => return Some(at + 3),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Fails early on a reply that cannot be HTTP/1.x (HTTP/0.9 or garbage), without waiting
+/// for an empty line that may never come.
+pub(super) fn check_http_prefix(buf: &[u8]) -> Result<(), HttpError> {
+    const PREFIX: &[u8] = b"HTTP/";
+    let n = buf.len().min(PREFIX.len());
+    if buf.get(..n) != PREFIX.get(..n) {
+        return Err(HttpError::NotHttp);
+    }
+    Ok(())
+}
+
+/// Parses a complete head with httparse, lenient where deployed servers need it.
+pub(super) fn parse_head_bytes(head: &[u8], max_headers: usize) -> Result<ResponseHead, HttpError> {
+    // RFC 9110 §2.5: a higher minor version of HTTP/1 is processed as the highest we
+    // implement (1.1). httparse knows only 1.0 and 1.1, so such a head is parsed as 1.1
+    // from a copy and keeps its own minor version in the result.
+    if let [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor @ b'2'..=b'9', b' ', ..] = head {
+        let minor = *minor - b'0';
+        let mut copy = head.to_vec();
+        if let Some(digit) = copy.get_mut(7) {
+            *digit = b'1';
+        }
+        let mut parsed = parse_head_bytes(&copy, max_headers)?;
+        parsed.minor_version = minor;
+        return Ok(parsed);
+    }
+    // Uninitialized header slots: httparse writes each one before reading it, and
+    // skipping the initialization of 128 slots is a measurable part of a head parse.
+    let mut stack = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; 128];
+    let mut heap;
+    let slots: &mut [MaybeUninit<httparse::Header<'_>>] = if max_headers <= stack.len() {
+        stack.get_mut(..max_headers).unwrap_or_default()
+    } else {
+        heap = Vec::with_capacity(max_headers);
+        heap.resize_with(max_headers, MaybeUninit::uninit);
+        &mut heap
+    };
+    let mut response = httparse::Response::new(&mut []);
+    let status = httparse::ParserConfig::default()
+        .allow_spaces_after_header_name_in_responses(true)
+        .allow_obsolete_multiline_headers_in_responses(true)
+        .allow_multiple_spaces_in_response_status_delimiters(true)
+        .ignore_invalid_headers_in_responses(true)
+        .parse_response_with_uninit_headers(&mut response, head, slots)
+        .map_err(|e| match e {
+            httparse::Error::Version => {
+                if head.starts_with(b"HTTP/") {
+                    HttpError::UnsupportedVersion
+                } else {
+                    HttpError::NotHttp
+                }
+            }
+            httparse::Error::Status => HttpError::InvalidStatus,
+            httparse::Error::TooManyHeaders => HttpError::TooManyHeaders,
+            httparse::Error::NewLine => HttpError::InvalidNewLine,
+            httparse::Error::HeaderName | httparse::Error::HeaderValue | httparse::Error::Token => {
+                HttpError::InvalidHeader
+            }
+        })?;
+    if status != httparse::Status::Complete(head.len()) {
+        // `head` ends with its first empty line, so anything else means a line end
+        // httparse does not accept there.
+        return Err(HttpError::InvalidNewLine);
+    }
+    let (Some(status), Some(minor_version)) = (response.code, response.version) else {
+        return Err(HttpError::InvalidStatus);
+    };
+    let headers = response
+        .headers
+        .iter()
+        .map(|h| (h.name.to_owned(), unfold(h.value)))
+        .collect();
+    Ok(ResponseHead {
+        status,
+        reason: response.reason.unwrap_or_default().to_owned(),
+        minor_version,
+        headers,
+    })
+}
+
+/// Replaces the CR and LF of obsolete line folding by spaces (RFC 9112 §5.2).
+fn unfold(value: &[u8]) -> Vec<u8> {
+    let mut v = value.to_vec();
+    if memchr::memchr2(b'\r', b'\n', value).is_some() {
+        for b in &mut v {
+            if *b == b'\r' || *b == b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    v
+}
