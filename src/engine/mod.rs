@@ -4,6 +4,7 @@
 //! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
 
 pub mod config;
+mod error;
 pub mod metrics;
 mod monitor;
 pub(crate) mod output;
@@ -30,6 +31,7 @@ use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
 
 pub use config::CrawlConfig;
+pub use error::CrawlError;
 pub use output::{OutputSummary, Positions};
 
 /// A fetched response, as a [`Handler`] sees it.
@@ -52,22 +54,6 @@ pub trait Handler: Send + Sync {
     fn accept_link(&self, _from: &str, _link: &Url) -> bool {
         true
     }
-}
-
-/// Why a crawl could not start or finish.
-#[derive(Debug)]
-pub struct CrawlError(String);
-
-impl std::fmt::Display for CrawlError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CrawlError {}
-
-fn err(msg: impl std::fmt::Display) -> CrawlError {
-    CrawlError(msg.to_string())
 }
 
 /// Counters of a crawl, as written to `stats.json`.
@@ -322,13 +308,17 @@ impl CrawlerBuilder {
     pub fn build(self) -> Result<Crawler, CrawlError> {
         let config = self
             .config
-            .ok_or_else(|| err("no crawl configuration given"))?;
-        config.validate().map_err(err)?;
+            .ok_or_else(|| CrawlError::Config("no crawl configuration given".to_owned()))?;
+        config
+            .validate()
+            .map_err(|e| CrawlError::Config(e.to_string()))?;
         if config.seeds.is_empty() && !self.resume {
-            return Err(err("no seed URLs"));
+            return Err(CrawlError::Config("no seed URLs".to_owned()));
         }
         if config.max_links_per_page == 0 {
-            return Err(err("max_links_per_page must be at least 1"));
+            return Err(CrawlError::Config(
+                "max_links_per_page must be at least 1".to_owned(),
+            ));
         }
         Ok(Crawler {
             config,
@@ -372,12 +362,12 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         stop,
     } = crawler;
     let out = config.out_dir.clone();
-    fs::create_dir_all(&out).map_err(|e| err(format!("cannot create {}: {e}", out.display())))?;
+    fs::create_dir_all(&out).map_err(CrawlError::io("create", &out))?;
     let cp_root = out.join("checkpoint");
     let log_path = out.join("crawl.log.jsonl");
     let warc_dir = out.join("warc");
     let started_with = if resume {
-        checkpoint::start::read(&out).map_err(err)?
+        checkpoint::start::read(&out)?
     } else {
         None
     };
@@ -398,25 +388,19 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 // WARC records of fetches that will be redone) is discarded, just as a
                 // resume cuts both back to the checkpoint's positions.
                 if config.seeds.is_empty() {
-                    return Err(err(format!(
-                        "no complete checkpoint in {} and no seeds to start again from",
-                        cp_root.display()
-                    )));
+                    return Err(CrawlError::NothingToResume { root: cp_root });
                 }
                 tracing::warn!(out = %out.display(), "no checkpoint to resume: starting again from the seeds");
                 discard_uncheckpointed_output(&log_path, &warc_dir)?;
                 None
             }
-            Err(e) => return Err(err(e)),
+            Err(e) => return Err(e.into()),
         }
     } else {
         let log_used = fs::metadata(&log_path).is_ok_and(|m| m.len() > 0);
         let started = checkpoint::start::start_path(&out).exists();
         if cp_root.join("CURRENT").exists() || log_used || started {
-            return Err(err(format!(
-                "{} already holds a crawl; use --resume to continue it or choose another --out",
-                out.display()
-            )));
+            return Err(CrawlError::OutputInUse { out });
         }
         None
     };
@@ -436,21 +420,19 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 &seen_path,
                 config.seen_backing,
                 Some(Purpose::Urls),
-            )
-            .map_err(err)?;
+            )?;
             let fps =
-                ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)
-                    .map_err(err)?;
+                ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)?;
             (seen, fps)
         }
         Some((dir, _)) => {
             let seen =
-                SeenSet::restore_backed(dir.join("seen.bits"), &seen_path, config.seen_backing)
-                    .map_err(err)?;
-            fs::copy(dir.join("fingerprints.bits"), &fp_path).map_err(err)?;
+                SeenSet::restore_backed(dir.join("seen.bits"), &seen_path, config.seen_backing)?;
+            let from = dir.join("fingerprints.bits");
+            fs::copy(&from, &fp_path).map_err(CrawlError::io("copy", from))?;
             (
                 seen,
-                ContentSeen::open_backed(&fp_path, config.seen_backing).map_err(err)?,
+                ContentSeen::open_backed(&fp_path, config.seen_backing)?,
             )
         }
         None => {
@@ -460,33 +442,32 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 backing: config.seen_backing,
                 ..SeenConfig::new(config.seen_capacity, config.seen_fp)
             };
-            let seen = SeenSet::create_with(&seen_path, &seen_config).map_err(err)?;
+            let seen = SeenSet::create_with(&seen_path, &seen_config)?;
             let fps = ContentSeen::create_backed(
                 &fp_path,
                 config.seen_capacity / 4 + 1024,
                 config.seen_fp,
                 config.seen_backing,
-            )
-            .map_err(err)?;
+            )?;
             (seen, fps)
         }
     };
 
     // Outputs, repaired to the checkpoint's positions on resume.
     if let Some((_, m)) = &resumed {
-        crate::crawllog::repair(&log_path, Some(m.positions.crawl_log_bytes)).map_err(err)?;
+        crate::crawllog::repair(&log_path, Some(m.positions.crawl_log_bytes))?;
         if let Some((file, offset)) = &m.positions.warc {
             let p = warc_dir.join(file);
             if p.exists() {
-                crate::warc::repair(&p, Some(*offset)).map_err(err)?;
+                crate::warc::repair(&p, Some(*offset))?;
             }
         }
         if warc_dir.exists() {
-            crate::warc::recover(&warc_dir).map_err(err)?;
+            crate::warc::recover(&warc_dir)?;
         }
     }
     let warc_cfg = if config.warc {
-        fs::create_dir_all(&warc_dir).map_err(err)?;
+        fs::create_dir_all(&warc_dir).map_err(CrawlError::io("create", &warc_dir))?;
         let mut c = WarcWriterConfig::new(&warc_dir);
         c.max_file_bytes = config.warc_max_file_bytes;
         c.gzip_level = config.warc_gzip_level;
@@ -502,7 +483,8 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     } else {
         None
     };
-    let output = output::OutputThread::spawn(log_path, warc_cfg, 4096).map_err(err)?;
+    let output =
+        output::OutputThread::spawn(log_path, warc_cfg, 4096).map_err(CrawlError::Output)?;
 
     // URL filter scope from the seeds.
     let seed_urls: Vec<Url> = config
@@ -510,7 +492,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         .iter()
         .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
         .collect();
-    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls).map_err(err)?);
+    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
 
     let n = config.shards;
     let mut limits = FetchLimits::default();
@@ -557,7 +539,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         let mut fc = FrontierConfig::new(frontier_root.join(format!("shard-{i:04}")));
         fc.ram_budget_bytes = config.frontier_ram_bytes_per_shard();
         fc.max_in_flight_per_host = config.per_host_connections.max(1);
-        frontiers.push(Frontier::new(fc).map_err(err)?);
+        frontiers.push(Frontier::new(fc)?);
     }
     let now = Instant::now();
     let mut resumed_epoch = None;
@@ -588,14 +570,19 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             }
             resumed_epoch = Some(m.epoch);
             epoch = m.epoch;
-            tallies = shard::load_tallies(dir, n).map_err(err)?;
+            tallies = shard::load_tallies(dir, n)
+                .map_err(CrawlError::io("read the host tallies in", dir))?;
             robots = load_robots(dir, n, &config.robots);
-            for file in checkpoint::frontier_files(dir).map_err(err)? {
-                let mut r = SegmentReader::open(&file).map_err(err)?;
-                while let Some(rec) = r.next_record().map_err(err)? {
+            for file in checkpoint::frontier_files(dir)? {
+                let segment = |source| CrawlError::FrontierSegment {
+                    path: file.clone(),
+                    source,
+                };
+                let mut r = SegmentReader::open(&file).map_err(segment)?;
+                while let Some(rec) = r.next_record().map_err(segment)? {
                     let s = shard::shard_of(&rec.host, n);
                     if let Some(f) = frontiers.get_mut(s) {
-                        f.push(&rec.host, rec.item, now).map_err(err)?;
+                        f.push(&rec.host, rec.item, now)?;
                         shared.outstanding.fetch_add(1, Ordering::AcqRel);
                     }
                 }
@@ -611,8 +598,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 };
                 let s = shard::shard_of(&key, n);
                 if let Some(f) = frontiers.get_mut(s) {
-                    f.push(&key, QueuedUrl::seed(url.as_str()), now)
-                        .map_err(err)?;
+                    f.push(&key, QueuedUrl::seed(url.as_str()), now)?;
                     shared.outstanding.fetch_add(1, Ordering::AcqRel);
                     shared.discovered.fetch_add(1, Ordering::AcqRel);
                 }
@@ -630,7 +616,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         fc.max_connections = fc
             .max_connections
             .min(config.concurrency_per_shard * 2 + 16);
-        fetchers.push(Fetcher::new(fc).map_err(err)?);
+        fetchers.push(Fetcher::new(fc)?);
     }
     let wakers: Vec<Arc<mio::Waker>> = fetchers.iter().map(Fetcher::waker).collect();
     let inbox_wakers: Vec<Arc<shard::InboxWaker>> = wakers
@@ -668,7 +654,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         let handle = std::thread::Builder::new()
             .name(format!("trawl-shard-{i}"))
             .spawn(move || shard::Shard::new(parts).run())
-            .map_err(err)?;
+            .map_err(|source| CrawlError::ShardSpawn { index: i, source })?;
         handles.push(handle);
     }
     drop(inbox_txs);
@@ -825,7 +811,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         let _ = h.join();
     }
     drop(control_txs);
-    output.finish().map_err(err)?;
+    output.finish().map_err(CrawlError::Output)?;
     cp?;
     let mut s = stats(&shared, started, checkpoints, resumed_epoch, finish);
     disk.fill(&mut s, Instant::now());
@@ -856,7 +842,7 @@ fn write_start(
         config: checkpoint::RecordedConfig::of(config),
         trawl_version: crate::VERSION.to_owned(),
     };
-    checkpoint::start::write(&config.out_dir, &record).map_err(err)
+    checkpoint::start::write(&config.out_dir, &record).map_err(CrawlError::from)
 }
 
 /// Acts on a pause or resume of the disk watch: the flag the shards read, and a log
@@ -953,7 +939,7 @@ fn absorb_checkpoint_failure(
 /// before its first checkpoint, which a restart from the seeds writes again.
 fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), CrawlError> {
     if log.exists() {
-        fs::write(log, b"").map_err(|e| err(format!("cannot empty {}: {e}", log.display())))?;
+        fs::write(log, b"").map_err(CrawlError::io("empty", log))?;
     }
     let Ok(entries) = fs::read_dir(warc_dir) else {
         return Ok(());
@@ -962,8 +948,7 @@ fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), Craw
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if name.starts_with("trawl-") && name.contains(".warc") {
-            fs::remove_file(entry.path())
-                .map_err(|e| err(format!("cannot remove {}: {e}", entry.path().display())))?;
+            fs::remove_file(entry.path()).map_err(CrawlError::io("remove", entry.path()))?;
         }
     }
     Ok(())
@@ -1050,7 +1035,7 @@ fn take_checkpoint(
     prev: Option<&(PathBuf, PresenceLogs)>,
 ) -> Result<(PathBuf, PresenceLogs), CrawlError> {
     let begun = Instant::now();
-    let dir = checkpoint::prepare(root, epoch).map_err(err)?;
+    let dir = checkpoint::prepare(root, epoch)?;
     let cut = Arc::new(CheckpointCut {
         barrier: Barrier::new(controls.len() + 1),
         dir: dir.clone(),
@@ -1058,7 +1043,7 @@ fn take_checkpoint(
     });
     for (tx, w) in controls.iter().zip(wakers) {
         tx.send(Control::Checkpoint(Arc::clone(&cut)))
-            .map_err(|_| err("a shard stopped"))?;
+            .map_err(|_| CrawlError::ShardGone)?;
         let _ = w.wake();
     }
     cut.barrier.wait(); // 1: every shard flushed its links to peers and stopped
@@ -1071,7 +1056,7 @@ fn take_checkpoint(
             prev.map(|(d, p)| p.seen(d)).as_ref(),
             epoch,
         )
-        .map_err(err);
+        .map_err(CrawlError::from);
     let fps = shared
         .fingerprints
         .checkpoint_log(
@@ -1080,7 +1065,7 @@ fn take_checkpoint(
             prev.map(|(d, p)| p.fingerprints(d)).as_ref(),
             epoch,
         )
-        .map_err(err);
+        .map_err(CrawlError::from);
     let (reply_tx, reply_rx) = bounded(1);
     let positions = output
         .send(output::OutputMsg::Sync(reply_tx))
@@ -1093,11 +1078,9 @@ fn take_checkpoint(
     cut.barrier.wait(); // 4: shards go on
     let seen = seen?;
     let fps = fps?;
-    let positions = positions.map_err(err)?;
+    let positions = positions.map_err(CrawlError::Output)?;
     if cut.failed.load(Ordering::Acquire) {
-        return Err(err(
-            "a shard could not write its frontier; checkpoint abandoned",
-        ));
+        return Err(CrawlError::ShardCheckpoint);
     }
     let manifest = Manifest {
         version: checkpoint::MANIFEST_VERSION,
@@ -1120,7 +1103,7 @@ fn take_checkpoint(
         seen_bytes: 0,
         fingerprints_bytes: 0,
     });
-    let done = checkpoint::commit(root, &dir, &manifest).map_err(err)?;
+    let done = checkpoint::commit(root, &dir, &manifest)?;
     let presence_bytes = seen.write.written_bytes + fps.write.written_bytes;
     let compacted = seen.write.compacted || fps.write.compacted;
     seen.confirm();
@@ -1289,8 +1272,9 @@ fn memory_split(shared: &Shared) -> MemorySplit {
 fn write_stats(out: &Path, s: &Stats) -> Result<(), CrawlError> {
     let path = out.join("stats.json");
     let tmp = out.join("stats.json.tmp");
-    let json = serde_json::to_vec_pretty(s).map_err(err)?;
-    fs::write(&tmp, json).map_err(err)?;
-    fs::rename(&tmp, &path).map_err(err)?;
+    let json =
+        serde_json::to_vec_pretty(s).map_err(|e| CrawlError::io("serialize", &path)(e.into()))?;
+    fs::write(&tmp, json).map_err(CrawlError::io("write", &tmp))?;
+    fs::rename(&tmp, &path).map_err(CrawlError::io("rename into place", &path))?;
     Ok(())
 }
