@@ -1,7 +1,17 @@
 //! The coordinator's helpers: the checkpoint protocol's coordinator side, and what
 //! it does when the disk watch pauses or resumes the crawl or a checkpoint fails.
 
-use super::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::{bounded, Sender};
+
+use crate::checkpoint::{self, Manifest, PresenceLogs};
+
+use super::{output, space, CheckpointCut, Control, CrawlError, Shared};
 
 /// Acts on a pause or resume of the disk watch: the flag the shards read, and a log
 /// line saying why, with the figures.

@@ -15,16 +15,15 @@ pub mod space;
 mod stats;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Sender};
-use serde::Serialize;
 use url::Url;
 
-use crate::checkpoint::{self, Counters, Manifest, PresenceLogs};
+use crate::checkpoint::{self, Counters, PresenceLogs};
 use crate::crawllog::{LogRecord, Outcome};
 use crate::frontier::{Frontier, FrontierConfig, FrontierStats, QueuedUrl, SegmentReader};
 use crate::http::ResponseHead;

@@ -1,7 +1,13 @@
 //! Crawl start-up: the start file, the discard of a run that died before its first
 //! checkpoint, the robots cache of a resumed checkpoint, and the presence-bit sizing.
 
-use super::*;
+use std::fs;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::checkpoint;
+
+use super::{shard, CrawlConfig, CrawlError, Shared};
 
 /// Records the seeds and settings in `OUT/start.json` before anything is fetched (see
 /// `checkpoint::start`), so a crawl killed before its first checkpoint can be resumed.

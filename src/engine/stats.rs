@@ -1,7 +1,17 @@
 //! The crawl's figures: the counters the shards keep, folded into [`Stats`] for
 //! `stats.json`, the progress line and the metrics endpoint.
 
-use super::*;
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::crawllog::Outcome;
+use crate::frontier::FrontierStats;
+
+use super::{CrawlError, Shared};
 
 /// Counters of a crawl, as written to `stats.json`.
 #[derive(Clone, Debug, Default, Serialize)]
