@@ -4,23 +4,26 @@
 //! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
 
 pub mod config;
+mod coordinator;
+mod error;
 pub mod metrics;
 mod monitor;
 pub(crate) mod output;
+mod setup;
 mod shard;
 pub mod space;
+mod stats;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Sender};
-use serde::Serialize;
 use url::Url;
 
-use crate::checkpoint::{self, Counters, Manifest, PresenceLogs};
+use crate::checkpoint::{self, Counters, PresenceLogs};
 use crate::crawllog::{LogRecord, Outcome};
 use crate::frontier::{Frontier, FrontierConfig, FrontierStats, QueuedUrl, SegmentReader};
 use crate::http::ResponseHead;
@@ -30,7 +33,13 @@ use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
 
 pub use config::CrawlConfig;
+pub use error::CrawlError;
 pub use output::{OutputSummary, Positions};
+pub use stats::Stats;
+
+use coordinator::{absorb_checkpoint_failure, nonzero, on_disk_change, take_checkpoint};
+use setup::{discard_uncheckpointed_output, load_robots, log_presence_sizing, write_start};
+use stats::{outcome_index, stats, write_stats};
 
 /// A fetched response, as a [`Handler`] sees it.
 #[derive(Debug)]
@@ -52,132 +61,6 @@ pub trait Handler: Send + Sync {
     fn accept_link(&self, _from: &str, _link: &Url) -> bool {
         true
     }
-}
-
-/// Why a crawl could not start or finish.
-#[derive(Debug)]
-pub struct CrawlError(String);
-
-impl std::fmt::Display for CrawlError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CrawlError {}
-
-fn err(msg: impl std::fmt::Display) -> CrawlError {
-    CrawlError(msg.to_string())
-}
-
-/// Counters of a crawl, as written to `stats.json`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Stats {
-    pub elapsed_secs: f64,
-    pub pages: u64,
-    pub pages_per_sec: f64,
-    pub bytes: u64,
-    pub mb_per_sec: f64,
-    pub discovered: u64,
-    pub duplicates: u64,
-    /// Pages whose links passed `max_links_per_page` (crawl log: `links-truncated:N`).
-    pub pages_links_truncated: u64,
-    /// Pages longer than the link scanner reads (crawl log: `scan-truncated:BYTES`).
-    pub pages_scan_truncated: u64,
-    /// Pages with link attributes too long to read (crawl log: `long-attributes:N`).
-    pub pages_long_attributes: u64,
-    /// robots.txt bodies over the 500 KiB parse cap, read up to it (crawl log of the
-    /// robots.txt fetch: `robots-truncated:BYTES`, the bytes not parsed).
-    pub robots_truncated: u64,
-    /// robots.txt bodies with lines over 16,663 bytes, whose tails were not read
-    /// (crawl log: `robots-long-lines:N`).
-    pub robots_long_lines: u64,
-    /// Responses written as WARC `revisit` records (payload seen before).
-    pub warc_revisits: u64,
-    pub queued: u64,
-    pub frontier_ram_urls: u64,
-    pub frontier_disk_urls: u64,
-    pub frontier_disk_bytes: u64,
-    /// Hosts whose robots rules are cached, over all shards.
-    pub robots_cache_hosts: u64,
-    /// Bytes charged for them (budget: a quarter of `--memory`).
-    pub robots_cache_bytes: u64,
-    /// robots.txt fetches started; far more than the hosts crawled means the cache is
-    /// too small for them (raise `--memory`).
-    pub robots_fetches: u64,
-    /// Robots entries dropped to stay within the budget.
-    pub robots_cache_evictions: u64,
-    pub frontier_ram_bytes: u64,
-    pub disk_bytes_per_queued_url: f64,
-    pub hosts_active: u64,
-    pub hosts_parked: u64,
-    pub outcomes: std::collections::BTreeMap<String, u64>,
-    pub seen_fill_ratio: f64,
-    pub seen_expected_fp: f64,
-    pub seen_expected_lost_urls: f64,
-    pub seen_file_bytes: u64,
-    pub checkpoints: u64,
-    /// Bytes the last checkpoint wrote (presence-log records, frontier, tallies,
-    /// robots, manifest), the sum over this process's checkpoints and the largest.
-    pub checkpoint_last_bytes: u64,
-    pub checkpoint_total_bytes: u64,
-    pub checkpoint_max_bytes: u64,
-    /// Of those, the presence bits' (URL and fingerprint logs) in the last checkpoint.
-    pub checkpoint_last_presence_bytes: u64,
-    /// Wall seconds from the first barrier to the committed `CURRENT`: last, sum, max.
-    pub checkpoint_last_secs: f64,
-    pub checkpoint_total_secs: f64,
-    pub checkpoint_max_secs: f64,
-    /// Checkpoints that rewrote the presence logs whole (first one, compactions).
-    pub checkpoint_compactions: u64,
-    /// Resident memory now (`VmRSS`), of which the presence bits (URL and fingerprint
-    /// sets' mappings) and the rest, so memory per URL can be judged without the bits.
-    pub rss_bytes: u64,
-    pub presence_bits_resident_bytes: u64,
-    pub rss_less_presence_bits_bytes: u64,
-    /// The kernel's peak (`VmHWM`), bits included.
-    pub peak_rss_bytes: u64,
-    /// The largest `rss_less_presence_bits_bytes` seen at any stats sample (progress,
-    /// checkpoints, end).
-    pub peak_rss_less_presence_bits_bytes: u64,
-    pub resumed_from: Option<u64>,
-    /// `disk` while fetching is paused for lack of space on `--out`, else absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub paused: Option<String>,
-    /// Times fetching paused for disk space, and the seconds spent paused in all.
-    pub disk_pauses: u64,
-    pub disk_paused_secs: f64,
-    /// Free bytes on the `--out` filesystem at the last probe, and the reserve kept
-    /// (0 when `--disk-reserve 0` turned the watch off).
-    pub disk_free_bytes: u64,
-    pub disk_reserve_bytes: u64,
-    /// Why the crawl ended: `exhausted`, `budget`, `stopped`.
-    pub finish: String,
-}
-
-const OUTCOMES: [Outcome; 11] = [
-    Outcome::Fetched,
-    Outcome::Robots,
-    Outcome::Filtered,
-    Outcome::BlockedAddress,
-    Outcome::DnsError,
-    Outcome::ConnectError,
-    Outcome::TlsError,
-    Outcome::Timeout,
-    Outcome::ProtocolError,
-    Outcome::Budget,
-    Outcome::HostParked,
-];
-
-fn outcome_index(o: Outcome) -> usize {
-    OUTCOMES.iter().position(|x| *x == o).unwrap_or(0)
-}
-
-fn outcome_name(o: Outcome) -> String {
-    serde_json::to_value(o)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// State every shard reads: configuration, presence bits, counters.
@@ -322,13 +205,17 @@ impl CrawlerBuilder {
     pub fn build(self) -> Result<Crawler, CrawlError> {
         let config = self
             .config
-            .ok_or_else(|| err("no crawl configuration given"))?;
-        config.validate().map_err(err)?;
+            .ok_or_else(|| CrawlError::Config("no crawl configuration given".to_owned()))?;
+        config
+            .validate()
+            .map_err(|e| CrawlError::Config(e.to_string()))?;
         if config.seeds.is_empty() && !self.resume {
-            return Err(err("no seed URLs"));
+            return Err(CrawlError::Config("no seed URLs".to_owned()));
         }
         if config.max_links_per_page == 0 {
-            return Err(err("max_links_per_page must be at least 1"));
+            return Err(CrawlError::Config(
+                "max_links_per_page must be at least 1".to_owned(),
+            ));
         }
         Ok(Crawler {
             config,
@@ -372,12 +259,12 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         stop,
     } = crawler;
     let out = config.out_dir.clone();
-    fs::create_dir_all(&out).map_err(|e| err(format!("cannot create {}: {e}", out.display())))?;
+    fs::create_dir_all(&out).map_err(CrawlError::io("create", &out))?;
     let cp_root = out.join("checkpoint");
     let log_path = out.join("crawl.log.jsonl");
     let warc_dir = out.join("warc");
     let started_with = if resume {
-        checkpoint::start::read(&out).map_err(err)?
+        checkpoint::start::read(&out)?
     } else {
         None
     };
@@ -398,25 +285,19 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 // WARC records of fetches that will be redone) is discarded, just as a
                 // resume cuts both back to the checkpoint's positions.
                 if config.seeds.is_empty() {
-                    return Err(err(format!(
-                        "no complete checkpoint in {} and no seeds to start again from",
-                        cp_root.display()
-                    )));
+                    return Err(CrawlError::NothingToResume { root: cp_root });
                 }
                 tracing::warn!(out = %out.display(), "no checkpoint to resume: starting again from the seeds");
                 discard_uncheckpointed_output(&log_path, &warc_dir)?;
                 None
             }
-            Err(e) => return Err(err(e)),
+            Err(e) => return Err(e.into()),
         }
     } else {
         let log_used = fs::metadata(&log_path).is_ok_and(|m| m.len() > 0);
         let started = checkpoint::start::start_path(&out).exists();
         if cp_root.join("CURRENT").exists() || log_used || started {
-            return Err(err(format!(
-                "{} already holds a crawl; use --resume to continue it or choose another --out",
-                out.display()
-            )));
+            return Err(CrawlError::OutputInUse { out });
         }
         None
     };
@@ -436,21 +317,19 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 &seen_path,
                 config.seen_backing,
                 Some(Purpose::Urls),
-            )
-            .map_err(err)?;
+            )?;
             let fps =
-                ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)
-                    .map_err(err)?;
+                ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)?;
             (seen, fps)
         }
         Some((dir, _)) => {
             let seen =
-                SeenSet::restore_backed(dir.join("seen.bits"), &seen_path, config.seen_backing)
-                    .map_err(err)?;
-            fs::copy(dir.join("fingerprints.bits"), &fp_path).map_err(err)?;
+                SeenSet::restore_backed(dir.join("seen.bits"), &seen_path, config.seen_backing)?;
+            let from = dir.join("fingerprints.bits");
+            fs::copy(&from, &fp_path).map_err(CrawlError::io("copy", from))?;
             (
                 seen,
-                ContentSeen::open_backed(&fp_path, config.seen_backing).map_err(err)?,
+                ContentSeen::open_backed(&fp_path, config.seen_backing)?,
             )
         }
         None => {
@@ -460,33 +339,32 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 backing: config.seen_backing,
                 ..SeenConfig::new(config.seen_capacity, config.seen_fp)
             };
-            let seen = SeenSet::create_with(&seen_path, &seen_config).map_err(err)?;
+            let seen = SeenSet::create_with(&seen_path, &seen_config)?;
             let fps = ContentSeen::create_backed(
                 &fp_path,
                 config.seen_capacity / 4 + 1024,
                 config.seen_fp,
                 config.seen_backing,
-            )
-            .map_err(err)?;
+            )?;
             (seen, fps)
         }
     };
 
     // Outputs, repaired to the checkpoint's positions on resume.
     if let Some((_, m)) = &resumed {
-        crate::crawllog::repair(&log_path, Some(m.positions.crawl_log_bytes)).map_err(err)?;
+        crate::crawllog::repair(&log_path, Some(m.positions.crawl_log_bytes))?;
         if let Some((file, offset)) = &m.positions.warc {
             let p = warc_dir.join(file);
             if p.exists() {
-                crate::warc::repair(&p, Some(*offset)).map_err(err)?;
+                crate::warc::repair(&p, Some(*offset))?;
             }
         }
         if warc_dir.exists() {
-            crate::warc::recover(&warc_dir).map_err(err)?;
+            crate::warc::recover(&warc_dir)?;
         }
     }
     let warc_cfg = if config.warc {
-        fs::create_dir_all(&warc_dir).map_err(err)?;
+        fs::create_dir_all(&warc_dir).map_err(CrawlError::io("create", &warc_dir))?;
         let mut c = WarcWriterConfig::new(&warc_dir);
         c.max_file_bytes = config.warc_max_file_bytes;
         c.gzip_level = config.warc_gzip_level;
@@ -502,7 +380,8 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     } else {
         None
     };
-    let output = output::OutputThread::spawn(log_path, warc_cfg, 4096).map_err(err)?;
+    let output =
+        output::OutputThread::spawn(log_path, warc_cfg, 4096).map_err(CrawlError::Output)?;
 
     // URL filter scope from the seeds.
     let seed_urls: Vec<Url> = config
@@ -510,7 +389,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         .iter()
         .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
         .collect();
-    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls).map_err(err)?);
+    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
 
     let n = config.shards;
     let mut limits = FetchLimits::default();
@@ -557,7 +436,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         let mut fc = FrontierConfig::new(frontier_root.join(format!("shard-{i:04}")));
         fc.ram_budget_bytes = config.frontier_ram_bytes_per_shard();
         fc.max_in_flight_per_host = config.per_host_connections.max(1);
-        frontiers.push(Frontier::new(fc).map_err(err)?);
+        frontiers.push(Frontier::new(fc)?);
     }
     let now = Instant::now();
     let mut resumed_epoch = None;
@@ -588,14 +467,19 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             }
             resumed_epoch = Some(m.epoch);
             epoch = m.epoch;
-            tallies = shard::load_tallies(dir, n).map_err(err)?;
+            tallies = shard::load_tallies(dir, n)
+                .map_err(CrawlError::io("read the host tallies in", dir))?;
             robots = load_robots(dir, n, &config.robots);
-            for file in checkpoint::frontier_files(dir).map_err(err)? {
-                let mut r = SegmentReader::open(&file).map_err(err)?;
-                while let Some(rec) = r.next_record().map_err(err)? {
+            for file in checkpoint::frontier_files(dir)? {
+                let segment = |source| CrawlError::FrontierSegment {
+                    path: file.clone(),
+                    source,
+                };
+                let mut r = SegmentReader::open(&file).map_err(segment)?;
+                while let Some(rec) = r.next_record().map_err(segment)? {
                     let s = shard::shard_of(&rec.host, n);
                     if let Some(f) = frontiers.get_mut(s) {
-                        f.push(&rec.host, rec.item, now).map_err(err)?;
+                        f.push(&rec.host, rec.item, now)?;
                         shared.outstanding.fetch_add(1, Ordering::AcqRel);
                     }
                 }
@@ -611,8 +495,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 };
                 let s = shard::shard_of(&key, n);
                 if let Some(f) = frontiers.get_mut(s) {
-                    f.push(&key, QueuedUrl::seed(url.as_str()), now)
-                        .map_err(err)?;
+                    f.push(&key, QueuedUrl::seed(url.as_str()), now)?;
                     shared.outstanding.fetch_add(1, Ordering::AcqRel);
                     shared.discovered.fetch_add(1, Ordering::AcqRel);
                 }
@@ -630,7 +513,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         fc.max_connections = fc
             .max_connections
             .min(config.concurrency_per_shard * 2 + 16);
-        fetchers.push(Fetcher::new(fc).map_err(err)?);
+        fetchers.push(Fetcher::new(fc)?);
     }
     let wakers: Vec<Arc<mio::Waker>> = fetchers.iter().map(Fetcher::waker).collect();
     let inbox_wakers: Vec<Arc<shard::InboxWaker>> = wakers
@@ -668,7 +551,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         let handle = std::thread::Builder::new()
             .name(format!("trawl-shard-{i}"))
             .spawn(move || shard::Shard::new(parts).run())
-            .map_err(err)?;
+            .map_err(|source| CrawlError::ShardSpawn { index: i, source })?;
         handles.push(handle);
     }
     drop(inbox_txs);
@@ -825,472 +708,11 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         let _ = h.join();
     }
     drop(control_txs);
-    output.finish().map_err(err)?;
+    output.finish().map_err(CrawlError::Output)?;
     cp?;
     let mut s = stats(&shared, started, checkpoints, resumed_epoch, finish);
     disk.fill(&mut s, Instant::now());
     monitor.finish(&s);
     write_stats(&out, &s)?;
     Ok(s)
-}
-
-/// Records the seeds and settings in `OUT/start.json` before anything is fetched (see
-/// `checkpoint::start`), so a crawl killed before its first checkpoint can be resumed.
-/// A resume rewrites it with the seeds and settings it runs with (the recorded flags
-/// stay when the resume brings none: library users).
-fn write_start(
-    config: &CrawlConfig,
-    previous: Option<&checkpoint::start::StartRecord>,
-) -> Result<(), CrawlError> {
-    let args = match previous {
-        Some(p) if config.start_args.is_empty() => p.args.clone(),
-        _ => config.start_args.clone(),
-    };
-    let record = checkpoint::start::StartRecord {
-        version: checkpoint::start::START_VERSION,
-        unix_time: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        seeds: config.seeds.clone(),
-        args,
-        config: checkpoint::RecordedConfig::of(config),
-        trawl_version: crate::VERSION.to_owned(),
-    };
-    checkpoint::start::write(&config.out_dir, &record).map_err(err)
-}
-
-/// Acts on a pause or resume of the disk watch: the flag the shards read, and a log
-/// line saying why, with the figures.
-fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
-    let mib = |b: u64| b as f64 / f64::from(1 << 20);
-    match *change {
-        space::Change::Paused {
-            free_bytes,
-            reserve_bytes,
-            cause,
-        } => {
-            shared.paused.store(true, Ordering::Release);
-            let (why, then) = match cause {
-                space::Cause::LowSpace => {
-                    ("under the reserve", "writing a checkpoint into the reserve")
-                }
-                space::Cause::WriteFailed => (
-                    "a write failed for lack of space",
-                    "a checkpoint follows once the output is written",
-                ),
-            };
-            tracing::warn!(
-                out = %out.display(),
-                free_bytes,
-                reserve_bytes,
-                "paused: disk: {:.1} MiB free on the output filesystem, reserve {:.1} MiB ({why}); \
-                 no new fetches until space returns; {then}",
-                mib(free_bytes),
-                mib(reserve_bytes),
-            );
-        }
-        space::Change::Resumed {
-            free_bytes,
-            reserve_bytes,
-            paused_for,
-        } => {
-            shared.paused.store(false, Ordering::Release);
-            // A warning like the pause, so the default log level shows both.
-            tracing::warn!(
-                out = %out.display(),
-                free_bytes,
-                reserve_bytes,
-                paused_secs = paused_for.as_secs_f64(),
-                "resumed: disk: {:.1} MiB free again (reserve {:.1} MiB) after {:.1} s paused",
-                mib(free_bytes),
-                mib(reserve_bytes),
-                paused_for.as_secs_f64(),
-            );
-        }
-    }
-}
-
-/// A checkpoint failed. If the disk was the trouble (`disk_trouble`: see the caller) or
-/// the output filesystem is now short of space (under the reserve, measured before the
-/// attempt's files are removed: an `ENOSPC` leaves it nearly full), the failure is
-/// taken as lack of space: the attempt's files go, the previous checkpoint stays
-/// current and whole, and the crawl pauses (it is owed a checkpoint when it resumes).
-/// Any other failure, or any with the watch off, ends the crawl as before.
-fn absorb_checkpoint_failure(
-    e: CrawlError,
-    disk_trouble: bool,
-    shared: &Shared,
-    out: &Path,
-    cp_root: &Path,
-    disk: &mut space::DiskWatch,
-) -> Result<(), CrawlError> {
-    let measured = space::probe(out);
-    let short = disk.is_enabled()
-        && (disk_trouble
-            || measured
-                .as_ref()
-                .is_ok_and(|s| s.free_bytes < disk.reserve_bytes(*s)));
-    if !short {
-        tracing::error!(error = %e, space = ?measured, "checkpoint failed, not for lack of space");
-        return Err(e);
-    }
-    let removed = space::discard_unfinished_checkpoints(cp_root);
-    let after = space::probe(out).unwrap_or_default();
-    tracing::warn!(
-        error = %e,
-        free_bytes = after.free_bytes,
-        removed = removed.entries,
-        removed_bytes = removed.bytes,
-        "checkpoint failed for lack of space; the previous checkpoint stays current"
-    );
-    if let Some(change) = disk.checkpoint_failed(removed.bytes, after, Instant::now()) {
-        on_disk_change(shared, out, &change);
-    }
-    Ok(())
-}
-
-/// Empties the crawl log and removes trawl's WARC files: the output of a run that died
-/// before its first checkpoint, which a restart from the seeds writes again.
-fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), CrawlError> {
-    if log.exists() {
-        fs::write(log, b"").map_err(|e| err(format!("cannot empty {}: {e}", log.display())))?;
-    }
-    let Ok(entries) = fs::read_dir(warc_dir) else {
-        return Ok(());
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with("trawl-") && name.contains(".warc") {
-            fs::remove_file(entry.path())
-                .map_err(|e| err(format!("cannot remove {}: {e}", entry.path().display())))?;
-        }
-    }
-    Ok(())
-}
-
-/// The robots cache entries of a checkpoint (`robots-NNNN.bin`), routed to their
-/// shards by host key, least recently used first. Never fails: the robots cache is a
-/// cache (see `robots::persist::load_dir`).
-fn load_robots(
-    dir: &Path,
-    shards: usize,
-    config: &crate::robots::PolicyConfig,
-) -> Vec<Vec<(crate::robots::HostKey, crate::robots::RobotsPolicy)>> {
-    let mut out: Vec<Vec<_>> = (0..shards).map(|_| Vec::new()).collect();
-    let loaded =
-        crate::robots::persist::load_dir(dir, config, crate::robots::persist::Clock::now());
-    tracing::info!(
-        hosts = loaded.entries.len(),
-        files = loaded.files,
-        ignored_files = loaded.ignored_files,
-        damaged_records = loaded.damaged,
-        "robots cache restored from the checkpoint"
-    );
-    for (key, policy) in loaded.entries {
-        if let Some(v) = out.get_mut(shard::shard_of(key.as_str(), shards)) {
-            v.push((key, policy));
-        }
-    }
-    out
-}
-
-fn nonzero(d: Duration) -> Duration {
-    if d.is_zero() {
-        Duration::from_secs(365 * 24 * 3600)
-    } else {
-        d
-    }
-}
-
-/// Logs, at crawl start, what the presence bits cost and what they lose at capacity:
-/// the two figures `--seen-capacity` and `--seen-fp` trade (`docs/seen.md`).
-fn log_presence_sizing(shared: &Shared) {
-    use crate::seen::model;
-    let s = shared.seen.stats();
-    let f = shared.fingerprints.stats();
-    let blocks = s.bits / model::BLOCK_BITS;
-    let fp = model::false_positive_rate(s.capacity as f64, blocks, s.k);
-    let lost = model::expected_lost(s.capacity as f64, blocks, s.k);
-    let mib = |bits: u64| bits as f64 / 8.0 / f64::from(1u32 << 20);
-    let line = format!(
-        "presence bits: {:.1} MiB for {} URLs (k {}), fp {fp:.2e} and {lost:.2} URLs lost \
-         in expectation at that capacity; content fingerprints {:.1} MiB; resident memory \
-         grows with the URLs seen",
-        mib(s.bits),
-        s.capacity,
-        s.k,
-        mib(f.bits),
-    );
-    tracing::info!(
-        capacity = s.capacity,
-        bits_bytes = s.bits / 8,
-        fingerprint_bits_bytes = f.bits / 8,
-        k = s.k,
-        fp_at_capacity = fp,
-        lost_urls_at_capacity = lost,
-        "{line}"
-    );
-    // Logs default to warnings only: say it where the operator looks, beside progress.
-    if !shared.config.progress_interval.is_zero() {
-        eprintln!("trawl: {line}");
-    }
-}
-
-/// The coordinator's side of the checkpoint protocol (see `docs/architecture.md`).
-/// `prev` is the last committed checkpoint of this run (or the one resumed from),
-/// whose presence logs this one appends to; returns this one's.
-fn take_checkpoint(
-    shared: &Shared,
-    controls: &[Sender<Control>],
-    wakers: &[Arc<mio::Waker>],
-    output: &Sender<output::OutputMsg>,
-    root: &Path,
-    epoch: u64,
-    prev: Option<&(PathBuf, PresenceLogs)>,
-) -> Result<(PathBuf, PresenceLogs), CrawlError> {
-    let begun = Instant::now();
-    let dir = checkpoint::prepare(root, epoch).map_err(err)?;
-    let cut = Arc::new(CheckpointCut {
-        barrier: Barrier::new(controls.len() + 1),
-        dir: dir.clone(),
-        failed: AtomicBool::new(false),
-    });
-    for (tx, w) in controls.iter().zip(wakers) {
-        tx.send(Control::Checkpoint(Arc::clone(&cut)))
-            .map_err(|_| err("a shard stopped"))?;
-        let _ = w.wake();
-    }
-    cut.barrier.wait(); // 1: every shard flushed its links to peers and stopped
-    cut.barrier.wait(); // 2: every inbox drained; no URL is in a channel
-    let seen = shared
-        .seen
-        .checkpoint_log(
-            &dir,
-            checkpoint::SEEN_LOG,
-            prev.map(|(d, p)| p.seen(d)).as_ref(),
-            epoch,
-        )
-        .map_err(err);
-    let fps = shared
-        .fingerprints
-        .checkpoint_log(
-            &dir,
-            checkpoint::FINGERPRINTS_LOG,
-            prev.map(|(d, p)| p.fingerprints(d)).as_ref(),
-            epoch,
-        )
-        .map_err(err);
-    let (reply_tx, reply_rx) = bounded(1);
-    let positions = output
-        .send(output::OutputMsg::Sync(reply_tx))
-        .ok()
-        .and_then(|()| reply_rx.recv().ok())
-        .unwrap_or_else(|| Err("output thread gone".to_owned()));
-    let counters = shared.counters();
-    let queued = shared.outstanding.load(Ordering::Acquire);
-    cut.barrier.wait(); // 3: every shard dumped its frontier
-    cut.barrier.wait(); // 4: shards go on
-    let seen = seen?;
-    let fps = fps?;
-    let positions = positions.map_err(err)?;
-    if cut.failed.load(Ordering::Acquire) {
-        return Err(err(
-            "a shard could not write its frontier; checkpoint abandoned",
-        ));
-    }
-    let manifest = Manifest {
-        version: checkpoint::MANIFEST_VERSION,
-        epoch,
-        unix_time: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        shards: controls.len(),
-        seeds: shared.config.seeds.clone(),
-        counters,
-        positions,
-        queued_urls: queued,
-        config: Some(checkpoint::RecordedConfig::of(&shared.config)),
-        presence: Some(PresenceLogs {
-            seen_bytes: seen.write.committed_bytes,
-            fingerprints_bytes: fps.write.committed_bytes,
-        }),
-    };
-    let presence = manifest.presence.unwrap_or(PresenceLogs {
-        seen_bytes: 0,
-        fingerprints_bytes: 0,
-    });
-    let done = checkpoint::commit(root, &dir, &manifest).map_err(err)?;
-    let presence_bytes = seen.write.written_bytes + fps.write.written_bytes;
-    let compacted = seen.write.compacted || fps.write.compacted;
-    seen.confirm();
-    fps.confirm();
-    // The other files are new in every checkpoint; the logs are counted by what was
-    // appended, not by their length.
-    let other_bytes: u64 = fs::read_dir(&done)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| !e.file_name().to_string_lossy().ends_with(".plog"))
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0);
-    let bytes = presence_bytes + other_bytes;
-    let secs = begun.elapsed().as_secs_f64();
-    if let Ok(mut f) = shared.checkpoint_figures.lock() {
-        f.last_bytes = bytes;
-        f.total_bytes += bytes;
-        f.max_bytes = f.max_bytes.max(bytes);
-        f.last_presence_bytes = presence_bytes;
-        f.last_secs = secs;
-        f.total_secs += secs;
-        f.max_secs = f.max_secs.max(secs);
-        f.compactions += u64::from(compacted);
-    }
-    tracing::debug!(
-        epoch,
-        bytes,
-        presence_bytes,
-        compacted,
-        secs,
-        "checkpoint committed"
-    );
-    Ok((done, presence))
-}
-
-fn stats(
-    shared: &Shared,
-    started: Instant,
-    checkpoints: u64,
-    resumed: Option<u64>,
-    finish: &str,
-) -> Stats {
-    let elapsed = started.elapsed().as_secs_f64().max(1e-9);
-    let c = shared.counters();
-    let fs = shared
-        .frontier_stats
-        .lock()
-        .map(|v| v.clone())
-        .unwrap_or_default();
-    let sum = |f: fn(&FrontierStats) -> u64| fs.iter().map(f).sum::<u64>();
-    let seen = shared.seen.stats();
-    let rs = shared
-        .robots_stats
-        .lock()
-        .map(|v| v.clone())
-        .unwrap_or_default();
-    let robots_sum = |f: fn(&crate::robots::CacheStats) -> u64| rs.iter().map(f).sum::<u64>();
-    let disk_urls = sum(|s| s.disk_urls);
-    let disk_bytes = sum(|s| s.disk_bytes);
-    let cf = shared
-        .checkpoint_figures
-        .lock()
-        .map(|f| *f)
-        .unwrap_or_default();
-    let memory = memory_split(shared);
-    Stats {
-        elapsed_secs: elapsed,
-        pages: c.pages,
-        pages_per_sec: c.pages as f64 / elapsed,
-        bytes: c.bytes,
-        mb_per_sec: c.bytes as f64 / elapsed / 1e6,
-        discovered: c.discovered,
-        duplicates: c.duplicates,
-        pages_links_truncated: c.pages_links_truncated,
-        pages_scan_truncated: c.pages_scan_truncated,
-        pages_long_attributes: c.pages_long_attributes,
-        robots_truncated: c.robots_truncated,
-        robots_long_lines: c.robots_long_lines,
-        warc_revisits: c.warc_revisits,
-        queued: shared.outstanding.load(Ordering::Acquire),
-        frontier_ram_urls: sum(|s| s.ram_urls),
-        frontier_disk_urls: disk_urls,
-        frontier_disk_bytes: disk_bytes,
-        robots_cache_hosts: robots_sum(|r| r.hosts),
-        robots_cache_bytes: robots_sum(|r| r.bytes),
-        robots_fetches: robots_sum(|r| r.fetches),
-        robots_cache_evictions: robots_sum(|r| r.evictions),
-        frontier_ram_bytes: sum(|s| s.ram_bytes),
-        disk_bytes_per_queued_url: if disk_urls == 0 {
-            0.0
-        } else {
-            disk_bytes as f64 / disk_urls as f64
-        },
-        hosts_active: sum(|s| s.hosts),
-        hosts_parked: shared.hosts_parked.load(Ordering::Acquire),
-        outcomes: OUTCOMES
-            .iter()
-            .zip(&shared.outcomes)
-            .map(|(o, c)| (outcome_name(*o), c.load(Ordering::Acquire)))
-            .filter(|(_, c)| *c > 0)
-            .collect(),
-        seen_fill_ratio: seen.fill_ratio,
-        seen_expected_fp: seen.expected_fp,
-        seen_expected_lost_urls: seen.expected_lost,
-        seen_file_bytes: seen.file_bytes,
-        checkpoints,
-        checkpoint_last_bytes: cf.last_bytes,
-        checkpoint_total_bytes: cf.total_bytes,
-        checkpoint_max_bytes: cf.max_bytes,
-        checkpoint_last_presence_bytes: cf.last_presence_bytes,
-        checkpoint_last_secs: cf.last_secs,
-        checkpoint_total_secs: cf.total_secs,
-        checkpoint_max_secs: cf.max_secs,
-        checkpoint_compactions: cf.compactions,
-        rss_bytes: memory.rss,
-        presence_bits_resident_bytes: memory.bits,
-        rss_less_presence_bits_bytes: memory.rss.saturating_sub(memory.bits),
-        peak_rss_bytes: memory.peak,
-        peak_rss_less_presence_bits_bytes: memory.peak_less_bits,
-        resumed_from: resumed,
-        finish: finish.to_owned(),
-        // The coordinator's disk watch fills these (`space::DiskWatch::fill`).
-        ..Stats::default()
-    }
-}
-
-/// Resident memory figures of this process (see the `rss_*` fields of [`Stats`]).
-struct MemorySplit {
-    rss: u64,
-    bits: u64,
-    peak: u64,
-    peak_less_bits: u64,
-}
-
-/// Reads `VmRSS`/`VmHWM` and the presence bits' resident bytes, and folds the
-/// difference into the sampled peak. Zeros where `/proc` is unavailable.
-fn memory_split(shared: &Shared) -> MemorySplit {
-    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kb = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |v| v * 1024)
-    };
-    let rss = kb("VmRSS:");
-    let bits = shared.seen.resident_bytes().unwrap_or(0)
-        + shared.fingerprints.resident_bytes().unwrap_or(0);
-    let less = rss.saturating_sub(bits);
-    let peak_less_bits = shared
-        .peak_rss_less_bits
-        .fetch_max(less, Ordering::AcqRel)
-        .max(less);
-    MemorySplit {
-        rss,
-        bits,
-        peak: kb("VmHWM:"),
-        peak_less_bits,
-    }
-}
-
-fn write_stats(out: &Path, s: &Stats) -> Result<(), CrawlError> {
-    let path = out.join("stats.json");
-    let tmp = out.join("stats.json.tmp");
-    let json = serde_json::to_vec_pretty(s).map_err(err)?;
-    fs::write(&tmp, json).map_err(err)?;
-    fs::rename(&tmp, &path).map_err(err)?;
-    Ok(())
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::metrics::MetricsServer;
-use super::{err, CrawlConfig, CrawlError, Stats};
+use super::{CrawlConfig, CrawlError, Stats};
 
 /// Refresh period of the terminal display and of the metrics snapshot.
 const REFRESH: Duration = Duration::from_secs(1);
@@ -69,7 +69,7 @@ impl Monitor {
         };
         let metrics = match config.metrics_addr {
             Some(addr) => {
-                let m = MetricsServer::start(addr, config.metrics_allow_remote).map_err(err)?;
+                let m = MetricsServer::start(addr, config.metrics_allow_remote)?;
                 tracing::info!(addr = %m.local_addr(), "serving Prometheus metrics on /metrics");
                 Some(m)
             }

@@ -1,0 +1,260 @@
+//! The crawl's figures: the counters the shards keep, folded into [`Stats`] for
+//! `stats.json`, the progress line and the metrics endpoint.
+
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::crawllog::Outcome;
+use crate::frontier::FrontierStats;
+
+use super::{CrawlError, Shared};
+
+/// Counters of a crawl, as written to `stats.json`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub elapsed_secs: f64,
+    pub pages: u64,
+    pub pages_per_sec: f64,
+    pub bytes: u64,
+    pub mb_per_sec: f64,
+    pub discovered: u64,
+    pub duplicates: u64,
+    /// Pages whose links passed `max_links_per_page` (crawl log: `links-truncated:N`).
+    pub pages_links_truncated: u64,
+    /// Pages longer than the link scanner reads (crawl log: `scan-truncated:BYTES`).
+    pub pages_scan_truncated: u64,
+    /// Pages with link attributes too long to read (crawl log: `long-attributes:N`).
+    pub pages_long_attributes: u64,
+    /// robots.txt bodies over the 500 KiB parse cap, read up to it (crawl log of the
+    /// robots.txt fetch: `robots-truncated:BYTES`, the bytes not parsed).
+    pub robots_truncated: u64,
+    /// robots.txt bodies with lines over 16,663 bytes, whose tails were not read
+    /// (crawl log: `robots-long-lines:N`).
+    pub robots_long_lines: u64,
+    /// Responses written as WARC `revisit` records (payload seen before).
+    pub warc_revisits: u64,
+    pub queued: u64,
+    pub frontier_ram_urls: u64,
+    pub frontier_disk_urls: u64,
+    pub frontier_disk_bytes: u64,
+    /// Hosts whose robots rules are cached, over all shards.
+    pub robots_cache_hosts: u64,
+    /// Bytes charged for them (budget: a quarter of `--memory`).
+    pub robots_cache_bytes: u64,
+    /// robots.txt fetches started; far more than the hosts crawled means the cache is
+    /// too small for them (raise `--memory`).
+    pub robots_fetches: u64,
+    /// Robots entries dropped to stay within the budget.
+    pub robots_cache_evictions: u64,
+    pub frontier_ram_bytes: u64,
+    pub disk_bytes_per_queued_url: f64,
+    pub hosts_active: u64,
+    pub hosts_parked: u64,
+    pub outcomes: std::collections::BTreeMap<String, u64>,
+    pub seen_fill_ratio: f64,
+    pub seen_expected_fp: f64,
+    pub seen_expected_lost_urls: f64,
+    pub seen_file_bytes: u64,
+    pub checkpoints: u64,
+    /// Bytes the last checkpoint wrote (presence-log records, frontier, tallies,
+    /// robots, manifest), the sum over this process's checkpoints and the largest.
+    pub checkpoint_last_bytes: u64,
+    pub checkpoint_total_bytes: u64,
+    pub checkpoint_max_bytes: u64,
+    /// Of those, the presence bits' (URL and fingerprint logs) in the last checkpoint.
+    pub checkpoint_last_presence_bytes: u64,
+    /// Wall seconds from the first barrier to the committed `CURRENT`: last, sum, max.
+    pub checkpoint_last_secs: f64,
+    pub checkpoint_total_secs: f64,
+    pub checkpoint_max_secs: f64,
+    /// Checkpoints that rewrote the presence logs whole (first one, compactions).
+    pub checkpoint_compactions: u64,
+    /// Resident memory now (`VmRSS`), of which the presence bits (URL and fingerprint
+    /// sets' mappings) and the rest, so memory per URL can be judged without the bits.
+    pub rss_bytes: u64,
+    pub presence_bits_resident_bytes: u64,
+    pub rss_less_presence_bits_bytes: u64,
+    /// The kernel's peak (`VmHWM`), bits included.
+    pub peak_rss_bytes: u64,
+    /// The largest `rss_less_presence_bits_bytes` seen at any stats sample (progress,
+    /// checkpoints, end).
+    pub peak_rss_less_presence_bits_bytes: u64,
+    pub resumed_from: Option<u64>,
+    /// `disk` while fetching is paused for lack of space on `--out`, else absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<String>,
+    /// Times fetching paused for disk space, and the seconds spent paused in all.
+    pub disk_pauses: u64,
+    pub disk_paused_secs: f64,
+    /// Free bytes on the `--out` filesystem at the last probe, and the reserve kept
+    /// (0 when `--disk-reserve 0` turned the watch off).
+    pub disk_free_bytes: u64,
+    pub disk_reserve_bytes: u64,
+    /// Why the crawl ended: `exhausted`, `budget`, `stopped`.
+    pub finish: String,
+}
+
+pub(super) const OUTCOMES: [Outcome; 11] = [
+    Outcome::Fetched,
+    Outcome::Robots,
+    Outcome::Filtered,
+    Outcome::BlockedAddress,
+    Outcome::DnsError,
+    Outcome::ConnectError,
+    Outcome::TlsError,
+    Outcome::Timeout,
+    Outcome::ProtocolError,
+    Outcome::Budget,
+    Outcome::HostParked,
+];
+
+pub(super) fn outcome_index(o: Outcome) -> usize {
+    OUTCOMES.iter().position(|x| *x == o).unwrap_or(0)
+}
+
+pub(super) fn outcome_name(o: Outcome) -> String {
+    serde_json::to_value(o)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+pub(super) fn stats(
+    shared: &Shared,
+    started: Instant,
+    checkpoints: u64,
+    resumed: Option<u64>,
+    finish: &str,
+) -> Stats {
+    let elapsed = started.elapsed().as_secs_f64().max(1e-9);
+    let c = shared.counters();
+    let fs = shared
+        .frontier_stats
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    let sum = |f: fn(&FrontierStats) -> u64| fs.iter().map(f).sum::<u64>();
+    let seen = shared.seen.stats();
+    let rs = shared
+        .robots_stats
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    let robots_sum = |f: fn(&crate::robots::CacheStats) -> u64| rs.iter().map(f).sum::<u64>();
+    let disk_urls = sum(|s| s.disk_urls);
+    let disk_bytes = sum(|s| s.disk_bytes);
+    let cf = shared
+        .checkpoint_figures
+        .lock()
+        .map(|f| *f)
+        .unwrap_or_default();
+    let memory = memory_split(shared);
+    Stats {
+        elapsed_secs: elapsed,
+        pages: c.pages,
+        pages_per_sec: c.pages as f64 / elapsed,
+        bytes: c.bytes,
+        mb_per_sec: c.bytes as f64 / elapsed / 1e6,
+        discovered: c.discovered,
+        duplicates: c.duplicates,
+        pages_links_truncated: c.pages_links_truncated,
+        pages_scan_truncated: c.pages_scan_truncated,
+        pages_long_attributes: c.pages_long_attributes,
+        robots_truncated: c.robots_truncated,
+        robots_long_lines: c.robots_long_lines,
+        warc_revisits: c.warc_revisits,
+        queued: shared.outstanding.load(Ordering::Acquire),
+        frontier_ram_urls: sum(|s| s.ram_urls),
+        frontier_disk_urls: disk_urls,
+        frontier_disk_bytes: disk_bytes,
+        robots_cache_hosts: robots_sum(|r| r.hosts),
+        robots_cache_bytes: robots_sum(|r| r.bytes),
+        robots_fetches: robots_sum(|r| r.fetches),
+        robots_cache_evictions: robots_sum(|r| r.evictions),
+        frontier_ram_bytes: sum(|s| s.ram_bytes),
+        disk_bytes_per_queued_url: if disk_urls == 0 {
+            0.0
+        } else {
+            disk_bytes as f64 / disk_urls as f64
+        },
+        hosts_active: sum(|s| s.hosts),
+        hosts_parked: shared.hosts_parked.load(Ordering::Acquire),
+        outcomes: OUTCOMES
+            .iter()
+            .zip(&shared.outcomes)
+            .map(|(o, c)| (outcome_name(*o), c.load(Ordering::Acquire)))
+            .filter(|(_, c)| *c > 0)
+            .collect(),
+        seen_fill_ratio: seen.fill_ratio,
+        seen_expected_fp: seen.expected_fp,
+        seen_expected_lost_urls: seen.expected_lost,
+        seen_file_bytes: seen.file_bytes,
+        checkpoints,
+        checkpoint_last_bytes: cf.last_bytes,
+        checkpoint_total_bytes: cf.total_bytes,
+        checkpoint_max_bytes: cf.max_bytes,
+        checkpoint_last_presence_bytes: cf.last_presence_bytes,
+        checkpoint_last_secs: cf.last_secs,
+        checkpoint_total_secs: cf.total_secs,
+        checkpoint_max_secs: cf.max_secs,
+        checkpoint_compactions: cf.compactions,
+        rss_bytes: memory.rss,
+        presence_bits_resident_bytes: memory.bits,
+        rss_less_presence_bits_bytes: memory.rss.saturating_sub(memory.bits),
+        peak_rss_bytes: memory.peak,
+        peak_rss_less_presence_bits_bytes: memory.peak_less_bits,
+        resumed_from: resumed,
+        finish: finish.to_owned(),
+        // The coordinator's disk watch fills these (`space::DiskWatch::fill`).
+        ..Stats::default()
+    }
+}
+
+/// Resident memory figures of this process (see the `rss_*` fields of [`Stats`]).
+pub(super) struct MemorySplit {
+    rss: u64,
+    bits: u64,
+    peak: u64,
+    peak_less_bits: u64,
+}
+
+/// Reads `VmRSS`/`VmHWM` and the presence bits' resident bytes, and folds the
+/// difference into the sampled peak. Zeros where `/proc` is unavailable.
+pub(super) fn memory_split(shared: &Shared) -> MemorySplit {
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |v| v * 1024)
+    };
+    let rss = kb("VmRSS:");
+    let bits = shared.seen.resident_bytes().unwrap_or(0)
+        + shared.fingerprints.resident_bytes().unwrap_or(0);
+    let less = rss.saturating_sub(bits);
+    let peak_less_bits = shared
+        .peak_rss_less_bits
+        .fetch_max(less, Ordering::AcqRel)
+        .max(less);
+    MemorySplit {
+        rss,
+        bits,
+        peak: kb("VmHWM:"),
+        peak_less_bits,
+    }
+}
+
+pub(super) fn write_stats(out: &Path, s: &Stats) -> Result<(), CrawlError> {
+    let path = out.join("stats.json");
+    let tmp = out.join("stats.json.tmp");
+    let json =
+        serde_json::to_vec_pretty(s).map_err(|e| CrawlError::io("serialize", &path)(e.into()))?;
+    fs::write(&tmp, json).map_err(CrawlError::io("write", &tmp))?;
+    fs::rename(&tmp, &path).map_err(CrawlError::io("rename into place", &path))?;
+    Ok(())
+}
