@@ -1,4 +1,3 @@
-
 use super::super::{commit, prepare, Counters, MANIFEST_VERSION};
 use super::*;
 use crate::checkpoint::Positions;

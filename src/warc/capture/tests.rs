@@ -1,4 +1,3 @@
-
 use super::*;
 
 const REQUEST: &[u8] = b"GET /page HTTP/1.1\r\nHost: a.example\r\nUser-Agent: trawl\r\n\r\n";
