@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use url::Url;
 
 use super::*;
+use crate::robots::cache::RobotsCache;
 use crate::robots::pattern::{Pattern, Syntax};
 use crate::robots::policy::RobotsResponse;
 use crate::robots::{Access, Step};

@@ -1,0 +1,295 @@
+use super::*;
+
+const REQUEST: &[u8] = b"GET /page HTTP/1.1\r\nHost: a.example\r\nUser-Agent: trawl\r\n\r\n";
+const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n";
+const CHUNKED_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+const CHUNKED_BODY: &[u8] = b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+
+fn ids() -> CaptureIds {
+    CaptureIds {
+        request: RecordId::from_uuid(uuid::Uuid::from_u128(1)),
+        response: RecordId::from_uuid(uuid::Uuid::from_u128(2)),
+        metadata: RecordId::from_uuid(uuid::Uuid::from_u128(3)),
+    }
+}
+
+fn warcinfo_id() -> RecordId {
+    RecordId::from_uuid(uuid::Uuid::from_u128(0xabc))
+}
+
+fn capture(head: &[u8], body: &[u8]) -> Capture {
+    Capture {
+        target_uri: "http://a.example/page".into(),
+        date: WarcDate::from_unix_micros(1_790_075_101_250_000),
+        ip: Some("127.0.0.1".parse().unwrap()),
+        request: REQUEST.to_vec(),
+        response: HttpResponse {
+            head: head.to_vec(),
+            wire_body: body.to_vec(),
+            payload: None,
+        },
+        truncated: None,
+        revisit: None,
+        metadata: None,
+    }
+}
+
+fn encode(capture: &Capture, policy: TransferCodingStorage) -> (Vec<Vec<u8>>, Digest) {
+    let mut records = Vec::new();
+    let digest = encode_capture(capture, ids(), warcinfo_id(), policy, |r| {
+        records.push(r.to_bytes());
+        Ok(())
+    })
+    .unwrap();
+    (records, digest)
+}
+
+/// Splits a serialized record into its header text and block, checking framing.
+fn split(record: &[u8]) -> (String, Vec<u8>) {
+    let end = record.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let header = String::from_utf8(record[..end].to_vec()).unwrap();
+    let len: usize = field(&header, "Content-Length").parse().unwrap();
+    assert_eq!(record.len(), end + len + 4, "framing of {header}");
+    assert!(record.ends_with(b"\r\n\r\n"));
+    (header, record[end..end + len].to_vec())
+}
+
+fn field<'h>(header: &'h str, name: &str) -> &'h str {
+    header
+        .lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(": ")))
+        .unwrap_or_else(|| panic!("no {name} in {header}"))
+}
+
+#[test]
+fn exact_request_and_response_headers() {
+    let (records, digest) = encode(&capture(HEAD, b"hello"), TransferCodingStorage::Decoded);
+    assert_eq!(records.len(), 2);
+    let mut response_block = HEAD.to_vec();
+    response_block.extend_from_slice(b"hello");
+    let expected_request = format!(
+        "WARC/1.1\r\n\
+             WARC-Type: request\r\n\
+             WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000001>\r\n\
+             WARC-Date: 2026-09-22T11:05:01.250000Z\r\n\
+             WARC-Target-URI: http://a.example/page\r\n\
+             WARC-Warcinfo-ID: <urn:uuid:00000000-0000-0000-0000-000000000abc>\r\n\
+             WARC-IP-Address: 127.0.0.1\r\n\
+             WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n\
+             WARC-Block-Digest: {}\r\n\
+             Content-Type: application/http;msgtype=request\r\n\
+             Content-Length: {}\r\n\r\n",
+        Digest::of(REQUEST),
+        REQUEST.len()
+    );
+    let expected_response = format!(
+        "WARC/1.1\r\n\
+             WARC-Type: response\r\n\
+             WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n\
+             WARC-Date: 2026-09-22T11:05:01.250000Z\r\n\
+             WARC-Target-URI: http://a.example/page\r\n\
+             WARC-Warcinfo-ID: <urn:uuid:00000000-0000-0000-0000-000000000abc>\r\n\
+             WARC-IP-Address: 127.0.0.1\r\n\
+             WARC-Payload-Digest: sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N\r\n\
+             WARC-Block-Digest: {}\r\n\
+             Content-Type: application/http;msgtype=response\r\n\
+             Content-Length: {}\r\n\r\n",
+        Digest::of(&response_block),
+        response_block.len()
+    );
+    let (request_header, request_block) = split(&records[0]);
+    assert_eq!(request_header, expected_request);
+    assert_eq!(request_block, REQUEST);
+    let (response_header, block) = split(&records[1]);
+    assert_eq!(response_header, expected_response);
+    assert_eq!(block, response_block);
+    assert_eq!(digest.to_string(), "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N");
+}
+
+#[test]
+fn chunked_decoded_stores_payload_and_renames_header() {
+    let (records, digest) = encode(
+        &capture(CHUNKED_HEAD, CHUNKED_BODY),
+        TransferCodingStorage::Decoded,
+    );
+    let (header, block) = split(&records[1]);
+    let renamed = http::rename_transfer_encoding(CHUNKED_HEAD);
+    assert!(String::from_utf8_lossy(&renamed)
+        .contains("\r\nX-Trawl-Transfer-Encoding: chunked\r\n\r\n"));
+    let mut expected_block = renamed.clone();
+    expected_block.extend_from_slice(b"hello world");
+    assert_eq!(block, expected_block);
+    assert_eq!(digest, Digest::of(b"hello world"));
+    assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+    assert_eq!(
+        field(&header, "WARC-Block-Digest"),
+        Digest::of(&expected_block).to_string()
+    );
+    assert!(!header.contains("WARC-Truncated"));
+    // The fetcher's own de-chunked payload gives the same record.
+    let mut given = capture(CHUNKED_HEAD, CHUNKED_BODY);
+    given.response.payload = Some(b"hello world".to_vec());
+    let (again, _) = encode(&given, TransferCodingStorage::Decoded);
+    assert_eq!(again, records);
+}
+
+#[test]
+fn chunked_raw_keeps_wire_bytes_and_digests_payload() {
+    let (records, digest) = encode(
+        &capture(CHUNKED_HEAD, CHUNKED_BODY),
+        TransferCodingStorage::Raw,
+    );
+    let (header, block) = split(&records[1]);
+    let mut wire = CHUNKED_HEAD.to_vec();
+    wire.extend_from_slice(CHUNKED_BODY);
+    assert_eq!(block, wire);
+    assert_eq!(digest, Digest::of(b"hello world"));
+    assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+    assert_eq!(
+        field(&header, "WARC-Block-Digest"),
+        Digest::of(&wire).to_string()
+    );
+    assert_eq!(
+        response_block_digest(
+            &capture(CHUNKED_HEAD, CHUNKED_BODY).response,
+            TransferCodingStorage::Raw
+        ),
+        Digest::of(&wire)
+    );
+}
+
+#[test]
+fn torn_chunked_body_is_marked_truncated() {
+    let (records, digest) = encode(
+        &capture(CHUNKED_HEAD, b"5\r\nhello\r\n6\r\n wo"),
+        TransferCodingStorage::Decoded,
+    );
+    let (header, _) = split(&records[1]);
+    assert_eq!(field(&header, "WARC-Truncated"), "unspecified");
+    assert_eq!(digest, Digest::of(b"hello wo"));
+    let mut told = capture(HEAD, b"hel");
+    told.truncated = Some(Truncation::Disconnect);
+    let (records, _) = encode(&told, TransferCodingStorage::Decoded);
+    assert_eq!(field(&split(&records[1]).0, "WARC-Truncated"), "disconnect");
+}
+
+#[test]
+fn revisit_has_profile_refers_to_and_head_only() {
+    let mut dup = capture(HEAD, b"hello");
+    let original = RecordId::from_uuid(uuid::Uuid::from_u128(9));
+    dup.revisit = Some(RevisitOf {
+        payload_digest: Digest::of(b"hello"),
+        target_uri: "http://b.example/first".into(),
+        date: WarcDate::from_unix_micros(1_700_000_000_000_000),
+        record_id: Some(original),
+    });
+    let (records, digest) = encode(&dup, TransferCodingStorage::Decoded);
+    assert_eq!(digest, Digest::of(b"hello"));
+    let (header, block) = split(&records[1]);
+    assert_eq!(field(&header, "WARC-Type"), "revisit");
+    assert_eq!(field(&header, "WARC-Profile"), IDENTICAL_PAYLOAD_PROFILE);
+    assert_eq!(
+        field(&header, "WARC-Refers-To-Target-URI"),
+        "http://b.example/first"
+    );
+    assert_eq!(
+        field(&header, "WARC-Refers-To-Date"),
+        "2023-11-14T22:13:20.000000Z"
+    );
+    assert_eq!(field(&header, "WARC-Refers-To"), original.to_string());
+    assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+    assert_eq!(field(&header, "WARC-Truncated"), "length");
+    assert_eq!(field(&header, "Content-Type"), HTTP_RESPONSE_TYPE);
+    assert_eq!(block, HEAD);
+    assert_eq!(
+        field(&header, "WARC-Block-Digest"),
+        Digest::of(HEAD).to_string()
+    );
+}
+
+#[test]
+fn metadata_lists_outlinks_and_timings() {
+    let mut with_meta = capture(HEAD, b"hello");
+    with_meta.request.clear();
+    with_meta.metadata = Some(CaptureMetadata {
+        via: Some("http://a.example/".into()),
+        hops_path: "LL".into(),
+        outlinks: vec![
+            Outlink {
+                url: "http://a.example/x".into(),
+                hop: Hop::Link,
+            },
+            Outlink {
+                url: "http://a.example/i mg.png".into(),
+                hop: Hop::Embed,
+            },
+        ],
+        timings: FetchTimings {
+            dns_ms: Some(1),
+            connect_ms: Some(2),
+            tls_ms: None,
+            first_byte_ms: Some(3),
+            total_ms: Some(4),
+        },
+    });
+    let (records, _) = encode(&with_meta, TransferCodingStorage::Decoded);
+    assert_eq!(
+        records.len(),
+        2,
+        "no request record when the request is empty"
+    );
+    let (header, block) = split(&records[1]);
+    assert_eq!(field(&header, "WARC-Type"), "metadata");
+    assert_eq!(field(&header, "Content-Type"), WARC_FIELDS_TYPE);
+    assert_eq!(
+        field(&header, "WARC-Concurrent-To"),
+        ids().response.to_string()
+    );
+    assert_eq!(
+        String::from_utf8(block).unwrap(),
+        "via: http://a.example/\r\n\
+             hopsFromSeed: LL\r\n\
+             dnsTimeMs: 1\r\n\
+             connectTimeMs: 2\r\n\
+             firstByteTimeMs: 3\r\n\
+             fetchTimeMs: 4\r\n\
+             outlink: http://a.example/x L\r\n\
+             outlink: http://a.example/i%20mg.png E\r\n"
+    );
+}
+
+#[test]
+fn warcinfo_record_fields() {
+    let info = WarcinfoFields {
+        operator: Some("Ops <ops@example.org>".into()),
+        from: Some("ops@example.org\r\nX: y".into()),
+        ..WarcinfoFields::default()
+    };
+    let block = info.block();
+    let record = warcinfo_record(
+        warcinfo_id(),
+        WarcDate::from_unix_micros(0),
+        "trawl-19700101000000-00000-0.warc.gz",
+        &block,
+    )
+    .unwrap();
+    let (header, block) = split(&record.to_bytes());
+    assert_eq!(field(&header, "WARC-Type"), "warcinfo");
+    assert_eq!(
+        field(&header, "WARC-Filename"),
+        "trawl-19700101000000-00000-0.warc.gz"
+    );
+    assert_eq!(field(&header, "Content-Type"), WARC_FIELDS_TYPE);
+    let text = String::from_utf8(block).unwrap();
+    assert!(text.starts_with("software: trawl/"), "{text}");
+    for line in [
+            "format: WARC File Format 1.1\r\n",
+            "conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n",
+            "robots: obey\r\n",
+            "operator: Ops <ops@example.org>\r\n",
+            "http-header-from: ops@example.org  X: y\r\n",
+        ] {
+            assert!(text.contains(line), "{line:?} in {text}");
+        }
+}
