@@ -11,24 +11,16 @@ mod crawl_support;
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crawl_support::{crawl_args, crawl_log, warcio_check_dir, Synthweb};
-use flate2::bufread::GzDecoder;
 use trawl::warc::{
     Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse, WarcDate, WarcWriter,
     WarcWriterConfig,
 };
 
-/// One record read back: its header fields, block, file and offset.
-struct Rec {
-    fields: Vec<(String, String)>,
-    block: Vec<u8>,
-    file: usize,
-    offset: u64,
-}
+use crawl_support::WarcRecord as Rec;
 
 impl Rec {
     fn get(&self, name: &str) -> &str {
@@ -49,42 +41,9 @@ fn warc_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Every record of every file, each gzip member decoded on its own and holding
-/// exactly one record.
+/// Every record of every file, in write order (`crawl_support::read_warc_records`).
 fn read_records(files: &[PathBuf]) -> Vec<Rec> {
-    let mut out = Vec::new();
-    for (file, path) in files.iter().enumerate() {
-        let data = fs::read(path).unwrap();
-        let mut rest: &[u8] = &data;
-        while !rest.is_empty() {
-            let offset = (data.len() - rest.len()) as u64;
-            let mut record = Vec::new();
-            GzDecoder::new(&mut rest).read_to_end(&mut record).unwrap();
-            let end = record.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-            let header = std::str::from_utf8(&record[..end]).unwrap();
-            let fields: Vec<(String, String)> = header
-                .lines()
-                .skip(1)
-                .filter_map(|l| l.split_once(": "))
-                .map(|(n, v)| (n.to_owned(), v.to_owned()))
-                .collect();
-            let len: usize = fields
-                .iter()
-                .find(|(n, _)| n == "Content-Length")
-                .unwrap()
-                .1
-                .parse()
-                .unwrap();
-            assert_eq!(record.len(), end + len + 4, "one record per member");
-            out.push(Rec {
-                block: record[end..end + len].to_vec(),
-                fields,
-                file,
-                offset,
-            });
-        }
-    }
-    out
+    crawl_support::read_warc_records(files)
 }
 
 /// Checks what must hold of any set of files trawl wrote; returns the number of

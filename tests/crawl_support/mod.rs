@@ -293,3 +293,53 @@ pub fn fetched_urls(log: &[serde_json::Value]) -> BTreeSet<String> {
         .filter_map(|r| r["url"].as_str().map(str::to_owned))
         .collect()
 }
+
+/// One WARC record as the tests read it: header fields in order, the block, and where
+/// it lies (file index in the list given, offset of its gzip member).
+pub struct WarcRecord {
+    pub fields: Vec<(String, String)>,
+    pub block: Vec<u8>,
+    pub file: usize,
+    pub offset: u64,
+}
+
+/// Every record of every file, in write order, each gzip member decoded on its own and
+/// holding exactly one record (asserted).
+pub fn read_warc_records(files: &[PathBuf]) -> Vec<WarcRecord> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    for (file, path) in files.iter().enumerate() {
+        let data = fs::read(path).unwrap();
+        let mut rest: &[u8] = &data;
+        while !rest.is_empty() {
+            let offset = (data.len() - rest.len()) as u64;
+            let mut record = Vec::new();
+            flate2::bufread::GzDecoder::new(&mut rest)
+                .read_to_end(&mut record)
+                .unwrap();
+            let end = record.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            let header = std::str::from_utf8(&record[..end]).unwrap();
+            let fields: Vec<(String, String)> = header
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_once(": "))
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                .collect();
+            let len: usize = fields
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("Content-Length"))
+                .unwrap()
+                .1
+                .parse()
+                .unwrap();
+            assert_eq!(record.len(), end + len + 4, "one record per member");
+            out.push(WarcRecord {
+                block: record[end..end + len].to_vec(),
+                fields,
+                file,
+                offset,
+            });
+        }
+    }
+    out
+}
