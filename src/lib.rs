@@ -8,6 +8,7 @@
 mod ascii;
 pub mod checkpoint;
 pub mod crawllog;
+pub mod disk;
 pub mod engine;
 pub mod frontier;
 pub mod html;
