@@ -37,17 +37,22 @@
 #![deny(clippy::indexing_slicing)]
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::QueuedUrl;
+use crate::disk::{
+    put_bytes, put_varint, take_bytes, take_varint, write_record, Format, HeaderError,
+    RecordError, RecordReader,
+};
 
-const MAGIC: &[u8; 8] = b"TRWLSEG\0";
-const VERSION: u32 = 2;
-const HEADER_BYTES: u64 = 12;
 /// A record larger than this is refused on write and treated as corruption on read.
 /// URLs are capped far below this by the crawl filters.
 pub const MAX_RECORD_BYTES: usize = 1 << 20;
+/// The segment format: magic `TRWLSEG\0`, version 2 (the front-coded records above;
+/// version 1 files, whole fields, are refused as a bad header).
+pub const FORMAT: Format = Format::new(*b"TRWLSEG\0", 2, MAX_RECORD_BYTES);
+const HEADER_BYTES: u64 = crate::disk::HEADER_BYTES as u64;
 
 /// Why a segment could not be written or read.
 #[derive(Debug)]
@@ -100,42 +105,6 @@ pub struct Record {
     pub item: QueuedUrl,
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn take_varint(input: &mut &[u8]) -> Option<u64> {
-    let mut v: u64 = 0;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = input.split_first()?;
-        *input = rest;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_varint(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
-fn take_bytes<'a>(input: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let len = usize::try_from(take_varint(input)?).ok()?;
-    if len > input.len() {
-        return None;
-    }
-    let (head, rest) = input.split_at(len);
-    *input = rest;
-    Some(head)
-}
-
 /// Bytes `a` and `b` share at the front.
 fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
@@ -151,9 +120,9 @@ fn put_front_coded(out: &mut Vec<u8>, prev: &[u8], field: &[u8]) {
 /// Reads a front-coded field; `None` if the shared length exceeds `prev` or the
 /// result is not UTF-8.
 fn take_front_coded(input: &mut &[u8], prev: &str) -> Option<String> {
-    let shared = usize::try_from(take_varint(input)?).ok()?;
+    let shared = usize::try_from(take_varint(input).ok()?).ok()?;
     let head = prev.as_bytes().get(..shared)?;
-    let tail = take_bytes(input)?;
+    let tail = take_bytes(input).ok()?;
     let mut v = Vec::with_capacity(shared + tail.len());
     v.extend_from_slice(head);
     v.extend_from_slice(tail);
@@ -227,10 +196,10 @@ impl CodingContext {
         }
         let url = take_front_coded(&mut input, &self.url)?;
         let host = if flags & FLAG_HOST_IN_URL != 0 {
-            let len = usize::try_from(take_varint(&mut input)?).ok()?;
+            let len = usize::try_from(take_varint(&mut input).ok()?).ok()?;
             url.get(..len).filter(|h| !h.is_empty())?.to_owned()
         } else {
-            String::from_utf8(take_bytes(&mut input)?.to_vec()).ok()?
+            String::from_utf8(take_bytes(&mut input).ok()?.to_vec()).ok()?
         };
         let via = match (flags & FLAG_VIA != 0, flags & FLAG_SAME_VIA != 0) {
             (false, _) => None,
@@ -274,7 +243,6 @@ pub struct SegmentWriter {
     bytes: u64,
     records: u64,
     scratch: Vec<u8>,
-    frame: Vec<u8>,
     context: CodingContext,
 }
 
@@ -286,15 +254,13 @@ impl SegmentWriter {
     pub fn create(path: &Path) -> Result<Self, SegmentError> {
         let file = OpenOptions::new().write(true).create_new(true).open(path)?;
         let mut out = BufWriter::with_capacity(64 * 1024, file);
-        out.write_all(MAGIC)?;
-        out.write_all(&VERSION.to_le_bytes())?;
+        out.write_all(&FORMAT.header())?;
         Ok(Self {
             path: path.to_path_buf(),
             out,
             bytes: HEADER_BYTES,
             records: 0,
             scratch: Vec::with_capacity(512),
-            frame: Vec::with_capacity(16),
             context: CodingContext::default(),
         })
     }
@@ -310,13 +276,7 @@ impl SegmentWriter {
             return Err(SegmentError::RecordTooLarge);
         }
         self.context.remember(item);
-        self.frame.clear();
-        put_varint(&mut self.frame, self.scratch.len() as u64);
-        self.frame
-            .extend_from_slice(&crc32fast::hash(&self.scratch).to_le_bytes());
-        self.out.write_all(&self.frame)?;
-        self.out.write_all(&self.scratch)?;
-        self.bytes += (self.frame.len() + self.scratch.len()) as u64;
+        self.bytes += write_record(&mut self.out, &self.scratch)?;
         self.records += 1;
         Ok(())
     }
@@ -368,7 +328,9 @@ impl SegmentWriter {
 /// Reads a segment sequentially, record by record.
 #[derive(Debug)]
 pub struct SegmentReader {
-    input: BufReader<File>,
+    records: RecordReader<BufReader<File>>,
+    /// Offset after the last record decoded (a record whose frame reads but whose
+    /// payload does not decode is not counted as read).
     offset: u64,
     buf: Vec<u8>,
     context: CodingContext,
@@ -380,19 +342,13 @@ impl SegmentReader {
     /// # Errors
     /// I/O errors or [`SegmentError::BadHeader`].
     pub fn open(path: &Path) -> Result<Self, SegmentError> {
-        let mut input = BufReader::with_capacity(64 * 1024, File::open(path)?);
-        let mut header = [0u8; HEADER_BYTES as usize];
-        input.read_exact(&mut header).map_err(|e| match e.kind() {
-            io::ErrorKind::UnexpectedEof => SegmentError::BadHeader,
-            _ => SegmentError::Io(e),
+        let input = BufReader::with_capacity(64 * 1024, File::open(path)?);
+        let records = RecordReader::open(input, &FORMAT).map_err(|e| match e {
+            RecordError::Io(e) => SegmentError::Io(e),
+            _ => SegmentError::BadHeader,
         })?;
-        if header.get(..8) != Some(&MAGIC[..])
-            || header.get(8..12) != Some(&VERSION.to_le_bytes()[..])
-        {
-            return Err(SegmentError::BadHeader);
-        }
         Ok(Self {
-            input,
+            records,
             offset: HEADER_BYTES,
             buf: Vec::new(),
             context: CodingContext::default(),
@@ -405,51 +361,23 @@ impl SegmentReader {
     /// [`SegmentError::Truncated`] for a record cut short, [`SegmentError::Corrupt`]
     /// for a bad length or checksum, or an I/O error.
     pub fn next_record(&mut self) -> Result<Option<Record>, SegmentError> {
-        let start = self.offset;
-        // The length varint, byte by byte; end of file before its first byte is the
-        // clean end of the segment.
-        let mut len: u64 = 0;
-        let mut len_bytes = 0u64;
-        loop {
-            let mut b = [0u8; 1];
-            if read_full(&mut self.input, &mut b)? == 0 {
-                if len_bytes == 0 {
-                    return Ok(None);
-                }
-                return Err(SegmentError::Truncated { offset: start });
+        let Some(start) = self.records.next_record(&mut self.buf).map_err(|e| match e {
+            RecordError::Io(e) => SegmentError::Io(e),
+            RecordError::Truncated { offset } => SegmentError::Truncated { offset },
+            RecordError::TooLong { offset } | RecordError::Checksum { offset } => {
+                SegmentError::Corrupt { offset }
             }
-            let [b] = b;
-            len |= u64::from(b & 0x7f) << (7 * len_bytes);
-            len_bytes += 1;
-            if b & 0x80 == 0 {
-                break;
-            }
-            if len_bytes >= 4 {
-                // 4 varint bytes already exceed MAX_RECORD_BYTES.
-                return Err(SegmentError::Corrupt { offset: start });
-            }
-        }
-        let len = usize::try_from(len).unwrap_or(usize::MAX);
-        if len > MAX_RECORD_BYTES {
-            return Err(SegmentError::Corrupt { offset: start });
-        }
-        let mut crc = [0u8; 4];
-        if read_full(&mut self.input, &mut crc)? != 4 {
-            return Err(SegmentError::Truncated { offset: start });
-        }
-        let crc = u32::from_le_bytes(crc);
-        self.buf.resize(len, 0);
-        if read_full(&mut self.input, &mut self.buf)? != len {
-            return Err(SegmentError::Truncated { offset: start });
-        }
-        if crc32fast::hash(&self.buf) != crc {
-            return Err(SegmentError::Corrupt { offset: start });
-        }
+            RecordError::Header(HeaderError::Truncated) => SegmentError::Truncated { offset: 0 },
+            RecordError::Header(_) => SegmentError::BadHeader,
+        })?
+        else {
+            return Ok(None);
+        };
         let record = self
             .context
             .decode(&self.buf)
             .ok_or(SegmentError::Corrupt { offset: start })?;
-        self.offset += len_bytes + 4 + len as u64;
+        self.offset = self.records.offset();
         Ok(Some(record))
     }
 
@@ -457,25 +385,6 @@ impl SegmentReader {
     pub fn offset(&self) -> u64 {
         self.offset
     }
-}
-
-/// Reads until `buf` is full or end of file; returns the bytes read (retrying
-/// `Interrupted`). Shared with the other checksummed record files
-/// (`robots::persist`).
-pub(crate) fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        let Some(rest) = buf.get_mut(filled..) else {
-            break;
-        };
-        match input.read(rest) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! resumed crawl does not fetch robots.txt again for every host it already knew.
 //!
 //! ```text
-//! header:  b"TRWLROB\0" | version: u32 LE
-//! record:  payload_len: u32 LE | crc32(payload): u32 LE | payload
+//! header:  b"TRWLROB\0" | version: u32 LE (2)
+//! record:  varint payload_len | crc32(payload): u32 LE | payload
 //! payload: type u8 ('M' meta, 'E' entry, 'Z' end) | body
 //! meta (first): varint agent_len | agent | mode u8 | forbidden u8 | varint wall_ms
 //! entry (one host each):
@@ -33,6 +33,10 @@
 //! mode and 401/403 reading the rules were compiled for; a resume with different
 //! settings ignores the file, since the stored rules would answer for another crawler.
 //!
+//! Version 2 frames records with the shared record format of `crate::disk` (a varint
+//! length); version 1 (a u32 length) is refused as a bad header, which a resume treats
+//! like any unusable robots file: its hosts' robots.txt are fetched again.
+//!
 //! The encoding and decoding here are sans-IO (bytes and clocks in, values out); the
 //! file functions (in the private `file` submodule, re-exported here) do the I/O.
 
@@ -49,17 +53,18 @@ use super::policy::{
     Unreachable, Validators,
 };
 use super::rules::Rules;
+use crate::disk::{put_bytes, put_varint, take_bytes, take_varint, Format, VarintError};
 
 mod file;
 pub use file::{load_dir, read_file, write_file, Damage, FileContents, Loaded, WriteStats};
 
-const MAGIC: &[u8; 8] = b"TRWLROB\0";
-const VERSION: u32 = 1;
+/// The robots file format: magic `TRWLROB\0`, version 2.
+pub const FORMAT: Format = Format::new(*b"TRWLROB\0", 2, MAX_RECORD_BYTES);
 const TYPE_META: u8 = b'M';
 const TYPE_ENTRY: u8 = b'E';
 const TYPE_END: u8 = b'Z';
 /// Header bytes before the first record.
-pub const HEADER_BYTES: u64 = 12;
+pub const HEADER_BYTES: u64 = crate::disk::HEADER_BYTES as u64;
 /// A record larger than this is not written (the host is refetched after a resume) and
 /// is damage when read. Only the first 500 KiB of a robots.txt are parsed, and
 /// normalization at most triples a pattern, so real entries stay far below.
@@ -273,19 +278,6 @@ impl StoredEntry {
 
 // ---- encoding ----
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_varint(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
 fn put_opt(out: &mut Vec<u8>, s: Option<&str>) {
     match s {
         None => out.push(0),
@@ -398,15 +390,7 @@ impl<'a> Input<'a> {
     }
 
     fn varint(&mut self, what: &'static str) -> Result<u64, DecodeError> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte(what)?;
-            v |= u64::from(b & 0x7F) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(DecodeError::Malformed(what))
+        take_varint(&mut self.0).map_err(|_: VarintError| DecodeError::Malformed(what))
     }
 
     fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
@@ -414,13 +398,7 @@ impl<'a> Input<'a> {
     }
 
     fn bytes(&mut self, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        let len = usize::try_from(self.varint(what)?).map_err(|_| DecodeError::Malformed(what))?;
-        if len > self.0.len() {
-            return Err(DecodeError::Malformed(what));
-        }
-        let (head, rest) = self.0.split_at(len);
-        self.0 = rest;
-        Ok(head)
+        take_bytes(&mut self.0).map_err(|_| DecodeError::Malformed(what))
     }
 
     fn string(&mut self, what: &'static str) -> Result<String, DecodeError> {

@@ -6,15 +6,15 @@
 #![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::Path;
 
 use super::{
     decode_entry, decode_meta, encode_entry, encode_meta, put_varint, Clock, Input, Meta,
-    StoredEntry, StoredState, HEADER_BYTES, MAGIC, MAX_RECORD_BYTES, TYPE_END, TYPE_ENTRY,
-    TYPE_META, VERSION,
+    StoredEntry, StoredState, FORMAT, HEADER_BYTES, MAX_RECORD_BYTES, TYPE_END, TYPE_ENTRY,
+    TYPE_META,
 };
-use crate::frontier::segment::read_full;
+use crate::disk::{write_record, HeaderError, RecordError, RecordReader};
 use crate::robots::cache::{HostKey, RobotsCache};
 use crate::robots::policy::{PolicyConfig, RobotsPolicy};
 
@@ -36,8 +36,7 @@ pub struct WriteStats {
 pub fn write_file(path: &Path, cache: &RobotsCache, clock: Clock) -> io::Result<WriteStats> {
     let mut w = BufWriter::new(File::create(path)?);
     let mut stats = WriteStats::default();
-    w.write_all(MAGIC)?;
-    w.write_all(&VERSION.to_le_bytes())?;
+    w.write_all(&FORMAT.header())?;
     stats.bytes = HEADER_BYTES;
     let mut payload = vec![TYPE_META];
     encode_meta(&Meta::of(cache.config(), clock.wall_ms), &mut payload);
@@ -73,14 +72,6 @@ pub fn write_file(path: &Path, cache: &RobotsCache, clock: Clock) -> io::Result<
     Ok(stats)
 }
 
-fn write_record(w: &mut impl Write, payload: &[u8]) -> io::Result<u64> {
-    let len = u32::try_from(payload.len()).map_err(|_| io::Error::other("record too large"))?;
-    w.write_all(&len.to_le_bytes())?;
-    w.write_all(&crc32fast::hash(payload).to_le_bytes())?;
-    w.write_all(payload)?;
-    Ok(8 + u64::from(len))
-}
-
 /// Damage found while reading a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Damage {
@@ -109,75 +100,74 @@ pub struct FileContents {
 /// # Errors
 /// I/O errors other than a short read.
 pub fn read_file(path: &Path) -> io::Result<FileContents> {
-    let mut r = BufReader::new(File::open(path)?);
     let mut out = FileContents::default();
-    let mut header = [0u8; HEADER_BYTES as usize];
-    match r.read_exact(&mut header) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+    let mut r = match RecordReader::open(BufReader::new(File::open(path)?), &FORMAT) {
+        Ok(r) => r,
+        Err(RecordError::Io(e)) => return Err(e),
+        Err(e) => {
             out.damage.push(Damage {
                 offset: 0,
-                message: "the file ends inside the header (truncated)".to_owned(),
+                message: match e {
+                    RecordError::Header(HeaderError::Truncated) => {
+                        "the file ends inside the header (truncated)".to_owned()
+                    }
+                    RecordError::Header(HeaderError::UnsupportedVersion { found, expected }) => {
+                        format!(
+                            "robots file of format version {found} (an older build's; this \
+                             build reads version {expected}): not used, its hosts' robots.txt \
+                             are refetched"
+                        )
+                    }
+                    _ => "bad header: not a trawl robots file".to_owned(),
+                },
             });
             return Ok(out);
         }
-        Err(e) => return Err(e),
-    }
-    if header.get(..8) != Some(&MAGIC[..]) || header.get(8..) != Some(&VERSION.to_le_bytes()[..]) {
-        out.damage.push(Damage {
-            offset: 0,
-            message: "bad header: not a trawl robots file of version 1".to_owned(),
-        });
-        return Ok(out);
-    }
+    };
     out.bytes = HEADER_BYTES;
     let mut first = true;
     let mut ended = false;
     let mut payload = Vec::new();
     loop {
-        let offset = out.bytes;
-        let mut head = [0u8; 8];
-        match read_full(&mut r, &mut head)? {
-            0 => break,
-            8 => {}
-            _ => {
+        let offset = match r.next_record(&mut payload) {
+            Ok(Some(offset)) => offset,
+            Ok(None) => break,
+            Err(RecordError::Io(e)) => return Err(e),
+            Err(RecordError::Checksum { offset }) => {
+                out.bytes = r.offset();
+                out.damage.push(Damage {
+                    offset,
+                    message: if first {
+                        "the meta record's checksum does not match: no entry is used".to_owned()
+                    } else {
+                        "record checksum mismatch: entry skipped (its robots.txt is refetched)"
+                            .to_owned()
+                    },
+                });
+                if first {
+                    break;
+                }
+                continue;
+            }
+            Err(RecordError::TooLong { offset }) => {
+                out.damage.push(Damage {
+                    offset,
+                    message: "record length is implausible: the rest of the file is unreadable"
+                        .to_owned(),
+                });
+                break;
+            }
+            Err(RecordError::Truncated { offset }) => {
                 out.damage.push(truncated(offset));
                 break;
             }
-        }
-        let [l0, l1, l2, l3, c0, c1, c2, c3] = head;
-        let len = u32::from_le_bytes([l0, l1, l2, l3]) as usize;
-        let crc = u32::from_le_bytes([c0, c1, c2, c3]);
-        if len > MAX_RECORD_BYTES {
-            out.damage.push(Damage {
-                offset,
-                message: format!(
-                    "record length {len} is implausible: the rest of the file is unreadable"
-                ),
-            });
-            break;
-        }
-        payload.resize(len, 0);
-        if read_full(&mut r, &mut payload)? != len {
-            out.damage.push(truncated(offset));
-            break;
-        }
-        out.bytes += 8 + len as u64;
-        if crc32fast::hash(&payload) != crc {
-            out.damage.push(Damage {
-                offset,
-                message: if first {
-                    "the meta record's checksum does not match: no entry is used".to_owned()
-                } else {
-                    "record checksum mismatch: entry skipped (its robots.txt is refetched)"
-                        .to_owned()
-                },
-            });
-            if first {
+            // The header was read by `open`.
+            Err(RecordError::Header(_)) => {
+                out.damage.push(truncated(r.offset()));
                 break;
             }
-            continue;
-        }
+        };
+        out.bytes = r.offset();
         let (kind, body) = payload.split_first().map_or((0, &[][..]), |(k, b)| (*k, b));
         match kind {
             TYPE_META if first => match decode_meta(body) {
@@ -230,8 +220,7 @@ pub fn read_file(path: &Path) -> io::Result<FileContents> {
         });
     }
     if ended {
-        let mut extra = [0u8; 1];
-        if read_full(&mut r, &mut extra)? != 0 {
+        if !r.is_at_end()? {
             out.damage.push(Damage {
                 offset: out.bytes,
                 message: "bytes after the end record".to_owned(),

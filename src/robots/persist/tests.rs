@@ -382,6 +382,10 @@ fn a_small_budget_keeps_the_most_recent_hosts() {
         .is_some());
 }
 
+/// Bytes of the end record: a one-byte length, the checksum, the type and a one-byte
+/// count.
+const END_RECORD_BYTES: usize = 1 + 4 + 2;
+
 fn written_file() -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>, usize) {
     let (cache, t0) = populated(config());
     let dir = tempfile::tempdir().unwrap();
@@ -410,8 +414,8 @@ fn every_flipped_byte_is_detected_and_never_decoded_as_garbage() {
         fs::write(&path, &damaged).unwrap();
         let c = read_file(&path).unwrap();
         assert!(!c.damage.is_empty(), "flip at {at} went unnoticed");
-        // The end record (the last 10 bytes) carries no entry.
-        if at < bytes.len() - 10 {
+        // The end record carries no entry.
+        if at < bytes.len() - END_RECORD_BYTES {
             assert!(c.entries.len() < entries, "flip at {at}: nothing lost?");
         }
         for e in &c.entries {
@@ -423,11 +427,9 @@ fn every_flipped_byte_is_detected_and_never_decoded_as_garbage() {
 #[test]
 fn a_flipped_payload_byte_loses_only_its_own_entry() {
     let (_dir, path, bytes, entries) = written_file();
-    // The last byte before the end record (12 bytes: 8 of framing, type, 1-byte count,
-    // ... ) belongs to the last entry's payload.
-    let end_record = 8 + 2;
+    // The last byte before the end record belongs to the last entry's payload.
     let mut damaged = bytes.clone();
-    let at = bytes.len() - end_record - 1;
+    let at = bytes.len() - END_RECORD_BYTES - 1;
     damaged[at] ^= 1;
     fs::write(&path, &damaged).unwrap();
     let c = read_file(&path).unwrap();
@@ -477,7 +479,7 @@ fn load_dir_uses_what_verifies_and_never_fails() {
     write_file(&p("robots-0000.bin"), &cache, clock).unwrap();
     let bytes = fs::read(p("robots-0000.bin")).unwrap();
     let mut flipped = bytes.clone();
-    let at = bytes.len() - 10 - 3;
+    let at = bytes.len() - END_RECORD_BYTES - 3;
     flipped[at] ^= 0x10;
     fs::write(p("robots-0001.bin"), &flipped).unwrap();
     fs::write(p("robots-0002.bin"), &bytes[..bytes.len() / 2]).unwrap();
@@ -561,4 +563,22 @@ proptest! {
         let _ = decode_entry(&bytes);
         let _ = decode_meta(&bytes);
     }
+}
+
+#[test]
+fn a_version_1_file_is_refused_with_a_clear_message() {
+    let (_dir, path, mut bytes, _) = written_file();
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    fs::write(&path, &bytes).unwrap();
+    let c = read_file(&path).unwrap();
+    assert!(c.meta.is_none() && c.entries.is_empty());
+    assert_eq!(c.damage.len(), 1);
+    assert!(
+        c.damage[0].message.contains("format version 1"),
+        "{}",
+        c.damage[0].message
+    );
+    fs::write(&path, b"TRWLSEG\0\x02\0\0\0").unwrap();
+    let c = read_file(&path).unwrap();
+    assert!(c.damage[0].message.contains("not a trawl robots file"));
 }
