@@ -21,7 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 
-use super::{current_name, read_manifest, CheckpointError, Manifest};
+use super::{current_name, read_manifest, tallies, CheckpointError, Manifest};
 use crate::frontier::{Record, SegmentError, SegmentReader};
 use crate::seen::SeenSet;
 use crate::warc::{WarcDate, WarcPosition};
@@ -314,6 +314,7 @@ impl Checkpoint {
                 || name == super::SEEN_LOG
                 || name == super::FINGERPRINTS_LOG
                 || shard_index(&name, "frontier-", ".seg").is_some_and(|i| i < m.shards)
+                || shard_index(&name, "tallies-", ".bin").is_some_and(|i| i < m.shards)
                 || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards)
                 || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards);
             if !known {
@@ -336,8 +337,8 @@ impl Checkpoint {
             ));
         }
         for i in 0..self.shards() {
-            let tallies = self.dir.join(format!("tallies-{i:04}.tsv"));
-            if !tallies.is_file() {
+            if self.tallies_file(i).is_none() {
+                let tallies = self.dir.join(tallies::file_name(i));
                 v.errors.push(problem(&tallies, "missing".to_owned()));
             }
         }
@@ -427,49 +428,42 @@ impl Checkpoint {
         report
     }
 
-    /// Parses every `tallies-NNNN.tsv`.
+    /// Shard `shard`'s tallies file: `tallies-NNNN.bin`, or the `.tsv` of an older
+    /// build; `None` if there is neither.
+    fn tallies_file(&self, shard: usize) -> Option<PathBuf> {
+        [tallies::file_name(shard), tallies::legacy_file_name(shard)]
+            .into_iter()
+            .map(|name| self.dir.join(name))
+            .find(|p| p.is_file())
+    }
+
+    /// Reads every shard's tallies file through, checksums included.
     fn tallies(&self, v: &mut Verification) -> TallyReport {
         let mut report = TallyReport::default();
         for shard in 0..self.shards() {
-            let file = self.dir.join(format!("tallies-{shard:04}.tsv"));
-            let Ok(f) = File::open(&file) else {
+            let Some(file) = self.tallies_file(shard) else {
                 continue; // reported as missing by check_names
             };
             v.files_checked += 1;
-            for (n, line) in BufReader::new(f).lines().enumerate() {
-                let line = match line {
-                    Ok(l) => l,
-                    Err(e) => {
-                        v.errors
-                            .push(problem(&file, format!("unreadable at line {}: {e}", n + 1)));
-                        break;
-                    }
-                };
-                v.bytes_checked += line.len() as u64 + 1;
-                let fields: Vec<&str> = line.split('\t').collect();
-                let parsed = match fields.as_slice() {
-                    [host, pages, failures, parked] if !host.is_empty() => pages
-                        .parse::<u64>()
-                        .ok()
-                        .zip(failures.parse::<u32>().ok())
-                        .filter(|_| matches!(*parked, "0" | "1"))
-                        .map(|(p, f)| (p, f, *parked == "1")),
-                    _ => None,
-                };
-                let Some((pages, failures, parked)) = parsed else {
-                    v.errors.push(problem(
-                        &file,
-                        format!(
-                            "line {} is not `host<TAB>pages<TAB>failures<TAB>parked`",
-                            n + 1
-                        ),
-                    ));
+            let rows = match tallies::read_file(&file) {
+                Ok((rows, bytes)) => {
+                    v.bytes_checked += bytes;
+                    rows
+                }
+                Err(CheckpointError::Damaged { detail, .. }) => {
+                    v.errors.push(problem(&file, detail));
                     continue;
-                };
+                }
+                Err(e) => {
+                    v.errors.push(problem(&file, e.to_string()));
+                    continue;
+                }
+            };
+            for row in rows {
                 report.hosts += 1;
-                report.pages += pages;
-                report.parked += u64::from(parked);
-                report.failing += u64::from(failures > 0);
+                report.pages += row.pages;
+                report.parked += u64::from(row.parked);
+                report.failing += u64::from(row.consecutive_failures > 0);
             }
         }
         report

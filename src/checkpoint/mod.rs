@@ -7,7 +7,7 @@
 //! cp-000007/seen.bits      presence-bit snapshot (checksummed, see src/seen/)
 //! cp-000007/fingerprints.bits
 //! cp-000007/frontier-NNNN.seg  every queued URL of shard NNNN (segment format)
-//! cp-000007/tallies-NNNN.tsv   shard NNNN's per-host tallies
+//! cp-000007/tallies-NNNN.bin   shard NNNN's per-host tallies (`tallies.rs`)
 //! cp-000007/robots-NNNN.bin    shard NNNN's robots cache (`robots/persist.rs`)
 //! ```
 //! Steps (each numbered step is durable before the next starts):
@@ -23,13 +23,20 @@
 //!
 //! [`Checkpoint`] reads a checkpoint without changing it and verifies every file of it
 //! (what `trawl inspect` prints); see `docs/checkpoints.md`.
+//!
+//! Every file here comes from disk and may be damaged: no indexing, no panics.
+
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 mod describe;
 pub mod start;
+pub mod tallies;
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::disk::{self, DiskError};
 
 use serde::{Deserialize, Serialize};
 
@@ -178,6 +185,8 @@ pub enum CheckpointError {
     /// The path is neither a crawl output directory, a `checkpoint/` directory nor a
     /// `cp-NNNNNN` directory.
     NotACheckpoint(PathBuf),
+    /// A data file of a checkpoint (tallies) is damaged: the detail says where and how.
+    Damaged { path: PathBuf, detail: String },
 }
 
 impl std::fmt::Display for CheckpointError {
@@ -197,6 +206,9 @@ impl std::fmt::Display for CheckpointError {
                     path.display()
                 )
             }
+            Self::Damaged { path, detail } => {
+                write!(f, "checkpoint file {} is damaged: {detail}", path.display())
+            }
         }
     }
 }
@@ -210,19 +222,22 @@ impl std::error::Error for CheckpointError {
     }
 }
 
+impl From<DiskError> for CheckpointError {
+    fn from(e: DiskError) -> Self {
+        Self::Io {
+            op: e.op.as_str(),
+            path: e.path,
+            source: e.source,
+        }
+    }
+}
+
 fn io_err<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> CheckpointError + 'p {
     move |source| CheckpointError::Io {
         op,
         path: path.to_path_buf(),
         source,
     }
-}
-
-/// Fsyncs a directory so a rename or a new entry in it is durable.
-pub fn sync_dir(dir: &Path) -> Result<(), CheckpointError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err("fsync", dir))
 }
 
 /// The directory for a checkpoint being written: `checkpoint/tmp-EPOCH`, emptied.
@@ -243,20 +258,19 @@ pub fn commit(root: &Path, tmp: &Path, manifest: &Manifest) -> Result<PathBuf, C
         path: manifest_path.clone(),
         detail: e.to_string(),
     })?;
-    write_synced(&manifest_path, &json)?;
-    sync_dir(tmp)?;
+    disk::write_synced(&manifest_path, &json)?;
+    disk::sync_dir(tmp)?;
     let name = format!("cp-{:06}", manifest.epoch);
     let done = root.join(&name);
     if done.exists() {
         fs::remove_dir_all(&done).map_err(io_err("remove", &done))?;
     }
     fs::rename(tmp, &done).map_err(io_err("rename", tmp))?;
-    sync_dir(root)?;
-    let current_tmp = root.join("CURRENT.tmp");
-    write_synced(&current_tmp, name.as_bytes())?;
-    let current = root.join("CURRENT");
-    fs::rename(&current_tmp, &current).map_err(io_err("rename", &current_tmp))?;
-    sync_dir(root)?;
+    disk::sync_dir(root)?;
+    // `CURRENT.tmp`, fsync, rename over `CURRENT`, fsync `root`.
+    disk::replace_atomic(&root.join("CURRENT"), |w| {
+        io::Write::write_all(w, name.as_bytes())
+    })?;
     if let Ok(entries) = fs::read_dir(root) {
         for entry in entries.flatten() {
             let n = entry.file_name().to_string_lossy().into_owned();
@@ -266,12 +280,6 @@ pub fn commit(root: &Path, tmp: &Path, manifest: &Manifest) -> Result<PathBuf, C
         }
     }
     Ok(done)
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
-    let mut f = File::create(path).map_err(io_err("create", path))?;
-    f.write_all(bytes).map_err(io_err("write", path))?;
-    f.sync_all().map_err(io_err("fsync", path))
 }
 
 /// The checkpoint `CURRENT` names, with its manifest.

@@ -14,7 +14,7 @@
 //! version, is an error (never a panic), and a missing file is `Ok(None)` (output
 //! directories of older builds have none).
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -81,6 +81,16 @@ impl std::error::Error for StartError {
     }
 }
 
+impl From<crate::disk::DiskError> for StartError {
+    fn from(e: crate::disk::DiskError) -> Self {
+        Self::Io {
+            op: e.op.as_str(),
+            path: e.path,
+            source: e.source,
+        }
+    }
+}
+
 fn io_err<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> StartError + 'p {
     move |source| StartError::Io {
         op,
@@ -103,19 +113,12 @@ pub fn start_path(out: &Path) -> PathBuf {
 /// checkpoint could not be resumed).
 pub fn write(out: &Path, record: &StartRecord) -> Result<(), StartError> {
     let path = start_path(out);
-    let tmp = out.join(format!("{START_FILE}.tmp"));
     let json = serde_json::to_vec_pretty(record).map_err(|e| StartError::Damaged {
         path: path.clone(),
         detail: e.to_string(),
     })?;
-    let mut f = File::create(&tmp).map_err(io_err("create", &tmp))?;
-    f.write_all(&json).map_err(io_err("write", &tmp))?;
-    f.sync_all().map_err(io_err("fsync", &tmp))?;
-    drop(f);
-    fs::rename(&tmp, &path).map_err(io_err("rename", &tmp))?;
-    File::open(out)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err("fsync", out))
+    crate::disk::replace_atomic(&path, |w| w.write_all(&json))?;
+    Ok(())
 }
 
 /// Reads `out/start.json`; `Ok(None)` when there is none.

@@ -15,16 +15,23 @@ pub enum Op {
     Rename,
 }
 
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Op {
+    /// The verb, as error messages say it (`cannot fsync ...`).
+    pub fn as_str(self) -> &'static str {
+        match self {
             Self::Create => "create",
             Self::Open => "open",
             Self::Read => "read",
             Self::Write => "write",
             Self::Fsync => "fsync",
             Self::Rename => "rename",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

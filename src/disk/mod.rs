@@ -61,7 +61,11 @@ pub fn fuzz_records(data: &[u8]) {
                 let mut again = Vec::new();
                 put_varint(&mut again, v);
                 assert!(again.len() <= used, "varint re-encodes longer");
-                assert_eq!(take_varint(&mut again.as_slice()), Ok(v), "varint round trip");
+                assert_eq!(
+                    take_varint(&mut again.as_slice()),
+                    Ok(v),
+                    "varint round trip"
+                );
             }
             Err(_) => {
                 assert_eq!(input.len(), before, "a failed varint consumed input");

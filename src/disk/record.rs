@@ -89,7 +89,11 @@ impl<R: Read> RecordReader<R> {
         format
             .check(header.get(..n).unwrap_or_default())
             .map_err(RecordError::Header)?;
-        Ok(Self::headless(input, HEADER_BYTES as u64, format.max_payload_bytes))
+        Ok(Self::headless(
+            input,
+            HEADER_BYTES as u64,
+            format.max_payload_bytes,
+        ))
     }
 
     /// A reader of records that start right away, at file offset `offset` (for a

@@ -96,7 +96,10 @@ fn headers_check_magic_length_and_version_in_that_order() {
     assert_eq!(TEST.check(&h[..5]), Err(HeaderError::Truncated));
     assert_eq!(TEST.check(&h[..11]), Err(HeaderError::Truncated));
     assert_eq!(TEST.check(b"NOT"), Err(HeaderError::BadMagic));
-    assert_eq!(TEST.check(b"TRWLSEG\0\x02\0\0\0"), Err(HeaderError::BadMagic));
+    assert_eq!(
+        TEST.check(b"TRWLSEG\0\x02\0\0\0"),
+        Err(HeaderError::BadMagic)
+    );
     let other = Format::new(*b"TRWLTEST", 2, 1).header();
     assert_eq!(
         TEST.check(&other),
@@ -195,7 +198,10 @@ fn every_truncation_keeps_the_records_before_it() {
         let (got, end) = read_all(&bytes[..cut]);
         assert_eq!(got[..], want[..got.len()], "cut at {cut}");
         if cut < HEADER_BYTES {
-            assert!(matches!(end, Err(RecordError::Header(HeaderError::Truncated))));
+            assert!(matches!(
+                end,
+                Err(RecordError::Header(HeaderError::Truncated))
+            ));
         } else if ends.contains(&cut) {
             assert!(end.is_ok(), "cut at a boundary {cut}: {end:?}");
         } else {
@@ -276,7 +282,10 @@ fn headers_of_other_files_are_refused_before_any_record() {
     write_record(&mut other, b"x").unwrap();
     assert!(matches!(
         read_all(&other).1,
-        Err(RecordError::Header(HeaderError::UnsupportedVersion { found: 2, .. }))
+        Err(RecordError::Header(HeaderError::UnsupportedVersion {
+            found: 2,
+            ..
+        }))
     ));
     assert!(matches!(
         read_all(b"garbage garbage").1,

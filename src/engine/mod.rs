@@ -467,8 +467,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             }
             resumed_epoch = Some(m.epoch);
             epoch = m.epoch;
-            tallies = shard::load_tallies(dir, n)
-                .map_err(CrawlError::io("read the host tallies in", dir))?;
+            tallies = shard::load_tallies(dir, n)?;
             robots = load_robots(dir, n, &config.robots);
             for file in checkpoint::frontier_files(dir)? {
                 let segment = |source| CrawlError::FrontierSegment {

@@ -123,37 +123,22 @@ pub(crate) struct HostTally {
     errors: super::monitor::ErrorWindow,
 }
 
-/// The host tallies of a checkpoint directory, routed to their shards.
+/// The host tallies of a checkpoint directory (`checkpoint::tallies`), routed to
+/// their shards. A damaged file is an error naming it.
 pub(crate) fn load_tallies(
     dir: &std::path::Path,
     shards: usize,
-) -> std::io::Result<Vec<HashMap<String, HostTally>>> {
+) -> Result<Vec<HashMap<String, HostTally>>, crate::checkpoint::CheckpointError> {
     let mut out: Vec<HashMap<String, HostTally>> = (0..shards).map(|_| HashMap::new()).collect();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let is_tally = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("tallies-") && n.ends_with(".tsv"));
-        if !is_tally {
-            continue;
-        }
-        for line in std::fs::read_to_string(&path)?.lines() {
-            let mut f = line.split('\t');
-            let (Some(host), Some(pages), Some(failures), Some(parked)) =
-                (f.next(), f.next(), f.next(), f.next())
-            else {
-                continue;
-            };
-            let tally = HostTally {
-                pages: pages.parse().unwrap_or(0),
-                consecutive_failures: failures.parse().unwrap_or(0),
-                parked: parked == "1",
-                ..HostTally::default()
-            };
-            if let Some(m) = out.get_mut(shard_of(host, shards)) {
-                m.insert(host.to_owned(), tally);
-            }
+    for row in crate::checkpoint::tallies::read_dir(dir)? {
+        let tally = HostTally {
+            pages: row.pages,
+            consecutive_failures: row.consecutive_failures,
+            parked: row.parked,
+            ..HostTally::default()
+        };
+        if let Some(m) = out.get_mut(shard_of(&row.host, shards)) {
+            m.insert(row.host, tally);
         }
     }
     Ok(out)
@@ -1241,7 +1226,9 @@ impl Shard {
             tracing::error!(shard = self.index, error = %e, "checkpoint frontier dump failed");
             cut.failed.store(true, Ordering::Release);
         }
-        let path = cut.dir.join(format!("tallies-{:04}.tsv", self.index));
+        let path = cut
+            .dir
+            .join(crate::checkpoint::tallies::file_name(self.index));
         if let Err(e) = self.dump_tallies(&path) {
             tracing::error!(shard = self.index, error = %e, "checkpoint tally dump failed");
             cut.failed.store(true, Ordering::Release);
@@ -1258,33 +1245,31 @@ impl Shard {
         cut.barrier.wait();
     }
 
-    /// Writes the host tallies (`host pages failures parked`, tab-separated). Pages in
-    /// flight are dumped as queued URLs, so they are taken off their host's count: the
-    /// resumed crawl counts them again when it fetches them.
-    fn dump_tallies(&self, path: &std::path::Path) -> std::io::Result<()> {
-        use std::io::Write;
+    /// Writes the host tallies (`checkpoint::tallies`). Pages in flight are dumped as
+    /// queued URLs, so they are taken off their host's count: the resumed crawl counts
+    /// them again when it fetches them.
+    fn dump_tallies(
+        &self,
+        path: &std::path::Path,
+    ) -> Result<u64, crate::checkpoint::CheckpointError> {
         let mut in_flight: HashMap<&str, u64> = HashMap::new();
         for f in self.in_flight.values() {
             if let InFlight::Page { host, .. } = f {
                 *in_flight.entry(host.as_str()).or_default() += 1;
             }
         }
-        let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
-        for (host, t) in &self.tallies {
+        let rows = self.tallies.iter().map(|(host, t)| {
             let pages = t
                 .pages
                 .saturating_sub(in_flight.get(host.as_str()).copied().unwrap_or(0));
-            writeln!(
-                w,
-                "{host}\t{pages}\t{}\t{}",
-                t.consecutive_failures,
-                u8::from(t.parked)
-            )?;
-        }
-        let file = w
-            .into_inner()
-            .map_err(std::io::IntoInnerError::into_error)?;
-        file.sync_all()
+            crate::checkpoint::tallies::TallyRow {
+                host: host.clone(),
+                pages,
+                consecutive_failures: t.consecutive_failures,
+                parked: t.parked,
+            }
+        });
+        crate::checkpoint::tallies::write_file(path, rows)
     }
 
     fn dump_frontier(

@@ -30,6 +30,8 @@
 //!
 //! Sans-IO with respect to time: every method that needs the clock takes `now`.
 
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
 pub mod segment;
 
 use std::cmp::Reverse;

@@ -42,8 +42,8 @@ use std::path::{Path, PathBuf};
 
 use super::QueuedUrl;
 use crate::disk::{
-    put_bytes, put_varint, take_bytes, take_varint, write_record, Format, HeaderError,
-    RecordError, RecordReader,
+    put_bytes, put_varint, take_bytes, take_varint, write_record, Format, HeaderError, RecordError,
+    RecordReader,
 };
 
 /// A record larger than this is refused on write and treated as corruption on read.
@@ -361,15 +361,20 @@ impl SegmentReader {
     /// [`SegmentError::Truncated`] for a record cut short, [`SegmentError::Corrupt`]
     /// for a bad length or checksum, or an I/O error.
     pub fn next_record(&mut self) -> Result<Option<Record>, SegmentError> {
-        let Some(start) = self.records.next_record(&mut self.buf).map_err(|e| match e {
-            RecordError::Io(e) => SegmentError::Io(e),
-            RecordError::Truncated { offset } => SegmentError::Truncated { offset },
-            RecordError::TooLong { offset } | RecordError::Checksum { offset } => {
-                SegmentError::Corrupt { offset }
-            }
-            RecordError::Header(HeaderError::Truncated) => SegmentError::Truncated { offset: 0 },
-            RecordError::Header(_) => SegmentError::BadHeader,
-        })?
+        let Some(start) = self
+            .records
+            .next_record(&mut self.buf)
+            .map_err(|e| match e {
+                RecordError::Io(e) => SegmentError::Io(e),
+                RecordError::Truncated { offset } => SegmentError::Truncated { offset },
+                RecordError::TooLong { offset } | RecordError::Checksum { offset } => {
+                    SegmentError::Corrupt { offset }
+                }
+                RecordError::Header(HeaderError::Truncated) => {
+                    SegmentError::Truncated { offset: 0 }
+                }
+                RecordError::Header(_) => SegmentError::BadHeader,
+            })?
         else {
             return Ok(None);
         };

@@ -8,6 +8,8 @@
 //! the cache can exceed `max_bytes` by at most one entry (itself bounded, since only
 //! 500 KiB of a robots.txt are parsed) until the next update.
 
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 

@@ -26,11 +26,15 @@
 //! ```
 //!
 //! Decoding is a pure function over bytes, so damaged input is tested without files.
+//! The first 12 bytes are the common file header of `crate::disk` (magic, version).
+
+#![deny(clippy::indexing_slicing)]
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::hash::HASH_ALGORITHM_XXH3_128;
 use super::model::{BLOCK_BITS, MAX_K};
+use crate::disk::{Format, HeaderError as FileHeaderError};
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"TRWLSEEN";
@@ -39,6 +43,8 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Header size; the bit region starts here (page aligned, so the mapping is too).
 pub const HEADER_BYTES: u64 = 4096;
 const CHECKSUMMED: usize = 112;
+/// Magic and version as a `crate::disk` format (the file holds no framed records).
+const FORMAT: Format = Format::new(MAGIC, FORMAT_VERSION, 0);
 
 /// Whether the bits on disk can be trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,20 +90,14 @@ pub enum HeaderError {
     BadParameters(&'static str),
 }
 
+/// The u32 LE at `off`; 0 past the end (`decode` checks the length first).
 fn u32_at(b: &[u8], off: usize) -> u32 {
-    let mut a = [0u8; 4];
-    if let Some(s) = b.get(off..off + 4) {
-        a.copy_from_slice(s);
-    }
-    u32::from_le_bytes(a)
+    crate::disk::u32_at(b, off).unwrap_or(0)
 }
 
+/// The u64 LE at `off`; 0 past the end.
 fn u64_at(b: &[u8], off: usize) -> u64 {
-    let mut a = [0u8; 8];
-    if let Some(s) = b.get(off..off + 8) {
-        a.copy_from_slice(s);
-    }
-    u64::from_le_bytes(a)
+    crate::disk::u64_at(b, off).unwrap_or(0)
 }
 
 impl Header {
@@ -119,8 +119,7 @@ impl Header {
                 dst.copy_from_slice(bytes);
             }
         };
-        put(0, &MAGIC);
-        put(8, &FORMAT_VERSION.to_le_bytes());
+        put(0, &FORMAT.header());
         put(12, &(HEADER_BYTES as u32).to_le_bytes());
         put(
             16,
@@ -163,12 +162,13 @@ impl Header {
         if b.len() < CHECKSUMMED + 8 {
             return Err(HeaderError::Truncated);
         }
-        if b.get(..8) != Some(&MAGIC[..]) {
-            return Err(HeaderError::BadMagic);
-        }
-        let version = u32_at(b, 8);
-        if version != FORMAT_VERSION {
-            return Err(HeaderError::UnsupportedVersion(version));
+        match FORMAT.check(b) {
+            Ok(()) => {}
+            Err(FileHeaderError::Truncated) => return Err(HeaderError::Truncated),
+            Err(FileHeaderError::BadMagic) => return Err(HeaderError::BadMagic),
+            Err(FileHeaderError::UnsupportedVersion { found, .. }) => {
+                return Err(HeaderError::UnsupportedVersion(found))
+            }
         }
         if xxh3_64(b.get(..CHECKSUMMED).unwrap_or_default()) != u64_at(b, CHECKSUMMED) {
             return Err(HeaderError::Checksum);

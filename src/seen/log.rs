@@ -20,6 +20,10 @@
 //! a torn or abandoned append, ignored by readers and cut off by the next append. The
 //! same file (hard-linked from one checkpoint directory into the next) grows until a
 //! checkpoint compacts it into a new file holding one full record.
+//!
+//! The preamble starts with the common file header of `crate::disk`.
+
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -31,13 +35,18 @@ use xxhash_rust::xxh3::Xxh3;
 use super::error::{Error, ErrorKind};
 use super::header::{Header, HeaderError, Purpose, HEADER_BYTES};
 use super::model::BLOCK_BYTES;
+use crate::disk::{u64_at, Format, HeaderError as FileHeaderError};
 
 /// First bytes of a presence log.
 pub const LOG_MAGIC: [u8; 8] = *b"TRWLPLOG";
 /// Format version of the presence log.
 pub const LOG_VERSION: u32 = 1;
 /// Bytes before the first record: preamble and header.
-pub const LOG_HEADER_BYTES: u64 = 16 + HEADER_BYTES;
+pub const LOG_HEADER_BYTES: u64 = PREAMBLE_BYTES as u64 + HEADER_BYTES;
+/// Magic and version (the records are the log's own, not `crate::disk` frames).
+const FORMAT: Format = Format::new(LOG_MAGIC, LOG_VERSION, 0);
+/// The preamble: the file header and a reserved u32.
+const PREAMBLE_BYTES: usize = crate::disk::HEADER_BYTES + 4;
 const RECORD_MAGIC: [u8; 8] = *b"PLOGEPCH";
 const RECORD_HEAD_BYTES: u64 = 64;
 const RUN_HEAD_BYTES: u64 = 16;
@@ -106,10 +115,8 @@ pub(crate) fn runs_of(blocks: impl IntoIterator<Item = u64>) -> Vec<(u64, u64)> 
 
 /// Writes the preamble and header of a new log.
 pub(crate) fn write_log_header(w: &mut impl Write, header: &Header) -> io::Result<()> {
-    let mut pre = [0u8; 16];
-    pre[..8].copy_from_slice(&LOG_MAGIC);
-    pre[8..12].copy_from_slice(&LOG_VERSION.to_le_bytes());
-    w.write_all(&pre)?;
+    w.write_all(&FORMAT.header())?;
+    w.write_all(&[0u8; PREAMBLE_BYTES - crate::disk::HEADER_BYTES])?;
     w.write_all(&header.encode())
 }
 
@@ -132,19 +139,25 @@ pub(crate) fn write_record(
         w.write_all(bytes)
     };
     let payload = record_bytes(runs) - RECORD_HEAD_BYTES - RECORD_TRAILER_BYTES;
-    let mut head = [0u8; RECORD_HEAD_BYTES as usize];
-    head[..8].copy_from_slice(&RECORD_MAGIC);
     let kind_code: u32 = match kind {
         RecordKind::Full => 1,
         RecordKind::Delta => 2,
     };
-    head[8..12].copy_from_slice(&kind_code.to_le_bytes());
-    head[16..24].copy_from_slice(&counters.epoch.to_le_bytes());
-    head[24..32].copy_from_slice(&counters.inserted.to_le_bytes());
-    head[32..40].copy_from_slice(&counters.set_bits.to_le_bytes());
-    head[40..48].copy_from_slice(&counters.expected_lost.to_bits().to_le_bytes());
-    head[48..56].copy_from_slice(&(runs.len() as u64).to_le_bytes());
-    head[56..64].copy_from_slice(&payload.to_le_bytes());
+    let mut head = Vec::with_capacity(RECORD_HEAD_BYTES as usize);
+    head.extend_from_slice(&RECORD_MAGIC);
+    head.extend_from_slice(&kind_code.to_le_bytes());
+    head.extend_from_slice(&[0; 4]);
+    for field in [
+        counters.epoch,
+        counters.inserted,
+        counters.set_bits,
+        counters.expected_lost.to_bits(),
+        runs.len() as u64,
+        payload,
+    ] {
+        head.extend_from_slice(&field.to_le_bytes());
+    }
+    debug_assert_eq!(head.len() as u64, RECORD_HEAD_BYTES);
     put(&mut w, &head)?;
     let pause = pause_ms();
     let mut block = [0u8; BLOCK_BYTES as usize];
@@ -155,10 +168,8 @@ pub(crate) fn write_record(
                 std::thread::sleep(Duration::from_millis(ms));
             }
         }
-        let mut rh = [0u8; RUN_HEAD_BYTES as usize];
-        rh[..8].copy_from_slice(&start.to_le_bytes());
-        rh[8..].copy_from_slice(&n.to_le_bytes());
-        put(&mut w, &rh)?;
+        put(&mut w, &start.to_le_bytes())?;
+        put(&mut w, &n.to_le_bytes())?;
         for b in start..start + n {
             block_bytes(b, &mut block);
             put(&mut w, &block)?;
@@ -242,15 +253,11 @@ pub(crate) fn read_log_from(
         }
         let mut head = [0u8; RECORD_HEAD_BYTES as usize];
         r.read_exact(&mut head).map_err(io)?;
-        let u64_at = |o: usize| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(head.get(o..o + 8).unwrap_or(&[0; 8]));
-            u64::from_le_bytes(a)
-        };
+        let field = |o: usize| u64_at(&head, o).unwrap_or(0);
         if head.get(..8) != Some(&RECORD_MAGIC[..]) {
             return Err(damaged(at, "no record starts here"));
         }
-        let kind = match u64_at(8) & 0xffff_ffff {
+        let kind = match field(8) & 0xffff_ffff {
             1 => RecordKind::Full,
             2 => RecordKind::Delta,
             _ => return Err(damaged(at, "unknown record kind")),
@@ -262,13 +269,13 @@ pub(crate) fn read_log_from(
             ));
         }
         let counters = RecordCounters {
-            epoch: u64_at(16),
-            inserted: u64_at(24),
-            set_bits: u64_at(32),
-            expected_lost: f64::from_bits(u64_at(40)),
+            epoch: field(16),
+            inserted: field(24),
+            set_bits: field(32),
+            expected_lost: f64::from_bits(field(40)),
         };
-        let runs = u64_at(48);
-        let payload = u64_at(56);
+        let runs = field(48);
+        let payload = field(56);
         let end = at
             .checked_add(RECORD_HEAD_BYTES + RECORD_TRAILER_BYTES)
             .and_then(|x| x.checked_add(payload));
@@ -287,11 +294,8 @@ pub(crate) fn read_log_from(
             r.read_exact(&mut rh).map_err(io)?;
             hasher.update(&rh);
             left -= RUN_HEAD_BYTES;
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&rh[..8]);
-            let start = u64::from_le_bytes(a);
-            a.copy_from_slice(&rh[8..]);
-            let n = u64::from_le_bytes(a);
+            let start = u64_at(&rh, 0).unwrap_or(0);
+            let n = u64_at(&rh, 8).unwrap_or(0);
             let bytes = n.checked_mul(BLOCK_BYTES);
             if n == 0
                 || start < next_block
@@ -360,15 +364,20 @@ fn header_from(r: &mut impl Read, path: &Path) -> Result<Header, Error> {
             Error::io(path, e)
         }
     };
-    let mut pre = [0u8; 16];
+    let mut pre = [0u8; PREAMBLE_BYTES];
     r.read_exact(&mut pre).map_err(io)?;
-    if pre[..8] != LOG_MAGIC {
-        return Err(Error::new(ErrorKind::BadMagic, path).with_detail("not a presence log"));
-    }
-    let version = u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]);
-    if version != LOG_VERSION {
-        return Err(Error::new(ErrorKind::UnsupportedVersion, path)
-            .with_detail(format!("presence log version {version}")));
+    match FORMAT.check(&pre) {
+        Ok(()) => {}
+        Err(FileHeaderError::Truncated) => {
+            return Err(Error::new(ErrorKind::Truncated, path).with_detail("presence log header"))
+        }
+        Err(FileHeaderError::BadMagic) => {
+            return Err(Error::new(ErrorKind::BadMagic, path).with_detail("not a presence log"))
+        }
+        Err(FileHeaderError::UnsupportedVersion { found, .. }) => {
+            return Err(Error::new(ErrorKind::UnsupportedVersion, path)
+                .with_detail(format!("presence log version {found}")))
+        }
     }
     let mut hb = vec![0u8; HEADER_BYTES as usize];
     r.read_exact(&mut hb).map_err(io)?;

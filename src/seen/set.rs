@@ -553,10 +553,7 @@ fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp"))
 }
 
+/// Fsyncs the directory of `path` (a rename into it is then durable).
 fn sync_parent_dir(path: &Path) -> io::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(parent)?.sync_all()
+    crate::disk::sync_parent(path).map_err(io::Error::from)
 }

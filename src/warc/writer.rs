@@ -614,7 +614,5 @@ fn highest_serial(dir: &Path, prefix: &str, shard: u32) -> Result<Option<u32>, W
 
 /// fsync a directory so a rename or a new file in it is durable.
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), WarcError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(WarcError::file("sync", dir))
+    crate::disk::sync_dir(dir).map_err(|e| WarcError::file("sync", dir)(e.source))
 }

@@ -1,5 +1,6 @@
 use super::super::{commit, prepare, Counters, MANIFEST_VERSION};
 use super::*;
+use crate::checkpoint::tallies::{self, TallyRow};
 use crate::checkpoint::Positions;
 use crate::frontier::{QueuedUrl, SegmentWriter};
 
@@ -50,9 +51,18 @@ fn write_checkpoint(root: &Path, epoch: u64, urls: &[u64]) -> PathBuf {
         }
         w.sync().unwrap();
         total += n;
-        fs::write(
-            tmp.join(format!("tallies-{i:04}.tsv")),
-            format!("h{i}.test\t5\t0\t0\nbad{i}.test\t1\t9\t1\n"),
+        let row = |host: String, pages, consecutive_failures, parked| TallyRow {
+            host,
+            pages,
+            consecutive_failures,
+            parked,
+        };
+        tallies::write_file(
+            &tmp.join(tallies::file_name(i)),
+            [
+                row(format!("h{i}.test"), 5, 0, false),
+                row(format!("bad{i}.test"), 1, 9, true),
+            ],
         )
         .unwrap();
         write_robots(&tmp.join(format!("robots-{i:04}.bin")), i);
@@ -223,7 +233,12 @@ fn missing_files_and_count_mismatches_are_errors() {
     let dir = write_checkpoint(&root, 1, &[2, 2]);
     fs::remove_file(dir.join("frontier-0001.seg")).unwrap();
     fs::remove_file(dir.join(FINGERPRINT_BITS)).unwrap();
-    fs::write(dir.join("tallies-0000.tsv"), b"only-a-host\n").unwrap();
+    let mut bad_tallies = fs::read(dir.join("tallies-0000.bin")).unwrap();
+    let last = bad_tallies.len() - 3;
+    bad_tallies[last] ^= 1;
+    fs::write(dir.join("tallies-0000.bin"), &bad_tallies).unwrap();
+    fs::remove_file(dir.join("tallies-0001.bin")).unwrap();
+    fs::write(dir.join("tallies-0001.tsv"), b"only-a-host\n").unwrap();
     fs::write(dir.join("frontier-0009.seg"), b"stray").unwrap();
     let d = Checkpoint::open(&root)
         .unwrap()
@@ -246,7 +261,12 @@ fn missing_files_and_count_mismatches_are_errors() {
     );
     assert!(
         errs.iter()
-            .any(|e| e.contains("tallies-0000.tsv") && e.contains("line 1")),
+            .any(|e| e.contains("tallies-0000.bin") && e.contains("checksum mismatch")),
+        "{errs:?}"
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("tallies-0001.tsv") && e.contains("line 1")),
         "{errs:?}"
     );
     assert!(
@@ -349,5 +369,40 @@ fn stray_directories_are_listed_by_kind() {
             ("cp-000004", CheckpointEntryKind::Current),
             ("tmp-000005", CheckpointEntryKind::Unfinished)
         ]
+    );
+}
+
+/// Checkpoints of builds before the binary tallies hold `tallies-NNNN.tsv`: they
+/// still verify, with the same figures.
+#[test]
+fn tallies_of_older_builds_still_verify() {
+    let out = tempfile::tempdir().unwrap();
+    let root = out.path().join("checkpoint");
+    let dir = write_checkpoint(&root, 1, &[2, 2]);
+    for i in 0..2 {
+        fs::remove_file(dir.join(tallies::file_name(i))).unwrap();
+        fs::write(
+            dir.join(tallies::legacy_file_name(i)),
+            format!("h{i}.test\t5\t0\t0\nbad{i}.test\t1\t9\t1\n"),
+        )
+        .unwrap();
+    }
+    let d = Checkpoint::open(&root)
+        .unwrap()
+        .describe(&DescribeOptions::default());
+    assert!(d.verification.ok, "{:?}", d.verification.errors);
+    assert!(
+        d.verification.warnings.is_empty(),
+        "{:?}",
+        d.verification.warnings
+    );
+    assert_eq!(
+        (
+            d.tallies.hosts,
+            d.tallies.pages,
+            d.tallies.parked,
+            d.tallies.failing
+        ),
+        (4, 12, 2, 2)
     );
 }

@@ -219,13 +219,11 @@ pub fn read_file(path: &Path) -> io::Result<FileContents> {
             message: "the file ends before its end record (truncated)".to_owned(),
         });
     }
-    if ended {
-        if !r.is_at_end()? {
-            out.damage.push(Damage {
-                offset: out.bytes,
-                message: "bytes after the end record".to_owned(),
-            });
-        }
+    if ended && !r.is_at_end()? {
+        out.damage.push(Damage {
+            offset: out.bytes,
+            message: "bytes after the end record".to_owned(),
+        });
     }
     if out.meta.is_none() && out.damage.is_empty() {
         out.damage.push(Damage {
