@@ -1,8 +1,9 @@
 //! `trawl inspect` against real checkpoints: a crawl of a synthweb world stopped with
 //! SIGTERM (graceful: final checkpoint, `stats.json`) and one killed with SIGKILL; the
 //! figures are checked against `stats.json` and the crawl log, then segments, presence
-//! bits and the manifest are damaged on copies and every damage must give a non-zero
-//! exit naming the file, never a panic.
+//! bits, tallies and the manifest are damaged on copies and every damage must give a
+//! non-zero exit naming the file, never a panic; a resume from damaged tallies is
+//! refused with an error naming the file.
 
 #![allow(clippy::unwrap_used)]
 
@@ -268,6 +269,39 @@ fn inspect_reports_stopped_and_killed_crawls_and_detects_damage() {
     assert!(
         t.contains("seen.plog") && t.contains("presence log is damaged") && t.contains("at byte"),
         "{t}"
+    );
+    // A flipped byte in a tallies file: inspect names it, and a resume from it stops
+    // with an error naming it (the tallies are state, like the frontier), before any
+    // fetch.
+    let o = damaged("tallies", &|cp| {
+        let p = cp.join("tallies-0001.bin");
+        let mut b = fs::read(&p).unwrap();
+        let last = b.len() - 2;
+        b[last] ^= 0x10;
+        fs::write(&p, b).unwrap();
+    });
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("tallies-0001.bin") && t.contains("checksum mismatch"),
+        "{t}"
+    );
+    let resume = Command::new(trawl_bin())
+        .current_dir(&sw.dir)
+        .args(["crawl", "--resume"])
+        .arg(tmp.path().join("tallies"))
+        .output()
+        .unwrap();
+    let t = text(&resume);
+    assert!(!resume.status.success(), "{t}");
+    assert!(
+        t.contains("tallies-0001.bin") && t.contains("damaged") && !t.contains("panicked"),
+        "{t}"
+    );
+    assert_eq!(
+        crawl_log(&tmp.path().join("tallies")).len(),
+        log.len(),
+        "the refused resume fetched"
     );
     // A garbled manifest: a clear error, exit 2.
     let o = damaged("manifest", &|cp| {
