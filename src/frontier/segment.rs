@@ -551,6 +551,38 @@ mod tests {
             SegmentReader::open(&path),
             Err(SegmentError::BadHeader)
         ));
+        // Version 1 (whole fields, u32 lengths) is another format: refused.
+        std::fs::write(&path, b"TRWLSEG\0\x01\0\0\0\x05\0\0\0").unwrap();
+        assert!(matches!(
+            SegmentReader::open(&path),
+            Err(SegmentError::BadHeader)
+        ));
+    }
+
+    /// The offset stays at the last record decoded when the next one is damaged, so a
+    /// report names the byte where the readable part ends.
+    #[test]
+    fn the_offset_stops_before_a_damaged_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let mut w = SegmentWriter::create(&path).unwrap();
+        w.append("a.test", &item("http://a.test/1")).unwrap();
+        let first_end = w.bytes();
+        w.append("a.test", &item("http://a.test/2")).unwrap();
+        w.seal().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let mut r = SegmentReader::open(&path).unwrap();
+        assert_eq!(r.offset(), HEADER_BYTES);
+        assert!(r.next_record().unwrap().is_some());
+        assert_eq!(r.offset(), first_end);
+        assert!(matches!(
+            r.next_record(),
+            Err(SegmentError::Corrupt { offset }) if offset == first_end
+        ));
+        assert_eq!(r.offset(), first_end);
     }
 
     #[test]
