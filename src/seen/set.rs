@@ -233,7 +233,7 @@ impl SeenSet {
     }
 
     /// [`SeenSet::test_and_set`] for many keys, software-pipelined: each key is hashed
-    /// and its block prefetched [`PREFETCH_DISTANCE`] keys before it is applied, so that
+    /// and its block prefetched `PREFETCH_DISTANCE` keys before it is applied, so that
     /// many cache misses are in flight at once (memory-level parallelism, not latency,
     /// is the limit on a set far larger than the cache). `out[i]` gets the answer for
     /// `keys[i]`; keys repeated within the batch are handled in order.
