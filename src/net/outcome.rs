@@ -3,12 +3,17 @@
 //! A failed fetch is a value, not an `Err`: the crawl engine records it in the crawl log
 //! and moves on. [`FailReason`] has one variant per way a fetch can fail, with the phase
 //! for timeouts and the parser's own typed error for protocol failures.
+//!
+//! The HTTP exchange comes back parsed, once: the request bytes as sent, the response
+//! head as typed values (with its bytes), the payload as it came off the wire and the
+//! decoded body. The engine, the WARC writer and the crawl log read these values and
+//! share the buffers ([`SharedBytes`]); none of them parses the response again.
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::http::{DecodeError, HttpError, ResponseHead};
+use crate::http::{DecodeError, HttpError, ResponseHead, SharedBytes};
 
 /// The phase a deadline belongs to (see `docs/fetcher.md`, "Deadlines").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -179,13 +184,26 @@ pub struct FetchOutcome {
     pub id: u64,
     /// The URL requested.
     pub url: url::Url,
+    /// The request head exactly as written to the connection (serialized once, when the
+    /// request was submitted; a retry resends the same bytes).
+    pub request: SharedBytes,
     /// The final response head (1xx skipped), when one arrived — also on some failures
-    /// (a body that broke off still has its head).
+    /// (a body that broke off still has its head). [`ResponseHead::raw`] holds its bytes
+    /// as received.
     pub head: Option<ResponseHead>,
+    /// The payload as it came off the wire: the message body with the transfer coding
+    /// (chunked) removed and the content coding (gzip, br) kept — what a WARC `response`
+    /// record stores and its payload digest covers. The same buffer as `body` when the
+    /// body has no content coding; `None` when a content-coded payload was not asked
+    /// for ([`crate::net::FetchLimits::keep_payload`]) or no head arrived.
+    pub payload: Option<SharedBytes>,
     /// The body, content-decoded, capped by the request's limits.
-    pub body: Vec<u8>,
+    pub body: SharedBytes,
     /// The body was cut at a cap (truncate mode) rather than received whole.
     pub body_truncated: bool,
+    /// The response's framing ended where it said it would (Content-Length reached, last
+    /// chunk, or the close of a close-delimited body), not cut by a cap or a failure.
+    pub body_complete: bool,
     /// Bytes received on the wire for this exchange (head and framed body, before TLS
     /// decryption overhead is counted: plaintext HTTP bytes).
     pub wire_bytes: u64,
@@ -200,11 +218,6 @@ pub struct FetchOutcome {
     pub tls_resumed: bool,
     /// How many times the request was retried on a fresh connection (0 or 1).
     pub retries: u8,
-    /// The raw response bytes as received (head + framed body), when the request asked
-    /// for them (`record_raw_bytes > 0`), capped at that many bytes.
-    pub raw: Vec<u8>,
-    /// The raw record was cut at its cap.
-    pub raw_truncated: bool,
     /// Step durations.
     pub timings: Timings,
     /// `None` when the fetch completed; the reason otherwise.
@@ -212,6 +225,29 @@ pub struct FetchOutcome {
 }
 
 impl FetchOutcome {
+    /// An outcome with no response: the request failed (or was refused) before a
+    /// head arrived.
+    pub fn failed(id: u64, url: url::Url, request: SharedBytes, error: FailReason) -> Self {
+        Self {
+            id,
+            url,
+            request,
+            head: None,
+            payload: None,
+            body: SharedBytes::default(),
+            body_truncated: false,
+            body_complete: false,
+            wire_bytes: 0,
+            decoded_bytes: 0,
+            peer: None,
+            reused_connection: false,
+            tls_resumed: false,
+            retries: 0,
+            timings: Timings::default(),
+            error: Some(error),
+        }
+    }
+
     /// The HTTP status, when a response head arrived.
     pub fn status(&self) -> Option<u16> {
         self.head.as_ref().map(|h| h.status)
