@@ -4,7 +4,8 @@
 //!
 //! Layers, bottom up:
 //! - [`digest`], [`date`], [`record`]: sans-IO building blocks (SHA-1 in base32,
-//!   `WARC-Date`, one record's exact bytes);
+//!   `WARC-Date`, one record's exact bytes); the first two, like [`Truncation`], are
+//!   shared with the crawl log and live in [`crate::provenance`], re-exported here;
 //! - [`capture`]: one fetch ([`Capture`], built from the fetcher's typed values by
 //!   [`Capture::from_outcome`]) becomes `request`, `response` or `revisit`, and
 //!   `metadata` records; the response head and payload arrive parsed and de-chunked,
@@ -27,13 +28,13 @@
 
 pub mod capture;
 pub mod compressed;
-pub mod date;
 pub mod dedup;
-pub mod digest;
 pub mod gzip;
 pub mod record;
 pub mod repair;
 pub mod writer;
+
+pub use crate::provenance::{date, digest};
 
 pub use capture::{
     Capture, CaptureIds, CaptureMetadata, CaptureWritten, HttpResponse, Outlink, RevisitOf,
