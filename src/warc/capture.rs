@@ -156,19 +156,10 @@ impl Capture {
     /// (request bytes, head bytes, payload): no byte of the body is copied. `None` when
     /// no response head arrived (nothing to archive). `metadata` is left for the caller.
     ///
-    /// `WARC-Truncated`: `length` when a cap cut the body, `unspecified` when the body
-    /// broke off before its framing ended (a failure mid-body) or its payload was not
-    /// kept.
+    /// `WARC-Truncated` ([`truncation_of`]) says why a payload is not whole.
     pub fn from_outcome(outcome: &FetchOutcome, date: WarcDate) -> Option<Self> {
         let head = outcome.head.as_ref()?;
-        let truncated =
-            if outcome.body_truncated || matches!(outcome.error, Some(FailReason::TooLarge)) {
-                Some(Truncation::Length)
-            } else if !outcome.body_complete || outcome.payload.is_none() {
-                Some(Truncation::Unspecified)
-            } else {
-                None
-            };
+        let truncated = truncation_of(outcome);
         Some(Self {
             target_uri: outcome.url.to_string(),
             date,
@@ -180,6 +171,32 @@ impl Capture {
             metadata: None,
         })
     }
+}
+
+/// Why the payload of `outcome` is not whole, as WARC 1.1's `WARC-Truncated` reasons:
+/// `length` when a cap cut the body; `time` when a deadline ended it; `disconnect` when
+/// the connection broke off before the framing's end (closed early, reset, a body short
+/// of its Content-Length or last chunk); `unspecified` for any other body that did not
+/// end where its framing said (a malformed chunk, an unsupported content coding), or a
+/// payload that was not kept. `None` for a whole payload.
+pub fn truncation_of(outcome: &FetchOutcome) -> Option<Truncation> {
+    use crate::http::HttpError;
+    if outcome.body_truncated || matches!(outcome.error, Some(FailReason::TooLarge)) {
+        return Some(Truncation::Length);
+    }
+    if outcome.body_complete && outcome.payload.is_some() {
+        return None;
+    }
+    Some(match &outcome.error {
+        Some(FailReason::Timeout(_)) => Truncation::Time,
+        Some(
+            FailReason::ClosedEarly
+            | FailReason::Reset
+            | FailReason::Io(_)
+            | FailReason::Protocol(HttpError::IncompleteBody | HttpError::IncompleteChunkedBody),
+        ) => Truncation::Disconnect,
+        _ => Truncation::Unspecified,
+    })
 }
 
 /// What the writer did with a capture.

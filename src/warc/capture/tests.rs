@@ -1,6 +1,8 @@
 use super::*;
+use crate::http::chunked::ChunkedError;
 use crate::http::ResponseHead;
-use crate::net::{FailReason, FetchOutcome};
+use crate::http::{DecodeError, HttpError};
+use crate::net::{FailReason, FetchOutcome, TimeoutPhase};
 
 const REQUEST: &[u8] = b"GET /page HTTP/1.1\r\nHost: a.example\r\nUser-Agent: trawl\r\n\r\n";
 const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n";
@@ -199,17 +201,46 @@ fn capture_from_outcome_marks_cut_and_broken_bodies() {
     );
     let mut torn = outcome(CHUNKED_HEAD, b"hello wo");
     torn.body_complete = false;
-    torn.error = Some(FailReason::Protocol(
-        crate::http::HttpError::IncompleteChunkedBody,
-    ));
+    torn.error = Some(FailReason::Protocol(HttpError::IncompleteChunkedBody));
     let c = Capture::from_outcome(&torn, date).unwrap();
-    assert_eq!(c.truncated, Some(Truncation::Unspecified));
+    assert_eq!(c.truncated, Some(Truncation::Disconnect));
     let (records, digest) = encode(&c);
-    assert_eq!(
-        field(&split(&records[1]).0, "WARC-Truncated"),
-        "unspecified"
-    );
+    assert_eq!(field(&split(&records[1]).0, "WARC-Truncated"), "disconnect");
     assert_eq!(digest, Digest::of(b"hello wo"));
+    // Each way a body can end early, and its WARC 1.1 reason.
+    let table = [
+        (
+            FailReason::Timeout(TimeoutPhase::ReadIdle),
+            Truncation::Time,
+        ),
+        (FailReason::Timeout(TimeoutPhase::Total), Truncation::Time),
+        (FailReason::ClosedEarly, Truncation::Disconnect),
+        (FailReason::Reset, Truncation::Disconnect),
+        (
+            FailReason::Protocol(HttpError::IncompleteBody),
+            Truncation::Disconnect,
+        ),
+        (
+            FailReason::Protocol(HttpError::Chunked(ChunkedError::InvalidSize)),
+            Truncation::Unspecified,
+        ),
+        (
+            FailReason::Decode(DecodeError::Unsupported),
+            Truncation::Unspecified,
+        ),
+        (FailReason::TooLarge, Truncation::Length),
+    ];
+    for (error, reason) in table {
+        let mut o = outcome(HEAD, b"he");
+        o.body_complete = false;
+        o.error = Some(error.clone());
+        assert_eq!(truncation_of(&o), Some(reason), "{error:?}");
+    }
+    // A whole payload is not truncated, whatever else failed (a decoder error after
+    // the framing ended).
+    let mut decoded_badly = outcome(HEAD, b"hello");
+    decoded_badly.error = Some(FailReason::Decode(DecodeError::Unsupported));
+    assert_eq!(truncation_of(&decoded_badly), None);
     // A content-coded payload that was not kept: the record says it is incomplete.
     let mut unkept = outcome(HEAD, b"hello");
     unkept.payload = None;
