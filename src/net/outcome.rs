@@ -258,3 +258,63 @@ impl FetchOutcome {
         self.error.is_none()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_outcome_has_no_response_and_says_why() {
+        let url = url::Url::parse("http://a.test/").unwrap();
+        let o = FetchOutcome::failed(7, url, SharedBytes::default(), FailReason::Refused);
+        assert_eq!((o.id, o.status(), o.is_ok()), (7, None, false));
+        assert!(o.head.is_none() && o.payload.is_none() && o.body.is_empty());
+        assert!(!o.body_complete && !o.body_truncated);
+        assert_eq!(o.error.as_ref().map(FailReason::kind), Some("refused"));
+        assert_eq!(o.timings, Timings::default());
+    }
+
+    #[test]
+    fn a_response_outcome_reads_its_status_from_the_typed_head() {
+        let url = url::Url::parse("http://a.test/").unwrap();
+        let mut o = FetchOutcome::failed(1, url, SharedBytes::from(b"GET"), FailReason::Reset);
+        o.error = None;
+        o.head = Some(ResponseHead::parse(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap());
+        assert_eq!((o.status(), o.is_ok()), (Some(404), true));
+        assert_eq!(o.request, b"GET");
+    }
+
+    #[test]
+    fn response_time_leaves_out_the_per_ip_wait() {
+        let t = Timings {
+            total: Duration::from_millis(900),
+            ip_wait: Some(Duration::from_millis(600)),
+            ..Timings::default()
+        };
+        assert_eq!(t.response_time(), Duration::from_millis(300));
+        let no_wait = Timings {
+            total: Duration::from_millis(5),
+            ..Timings::default()
+        };
+        assert_eq!(no_wait.response_time(), Duration::from_millis(5));
+    }
+
+    #[test]
+    fn failure_kinds_and_messages_are_short_and_lowercase() {
+        let reasons = [
+            FailReason::Timeout(TimeoutPhase::FirstByte),
+            FailReason::Protocol(HttpError::IncompleteBody),
+            FailReason::Dns(DnsFailure::NoAddress),
+            FailReason::BlockedAddress,
+        ];
+        for r in reasons {
+            let text = r.to_string();
+            assert_eq!(text, text.to_lowercase(), "{r:?}");
+            assert!(!r.kind().is_empty());
+        }
+        assert_eq!(
+            FailReason::Timeout(TimeoutPhase::FirstByte).to_string(),
+            "timeout: first_byte"
+        );
+    }
+}
