@@ -38,6 +38,7 @@ use std::io::Write;
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use trawl::crawllog::{FetchTimings, Hop};
+use trawl::http::ResponseHead;
 use trawl::warc::gzip::{Deflater, MemberEncoder};
 use trawl::warc::{
     dedup::PayloadIndex, scan, Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse,
@@ -95,17 +96,19 @@ fn capture(body: &[u8]) -> Capture {
         request: b"GET /some/page?id=12345 HTTP/1.1\r\nHost: bench.example\r\n\
                    User-Agent: trawl/0.1 (+https://github.com/trawl-crawler/trawl)\r\n\
                    Accept: */*\r\nAccept-Encoding: gzip\r\n\r\n"
-            .to_vec(),
-        response: HttpResponse {
-            head: format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
-                 Content-Length: {}\r\nServer: synthweb\r\n\r\n",
-                body.len()
+            .into(),
+        response: HttpResponse::new(
+            &ResponseHead::parse(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                     Content-Length: {}\r\nServer: synthweb\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
             )
-            .into_bytes(),
-            wire_body: body.to_vec(),
-            payload: None,
-        },
+            .expect("a valid head"),
+            body.into(),
+        ),
         truncated: None,
         revisit: None,
         metadata: Some(CaptureMetadata {
@@ -212,7 +215,7 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
 
     // Baselines over the same bytes: the response record's content through gzip
     // alone (no WARC formatting, no digest, no file), and SHA-1 alone.
-    let mut raw = capture.response.head.clone();
+    let mut raw = capture.response.head.to_vec();
     raw.extend_from_slice(&body);
     for level in [1u32, 3, 6] {
         group.bench_function(BenchmarkId::new("gzip_only", format!("gzip{level}")), |b| {

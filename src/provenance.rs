@@ -1,14 +1,21 @@
-//! Where a URL came from and how its fetch went: Heritrix's hop codes, the hop path
-//! from a seed, and the fetch's step timings. Both the crawl log ([`crate::crawllog`],
-//! which re-exports these types) and the WARC `metadata` records ([`crate::warc`])
-//! carry them; they live here so that neither of those modules depends on the other
-//! for them.
+//! Where a URL came from and how its fetch went, as both records of a crawl state it:
+//! Heritrix's hop codes, the hop path from a seed, the fetch's step timings, why a body
+//! was cut ([`Truncation`]), the payload's SHA-1 ([`Digest`]) and the record time
+//! ([`WarcDate`]). The crawl log ([`crate::crawllog`]) and the WARC records
+//! ([`crate::warc`], which re-exports these types where they were always named) both
+//! carry them; they live here so that neither of those modules depends on the other.
 
 // Every file below reads bytes from the network or the disk: no slice indexing and no
 // panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 use serde::{Deserialize, Serialize};
+
+pub mod date;
+pub mod digest;
+
+pub use date::WarcDate;
+pub use digest::Digest;
 
 /// How a URL was reached from the page before it (Heritrix's hop types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -140,4 +147,31 @@ pub struct FetchTimings {
     /// From the start of the fetch to the last byte.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_ms: Option<u64>,
+}
+
+/// Why a body was cut short: the `WARC-Truncated` reasons of WARC 1.1, also the crawl
+/// log's `truncated` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Truncation {
+    /// The body exceeded the configured size cap.
+    Length,
+    /// The fetch exceeded its time budget.
+    Time,
+    /// The server closed the connection early.
+    Disconnect,
+    /// Some other reason.
+    Unspecified,
+}
+
+impl Truncation {
+    /// The `WARC-Truncated` field value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Length => "length",
+            Self::Time => "time",
+            Self::Disconnect => "disconnect",
+            Self::Unspecified => "unspecified",
+        }
+    }
 }

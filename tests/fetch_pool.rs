@@ -214,24 +214,28 @@ fn framing_chunked_gzip_head_304_and_interim() {
     );
 }
 
+/// The outcome carries the exchange as typed values: the request bytes as sent, the
+/// head with its bytes as received, and the payload (an identity body: the body's own
+/// buffer, not a copy).
 #[test]
-fn raw_bytes_recorded_up_to_cap() {
+fn request_head_and_payload_come_back_typed() {
     let server = ScriptServer::start(keep_alive_server);
     let mut fetcher = Fetcher::new(fast_config()).expect("fetcher");
-    let limits = FetchLimits {
-        record_raw_bytes: 30,
-        ..FetchLimits::default()
-    };
-    let o = fetch_one(&mut fetcher, server.url("/raw"), limits, BOUND);
-    assert_eq!(o.raw, b"HTTP/1.1 200 OK\r\nContent-Lengt");
-    assert!(o.raw_truncated);
-    let limits = FetchLimits {
-        record_raw_bytes: 1000,
-        ..FetchLimits::default()
-    };
-    let o = fetch_one(&mut fetcher, server.url("/raw"), limits, BOUND);
-    assert_eq!(o.raw, b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n/raw");
-    assert_eq!(o.wire_bytes, o.raw.len() as u64);
+    let o = fetch_one(
+        &mut fetcher,
+        server.url("/raw"),
+        FetchLimits::default(),
+        BOUND,
+    );
+    assert!(o.request.starts_with(b"GET /raw HTTP/1.1\r\n"), "{o:?}");
+    assert!(o.request.ends_with(b"\r\n\r\n"), "{o:?}");
+    let head = o.head.as_ref().expect("head");
+    assert_eq!(head.raw, b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n");
+    assert_eq!(o.body, b"/raw");
+    let payload = o.payload.as_ref().expect("identity payload");
+    assert!(payload.is_shared_with(&o.body));
+    assert!(o.body_complete && !o.body_truncated);
+    assert_eq!(o.wire_bytes, (head.raw.len() + payload.len()) as u64);
 }
 
 #[test]

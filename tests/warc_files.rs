@@ -19,6 +19,7 @@ use std::process::Command;
 use crawl_support::warcio;
 use flate2::bufread::GzDecoder;
 use trawl::crawllog::{FetchTimings, Hop};
+use trawl::http::{Method, ResponseHead, ResponseLimits};
 use trawl::warc::{
     recover, repair, scan, Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse, Outlink,
     RevisitOf, Truncation, WarcDate, WarcError, WarcWriter, WarcWriterConfig,
@@ -117,6 +118,26 @@ fn body(n: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// The response the fetcher's reader makes of `wire` (a head and its framed body): the
+/// parsed head and the payload with the transfer coding removed, as a crawl hands them
+/// to the writer.
+fn from_wire(wire: &[u8]) -> HttpResponse {
+    let run =
+        trawl::http::run_responses(wire, &[usize::MAX], Method::Get, ResponseLimits::default())
+            .remove(0);
+    HttpResponse::new(&run.head.unwrap(), run.body.into())
+}
+
+/// A response of head `head` whose payload is `payload` as given (a body cut short, or
+/// none at all for a revisit).
+fn from_parts(head: &[u8], payload: &[u8]) -> HttpResponse {
+    HttpResponse::new(&ResponseHead::parse(head).unwrap(), payload.into())
+}
+
+fn with_head(head: &[u8], body: &[u8]) -> Vec<u8> {
+    [head, body].concat()
+}
+
 fn chunk(payload: &[u8], size: usize) -> Vec<u8> {
     let mut out = Vec::new();
     for piece in payload.chunks(size) {
@@ -144,7 +165,8 @@ fn sample_capture(i: u64) -> Capture {
         request: format!(
             "GET /page/{i} HTTP/1.1\r\nHost: host.example\r\nUser-Agent: trawl/test\r\n\r\n"
         )
-        .into_bytes(),
+        .as_bytes()
+        .into(),
         response: HttpResponse::default(),
         truncated: None,
         revisit: None,
@@ -169,40 +191,36 @@ fn sample_capture(i: u64) -> Capture {
     };
     match i % 6 {
         0 | 1 => {
-            capture.response.head = format!(
+            let head = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
                 payload.len()
-            )
-            .into_bytes();
-            capture.response.wire_body = payload;
+            );
+            capture.response = from_wire(&with_head(head.as_bytes(), &payload));
         }
         2 => {
-            capture.response.head = CHUNKED_HEAD.to_vec();
-            capture.response.wire_body = chunk(&payload, 1000);
-            capture.response.payload = Some(payload);
+            capture.response = from_wire(&with_head(CHUNKED_HEAD, &chunk(&payload, 1000)));
         }
         3 => {
-            // Chunked, de-chunked by the writer itself.
-            capture.response.head = CHUNKED_HEAD.to_vec();
-            capture.response.wire_body = chunk(&payload, 333);
+            capture.response = from_wire(&with_head(CHUNKED_HEAD, &chunk(&payload, 333)));
             capture.metadata = None;
         }
         4 => {
             let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
             std::io::Write::write_all(&mut gz, &payload).unwrap();
             let encoded = gz.finish().unwrap();
-            capture.response.head = format!(
+            let head = format!(
                 "HTTP/1.1 404 Not Found\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
                 encoded.len() + 100
-            )
-            .into_bytes();
-            capture.response.wire_body = encoded;
+            );
+            capture.response = from_parts(head.as_bytes(), &encoded);
             capture.truncated = Some(Truncation::Disconnect);
-            capture.request.clear();
+            capture.request = Default::default();
         }
         _ => {
-            capture.response.head =
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n".to_vec();
+            capture.response = from_parts(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n",
+                b"",
+            );
             capture.revisit = Some(RevisitOf {
                 payload_digest: Digest::of(b"hello"),
                 target_uri: "http://host0.example/first".into(),
@@ -216,10 +234,7 @@ fn sample_capture(i: u64) -> Capture {
 
 /// The de-chunked payload of a sample capture.
 fn http_payload(capture: &Capture) -> Vec<u8> {
-    match &capture.response.payload {
-        Some(payload) => payload.clone(),
-        None => trawl::warc::http::dechunk(&capture.response.wire_body, usize::MAX).payload,
-    }
+    capture.response.payload.to_vec()
 }
 
 fn config(dir: &Path) -> WarcWriterConfig {
@@ -720,16 +735,17 @@ fn plain_capture(uri: &str, status: &str, payload: &[u8]) -> Capture {
         target_uri: uri.to_owned(),
         date: WarcDate::now(),
         ip: Some("127.0.0.1".parse().unwrap()),
-        request: format!("GET {uri} HTTP/1.1\r\nHost: a.example\r\n\r\n").into_bytes(),
-        response: HttpResponse {
-            head: format!(
+        request: format!("GET {uri} HTTP/1.1\r\nHost: a.example\r\n\r\n")
+            .as_bytes()
+            .into(),
+        response: from_wire(&with_head(
+            format!(
                 "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
                 payload.len()
             )
-            .into_bytes(),
-            wire_body: payload.to_vec(),
-            payload: None,
-        },
+            .as_bytes(),
+            payload,
+        )),
         truncated: None,
         revisit: None,
         metadata: None,
@@ -763,8 +779,7 @@ fn duplicate_payloads_become_revisits_of_the_first_response() {
     cut.truncated = Some(Truncation::Length);
     captures.push(cut);
     let mut chunked = plain_capture("http://c.example/chunked", "200 OK", &page);
-    chunked.response.head = CHUNKED_HEAD.to_vec();
-    chunked.response.wire_body = chunk(&page, 700);
+    chunked.response = from_wire(&with_head(CHUNKED_HEAD, &chunk(&page, 700)));
     captures.push(chunked);
     let expect_revisit = [false, true, true, false, false, false, false, false, true];
 
@@ -836,8 +851,8 @@ fn duplicate_payloads_become_revisits_of_the_first_response() {
             Some(capture.date.to_string().as_str())
         );
         // The block is the response head only, as stored (Transfer-Encoding renamed).
-        let head = trawl::warc::http::rename_transfer_encoding(&capture.response.head);
-        assert_eq!(block, head);
+        let head = capture.response.stored_head();
+        assert_eq!(block, *head);
         assert_eq!(
             field(&header, "Content-Length"),
             Some(head.len().to_string().as_str())

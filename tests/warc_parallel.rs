@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crawl_support::{crawl_args, crawl_log, warcio_check_dir, Synthweb};
+use trawl::http::ResponseHead;
 use trawl::warc::{
     Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse, WarcDate, WarcWriter,
     WarcWriterConfig,
@@ -167,16 +168,20 @@ fn capture(i: u32, body: &[u8]) -> Capture {
         target_uri: format!("http://a.test/{i}"),
         date: WarcDate::from_unix_micros(1_700_000_000_000_000 + i64::from(i)),
         ip: Some([127, 0, 0, 1].into()),
-        request: format!("GET /{i} HTTP/1.1\r\nHost: a.test\r\n\r\n").into_bytes(),
-        response: HttpResponse {
-            head: format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
-                body.len()
+        request: format!("GET /{i} HTTP/1.1\r\nHost: a.test\r\n\r\n")
+            .as_bytes()
+            .into(),
+        response: HttpResponse::new(
+            &ResponseHead::parse(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
             )
-            .into_bytes(),
-            wire_body: body.to_vec(),
-            payload: None,
-        },
+            .unwrap(),
+            body.into(),
+        ),
         truncated: None,
         revisit: None,
         metadata: Some(CaptureMetadata::default()),

@@ -20,10 +20,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::warc::{Digest, Truncation, WarcDate};
-
-// The hop and timing types live in `crate::provenance` (the WARC metadata records
-// carry them too); re-exported here, where they have always been named.
+// The types a crawl-log line shares with the WARC records live in `crate::provenance`,
+// so the crawl log does not depend on `crate::warc`; the hop and timing types are
+// re-exported here, where they have always been named.
+use crate::provenance::{Digest, Truncation, WarcDate};
 pub use crate::provenance::{FetchTimings, Hop, HopsPath, HopsPathError};
 
 /// The decision or result for a URL. `Fetched` covers every HTTP status (the status

@@ -15,13 +15,13 @@ use url::Url;
 use crate::crawllog::{FetchTimings, Hop, HopsPath, LogRecord, Outcome};
 use crate::frontier::{Frontier, QueuedUrl};
 use crate::html::{ExtractOptions, Links};
-use crate::http::RequestHead;
+use crate::http::{charset_of, RequestHead, ResponseHead};
 use crate::net::{FailReason, FetchOutcome, FetchRequest, Fetcher};
 use crate::robots::{
     Access, HostKey, PageDirectives, Reason, RobotsCache, RobotsResponse, RobotsState, Step,
 };
 use crate::url::UrlFilter;
-use crate::warc::{Capture, CaptureCompressor, HttpResponse, Outlink, WarcDate};
+use crate::warc::{Capture, CaptureCompressor, Outlink, WarcDate};
 
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{CheckpointCut, Control, Shared};
@@ -101,12 +101,10 @@ enum InFlight {
     Page {
         host: String,
         item: QueuedUrl,
-        request: Vec<u8>,
     },
     Robots {
         host: String,
         key: HostKey,
-        request: Vec<u8>,
         via: String,
     },
 }
@@ -493,8 +491,6 @@ impl Shard {
     fn fetch_page(&mut self, host: String, item: QueuedUrl, url: Url) {
         let mut head = self.request_head(url);
         head.referer.clone_from(&item.via);
-        let mut request = Vec::new();
-        crate::http::write_request(&head, &mut request);
         let id = self.next_id();
         let mut req = FetchRequest {
             id,
@@ -502,21 +498,10 @@ impl Shard {
             limits: self.shared.limits,
             addr: None,
         };
-        req.limits.record_raw_bytes = if self.shared.config.warc {
-            usize::MAX >> 1
-        } else {
-            0
-        };
+        req.limits.keep_payload = self.shared.config.warc;
         self.shared.pages_started.fetch_add(1, Ordering::AcqRel);
         self.tallies.entry(host.clone()).or_default().pages += 1;
-        self.in_flight.insert(
-            id,
-            InFlight::Page {
-                host,
-                item,
-                request,
-            },
-        );
+        self.in_flight.insert(id, InFlight::Page { host, item });
         self.fetcher.submit(req);
         self.publish_in_flight();
     }
@@ -544,8 +529,6 @@ impl Shard {
         head.if_none_match = req.if_none_match;
         head.if_modified_since = req.if_modified_since;
         head.accept = "text/plain,*/*;q=0.5".to_owned();
-        let mut request = Vec::new();
-        crate::http::write_request(&head, &mut request);
         let id = self.next_id();
         let mut fetch = FetchRequest {
             id,
@@ -553,13 +536,12 @@ impl Shard {
             limits: self.shared.limits,
             addr: None,
         };
-        fetch.limits.record_raw_bytes = if self.shared.config.warc { 1 << 20 } else { 0 };
+        fetch.limits.keep_payload = self.shared.config.warc;
         self.in_flight.insert(
             id,
             InFlight::Robots {
                 host: host.to_owned(),
                 key,
-                request,
                 via,
             },
         );
@@ -574,18 +556,9 @@ impl Shard {
 
     fn on_outcome(&mut self, outcome: FetchOutcome) {
         match self.in_flight.remove(&outcome.id) {
-            Some(InFlight::Page {
-                host,
-                item,
-                request,
-            }) => self.on_page(host, item, request, outcome),
-            Some(InFlight::Robots {
-                host,
-                key,
-                request,
-                via,
-            }) => {
-                self.on_robots(host, key, request, via, outcome);
+            Some(InFlight::Page { host, item }) => self.on_page(host, item, outcome),
+            Some(InFlight::Robots { host, key, via }) => {
+                self.on_robots(host, key, via, outcome);
             }
             None => {}
         }
@@ -618,14 +591,7 @@ impl Shard {
         Instant::now() + delay
     }
 
-    fn on_robots(
-        &mut self,
-        host: String,
-        key: HostKey,
-        request: Vec<u8>,
-        via: String,
-        o: FetchOutcome,
-    ) {
+    fn on_robots(&mut self, host: String, key: HostKey, via: String, o: FetchOutcome) {
         let now = Instant::now();
         // A redirect of robots.txt to another host that is refused is that host's
         // business: this host's rules are then unreachable, as for any failed hop.
@@ -634,14 +600,7 @@ impl Shard {
             // Refused by policy, not by the network: final, so no robots.txt retry
             // schedule and no URL of the host left waiting for one.
             self.robots.on_network_error(&key, now);
-            self.record(
-                &o,
-                &request,
-                Some(&via),
-                "P",
-                None,
-                &[POLICY_PRIVATE.to_owned()],
-            );
+            self.record(&o, Some(&via), "P", None, &[POLICY_PRIVATE.to_owned()]);
             self.refuse_host(&host, &o, now);
             return;
         }
@@ -665,7 +624,7 @@ impl Shard {
             Some(report) => self.robots_caps(&report, o.body.len()),
             None => Vec::new(),
         };
-        self.record(&o, &request, Some(&via), "P", None, &annotations);
+        self.record(&o, Some(&via), "P", None, &annotations);
         if let Some(Step::Fetch(next)) = step {
             self.fetch_robots_for(&host, key, next, via);
             return;
@@ -740,7 +699,7 @@ impl Shard {
         }
     }
 
-    fn on_page(&mut self, host: String, item: QueuedUrl, request: Vec<u8>, o: FetchOutcome) {
+    fn on_page(&mut self, host: String, item: QueuedUrl, o: FetchOutcome) {
         let now = Instant::now();
         self.shared.bytes.fetch_add(o.wire_bytes, Ordering::AcqRel);
         if matches!(o.error, Some(FailReason::BlockedAddress)) {
@@ -750,7 +709,6 @@ impl Shard {
             let note = [POLICY_PRIVATE.to_owned()];
             self.record(
                 &o,
-                &request,
                 item.via.as_deref(),
                 &item.hops,
                 Some((&item, &[])),
@@ -796,7 +754,6 @@ impl Shard {
             again.attempts += 1;
             self.record(
                 &o,
-                &request,
                 item.via.as_deref(),
                 &item.hops,
                 Some((&item, &[])),
@@ -824,14 +781,13 @@ impl Shard {
                             Err(r) => annotations.push(format!("bad-location:{}", r.code())),
                         }
                     }
-                } else if (200..300).contains(&code) && is_html(head) {
+                } else if (200..300).contains(&code) && head.is_html() {
                     self.links_of(&o, head, &mut outlinks, &mut annotations);
                 }
             }
         }
         self.record(
             &o,
-            &request,
             item.via.as_deref(),
             &item.hops,
             Some((&item, &outlinks)),
@@ -1107,7 +1063,6 @@ impl Shard {
     fn record(
         &self,
         o: &FetchOutcome,
-        request: &[u8],
         via: Option<&str>,
         hops: &str,
         page: Option<(&QueuedUrl, &[(String, Hop)])>,
@@ -1123,7 +1078,7 @@ impl Shard {
         rec.hops = hops_path(hops);
         rec.via = via.map(str::to_owned);
         rec.timings = timings_of(o);
-        rec.media_type = o.head.as_ref().and_then(media_type);
+        rec.media_type = o.head.as_ref().and_then(ResponseHead::media_type);
         rec.annotations.extend_from_slice(annotations);
         if let Some(r) = &o.error {
             rec.annotations.push(format!("error:{r}"));
@@ -1132,25 +1087,12 @@ impl Shard {
             rec.truncated = Some(crate::warc::Truncation::Length);
         }
         let skip = self.shared.config.skip_noindex && annotations.iter().any(|a| a == "noindex");
-        let capture = if self.shared.config.warc && o.head.is_some() && !skip {
-            let (head, body) = split_raw(&o.raw);
-            Some(Capture {
-                target_uri: o.url.to_string(),
-                date: WarcDate::now(),
-                ip: o.peer.map(|p| p.ip()),
-                request: request.to_vec(),
-                response: HttpResponse {
-                    head: head.to_vec(),
-                    wire_body: body.to_vec(),
-                    payload: None,
-                },
-                truncated: if o.raw_truncated || o.body_truncated {
-                    Some(crate::warc::Truncation::Length)
-                } else {
-                    None
-                },
-                revisit: None,
-                metadata: page.map(|(it, links)| crate::warc::CaptureMetadata {
+        // The capture shares the outcome's buffers (request, head, payload): no copy.
+        let capture = (self.shared.config.warc && !skip)
+            .then(|| Capture::from_outcome(o, WarcDate::now()))
+            .flatten()
+            .map(|mut capture| {
+                capture.metadata = page.map(|(it, links)| crate::warc::CaptureMetadata {
                     via: it.via.clone(),
                     hops_path: it.hops.clone(),
                     outlinks: links
@@ -1161,11 +1103,9 @@ impl Shard {
                         })
                         .collect(),
                     timings: timings_of(o),
-                }),
-            })
-        } else {
-            None
-        };
+                });
+                capture
+            });
         if let Some(h) = &self.shared.handler {
             if let (Some(head), None) = (o.head.as_ref(), &o.error) {
                 h.on_response(&super::Page {
@@ -1356,62 +1296,8 @@ fn timings_of(o: &FetchOutcome) -> FetchTimings {
     }
 }
 
-fn media_type(head: &crate::http::ResponseHead) -> Option<String> {
-    let v = head.header("content-type")?;
-    let v = std::str::from_utf8(v).ok()?;
-    let mt = v.split(';').next()?.trim().to_ascii_lowercase();
-    (!mt.is_empty()).then_some(mt)
-}
-
-fn is_html(head: &crate::http::ResponseHead) -> bool {
-    match media_type(head) {
-        Some(mt) => mt == "text/html" || mt == "application/xhtml+xml",
-        // No Content-Type: sniffing is out of scope; treat as HTML as browsers often do.
-        None => true,
-    }
-}
-
-fn charset_of(content_type: &str) -> Option<&'static encoding_rs::Encoding> {
-    let lower = content_type.to_ascii_lowercase();
-    let at = lower.find("charset=")?;
-    let rest = lower.get(at + 8..)?;
-    let value = rest
-        .split(';')
-        .next()?
-        .trim()
-        .trim_matches('"')
-        .trim_matches('\'');
-    encoding_rs::Encoding::for_label(value.as_bytes())
-}
-
-fn retry_after(head: &crate::http::ResponseHead) -> Option<Duration> {
-    let v = std::str::from_utf8(head.header("retry-after")?)
-        .ok()?
-        .trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let when = crate::robots::parse_http_date(v)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs();
-    u64::try_from(when)
-        .ok()?
-        .checked_sub(now)
-        .map(Duration::from_secs)
-}
-
-/// Splits raw response bytes at the end of the head (CRLF CRLF or bare LF LF).
-fn split_raw(raw: &[u8]) -> (&[u8], &[u8]) {
-    let crlf = memchr::memmem::find(raw, b"\r\n\r\n").map(|i| i + 4);
-    let lf = memchr::memmem::find(raw, b"\n\n").map(|i| i + 2);
-    let end = match (crlf, lf) {
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) | (None, Some(a)) => a,
-        (None, None) => raw.len(),
-    };
-    raw.split_at(end.min(raw.len()))
+fn retry_after(head: &ResponseHead) -> Option<Duration> {
+    head.retry_after(std::time::SystemTime::now())
 }
 
 #[cfg(test)]
@@ -1497,16 +1383,6 @@ mod tests {
             shard_of("http://a.test:80", 1 << 20),
             (crc32fast::hash(b"http://a.test:80") as usize) % (1 << 20)
         );
-    }
-
-    #[test]
-    fn raw_split_finds_the_end_of_the_head() {
-        let (h, b) = split_raw(b"HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody");
-        assert_eq!(h, b"HTTP/1.1 200 OK\r\nA: b\r\n\r\n");
-        assert_eq!(b, b"body");
-        let (h, b) = split_raw(b"HTTP/1.1 200 OK\nA: b\n\nbody");
-        assert_eq!(h.len(), 22);
-        assert_eq!(b, b"body");
     }
 
     #[test]

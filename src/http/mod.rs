@@ -1,5 +1,11 @@
 //! HTTP/1.1 client protocol, sans-IO: the request writer, the response reader, the
-//! chunked decoder and content decoding.
+//! chunked decoder, content decoding, and the header helpers (HTTP-date, media type,
+//! charset, `Retry-After`) everyone else reads responses with.
+//!
+//! A response is parsed here once. The fetcher hands the engine a [`ResponseHead`]
+//! (typed fields plus the bytes they came from), the payload as it came off the wire
+//! and the decoded body, the latter two as [`SharedBytes`]; no other module parses a
+//! head or de-chunks a body again (`docs/architecture.md`, "Copies of a body").
 //!
 //! Nothing here touches a socket or a clock. `net/` writes [`write_request`]'s bytes to
 //! a connection, feeds what it reads to a [`ResponseReader`], and pushes the body through
@@ -12,13 +18,19 @@
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 pub mod chunked;
+pub mod date;
 pub mod decode;
 pub mod request;
 pub mod response;
+mod shared;
 
+pub use date::parse_http_date;
 pub use decode::{ContentDecoder, ContentEncoding, DecodeError, DecodeLimits};
 pub use request::{write_request, Method, RequestHead};
-pub use response::{BodyLimitMode, Feed, HttpError, ResponseHead, ResponseLimits, ResponseReader};
+pub use response::{
+    charset_of, BodyLimitMode, Feed, HttpError, ResponseHead, ResponseLimits, ResponseReader,
+};
+pub use shared::SharedBytes;
 
 /// One response reader run over `data` fed in pieces of the given sizes (cycled; a size
 /// of 0 counts as 1), as a keep-alive connection would: each completed response that
@@ -140,6 +152,14 @@ pub fn fuzz_response(data: &[u8]) {
         assert!(!run.keep_alive || (run.error.is_none() && !run.truncated && run.head.is_some()));
         if let Some(head) = &run.head {
             assert!(head.status >= 200 && head.headers.len() <= limits.max_headers);
+            // The bytes kept for the WARC are the head: they parse to the same values,
+            // and each recorded field position holds that field's name.
+            assert_eq!(ResponseHead::parse(&head.raw).as_ref(), Ok(head));
+            for (name, _) in &head.headers {
+                assert!(head
+                    .field_name_ranges(name)
+                    .any(|r| head.raw.get(r) == Some(name.as_bytes())));
+            }
             let bodiless = method == Method::Head || head.status == 204 || head.status == 304;
             assert!(!bodiless || run.body.is_empty());
         }

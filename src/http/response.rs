@@ -23,7 +23,7 @@ use super::request::Method;
 
 mod head;
 
-pub use head::ResponseHead;
+pub use head::{charset_of, ResponseHead};
 use head::{check_http_prefix, find_head_end, parse_head_bytes};
 
 /// What happens when a body is larger than [`ResponseLimits::max_body_bytes`].
@@ -227,6 +227,26 @@ impl ResponseReader {
     /// An [`HttpError`] when the response is malformed or over a cap in
     /// [`BodyLimitMode::Abort`]; the same error is returned by every later call.
     pub fn feed(&mut self, input: &[u8], body: &mut Vec<u8>) -> Result<Feed, HttpError> {
+        self.feed_until(input, body, false)
+    }
+
+    /// Feeds bytes up to the end of the final (non-1xx) head and no further, so that
+    /// the caller can choose where the body goes (and how much room it needs) from the
+    /// head before any body byte arrives. Once the head is in, consumes nothing more
+    /// (use [`ResponseReader::feed`]); `done` when the response has no body.
+    ///
+    /// # Errors
+    /// As [`ResponseReader::feed`].
+    pub fn feed_head(&mut self, input: &[u8]) -> Result<Feed, HttpError> {
+        self.feed_until(input, &mut Vec::new(), true)
+    }
+
+    fn feed_until(
+        &mut self,
+        input: &[u8],
+        body: &mut Vec<u8>,
+        head_only: bool,
+    ) -> Result<Feed, HttpError> {
         let mut pos = 0usize;
         loop {
             let rest = input.get(pos..).unwrap_or_default();
@@ -245,7 +265,13 @@ impl ResponseReader {
                             done: false,
                         });
                     }
-                    self.feed_head(rest)
+                    self.read_head(rest)
+                }
+                State::Body(_) if head_only => {
+                    return Ok(Feed {
+                        consumed: pos,
+                        done: false,
+                    })
                 }
                 State::Body(_) => self.feed_body(rest, body),
             };
@@ -296,6 +322,11 @@ impl ResponseReader {
         self.head.as_ref()
     }
 
+    /// The final response head, moved out of the reader (no copy of its fields).
+    pub fn into_head(self) -> Option<ResponseHead> {
+        self.head
+    }
+
     /// True once the response is complete.
     pub fn is_done(&self) -> bool {
         matches!(self.state, State::Done)
@@ -336,7 +367,7 @@ impl ResponseReader {
     }
 
     /// Consumes head bytes from `input` (non-empty); returns how many.
-    fn feed_head(&mut self, input: &[u8]) -> Result<usize, HttpError> {
+    fn read_head(&mut self, input: &[u8]) -> Result<usize, HttpError> {
         let mut skipped = 0usize;
         if self.head_buf.is_empty() {
             // Blank lines before a status line are skipped (RFC 9112 §2.2 asks servers

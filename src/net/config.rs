@@ -96,9 +96,11 @@ pub struct FetchLimits {
     pub response: ResponseLimits,
     /// Caps for content decoding (decoded bytes, expansion ratio).
     pub decode: DecodeLimits,
-    /// Keep up to this many raw response bytes (head + framed body) in the outcome, for
-    /// the WARC writer. Zero keeps none.
-    pub record_raw_bytes: usize,
+    /// Keep the payload as it came off the wire ([`crate::net::FetchOutcome::payload`],
+    /// what a WARC record stores) when the body has a content coding. An identity body
+    /// is its own payload and is always shared; a coded one costs a second buffer, so
+    /// only a crawl that writes WARC files asks for it.
+    pub keep_payload: bool,
 }
 
 impl Default for FetchLimits {
@@ -110,7 +112,7 @@ impl Default for FetchLimits {
                 max_decoded_bytes: 64 << 20,
                 max_expansion_ratio: 100,
             },
-            record_raw_bytes: 0,
+            keep_payload: false,
         }
     }
 }

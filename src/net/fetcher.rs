@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use mio::{Events, Poll, Token, Waker};
 
-use crate::http::Method;
+use crate::http::{Method, SharedBytes};
 use crate::net::admission::{Admission, Release};
 use crate::net::config::FetcherConfig;
 use crate::net::conn::{
@@ -471,24 +471,8 @@ impl Fetcher {
     }
 
     fn fail_request(&mut self, req: FetchRequest, reason: FailReason) {
-        let outcome = FetchOutcome {
-            id: req.id,
-            url: req.head.url,
-            head: None,
-            body: Vec::new(),
-            body_truncated: false,
-            wire_bytes: 0,
-            decoded_bytes: 0,
-            peer: None,
-            reused_connection: false,
-            tls_resumed: false,
-            retries: 0,
-            raw: Vec::new(),
-            raw_truncated: false,
-            // Refused before any work: no step took time.
-            timings: Timings::default(),
-            error: Some(reason),
-        };
+        // Refused before any work: nothing was sent and no step took time.
+        let outcome = FetchOutcome::failed(req.id, req.head.url, SharedBytes::default(), reason);
         self.complete(outcome);
     }
 

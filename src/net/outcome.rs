@@ -3,12 +3,17 @@
 //! A failed fetch is a value, not an `Err`: the crawl engine records it in the crawl log
 //! and moves on. [`FailReason`] has one variant per way a fetch can fail, with the phase
 //! for timeouts and the parser's own typed error for protocol failures.
+//!
+//! The HTTP exchange comes back parsed, once: the request bytes as sent, the response
+//! head as typed values (with its bytes), the payload as it came off the wire and the
+//! decoded body. The engine, the WARC writer and the crawl log read these values and
+//! share the buffers ([`SharedBytes`]); none of them parses the response again.
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::http::{DecodeError, HttpError, ResponseHead};
+use crate::http::{DecodeError, HttpError, ResponseHead, SharedBytes};
 
 /// The phase a deadline belongs to (see `docs/fetcher.md`, "Deadlines").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -179,13 +184,26 @@ pub struct FetchOutcome {
     pub id: u64,
     /// The URL requested.
     pub url: url::Url,
+    /// The request head exactly as written to the connection (serialized once, when the
+    /// request was submitted; a retry resends the same bytes).
+    pub request: SharedBytes,
     /// The final response head (1xx skipped), when one arrived — also on some failures
-    /// (a body that broke off still has its head).
+    /// (a body that broke off still has its head). [`ResponseHead::raw`] holds its bytes
+    /// as received.
     pub head: Option<ResponseHead>,
+    /// The payload as it came off the wire: the message body with the transfer coding
+    /// (chunked) removed and the content coding (gzip, br) kept — what a WARC `response`
+    /// record stores and its payload digest covers. The same buffer as `body` when the
+    /// body has no content coding; `None` when a content-coded payload was not asked
+    /// for ([`crate::net::FetchLimits::keep_payload`]) or no head arrived.
+    pub payload: Option<SharedBytes>,
     /// The body, content-decoded, capped by the request's limits.
-    pub body: Vec<u8>,
+    pub body: SharedBytes,
     /// The body was cut at a cap (truncate mode) rather than received whole.
     pub body_truncated: bool,
+    /// The response's framing ended where it said it would (Content-Length reached, last
+    /// chunk, or the close of a close-delimited body), not cut by a cap or a failure.
+    pub body_complete: bool,
     /// Bytes received on the wire for this exchange (head and framed body, before TLS
     /// decryption overhead is counted: plaintext HTTP bytes).
     pub wire_bytes: u64,
@@ -200,11 +218,6 @@ pub struct FetchOutcome {
     pub tls_resumed: bool,
     /// How many times the request was retried on a fresh connection (0 or 1).
     pub retries: u8,
-    /// The raw response bytes as received (head + framed body), when the request asked
-    /// for them (`record_raw_bytes > 0`), capped at that many bytes.
-    pub raw: Vec<u8>,
-    /// The raw record was cut at its cap.
-    pub raw_truncated: bool,
     /// Step durations.
     pub timings: Timings,
     /// `None` when the fetch completed; the reason otherwise.
@@ -212,6 +225,29 @@ pub struct FetchOutcome {
 }
 
 impl FetchOutcome {
+    /// An outcome with no response: the request failed (or was refused) before a
+    /// head arrived.
+    pub fn failed(id: u64, url: url::Url, request: SharedBytes, error: FailReason) -> Self {
+        Self {
+            id,
+            url,
+            request,
+            head: None,
+            payload: None,
+            body: SharedBytes::default(),
+            body_truncated: false,
+            body_complete: false,
+            wire_bytes: 0,
+            decoded_bytes: 0,
+            peer: None,
+            reused_connection: false,
+            tls_resumed: false,
+            retries: 0,
+            timings: Timings::default(),
+            error: Some(error),
+        }
+    }
+
     /// The HTTP status, when a response head arrived.
     pub fn status(&self) -> Option<u16> {
         self.head.as_ref().map(|h| h.status)
@@ -220,5 +256,65 @@ impl FetchOutcome {
     /// True when a complete response was received (whatever its status).
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_outcome_has_no_response_and_says_why() {
+        let url = url::Url::parse("http://a.test/").unwrap();
+        let o = FetchOutcome::failed(7, url, SharedBytes::default(), FailReason::Refused);
+        assert_eq!((o.id, o.status(), o.is_ok()), (7, None, false));
+        assert!(o.head.is_none() && o.payload.is_none() && o.body.is_empty());
+        assert!(!o.body_complete && !o.body_truncated);
+        assert_eq!(o.error.as_ref().map(FailReason::kind), Some("refused"));
+        assert_eq!(o.timings, Timings::default());
+    }
+
+    #[test]
+    fn a_response_outcome_reads_its_status_from_the_typed_head() {
+        let url = url::Url::parse("http://a.test/").unwrap();
+        let mut o = FetchOutcome::failed(1, url, SharedBytes::from(b"GET"), FailReason::Reset);
+        o.error = None;
+        o.head = Some(ResponseHead::parse(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap());
+        assert_eq!((o.status(), o.is_ok()), (Some(404), true));
+        assert_eq!(o.request, b"GET");
+    }
+
+    #[test]
+    fn response_time_leaves_out_the_per_ip_wait() {
+        let t = Timings {
+            total: Duration::from_millis(900),
+            ip_wait: Some(Duration::from_millis(600)),
+            ..Timings::default()
+        };
+        assert_eq!(t.response_time(), Duration::from_millis(300));
+        let no_wait = Timings {
+            total: Duration::from_millis(5),
+            ..Timings::default()
+        };
+        assert_eq!(no_wait.response_time(), Duration::from_millis(5));
+    }
+
+    #[test]
+    fn failure_kinds_and_messages_are_short_and_lowercase() {
+        let reasons = [
+            FailReason::Timeout(TimeoutPhase::FirstByte),
+            FailReason::Protocol(HttpError::IncompleteBody),
+            FailReason::Dns(DnsFailure::NoAddress),
+            FailReason::BlockedAddress,
+        ];
+        for r in reasons {
+            let text = r.to_string();
+            assert_eq!(text, text.to_lowercase(), "{r:?}");
+            assert!(!r.kind().is_empty());
+        }
+        assert_eq!(
+            FailReason::Timeout(TimeoutPhase::FirstByte).to_string(),
+            "timeout: first_byte"
+        );
     }
 }

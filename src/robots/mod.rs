@@ -19,7 +19,6 @@
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 mod cache;
-mod http_date;
 mod meta;
 mod parse;
 pub mod pattern;
@@ -27,8 +26,8 @@ pub mod persist;
 mod policy;
 mod rules;
 
+pub use crate::http::parse_http_date;
 pub use cache::{CacheStats, HostKey, RobotsCache};
-pub use http_date::parse_http_date;
 pub use meta::PageDirectives;
 pub use parse::{
     product_token, AgentLine, Group, Mode, ParseReport, RawRule, RobotsTxt, RuleKind, Sitemap,

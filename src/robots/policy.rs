@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
-use super::http_date::parse_http_date;
 use super::parse::{Mode, ParseReport, RobotsTxt};
 use super::rules::{Decision, Reason, Rules};
+use crate::http::parse_http_date;
 
 /// How a 401 or 403 answer to `/robots.txt` is read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

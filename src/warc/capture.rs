@@ -8,11 +8,13 @@
 use std::borrow::Cow;
 use std::io;
 use std::net::IpAddr;
+use std::ops::Range;
 
 use super::date::WarcDate;
 use super::digest::{Digest, DigestHasher};
-use super::http;
 use super::record::{sanitize_uri, FieldValueError, Record, RecordId, RecordType, Truncation};
+use crate::http::{ResponseHead, SharedBytes};
+use crate::net::{FailReason, FetchOutcome};
 use crate::provenance::{FetchTimings, Hop};
 
 /// `Content-Type` of `request` records.
@@ -28,34 +30,68 @@ pub const IDENTICAL_PAYLOAD_PROFILE: &str =
 pub const WARC_1_1_SPEC_URL: &str =
     "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/";
 
-/// How a response whose body has a transfer coding (chunked) is stored. See
-/// `docs/warc.md`, "Payload digest and transfer coding", for the trade-off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TransferCodingStorage {
-    /// Store the de-chunked payload and rename the `Transfer-Encoding` field to
-    /// `X-Trawl-Transfer-Encoding`. The payload digest is then both what WARC 1.1
-    /// prescribes (over the payload without transfer coding) and what warcio, pywb and
-    /// Heritrix compute (over the block after the HTTP head), so every reader agrees.
-    #[default]
-    Decoded,
-    /// Store the bytes exactly as received (chunk framing included) and compute the
-    /// payload digest over the de-chunked payload as WARC 1.1 prescribes. warcio's
-    /// `check` reports such chunked records as payload-digest failures, because it
-    /// hashes the block after the head without removing the framing.
-    Raw,
-}
+/// The field name a `Transfer-Encoding` field is stored under, since the stored body
+/// is the payload with the transfer coding removed (see `docs/warc.md`, "Payload digest
+/// and transfer coding").
+pub const RENAMED_TRANSFER_ENCODING: &[u8] = b"X-Trawl-Transfer-Encoding";
 
-/// An HTTP response as the fetcher read it.
+/// An HTTP response as a WARC `response` record stores it, taken from the fetcher's
+/// typed values: nothing here parses the head or de-chunks the body again.
+///
+/// How codings are stored (WARC 1.1, and what trawl has always written): the body is
+/// the *payload*, the message body with its transfer coding (chunked) removed and its
+/// content coding (gzip, br) kept, and `Transfer-Encoding` fields are renamed to
+/// [`RENAMED_TRANSFER_ENCODING`], so the stored message reads as a body delimited by
+/// the end of the record. The payload digest then covers the entity body without
+/// transfer coding, as WARC 1.1 prescribes, and is also what warcio, pywb and Heritrix
+/// compute over the block after the head.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HttpResponse {
-    /// Status line and header fields up to and including the empty line, as received.
-    pub head: Vec<u8>,
-    /// The message body as received on the wire: chunk framing included.
-    pub wire_body: Vec<u8>,
-    /// The body with the transfer coding removed (content coding, e.g. gzip, kept), when
-    /// the fetcher has it. `None` means: the writer derives it (`wire_body` itself when
-    /// there is no transfer coding, or de-chunks `wire_body`).
-    pub payload: Option<Vec<u8>>,
+    /// Status line, fields and the empty line, as received ([`ResponseHead::raw`]).
+    pub head: SharedBytes,
+    /// The status code.
+    pub status: u16,
+    /// Where the names of the `Transfer-Encoding` fields are in `head` (recorded by the
+    /// parser): the stored head renames them.
+    pub transfer_encoding_names: Vec<Range<usize>>,
+    /// The body has a content coding other than identity: compressed data already,
+    /// which the writer stores at gzip level 0.
+    pub content_coded: bool,
+    /// The payload: the body with the transfer coding removed, content coding kept.
+    pub payload: SharedBytes,
+}
+
+impl HttpResponse {
+    /// The response with head `head` and payload `payload` (shared, not copied).
+    pub fn new(head: &ResponseHead, payload: SharedBytes) -> Self {
+        Self {
+            head: head.raw.clone(),
+            status: head.status,
+            transfer_encoding_names: head.field_name_ranges("transfer-encoding").collect(),
+            content_coded: head.has_content_coding(),
+            payload,
+        }
+    }
+
+    /// The head as stored: the received bytes, with every `Transfer-Encoding` field
+    /// name replaced by [`RENAMED_TRANSFER_ENCODING`] (values and everything else
+    /// untouched). Borrowed when there is nothing to rename.
+    pub fn stored_head(&self) -> Cow<'_, [u8]> {
+        if self.transfer_encoding_names.is_empty() {
+            return Cow::Borrowed(&self.head);
+        }
+        let renames = self.transfer_encoding_names.len();
+        let mut out =
+            Vec::with_capacity(self.head.len() + renames * RENAMED_TRANSFER_ENCODING.len());
+        let mut at = 0usize;
+        for name in &self.transfer_encoding_names {
+            out.extend_from_slice(self.head.get(at..name.start).unwrap_or_default());
+            out.extend_from_slice(RENAMED_TRANSFER_ENCODING);
+            at = name.end.max(at);
+        }
+        out.extend_from_slice(self.head.get(at..).unwrap_or_default());
+        Cow::Owned(out)
+    }
 }
 
 /// The earlier capture a duplicate payload refers to (for a `revisit` record).
@@ -103,7 +139,7 @@ pub struct Capture {
     /// The server's address (`WARC-IP-Address`).
     pub ip: Option<IpAddr>,
     /// The request bytes exactly as sent; empty means no `request` record.
-    pub request: Vec<u8>,
+    pub request: SharedBytes,
     /// The response as received.
     pub response: HttpResponse,
     /// Why the body is incomplete, if it is (`WARC-Truncated`).
@@ -113,6 +149,54 @@ pub struct Capture {
     pub revisit: Option<RevisitOf>,
     /// Outlinks and timings; `None` means no `metadata` record.
     pub metadata: Option<CaptureMetadata>,
+}
+
+impl Capture {
+    /// The capture of a fetch, from the fetcher's typed values and sharing its buffers
+    /// (request bytes, head bytes, payload): no byte of the body is copied. `None` when
+    /// no response head arrived (nothing to archive). `metadata` is left for the caller.
+    ///
+    /// `WARC-Truncated` ([`truncation_of`]) says why a payload is not whole.
+    pub fn from_outcome(outcome: &FetchOutcome, date: WarcDate) -> Option<Self> {
+        let head = outcome.head.as_ref()?;
+        let truncated = truncation_of(outcome);
+        Some(Self {
+            target_uri: outcome.url.to_string(),
+            date,
+            ip: outcome.peer.map(|p| p.ip()),
+            request: outcome.request.clone(),
+            response: HttpResponse::new(head, outcome.payload.clone().unwrap_or_default()),
+            truncated,
+            revisit: None,
+            metadata: None,
+        })
+    }
+}
+
+/// Why the payload of `outcome` is not whole, as WARC 1.1's `WARC-Truncated` reasons:
+/// `length` when a cap cut the body; `time` when a deadline ended it; `disconnect` when
+/// the connection broke off before the framing's end (closed early, reset, a body short
+/// of its Content-Length or last chunk); `unspecified` for any other body that did not
+/// end where its framing said (a malformed chunk, an unsupported content coding), or a
+/// payload that was not kept. `None` for a whole payload.
+pub fn truncation_of(outcome: &FetchOutcome) -> Option<Truncation> {
+    use crate::http::HttpError;
+    if outcome.body_truncated || matches!(outcome.error, Some(FailReason::TooLarge)) {
+        return Some(Truncation::Length);
+    }
+    if outcome.body_complete && outcome.payload.is_some() {
+        return None;
+    }
+    Some(match &outcome.error {
+        Some(FailReason::Timeout(_)) => Truncation::Time,
+        Some(
+            FailReason::ClosedEarly
+            | FailReason::Reset
+            | FailReason::Io(_)
+            | FailReason::Protocol(HttpError::IncompleteBody | HttpError::IncompleteChunkedBody),
+        ) => Truncation::Disconnect,
+        _ => Truncation::Unspecified,
+    })
 }
 
 /// What the writer did with a capture.
@@ -254,18 +338,22 @@ impl CaptureIds {
     }
 }
 
-/// The response block's head and body after applying the storage policy, and the
-/// payload digest.
+/// The response block's head and body as stored, and the payload digest.
 pub(super) struct StoredResponse<'c> {
     head: Cow<'c, [u8]>,
-    body: Cow<'c, [u8]>,
-    /// Length of the payload the digest covers (the de-chunked body).
-    payload_len: u64,
+    body: &'c [u8],
     payload_digest: Digest,
-    dechunk_incomplete: bool,
 }
 
-impl StoredResponse<'_> {
+impl<'c> StoredResponse<'c> {
+    pub(super) fn new(response: &'c HttpResponse) -> Self {
+        Self {
+            head: response.stored_head(),
+            body: &response.payload,
+            payload_digest: Digest::of(&response.payload),
+        }
+    }
+
     /// The payload digest (over the body without transfer coding).
     pub(super) fn payload_digest(&self) -> Digest {
         self.payload_digest
@@ -273,61 +361,20 @@ impl StoredResponse<'_> {
 
     /// Bytes of payload (the body without transfer coding).
     pub(super) fn payload_len(&self) -> u64 {
-        self.payload_len
-    }
-
-    /// Whether a chunked body ended before its last chunk.
-    pub(super) fn incomplete(&self) -> bool {
-        self.dechunk_incomplete
+        self.body.len() as u64
     }
 
     /// The head as it will be stored.
     pub(super) fn head(&self) -> &[u8] {
         &self.head
     }
-}
 
-pub(super) fn stored_response(
-    response: &HttpResponse,
-    policy: TransferCodingStorage,
-) -> StoredResponse<'_> {
-    let head = response.head.as_slice();
-    if !http::has_transfer_encoding(head) {
-        return StoredResponse {
-            head: Cow::Borrowed(head),
-            body: Cow::Borrowed(&response.wire_body),
-            payload_len: response.wire_body.len() as u64,
-            payload_digest: Digest::of(&response.wire_body),
-            dechunk_incomplete: false,
-        };
-    }
-    let (payload, incomplete): (Cow<'_, [u8]>, bool) = match &response.payload {
-        Some(payload) => (Cow::Borrowed(payload), false),
-        None if http::is_chunked(head) => {
-            let decoded = http::dechunk(&response.wire_body, usize::MAX);
-            (Cow::Owned(decoded.payload), !decoded.complete)
+    /// The stored head as a shared buffer: `response`'s own when nothing was renamed.
+    pub(super) fn into_head(self, response: &HttpResponse) -> SharedBytes {
+        match self.head {
+            Cow::Borrowed(_) => response.head.clone(),
+            Cow::Owned(head) => head.into(),
         }
-        // A transfer coding other than chunked that the fetcher did not decode: the
-        // wire bytes are the best payload we have.
-        None => (Cow::Borrowed(response.wire_body.as_slice()), false),
-    };
-    let payload_digest = Digest::of(&payload);
-    let payload_len = payload.len() as u64;
-    match policy {
-        TransferCodingStorage::Decoded => StoredResponse {
-            head: Cow::Owned(http::rename_transfer_encoding(head)),
-            body: payload,
-            payload_len,
-            payload_digest,
-            dechunk_incomplete: incomplete,
-        },
-        TransferCodingStorage::Raw => StoredResponse {
-            head: Cow::Borrowed(head),
-            body: Cow::Borrowed(&response.wire_body),
-            payload_len,
-            payload_digest,
-            dechunk_incomplete: incomplete,
-        },
     }
 }
 
@@ -341,10 +388,9 @@ pub fn encode_capture(
     capture: &Capture,
     ids: CaptureIds,
     warcinfo_id: RecordId,
-    policy: TransferCodingStorage,
     emit: impl FnMut(&Record<'_>) -> io::Result<()>,
 ) -> io::Result<Digest> {
-    let stored = stored_response(&capture.response, policy);
+    let stored = StoredResponse::new(&capture.response);
     encode_stored(
         capture,
         &stored,
@@ -375,11 +421,7 @@ pub(super) fn encode_stored(
             revisit.payload_digest
         }
         None => {
-            // A torn chunked body is marked truncated even when the fetcher did not say.
-            let truncated = capture
-                .truncated
-                .or(stored.dechunk_incomplete.then_some(Truncation::Unspecified));
-            emit(&envelope.response_record(stored, truncated)?)?;
+            emit(&envelope.response_record(stored, capture.truncated)?)?;
             stored.payload_digest
         }
     };
@@ -473,7 +515,7 @@ impl<'c> Envelope<'c> {
             .content_type(HTTP_RESPONSE_TYPE)
             .map_err(invalid)?
             .block_part(&stored.head)
-            .block_part(&stored.body)
+            .block_part(stored.body)
             .with_block_digest())
     }
 
@@ -566,11 +608,11 @@ pub fn metadata_block(metadata: &CaptureMetadata) -> Vec<u8> {
 
 /// The SHA-1 of a response block as [`encode_capture`] would store it, for tests and
 /// tools that want to predict `WARC-Block-Digest`.
-pub fn response_block_digest(response: &HttpResponse, policy: TransferCodingStorage) -> Digest {
-    let stored = stored_response(response, policy);
+pub fn response_block_digest(response: &HttpResponse) -> Digest {
+    let stored = StoredResponse::new(response);
     let mut hasher = DigestHasher::new();
     hasher.update(&stored.head);
-    hasher.update(&stored.body);
+    hasher.update(stored.body);
     hasher.finish()
 }
 

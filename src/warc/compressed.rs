@@ -20,14 +20,13 @@ use std::io::{self, Read};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::capture::{metadata_block, stored_response, Capture, CaptureIds, Envelope};
-use super::capture::{RevisitOf, TransferCodingStorage};
+use super::capture::{metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse};
 use super::date::WarcDate;
 use super::digest::Digest;
 use super::gzip::{Deflater, MemberEncoder};
-use super::http;
-use super::record::{RecordId, RecordType, Truncation};
+use super::record::{RecordId, RecordType};
 use super::writer::WarcError;
+use crate::http::SharedBytes;
 
 /// The `warcinfo` record id of the file the next capture will be appended to, shared
 /// between the writer (which sets it) and the compressors (which read it).
@@ -60,7 +59,6 @@ pub struct CaptureCompressor {
     /// finds nothing to remove in gzip or brotli output and spends most of the
     /// capture's CPU trying (`docs/warc.md`, "Compression level and implementation").
     stored: MemberEncoder,
-    policy: TransferCodingStorage,
     warcinfo: WarcinfoSlot,
     /// Members being built, reused; a capture gets an exact-size copy.
     scratch: Vec<u8>,
@@ -88,8 +86,9 @@ pub struct CompressedCapture {
     pub(super) ids: CaptureIds,
     /// The `WARC-Warcinfo-ID` written in the members.
     pub(super) warcinfo_id: RecordId,
-    /// The response head as stored (for a revisit record).
-    pub(super) stored_head: Vec<u8>,
+    /// The response head as stored (for a revisit record); the capture's own buffer
+    /// when nothing was renamed in it.
+    pub(super) stored_head: SharedBytes,
     pub(super) payload_digest: Digest,
     pub(super) payload_len: u64,
     /// Whether the response may be deduplicated: complete, untruncated, 2xx, and not
@@ -114,16 +113,10 @@ impl CompressedCapture {
 }
 
 impl CaptureCompressor {
-    pub(super) fn new(
-        deflater: Deflater,
-        level: u32,
-        policy: TransferCodingStorage,
-        warcinfo: WarcinfoSlot,
-    ) -> Self {
+    pub(super) fn new(deflater: Deflater, level: u32, warcinfo: WarcinfoSlot) -> Self {
         Self {
             encoder: MemberEncoder::with_deflater(deflater, level),
             stored: MemberEncoder::with_deflater(deflater, 0),
-            policy,
             warcinfo,
             scratch: Vec::with_capacity(64 * 1024),
         }
@@ -161,11 +154,11 @@ impl CaptureCompressor {
         ids: CaptureIds,
         warcinfo_id: RecordId,
     ) -> io::Result<CompressedCapture> {
-        let stored = stored_response(&capture.response, self.policy);
+        let stored = StoredResponse::new(&capture.response);
         let envelope = Envelope::new(capture, ids, warcinfo_id);
         let mut members = std::mem::take(&mut self.scratch);
         members.clear();
-        let encoded = http::has_content_coding(stored.head());
+        let encoded = capture.response.content_coded;
         let mut parts = Vec::with_capacity(3);
         let mut push = |encoder: &mut MemberEncoder,
                         members: &mut Vec<u8>,
@@ -192,10 +185,7 @@ impl CaptureCompressor {
                 revisit.payload_digest
             }
             None => {
-                let truncated = capture
-                    .truncated
-                    .or(stored.incomplete().then_some(Truncation::Unspecified));
-                let record = envelope.response_record(&stored, truncated)?;
+                let record = envelope.response_record(&stored, capture.truncated)?;
                 let encoder = if encoded {
                     &mut self.stored
                 } else {
@@ -215,8 +205,8 @@ impl CaptureCompressor {
         let members = exact;
         let complete_2xx = capture.revisit.is_none()
             && capture.truncated.is_none()
-            && !stored.incomplete()
-            && http::status_code(stored.head()).is_some_and(|c| (200..300).contains(&c));
+            && (200..300).contains(&capture.response.status);
+        let payload_len = stored.payload_len();
         Ok(CompressedCapture {
             target_uri: capture.target_uri.clone(),
             date: capture.date,
@@ -224,9 +214,9 @@ impl CaptureCompressor {
             has_request: !capture.request.is_empty(),
             ids,
             warcinfo_id,
-            stored_head: stored.head().to_vec(),
+            stored_head: stored.into_head(&capture.response),
             payload_digest,
-            payload_len: stored.payload_len(),
+            payload_len,
             complete_2xx,
             caller_revisit: capture.revisit.is_some(),
             members,
@@ -310,23 +300,23 @@ mod tests {
     use std::io::Read;
 
     use super::*;
+    use crate::http::ResponseHead;
     use crate::warc::HttpResponse;
 
     fn capture(encoding: &str, body: &[u8]) -> Capture {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\n{encoding}Content-Length: {}\r\n\r\n",
+            body.len()
+        );
         Capture {
             target_uri: "http://a.test/".to_owned(),
             date: WarcDate::from_unix_micros(0),
             ip: None,
-            request: b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".to_vec(),
-            response: HttpResponse {
-                head: format!(
-                    "HTTP/1.1 200 OK\r\n{encoding}Content-Length: {}\r\n\r\n",
-                    body.len()
-                )
-                .into_bytes(),
-                wire_body: body.to_vec(),
-                payload: None,
-            },
+            request: b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".into(),
+            response: HttpResponse::new(
+                &ResponseHead::parse(head.as_bytes()).unwrap(),
+                body.to_vec().into(),
+            ),
             truncated: None,
             revisit: None,
             metadata: None,
@@ -348,7 +338,6 @@ mod tests {
         let mut compressor = CaptureCompressor::new(
             Deflater::Libdeflate,
             1,
-            TransferCodingStorage::Decoded,
             WarcinfoSlot::new(RecordId::new_v4()),
         );
         let plain = compressor.compress(&capture("", &body)).unwrap();

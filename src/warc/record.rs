@@ -17,6 +17,7 @@ use std::io::{self, Write};
 
 use super::date::WarcDate;
 use super::digest::{Digest, DigestHasher};
+pub use crate::provenance::Truncation;
 
 /// The version line every record starts with.
 pub const WARC_VERSION_LINE: &[u8] = b"WARC/1.1\r\n";
@@ -86,32 +87,6 @@ impl RecordId {
 impl fmt::Display for RecordId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<urn:uuid:{}>", self.0.hyphenated())
-    }
-}
-
-/// Why a body was cut short: the `WARC-Truncated` reasons of WARC 1.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Truncation {
-    /// The body exceeded the configured size cap.
-    Length,
-    /// The fetch exceeded its time budget.
-    Time,
-    /// The server closed the connection early.
-    Disconnect,
-    /// Some other reason.
-    Unspecified,
-}
-
-impl Truncation {
-    /// The `WARC-Truncated` field value.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Length => "length",
-            Self::Time => "time",
-            Self::Disconnect => "disconnect",
-            Self::Unspecified => "unspecified",
-        }
     }
 }
 

@@ -21,8 +21,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::capture::{
-    warcinfo_record, Capture, CaptureIds, CaptureWritten, RevisitOf, TransferCodingStorage,
-    WarcinfoFields,
+    warcinfo_record, Capture, CaptureIds, CaptureWritten, RevisitOf, WarcinfoFields,
 };
 use super::compressed::{assemble, CaptureCompressor, CompressedCapture, WarcinfoSlot};
 use super::date::WarcDate;
@@ -53,8 +52,6 @@ pub struct WarcWriterConfig {
     /// taken as the highest. See `docs/warc.md`, "Compression level and
     /// implementation".
     pub gzip_level: u32,
-    /// How chunked responses are stored.
-    pub transfer_coding: TransferCodingStorage,
     /// The `warcinfo` record of every file.
     pub warcinfo: WarcinfoFields,
     /// Revisit records for duplicate payloads: the digest index's memory and the
@@ -65,9 +62,8 @@ pub struct WarcWriterConfig {
 
 impl WarcWriterConfig {
     /// Defaults: prefix `trawl`, 1 GB files (the size the IIPC recommends), libdeflate
-    /// at its default level (chosen by measurement, `docs/warc.md`), chunked bodies
-    /// stored decoded, duplicate payloads written as revisits with a 64 MiB digest
-    /// index.
+    /// at its default level (chosen by measurement, `docs/warc.md`), duplicate payloads
+    /// written as revisits with a 64 MiB digest index.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
@@ -76,7 +72,6 @@ impl WarcWriterConfig {
             max_file_bytes: 1_000_000_000,
             deflater: Deflater::default(),
             gzip_level: Deflater::default().default_level(),
-            transfer_coding: TransferCodingStorage::default(),
             warcinfo: WarcinfoFields::default(),
             dedup: DedupConfig::default(),
         }
@@ -253,7 +248,6 @@ impl WarcWriter {
             compressor: CaptureCompressor::new(
                 config.deflater,
                 config.gzip_level,
-                config.transfer_coding,
                 warcinfo_slot.clone(),
             ),
             encoder: MemberEncoder::with_deflater(config.deflater, config.gzip_level),
@@ -302,7 +296,6 @@ impl WarcWriter {
         CaptureCompressor::new(
             self.config.deflater,
             self.config.gzip_level,
-            self.config.transfer_coding,
             self.warcinfo_slot.clone(),
         )
     }

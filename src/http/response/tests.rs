@@ -379,3 +379,145 @@ fn piecewise_feeding_equals_whole_feeding() {
         }
     }
 }
+
+// --- The head as typed values: raw bytes, field positions, helpers (issue 12) ---
+
+#[test]
+fn head_keeps_the_bytes_of_the_final_head_only() {
+    let input =
+        b"\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nA: b\r\nContent-Length: 2\r\n\r\nhi";
+    let run = one(input);
+    let head = run.head.unwrap();
+    // Leading blank lines and the interim head are not part of the stored head.
+    assert_eq!(
+        head.raw,
+        b"HTTP/1.1 200 OK\r\nA: b\r\nContent-Length: 2\r\n\r\n"
+    );
+    assert_eq!(run.body, b"hi");
+    // Whole or byte by byte, the raw bytes agree (`read_all` compared the runs).
+    assert_eq!(ResponseHead::parse(&head.raw), Ok(head));
+}
+
+#[test]
+fn field_name_ranges_point_at_each_name_as_received() {
+    let raw: &[u8] = b"HTTP/1.1 200 OK\r\nTransfer-Encoding : gzip\r\nX: 1\r\n\
+        transfer-encoding:chunked\r\n\r\n";
+    let head = ResponseHead::parse(raw).unwrap();
+    let ranges: Vec<_> = head.field_name_ranges("TRANSFER-ENCODING").collect();
+    assert_eq!(ranges.len(), 2);
+    let names: Vec<&[u8]> = ranges.iter().map(|r| &raw[r.clone()]).collect();
+    assert_eq!(names, [&b"Transfer-Encoding"[..], b"transfer-encoding"]);
+    assert_eq!(
+        head.field_name_ranges("x").map(|r| &raw[r]).next(),
+        Some(&b"X"[..])
+    );
+    assert_eq!(head.field_name_ranges("missing").count(), 0);
+    // A folded value is unfolded in `headers`; the raw bytes and positions stay.
+    let folded = b"HTTP/1.1 200 OK\r\nA: one\r\n two\r\nB: 3\r\n\r\n";
+    let head = ResponseHead::parse(folded).unwrap();
+    assert_eq!(head.header("a"), Some(&b"one   two"[..]));
+    let b = head.field_name_ranges("b").next().unwrap();
+    assert_eq!(&folded[b], b"B");
+    // HTTP/1.2 is parsed from a copy as 1.1; raw and positions are the original's.
+    let newer = b"HTTP/1.2 200 OK\r\nC: d\r\n\r\n";
+    let head = ResponseHead::parse(newer).unwrap();
+    assert_eq!((head.minor_version, &head.raw[..]), (2, &newer[..]));
+    assert_eq!(&newer[head.field_name_ranges("c").next().unwrap()], b"C");
+}
+
+#[test]
+fn parse_wants_exactly_one_complete_head() {
+    assert!(ResponseHead::parse(b"HTTP/1.1 204 No Content\r\n\r\n").is_ok());
+    assert_eq!(
+        ResponseHead::parse(b"HTTP/1.1 200 OK\r\n\r\nbody"),
+        Err(HttpError::InvalidNewLine)
+    );
+    assert_eq!(
+        ResponseHead::parse(b"HTTP/1.1 200 OK\r\nA: b\r\n"),
+        Err(HttpError::InvalidNewLine)
+    );
+    assert_eq!(
+        ResponseHead::parse(b"ICY 200 OK\r\n\r\n"),
+        Err(HttpError::NotHttp)
+    );
+}
+
+#[test]
+fn feed_head_stops_where_the_body_begins() {
+    let input = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+    let mut reader = ResponseReader::new(Method::Get, limits());
+    let fed = reader.feed_head(input).unwrap();
+    assert_eq!(
+        fed,
+        Feed {
+            consumed: input.len() - 5,
+            done: false
+        }
+    );
+    assert_eq!(reader.head().map(|h| h.status), Some(200));
+    // Nothing more is taken by `feed_head`; `feed` reads the body.
+    assert_eq!(reader.feed_head(b"hello").unwrap().consumed, 0);
+    let mut body = Vec::new();
+    assert_eq!(
+        reader.feed(b"hello", &mut body).unwrap(),
+        Feed {
+            consumed: 5,
+            done: true
+        }
+    );
+    assert_eq!(body, b"hello");
+    // A bodiless response is done at its head; a head in pieces is taken whole.
+    let mut reader = ResponseReader::new(Method::Get, limits());
+    assert_eq!(reader.feed_head(b"HTTP/1.1 304 Not").unwrap().consumed, 16);
+    let fed = reader.feed_head(b" Modified\r\n\r\nnext").unwrap();
+    assert_eq!(
+        fed,
+        Feed {
+            consumed: 13,
+            done: true
+        }
+    );
+    assert_eq!(reader.into_head().map(|h| h.status), Some(304));
+}
+
+#[test]
+fn header_helpers() {
+    let head = ResponseHead::parse(
+        b"HTTP/1.1 503 Busy\r\nContent-Type: Text/HTML; Charset=\"ISO-8859-2\"\r\n\
+          Content-Length: 12\r\nContent-Encoding: identity, br\r\nRetry-After: 120\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(head.media_type().as_deref(), Some("text/html"));
+    assert!(head.is_html());
+    assert_eq!(head.charset(), Some(encoding_rs::ISO_8859_2));
+    assert_eq!(head.content_length(), Some(12));
+    assert!(head.has_content_coding());
+    let now = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(784_111_777);
+    assert_eq!(
+        head.retry_after(now),
+        Some(std::time::Duration::from_secs(120))
+    );
+
+    let bare = ResponseHead::parse(
+        b"HTTP/1.1 429 Slow\r\nContent-Encoding: identity\r\nContent-Type: image/png\r\n\
+          Retry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n",
+    )
+    .unwrap();
+    assert!(!bare.has_content_coding());
+    assert!(!bare.is_html());
+    assert_eq!(bare.charset(), None);
+    assert_eq!(bare.content_length(), None);
+    // 784111777 is 1994-11-06 08:49:37 UTC: an HTTP-date 60 s ahead, and one passed.
+    assert_eq!(
+        bare.retry_after(now - std::time::Duration::from_secs(60)),
+        Some(std::time::Duration::from_secs(60))
+    );
+    assert_eq!(
+        bare.retry_after(now + std::time::Duration::from_secs(1)),
+        None
+    );
+    // No Content-Type: treated as HTML.
+    assert!(ResponseHead::parse(b"HTTP/1.1 200 OK\r\n\r\n")
+        .unwrap()
+        .is_html());
+}

@@ -23,7 +23,7 @@ fn job(id: u64, host: &str, ip: [u8; 4], t: Instant) -> Job {
     Job {
         req: FetchRequest::get(id, url, "test".into()),
         key: key(host),
-        wire: Vec::new(),
+        wire: Default::default(),
         submitted: t,
         dns: Some(Duration::ZERO),
         addrs: Some(vec![addr].into()),

@@ -6,8 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::http::{write_request, ResponseReader};
-use crate::net::config::FetchLimits;
+use crate::http::{write_request, ResponseReader, SharedBytes};
 use crate::net::outcome::{FailReason, FetchOutcome, Timings};
 use crate::net::per_ip::IpTicket;
 use crate::net::pool::PoolKey;
@@ -17,8 +16,9 @@ use crate::net::FetchRequest;
 pub(crate) struct Job {
     pub req: FetchRequest,
     pub key: PoolKey,
-    /// The serialized request head.
-    pub wire: Vec<u8>,
+    /// The serialized request head, shared with the outcome (the WARC `request` record
+    /// stores these bytes).
+    pub wire: SharedBytes,
     pub submitted: Instant,
     pub dns: Option<Duration>,
     pub addrs: Option<Arc<[SocketAddr]>>,
@@ -47,7 +47,7 @@ impl Job {
             addrs,
             req,
             key,
-            wire,
+            wire: wire.into(),
             submitted: now,
             addr_index: 0,
             retries: 0,
@@ -90,9 +90,9 @@ pub(crate) struct Received {
     pub wire_bytes: u64,
     /// Input the reader did not consume yet (a partial head), bounded by the head cap.
     pub carry: Vec<u8>,
-    /// Raw response bytes kept for the WARC writer (capped).
-    pub raw: Vec<u8>,
-    pub raw_truncated: bool,
+    /// The payload of a content-coded body, as de-framed by the reader (kept only when
+    /// the request asked for it; an identity body is its own payload).
+    pub payload: Vec<u8>,
     /// Decoded body.
     pub body: Vec<u8>,
     /// The head said identity coding: the reader appends straight to `body`.
@@ -111,8 +111,7 @@ impl Received {
             rate_window_bytes: 0,
             wire_bytes: 0,
             carry: Vec::new(),
-            raw: Vec::new(),
-            raw_truncated: false,
+            payload: Vec::new(),
             body: Vec::new(),
             identity: false,
         }
@@ -130,20 +129,6 @@ impl Received {
         self.rate_window_start = now;
         self.rate_window_bytes = 0;
         true
-    }
-
-    /// Keeps `bytes` in the raw record, up to the cap.
-    pub fn record_raw(&mut self, bytes: &[u8], limits: &FetchLimits) {
-        if limits.record_raw_bytes == 0 {
-            return;
-        }
-        let room = limits.record_raw_bytes.saturating_sub(self.raw.len());
-        let take = room.min(bytes.len());
-        self.raw
-            .extend_from_slice(bytes.get(..take).unwrap_or_default());
-        if take < bytes.len() {
-            self.raw_truncated = true;
-        }
     }
 }
 
@@ -165,20 +150,22 @@ pub(crate) fn build_outcome(
     timings.dns = job.dns;
     timings.ip_wait = (!job.ip_waited.is_zero()).then_some(job.ip_waited);
     timings.total = now.saturating_duration_since(job.submitted);
+    let keep_payload = job.req.limits.keep_payload;
     let mut outcome = FetchOutcome {
         id: job.req.id,
         url: job.req.head.url,
+        request: job.wire,
         head: None,
-        body: Vec::new(),
+        payload: None,
+        body: SharedBytes::default(),
         body_truncated: false,
+        body_complete: false,
         wire_bytes: 0,
         decoded_bytes: 0,
         peer,
         reused_connection: reused,
         tls_resumed,
         retries: job.retries,
-        raw: Vec::new(),
-        raw_truncated: false,
         timings,
         error,
     };
@@ -186,13 +173,24 @@ pub(crate) fn build_outcome(
         outcome.timings.first_byte = r
             .first_byte_at
             .map(|t| t.saturating_duration_since(r.sent_at));
-        outcome.head = r.reader.head().cloned();
         outcome.body_truncated = r.reader.body_truncated();
+        outcome.body_complete = r.reader.is_done() && !outcome.body_truncated;
         outcome.wire_bytes = r.wire_bytes;
         outcome.decoded_bytes = r.body.len() as u64;
-        outcome.body = r.body;
-        outcome.raw = r.raw;
-        outcome.raw_truncated = r.raw_truncated;
+        // The body moves into a shared buffer (no copy); an identity body is also the
+        // payload: the same allocation, not a second buffer.
+        outcome.body = SharedBytes::from(r.body);
+        let head = r.reader.into_head();
+        if head.is_some() {
+            outcome.payload = if r.identity {
+                Some(outcome.body.clone())
+            } else if keep_payload {
+                Some(SharedBytes::from(r.payload))
+            } else {
+                None
+            };
+        }
+        outcome.head = head;
     }
     outcome
 }

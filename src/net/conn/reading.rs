@@ -10,7 +10,7 @@ use super::exchange::{build_outcome, Exchange, Received};
 use super::fail::{decode_reason, failed, http_reason, io_reason};
 use super::io::{read_plaintext, ReadEnd, ReadError};
 use super::{After, Conn, Ctx, Phase, Readiness, Reading, ReadingBody, ReadingHead, Step};
-use crate::http::{ContentDecoder, ContentEncoding};
+use crate::http::{ContentDecoder, ContentEncoding, Feed};
 use crate::net::config::FetchLimits;
 use crate::net::outcome::FailReason;
 
@@ -137,6 +137,15 @@ fn read_response(
 }
 
 /// Feeds one chunk of plaintext to the reader; body bytes go through the decoder.
+///
+/// The head is read first ([`crate::http::ResponseReader::feed_head`]), so that the body's
+/// buffer is chosen, and sized from Content-Length, before its first byte arrives.
+/// Body bytes are then copied once, from the socket buffer to where they stay:
+/// - identity coding: straight into `body`, which is also the payload;
+/// - a content coding, payload kept (WARC on): into `payload`, and decoded from there
+///   into `body`;
+/// - a content coding, payload not kept: into the scratch `body_tmp`, decoded into
+///   `body`.
 fn feed(
     r: &mut Received,
     decoder: &mut Option<ContentDecoder>,
@@ -154,52 +163,39 @@ fn feed(
     let mut pos = 0usize;
     loop {
         let rest = input.get(pos..).unwrap_or_default();
-        body_tmp.clear();
-        // Identity bodies go straight into the outcome's buffer: no second copy.
-        let direct = r.identity;
-        let fed = if direct {
-            r.reader.feed(rest, &mut r.body)
+        let fed = if decoder.is_none() {
+            match r.reader.feed_head(rest) {
+                Ok(fed) => fed,
+                Err(e) => return Fed::Failed(http_reason(e)),
+            }
         } else {
-            r.reader.feed(rest, body_tmp)
+            match feed_body(r, decoder, rest, body_tmp, limits) {
+                Ok(fed) => fed,
+                Err(reason) => return Fed::Failed(reason),
+            }
         };
-        let fed = match fed {
-            Ok(f) => f,
-            Err(e) => return Fed::Failed(http_reason(e)),
-        };
-        if direct && r.body.len() as u64 > limits.decode.max_decoded_bytes {
-            return Fed::Failed(FailReason::TooLarge);
-        }
-        let used = rest.get(..fed.consumed).unwrap_or_default();
-        r.record_raw(used, limits);
         r.wire_bytes += fed.consumed as u64;
         pos += fed.consumed;
         if decoder.is_none() {
             if let Some(head) = r.reader.head() {
                 match ContentEncoding::from_header(head.header("content-encoding")) {
                     Ok(enc) => {
-                        if enc == ContentEncoding::Identity {
-                            // One allocation for the body instead of doubling from zero.
-                            let declared = head
-                                .header("content-length")
-                                .and_then(|v| std::str::from_utf8(v).ok())
-                                .and_then(|v| v.trim().parse::<u64>().ok())
+                        // One allocation for the body instead of doubling from zero.
+                        let declared =
+                            head.content_length()
                                 .unwrap_or(0)
                                 .min(limits.decode.max_decoded_bytes)
                                 .min(limits.response.max_body_bytes)
-                                .min(BODY_RESERVE_MAX_BYTES);
-                            r.body.reserve(declared as usize);
+                                .min(BODY_RESERVE_MAX_BYTES) as usize;
+                        if enc == ContentEncoding::Identity {
+                            r.body.reserve(declared);
                             r.identity = true;
+                        } else if limits.keep_payload {
+                            r.payload.reserve(declared);
                         }
                         *decoder = Some(ContentDecoder::new(enc, limits.decode));
                     }
                     Err(e) => return Fed::Failed(decode_reason(e)),
-                }
-            }
-        }
-        if !body_tmp.is_empty() {
-            if let Some(dec) = decoder.as_mut() {
-                if let Err(e) = dec.push(body_tmp, &mut r.body) {
-                    return Fed::Failed(decode_reason(e));
                 }
             }
         }
@@ -222,6 +218,39 @@ fn feed(
             return Fed::More;
         }
     }
+}
+
+/// Feeds body bytes to the reader, into the buffer the coding calls for (see [`feed`]),
+/// and decodes what a content coding needs decoded.
+fn feed_body(
+    r: &mut Received,
+    decoder: &mut Option<ContentDecoder>,
+    input: &[u8],
+    body_tmp: &mut Vec<u8>,
+    limits: &FetchLimits,
+) -> Result<Feed, FailReason> {
+    if r.identity {
+        let fed = r.reader.feed(input, &mut r.body).map_err(http_reason)?;
+        if r.body.len() as u64 > limits.decode.max_decoded_bytes {
+            return Err(FailReason::TooLarge);
+        }
+        return Ok(fed);
+    }
+    let out = if limits.keep_payload {
+        &mut r.payload
+    } else {
+        body_tmp.clear();
+        body_tmp
+    };
+    let start = out.len();
+    let fed = r.reader.feed(input, out).map_err(http_reason)?;
+    let new = out.get(start..).unwrap_or_default();
+    if let Some(dec) = decoder.as_mut() {
+        if !new.is_empty() {
+            dec.push(new, &mut r.body).map_err(decode_reason)?;
+        }
+    }
+    Ok(fed)
 }
 
 /// The response is complete: finish decoding and decide whether the connection is

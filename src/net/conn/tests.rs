@@ -645,3 +645,151 @@ fn the_rate_check_fails_a_drip_and_restarts_the_window_of_a_fast_enough_body() {
     // A zero minimum never fails (the check is off).
     assert!(rx.rate_window_passed(0, t20));
 }
+
+// --- The outcome as typed values (issue 12, "HTTP parsed once") ---
+
+/// Reads the request head as raw bytes, writes `response` and lingers; returns the
+/// request bytes.
+fn answer(response: Vec<u8>) -> (SocketAddr, JoinHandle<Vec<u8>>) {
+    serve(move |mut s| {
+        let request = read_head(&mut s).into_bytes();
+        s.write_all(&response).unwrap();
+        linger(&mut s);
+        request
+    })
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(data).unwrap();
+    gz.finish().unwrap()
+}
+
+fn keep_payload() -> FetchLimits {
+    FetchLimits {
+        keep_payload: true,
+        ..FetchLimits::default()
+    }
+}
+
+#[test]
+fn the_outcome_holds_the_request_as_sent_and_the_head_as_received() {
+    let response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\nhello";
+    let (addr, server) = answer(response.to_vec());
+    let mut rig = Rig::new();
+    let mut conn = rig.open(addr, "/typed", FetchLimits::default(), false);
+    let (outcome, _) = finished(rig.drive(&mut conn));
+    drop(conn);
+    let sent = server.join().unwrap();
+    // The bytes the server read are the outcome's request: serialized once, shared.
+    assert_eq!(outcome.request, sent);
+    let head = outcome.head.as_ref().unwrap();
+    assert_eq!(head.raw, &response[..response.len() - 5]);
+    assert_eq!(head.media_type().as_deref(), Some("text/html"));
+    // Identity coding: the payload is the body, one buffer.
+    let payload = outcome.payload.as_ref().unwrap();
+    assert!(payload.is_shared_with(&outcome.body));
+    assert_eq!(outcome.body, b"hello");
+    assert!(outcome.body_complete && !outcome.body_truncated);
+    assert_eq!(outcome.wire_bytes, response.len() as u64);
+}
+
+#[test]
+fn a_chunked_payload_comes_without_its_framing() {
+    let response =
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+    let (addr, server) = answer(response.to_vec());
+    let mut rig = Rig::new();
+    let mut conn = rig.open(addr, "/", keep_payload(), false);
+    let (outcome, reusable) = finished(rig.drive(&mut conn));
+    drop(conn);
+    server.join().unwrap();
+    assert!(reusable);
+    assert_eq!(outcome.payload.as_ref().unwrap(), b"hello world");
+    assert_eq!(outcome.body, b"hello world");
+    let head = outcome.head.as_ref().unwrap();
+    assert_eq!(head.field_name_ranges("transfer-encoding").count(), 1);
+    assert_eq!(outcome.wire_bytes, response.len() as u64);
+}
+
+#[test]
+fn a_content_coded_payload_is_kept_only_when_asked_and_decoded_into_the_body() {
+    let text = b"<p>hello gzip</p>".repeat(50);
+    let coded = gzip(&text);
+    let mut response = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        coded.len()
+    )
+    .into_bytes();
+    response.extend_from_slice(&coded);
+    for keep in [true, false] {
+        let (addr, server) = answer(response.clone());
+        let mut rig = Rig::new();
+        let limits = FetchLimits {
+            keep_payload: keep,
+            ..FetchLimits::default()
+        };
+        let mut conn = rig.open(addr, "/", limits, false);
+        let (outcome, _) = finished(rig.drive(&mut conn));
+        drop(conn);
+        server.join().unwrap();
+        assert_eq!(outcome.body, text, "keep {keep}");
+        assert_eq!(outcome.decoded_bytes, text.len() as u64);
+        match &outcome.payload {
+            Some(payload) => {
+                assert!(keep);
+                assert_eq!(*payload, coded);
+                assert!(!payload.is_shared_with(&outcome.body));
+            }
+            None => assert!(!keep, "the coded payload is kept when asked"),
+        }
+        assert!(outcome.body_complete);
+    }
+}
+
+#[test]
+fn a_body_broken_off_keeps_its_head_and_what_came_and_is_not_complete() {
+    let (addr, server) = serve(|mut s| {
+        read_head(&mut s);
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhel")
+            .unwrap();
+        s.flush().unwrap();
+        let _ = s.shutdown(Shutdown::Both);
+    });
+    let mut rig = Rig::new();
+    let mut conn = rig.open(addr, "/", keep_payload(), false);
+    let after = rig.drive(&mut conn);
+    server.join().unwrap();
+    let After::Failed {
+        ex,
+        reading,
+        reason,
+        ..
+    } = after
+    else {
+        panic!("expected a failure");
+    };
+    assert_eq!(reason, FailReason::Protocol(HttpError::IncompleteBody));
+    let outcome = build_outcome(
+        ex,
+        reading.map(|r| *r),
+        Some(addr),
+        Some(reason),
+        Instant::now(),
+    );
+    assert_eq!(outcome.status(), Some(200));
+    assert_eq!(outcome.payload.as_ref().unwrap(), b"hel");
+    assert!(!outcome.body_complete && !outcome.body_truncated);
+}
+
+#[test]
+fn a_truncated_body_is_marked_and_not_complete() {
+    let (addr, server) = big_body_server();
+    let mut rig = Rig::new();
+    let mut conn = rig.open(addr, "/", capped(BodyLimitMode::Truncate), false);
+    let (outcome, _) = finished(rig.drive(&mut conn));
+    drop(conn);
+    server.join().unwrap();
+    assert!(outcome.body_truncated && !outcome.body_complete);
+    assert!(outcome.payload.unwrap().is_shared_with(&outcome.body));
+}

@@ -1,10 +1,13 @@
 use super::*;
+use crate::http::chunked::ChunkedError;
+use crate::http::ResponseHead;
+use crate::http::{DecodeError, HttpError};
+use crate::net::{FailReason, FetchOutcome, TimeoutPhase};
 
 const REQUEST: &[u8] = b"GET /page HTTP/1.1\r\nHost: a.example\r\nUser-Agent: trawl\r\n\r\n";
 const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n";
 const CHUNKED_HEAD: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
-const CHUNKED_BODY: &[u8] = b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
 
 fn ids() -> CaptureIds {
     CaptureIds {
@@ -18,26 +21,24 @@ fn warcinfo_id() -> RecordId {
     RecordId::from_uuid(uuid::Uuid::from_u128(0xabc))
 }
 
-fn capture(head: &[u8], body: &[u8]) -> Capture {
+/// A capture of a response with head `head` and payload (body without transfer
+/// coding) `payload`.
+fn capture(head: &[u8], payload: &[u8]) -> Capture {
     Capture {
         target_uri: "http://a.example/page".into(),
         date: WarcDate::from_unix_micros(1_790_075_101_250_000),
         ip: Some("127.0.0.1".parse().unwrap()),
-        request: REQUEST.to_vec(),
-        response: HttpResponse {
-            head: head.to_vec(),
-            wire_body: body.to_vec(),
-            payload: None,
-        },
+        request: REQUEST.into(),
+        response: HttpResponse::new(&ResponseHead::parse(head).unwrap(), payload.into()),
         truncated: None,
         revisit: None,
         metadata: None,
     }
 }
 
-fn encode(capture: &Capture, policy: TransferCodingStorage) -> (Vec<Vec<u8>>, Digest) {
+fn encode(capture: &Capture) -> (Vec<Vec<u8>>, Digest) {
     let mut records = Vec::new();
-    let digest = encode_capture(capture, ids(), warcinfo_id(), policy, |r| {
+    let digest = encode_capture(capture, ids(), warcinfo_id(), |r| {
         records.push(r.to_bytes());
         Ok(())
     })
@@ -64,7 +65,7 @@ fn field<'h>(header: &'h str, name: &str) -> &'h str {
 
 #[test]
 fn exact_request_and_response_headers() {
-    let (records, digest) = encode(&capture(HEAD, b"hello"), TransferCodingStorage::Decoded);
+    let (records, digest) = encode(&capture(HEAD, b"hello"));
     assert_eq!(records.len(), 2);
     let mut response_block = HEAD.to_vec();
     response_block.extend_from_slice(b"hello");
@@ -108,16 +109,12 @@ fn exact_request_and_response_headers() {
 }
 
 #[test]
-fn chunked_decoded_stores_payload_and_renames_header() {
-    let (records, digest) = encode(
-        &capture(CHUNKED_HEAD, CHUNKED_BODY),
-        TransferCodingStorage::Decoded,
-    );
+fn chunked_stores_payload_and_renames_header() {
+    let (records, digest) = encode(&capture(CHUNKED_HEAD, b"hello world"));
     let (header, block) = split(&records[1]);
-    let renamed = http::rename_transfer_encoding(CHUNKED_HEAD);
-    assert!(String::from_utf8_lossy(&renamed)
-        .contains("\r\nX-Trawl-Transfer-Encoding: chunked\r\n\r\n"));
-    let mut expected_block = renamed.clone();
+    let renamed: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\
+        X-Trawl-Transfer-Encoding: chunked\r\n\r\n";
+    let mut expected_block = renamed.to_vec();
     expected_block.extend_from_slice(b"hello world");
     assert_eq!(block, expected_block);
     assert_eq!(digest, Digest::of(b"hello world"));
@@ -126,52 +123,131 @@ fn chunked_decoded_stores_payload_and_renames_header() {
         field(&header, "WARC-Block-Digest"),
         Digest::of(&expected_block).to_string()
     );
+    assert_eq!(
+        response_block_digest(&capture(CHUNKED_HEAD, b"hello world").response),
+        Digest::of(&expected_block)
+    );
     assert!(!header.contains("WARC-Truncated"));
-    // The fetcher's own de-chunked payload gives the same record.
-    let mut given = capture(CHUNKED_HEAD, CHUNKED_BODY);
-    given.response.payload = Some(b"hello world".to_vec());
-    let (again, _) = encode(&given, TransferCodingStorage::Decoded);
-    assert_eq!(again, records);
 }
 
 #[test]
-fn chunked_raw_keeps_wire_bytes_and_digests_payload() {
-    let (records, digest) = encode(
-        &capture(CHUNKED_HEAD, CHUNKED_BODY),
-        TransferCodingStorage::Raw,
-    );
-    let (header, block) = split(&records[1]);
-    let mut wire = CHUNKED_HEAD.to_vec();
-    wire.extend_from_slice(CHUNKED_BODY);
-    assert_eq!(block, wire);
-    assert_eq!(digest, Digest::of(b"hello world"));
-    assert_eq!(field(&header, "WARC-Payload-Digest"), digest.to_string());
+fn stored_head_renames_every_transfer_encoding_name_only() {
+    let head: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\
+        transfer-encoding:  gzip , Chunked \r\nX-Other: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let response = HttpResponse::new(&ResponseHead::parse(head).unwrap(), SharedBytes::default());
+    assert_eq!(response.transfer_encoding_names.len(), 2);
     assert_eq!(
-        field(&header, "WARC-Block-Digest"),
-        Digest::of(&wire).to_string()
+        &response.stored_head()[..],
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\
+        X-Trawl-Transfer-Encoding:  gzip , Chunked \r\nX-Other: a\r\n\
+        X-Trawl-Transfer-Encoding: chunked\r\n\r\n"[..]
     );
-    assert_eq!(
-        response_block_digest(
-            &capture(CHUNKED_HEAD, CHUNKED_BODY).response,
-            TransferCodingStorage::Raw
-        ),
-        Digest::of(&wire)
-    );
+    // Nothing to rename: the received bytes themselves, borrowed.
+    let plain = HttpResponse::new(&ResponseHead::parse(HEAD).unwrap(), SharedBytes::default());
+    assert!(matches!(plain.stored_head(), Cow::Borrowed(h) if h == HEAD));
+    assert!(!plain.content_coded);
+    assert_eq!(plain.status, 200);
 }
 
 #[test]
-fn torn_chunked_body_is_marked_truncated() {
-    let (records, digest) = encode(
-        &capture(CHUNKED_HEAD, b"5\r\nhello\r\n6\r\n wo"),
-        TransferCodingStorage::Decoded,
-    );
-    let (header, _) = split(&records[1]);
-    assert_eq!(field(&header, "WARC-Truncated"), "unspecified");
-    assert_eq!(digest, Digest::of(b"hello wo"));
+fn truncated_capture_says_why() {
     let mut told = capture(HEAD, b"hel");
     told.truncated = Some(Truncation::Disconnect);
-    let (records, _) = encode(&told, TransferCodingStorage::Decoded);
+    let (records, _) = encode(&told);
     assert_eq!(field(&split(&records[1]).0, "WARC-Truncated"), "disconnect");
+}
+
+/// A fetch outcome as the fetcher would give it for a response of `head` and `payload`
+/// (identity coding: the payload is the body, one shared buffer).
+fn outcome(head: &[u8], payload: &[u8]) -> FetchOutcome {
+    let url = url::Url::parse("http://a.example/page").unwrap();
+    let mut o = FetchOutcome::failed(1, url, REQUEST.into(), FailReason::Reset);
+    o.error = None;
+    o.head = Some(ResponseHead::parse(head).unwrap());
+    o.body = payload.into();
+    o.payload = Some(o.body.clone());
+    o.body_complete = true;
+    o.peer = Some("127.0.0.1:80".parse().unwrap());
+    o
+}
+
+#[test]
+fn capture_from_outcome_shares_the_fetchers_buffers() {
+    let o = outcome(HEAD, b"hello");
+    let date = WarcDate::from_unix_micros(1_790_075_101_250_000);
+    let c = Capture::from_outcome(&o, date).unwrap();
+    let head = o.head.as_ref().unwrap();
+    assert!(c.request.is_shared_with(&o.request));
+    assert!(c.response.head.is_shared_with(&head.raw));
+    assert!(c.response.payload.is_shared_with(&o.body));
+    assert_eq!(c.truncated, None);
+    // The records are those of the capture built by hand from the same bytes.
+    assert_eq!(encode(&c), encode(&capture(HEAD, b"hello")));
+    // No head, no capture.
+    let url = url::Url::parse("http://a.example/").unwrap();
+    let failed = FetchOutcome::failed(2, url, SharedBytes::default(), FailReason::Refused);
+    assert!(Capture::from_outcome(&failed, date).is_none());
+}
+
+#[test]
+fn capture_from_outcome_marks_cut_and_broken_bodies() {
+    let date = WarcDate::from_unix_micros(0);
+    let mut cut = outcome(HEAD, b"hel");
+    cut.body_truncated = true;
+    cut.body_complete = false;
+    assert_eq!(
+        Capture::from_outcome(&cut, date).unwrap().truncated,
+        Some(Truncation::Length)
+    );
+    let mut torn = outcome(CHUNKED_HEAD, b"hello wo");
+    torn.body_complete = false;
+    torn.error = Some(FailReason::Protocol(HttpError::IncompleteChunkedBody));
+    let c = Capture::from_outcome(&torn, date).unwrap();
+    assert_eq!(c.truncated, Some(Truncation::Disconnect));
+    let (records, digest) = encode(&c);
+    assert_eq!(field(&split(&records[1]).0, "WARC-Truncated"), "disconnect");
+    assert_eq!(digest, Digest::of(b"hello wo"));
+    // Each way a body can end early, and its WARC 1.1 reason.
+    let table = [
+        (
+            FailReason::Timeout(TimeoutPhase::ReadIdle),
+            Truncation::Time,
+        ),
+        (FailReason::Timeout(TimeoutPhase::Total), Truncation::Time),
+        (FailReason::ClosedEarly, Truncation::Disconnect),
+        (FailReason::Reset, Truncation::Disconnect),
+        (
+            FailReason::Protocol(HttpError::IncompleteBody),
+            Truncation::Disconnect,
+        ),
+        (
+            FailReason::Protocol(HttpError::Chunked(ChunkedError::InvalidSize)),
+            Truncation::Unspecified,
+        ),
+        (
+            FailReason::Decode(DecodeError::Unsupported),
+            Truncation::Unspecified,
+        ),
+        (FailReason::TooLarge, Truncation::Length),
+    ];
+    for (error, reason) in table {
+        let mut o = outcome(HEAD, b"he");
+        o.body_complete = false;
+        o.error = Some(error.clone());
+        assert_eq!(truncation_of(&o), Some(reason), "{error:?}");
+    }
+    // A whole payload is not truncated, whatever else failed (a decoder error after
+    // the framing ended).
+    let mut decoded_badly = outcome(HEAD, b"hello");
+    decoded_badly.error = Some(FailReason::Decode(DecodeError::Unsupported));
+    assert_eq!(truncation_of(&decoded_badly), None);
+    // A content-coded payload that was not kept: the record says it is incomplete.
+    let mut unkept = outcome(HEAD, b"hello");
+    unkept.payload = None;
+    assert_eq!(
+        Capture::from_outcome(&unkept, date).unwrap().truncated,
+        Some(Truncation::Unspecified)
+    );
 }
 
 #[test]
@@ -184,7 +260,7 @@ fn revisit_has_profile_refers_to_and_head_only() {
         date: WarcDate::from_unix_micros(1_700_000_000_000_000),
         record_id: Some(original),
     });
-    let (records, digest) = encode(&dup, TransferCodingStorage::Decoded);
+    let (records, digest) = encode(&dup);
     assert_eq!(digest, Digest::of(b"hello"));
     let (header, block) = split(&records[1]);
     assert_eq!(field(&header, "WARC-Type"), "revisit");
@@ -211,7 +287,7 @@ fn revisit_has_profile_refers_to_and_head_only() {
 #[test]
 fn metadata_lists_outlinks_and_timings() {
     let mut with_meta = capture(HEAD, b"hello");
-    with_meta.request.clear();
+    with_meta.request = SharedBytes::default();
     with_meta.metadata = Some(CaptureMetadata {
         via: Some("http://a.example/".into()),
         hops_path: "LL".into(),
@@ -233,7 +309,7 @@ fn metadata_lists_outlinks_and_timings() {
             total_ms: Some(4),
         },
     });
-    let (records, _) = encode(&with_meta, TransferCodingStorage::Decoded);
+    let (records, _) = encode(&with_meta);
     assert_eq!(
         records.len(),
         2,

@@ -1,7 +1,9 @@
 //! HTTP-date parsing (RFC 9110 §5.6.7), for `Expires`, `Date` and `Retry-After`.
 //!
-//! Only the arithmetic the robots cache needs: a date becomes seconds since the Unix
-//! epoch, so `Expires - Date` gives a freshness lifetime without reading the clock.
+//! Only the arithmetic the robots cache and `Retry-After` need: a date becomes seconds
+//! since the Unix epoch, so `Expires - Date` gives a freshness lifetime without reading
+//! the clock. It lives with the other header helpers (it moved here from `robots/`,
+//! which still re-exports it, when the engine started reading `Retry-After` too).
 
 #![deny(clippy::indexing_slicing)]
 
