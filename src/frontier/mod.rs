@@ -35,7 +35,7 @@ pub mod segment;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ahash::{AHashMap, AHashSet};
 
@@ -194,6 +194,27 @@ struct Host {
     /// skipped (lazy deletion).
     heap_gen: u64,
     on_heap: bool,
+    /// Not ready: the engine holds the host's queue (its robots.txt is being fetched)
+    /// until [`Frontier::release`]. Off the heap while set.
+    held: bool,
+}
+
+/// What [`Frontier::take_ready_with`] does with the host whose turn it is, as the
+/// caller decides from the host's front URL (without taking it).
+#[derive(Debug)]
+pub enum Gate<T> {
+    /// Take the front URL; `T` is the caller's verdict on it, returned with it.
+    Take(T),
+    /// The host is not ready (e.g. its robots.txt is not known yet): its queue stays
+    /// whole and off the schedule until [`Frontier::release`]. Its URLs leave the
+    /// frontier once, when the host is ready, instead of waiting somewhere else.
+    Hold,
+    /// Not before this instant (e.g. a robots.txt retry time): the queue stays, the
+    /// host is scheduled again at that instant.
+    Defer(Instant),
+    /// The caller has no room for what the host needs now (e.g. every fetch slot is
+    /// busy): the host keeps its turn and the call returns `None`.
+    Stop,
 }
 
 type HostId = usize;
@@ -297,6 +318,24 @@ impl Frontier {
         &mut self,
         now: Instant,
     ) -> Result<Option<(String, QueuedUrl)>, FrontierError> {
+        Ok(self
+            .take_ready_with(now, |_, _| Gate::Take(()))?
+            .map(|(host, item, ())| (host, item)))
+    }
+
+    /// [`Frontier::take_ready`] with a gate: before the front URL of the host whose
+    /// turn it is leaves, `gate` decides whether the host is ready ([`Gate::Take`]),
+    /// held until [`Frontier::release`] ([`Gate::Hold`]) or deferred
+    /// ([`Gate::Defer`]). Held and deferred hosts keep their queue, so a URL waiting
+    /// for its host's robots.txt leaves the frontier exactly once.
+    ///
+    /// # Errors
+    /// A segment read or write failure during a refill.
+    pub fn take_ready_with<T>(
+        &mut self,
+        now: Instant,
+        mut gate: impl FnMut(&str, &QueuedUrl) -> Gate<T>,
+    ) -> Result<Option<(String, QueuedUrl, T)>, FrontierError> {
         // A refill reads (and mostly rewrites) a whole segment, so it must be worth
         // it: it runs when RAM is empty (the crawl would stall), or once enough URLs
         // left RAM since the last one ([`Frontier::refill_gate`]) and nothing in RAM
@@ -317,6 +356,10 @@ impl Frontier {
                 self.refill(now)?;
             }
         }
+        // Deferred hosts go back on the heap once this call ends, so a deferral to an
+        // instant already past cannot make the loop serve the same host forever.
+        let mut deferred: Vec<(HostId, Instant)> = Vec::new();
+        let mut taken = None;
         while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
             let live = matches!(self.hosts.get(id), Some(Some(h)) if h.on_heap && h.heap_gen == generation);
             if !live {
@@ -324,12 +367,31 @@ impl Frontier {
                 continue;
             }
             if at > now {
-                return Ok(None);
+                break;
             }
             self.heap.pop();
             let max_in_flight = self.config.max_in_flight_per_host;
             let h = self.host_mut(id);
             h.on_heap = false;
+            let Some(front) = h.ram.front() else {
+                continue;
+            };
+            let verdict = match gate(&h.name, front) {
+                Gate::Take(verdict) => verdict,
+                Gate::Hold => {
+                    h.held = true;
+                    continue;
+                }
+                Gate::Defer(until) => {
+                    h.eligible_at = h.eligible_at.max(until);
+                    deferred.push((id, h.eligible_at));
+                    continue;
+                }
+                Gate::Stop => {
+                    self.push_heap(id, at);
+                    break;
+                }
+            };
             let Some(item) = h.ram.pop_front() else {
                 continue;
             };
@@ -342,9 +404,37 @@ impl Frontier {
             if still_servable {
                 self.push_heap(id, at);
             }
-            return Ok(Some((name, item)));
+            taken = Some((name, item, verdict));
+            break;
         }
-        Ok(None)
+        for (id, at) in deferred {
+            // Strictly later than `now`, or a caller looping on `take_ready_with` until
+            // `None` would meet the host again at once.
+            self.push_heap(id, at.max(now + Duration::from_nanos(1)));
+        }
+        Ok(taken)
+    }
+
+    /// Ends a [`Gate::Hold`]: the host is scheduled again, not before `at` (its
+    /// politeness after the robots.txt fetch). Does nothing to a host not held.
+    pub fn release(&mut self, host: &str, at: Instant) {
+        let Some(&id) = self.by_name.get(host) else {
+            return;
+        };
+        let h = self.host_mut(id);
+        if !h.held {
+            return;
+        }
+        h.held = false;
+        if at > h.eligible_at {
+            h.eligible_at = at;
+        }
+        self.schedule_if_idle(id);
+    }
+
+    /// Whether `host`'s queue is held (see [`Gate::Hold`]).
+    pub fn is_held(&self, host: &str) -> bool {
+        self.by_name.get(host).is_some_and(|&id| self.host(id).held)
     }
 
     /// Puts a URL taken by [`Frontier::take_ready`] back at the head of its host's
@@ -374,7 +464,7 @@ impl Frontier {
             h.eligible_at = next_eligible_at;
         }
         let at = h.eligible_at;
-        if !h.ram.is_empty() && h.in_flight < max_in_flight {
+        if !h.held && !h.ram.is_empty() && h.in_flight < max_in_flight {
             self.push_heap(id, at);
         }
     }
@@ -512,6 +602,7 @@ impl Frontier {
             eligible_at: now,
             heap_gen: 0,
             on_heap: false,
+            held: false,
         };
         let id = if let Some(slot) = self.free_slots.pop() {
             if let Some(s) = self.hosts.get_mut(slot) {
@@ -539,7 +630,7 @@ impl Frontier {
     fn schedule_if_idle(&mut self, id: HostId) {
         let max_in_flight = self.config.max_in_flight_per_host;
         let h = self.host(id);
-        if !h.on_heap && !h.ram.is_empty() && h.in_flight < max_in_flight {
+        if !h.on_heap && !h.held && !h.ram.is_empty() && h.in_flight < max_in_flight {
             let at = h.eligible_at;
             self.push_heap(id, at);
         }
@@ -601,7 +692,7 @@ impl Frontier {
     fn forget_idle_hosts(&mut self, now: Instant) {
         for id in 0..self.hosts.len() {
             let idle = matches!(self.hosts.get(id), Some(Some(h))
-                if h.ram.is_empty() && h.in_flight == 0 && h.eligible_at <= now);
+                if h.ram.is_empty() && h.in_flight == 0 && !h.held && h.eligible_at <= now);
             if !idle {
                 continue;
             }
