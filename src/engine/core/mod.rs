@@ -159,12 +159,17 @@ enum InFlight {
         item: QueuedUrl,
         request: Vec<u8>,
     },
-    Robots {
-        host: String,
-        key: HostKey,
-        request: Vec<u8>,
-        via: String,
-    },
+    Robots(RobotsFetch),
+}
+
+/// A robots.txt fetch in flight: for the host `host` (its cache entry `key`, which a
+/// redirect to another host does not change), asked for by the URL `via`.
+#[derive(Debug)]
+struct RobotsFetch {
+    host: String,
+    key: HostKey,
+    request: Vec<u8>,
+    via: String,
 }
 
 /// Per-host counters the shard keeps for budgets and failure parking. Part of the
@@ -285,12 +290,7 @@ impl Core {
                 item,
                 request,
             }) => self.on_page(host, item, request, o, now, out),
-            Some(InFlight::Robots {
-                host,
-                key,
-                request,
-                via,
-            }) => self.on_robots(host, key, request, via, o, now, out),
+            Some(InFlight::Robots(fetch)) => self.on_robots(fetch, o, now, out),
             None => {}
         }
     }

@@ -9,21 +9,24 @@ use crate::robots::{HostKey, ParseReport, RobotsResponse, Step};
 use super::page::retry_after;
 use super::schedule::robots_request;
 use super::{
-    Action, Core, Now, Record, RecordContext, MAX_REFUSAL_WARNINGS, MAX_REFUSED_HOSTS,
+    Action, Core, Now, Record, RecordContext, RobotsFetch, MAX_REFUSAL_WARNINGS, MAX_REFUSED_HOSTS,
     POLICY_PRIVATE,
 };
 
 impl Core {
     pub(super) fn on_robots(
         &mut self,
-        host: String,
-        key: HostKey,
-        request: Vec<u8>,
-        via: String,
+        fetch: RobotsFetch,
         o: FetchOutcome,
         now: Now,
         out: &mut Vec<Action>,
     ) {
+        let RobotsFetch {
+            host,
+            key,
+            request,
+            via,
+        } = fetch;
         // A redirect of robots.txt to another host that is refused is that host's
         // business: this host's rules are then unreachable, as for any failed hop.
         let own = HostKey::of(&o.url).is_some_and(|k| k.as_str() == host);

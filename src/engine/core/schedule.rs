@@ -334,12 +334,12 @@ pub(super) fn robots_request(
     fetch.limits.record_raw_bytes = if shared.config.warc { 1 << 20 } else { 0 };
     in_flight.insert(
         id,
-        InFlight::Robots {
+        InFlight::Robots(super::RobotsFetch {
             host: host.to_owned(),
             key,
             request,
             via,
-        },
+        }),
     );
     Action::FetchRobots(fetch)
 }
