@@ -235,7 +235,7 @@ impl Shard {
             // ready would spin the loop at zero timeout (seen in tools/crawlbench).
             // Not scheduling (paused, stopping), a ready host would spin it the same way.
             if scheduling && self.core.in_flight() < self.shared.config.concurrency_per_shard {
-                if let Some(at) = self.core.next_wakeup() {
+                if let Some(at) = self.core.next_wakeup(now) {
                     timeout = timeout.min(at.saturating_duration_since(now.at));
                 }
             }

@@ -339,6 +339,12 @@ impl Frontier {
     /// The earliest instant some host becomes eligible, for the event loop's poll
     /// timeout; `None` when nothing is queued in RAM and nothing waits on disk.
     pub fn next_wakeup(&mut self) -> Option<Instant> {
+        self.next_wakeup_at(Instant::now())
+    }
+
+    /// [`Frontier::next_wakeup`] with the time given: URLs waiting on disk (a refill
+    /// is due) make it `now`. For callers that read no clock (the crawl core).
+    pub fn next_wakeup_at(&mut self, now: Instant) -> Option<Instant> {
         while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
             let live = matches!(self.hosts.get(id), Some(Some(h)) if h.on_heap && h.heap_gen == generation);
             if live {
@@ -347,7 +353,7 @@ impl Frontier {
             self.heap.pop();
         }
         if self.disk_urls > 0 {
-            Some(Instant::now())
+            Some(now)
         } else {
             None
         }

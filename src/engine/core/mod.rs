@@ -300,9 +300,9 @@ impl Core {
         self.in_flight.len()
     }
 
-    /// When the schedule next has a host ready (see [`Frontier::next_wakeup`]).
-    pub fn next_wakeup(&mut self) -> Option<Instant> {
-        self.frontier.next_wakeup()
+    /// When the schedule next has a host ready (see [`Frontier::next_wakeup_at`]).
+    pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
+        self.frontier.next_wakeup_at(now.at)
     }
 
     pub fn frontier_stats(&self) -> FrontierStats {

@@ -1073,3 +1073,46 @@ fn page_requests_carry_the_referer_and_robots_requests_ask_for_text() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_wakeup_is_the_next_politeness_instant_and_none_while_held() {
+    let mut h = harness(&[A, "http://a.test/2"]);
+    let asked = robots_fetches(&h.schedule(h.t0));
+    // Held for robots.txt: nothing to wake up for.
+    assert_eq!(h.core.next_wakeup(h.t0), None);
+    let (id, url) = asked[0].clone();
+    h.feed(response(id, &url, 200, &[], b""), h.t0);
+    assert_eq!(h.core.next_wakeup(h.t0), Some(h.at(secs(1)).at));
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    // One fetch of the host at a time: no wake-up while it runs.
+    assert_eq!(h.core.next_wakeup(t1), None);
+    let done = t1.plus(ms(250));
+    h.feed(html(id, &url, ""), done);
+    assert_eq!(h.core.next_wakeup(done), Some(done.plus(secs(1)).at));
+}
+
+#[test]
+fn urls_from_peers_are_scheduled_like_seeds() {
+    let mut h = harness(&[]);
+    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+    let item = QueuedUrl {
+        url: "http://b.test/from-peer".to_owned(),
+        via: Some(A.to_owned()),
+        hops: "L".to_owned(),
+        attempts: 0,
+    };
+    let mut out = Vec::new();
+    h.core.push("http://b.test", item, h.t0, &mut out);
+    assert!(out.is_empty());
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let actions = h.schedule(t1);
+    match actions.as_slice() {
+        [Action::Fetch(r)] => {
+            assert_eq!(r.head.url.as_str(), "http://b.test/from-peer");
+            assert_eq!(r.head.referer.as_deref(), Some(A));
+        }
+        other => panic!("{other:?}"),
+    }
+}
