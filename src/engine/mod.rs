@@ -7,6 +7,7 @@ pub mod config;
 mod coordinator;
 mod core;
 mod error;
+mod inbox;
 pub mod metrics;
 mod monitor;
 pub(crate) mod output;
@@ -337,12 +338,12 @@ fn start_shards(p: &mut Prepared) -> Result<Shards, CrawlError> {
         fetchers.push(Fetcher::new(fc)?);
     }
     let wakers: Vec<Arc<mio::Waker>> = fetchers.iter().map(Fetcher::waker).collect();
-    let inbox_wakers: Vec<Arc<shard::InboxWaker>> = wakers
+    let inbox_wakers: Vec<Arc<inbox::InboxWaker>> = wakers
         .iter()
-        .map(|w| Arc::new(shard::InboxWaker::new(Arc::clone(w))))
+        .map(|w| Arc::new(inbox::InboxWaker::new(Arc::clone(w))))
         .collect();
     let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) =
-        (0..n).map(|_| bounded(shard::INBOX_BATCHES)).unzip();
+        (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
     let (controls, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
         (0..n).map(|_| unbounded()).unzip();
     // The frontiers, tallies and robots entries move into the shards; `p` keeps the

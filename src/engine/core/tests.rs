@@ -1116,3 +1116,17 @@ fn urls_from_peers_are_scheduled_like_seeds() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn shard_routing_is_stable_and_in_range() {
+    for n in 1..8 {
+        let a = shard_of("http://h000001.synth.test:8080", n);
+        assert!(a < n);
+        assert_eq!(a, shard_of("http://h000001.synth.test:8080", n));
+    }
+    // CRC-32 of the key: a fixed value, so checkpoints route the same forever.
+    assert_eq!(
+        shard_of("http://a.test:80", 1 << 20),
+        (crc32fast::hash(b"http://a.test:80") as usize) % (1 << 20)
+    );
+}
