@@ -19,6 +19,11 @@ use super::{
 };
 
 impl Core {
+    /// A page's answer. In order: bytes counted; a policy refusal ends the host; a
+    /// transient failure (or 429/503) goes back to the head of its host's queue until
+    /// `max_retries`, after a backoff; otherwise the host's next turn is set, the
+    /// links of a 2xx HTML page or the target of a 3xx are taken, and the record goes
+    /// out followed by the decisions on those links.
     pub(super) fn on_page(
         &mut self,
         host: String,

@@ -14,6 +14,9 @@ use super::{
 };
 
 impl Core {
+    /// A robots.txt answer for the host held waiting: fed to the cache; a redirect
+    /// is followed for the same host; once settled, the host is released with its
+    /// politeness after this fetch, and its URLs are decided as they come up.
     pub(super) fn on_robots(
         &mut self,
         fetch: RobotsFetch,
