@@ -183,6 +183,12 @@ impl GateCtx<'_> {
     /// host held (its robots.txt is being fetched) or deferred (robots.txt retried
     /// later).
     fn decide(&mut self, host: &str, item: &QueuedUrl, now: Now) -> Gate<Verdict> {
+        // A robots.txt fetch this pass made for a host held before took the last free
+        // slot: this host keeps its turn, so no more than `concurrency_per_shard`
+        // fetches run, robots.txt included.
+        if self.in_flight.len() >= self.shared.config.concurrency_per_shard {
+            return Gate::Stop;
+        }
         let Ok(url) = Url::parse(&item.url) else {
             return Gate::Take(Verdict::Decline(Outcome::Filtered, "filter:invalid-url"));
         };
@@ -198,9 +204,6 @@ impl GateCtx<'_> {
                 return Gate::Take(Verdict::Decline(Outcome::Budget, "budget:pages-per-host"));
             }
         }
-        // A robots.txt fetch takes a slot like a page: with none free, the host keeps
-        // its turn for the next pass.
-        let full = self.in_flight.len() >= self.shared.config.concurrency_per_shard;
         let decision = match self.robots.check(&url, now.at) {
             Access::Decided(d) => {
                 Some((d.allowed, matches!(d.reason, Reason::Unreachable), d.line()))
@@ -219,11 +222,7 @@ impl GateCtx<'_> {
                 // robots.txt is unreachable: RFC 9309 §2.3.1.4 says disallow all for
                 // now, so the host's URLs wait (none is dropped) and robots.txt is
                 // retried.
-                if self.robots_fetching.contains(host) {
-                    Gate::Hold
-                } else if full && self.robots_fetch_due(&url, now) {
-                    Gate::Stop
-                } else if self.fetch_robots(host, &url, item, now) {
+                if self.robots_fetching.contains(host) || self.fetch_robots(host, &url, item, now) {
                     Gate::Hold
                 } else {
                     let retry = HostKey::of(&url)
@@ -234,11 +233,7 @@ impl GateCtx<'_> {
             }
             Some((false, false, line)) => Gate::Take(Verdict::Disallowed(line)),
             None => {
-                if full && self.robots_fetch_due(&url, now) {
-                    Gate::Stop
-                } else if self.fetch_robots(host, &url, item, now)
-                    || self.robots_fetching.contains(host)
-                {
+                if self.fetch_robots(host, &url, item, now) || self.robots_fetching.contains(host) {
                     Gate::Hold
                 } else {
                     // Nothing to wait for (e.g. the rules were evicted mid-way): try
@@ -270,20 +265,6 @@ impl GateCtx<'_> {
         self.robots_fetching.insert(host.to_owned());
         self.out.push(action);
         true
-    }
-
-    /// Whether a robots.txt fetch for `url`'s host would start now (first contact,
-    /// expired rules, or a retry time reached), without starting it.
-    fn robots_fetch_due(&self, url: &Url, now: Now) -> bool {
-        let Some(key) = HostKey::of(url) else {
-            return false;
-        };
-        match self.robots.get(&key).map(|p| p.state()) {
-            None | Some(RobotsState::NeedsFetch) => true,
-            Some(RobotsState::Fetching(_)) => false,
-            Some(RobotsState::Ready(r)) => now.at >= r.fresh_until,
-            Some(RobotsState::Unreachable(u)) => now.at >= u.retry_at,
-        }
     }
 
     /// True once robots.txt of `url`'s host failed `robots_max_attempts` times in a row.

@@ -1130,3 +1130,35 @@ fn shard_routing_is_stable_and_in_range() {
         (crc32fast::hash(b"http://a.test:80") as usize) % (1 << 20)
     );
 }
+
+#[test]
+fn a_robots_fetch_that_takes_the_last_slot_ends_the_pass() {
+    let mut h = harness_with(
+        &[A, "http://b.test/"],
+        |c| c.concurrency_per_shard = 2,
+        |_| {},
+    );
+    let first = robots_fetches(&h.schedule(h.t0));
+    assert_eq!(first.len(), 2);
+    // c.test is new; b.test's rules arrive, so one slot is free again.
+    h.seed("http://c.test/");
+    let b = first
+        .iter()
+        .find(|(_, u)| u.starts_with("http://b.test"))
+        .cloned()
+        .expect("b's robots.txt");
+    h.feed(response(b.0, &b.1, 200, &[], b""), h.t0);
+    assert_eq!(h.core.in_flight(), 1);
+    // c.test's turn comes first (queued earlier than b.test's release): its robots.txt
+    // takes the last slot, and b.test's page waits for the next pass.
+    let actions = h.schedule(h.at(secs(1)));
+    assert_eq!(
+        robots_fetches(&actions)
+            .into_iter()
+            .map(|(_, u)| u)
+            .collect::<Vec<_>>(),
+        vec!["http://c.test/robots.txt".to_owned()]
+    );
+    assert!(fetches(&actions).is_empty());
+    assert_eq!(h.core.in_flight(), 2);
+}
