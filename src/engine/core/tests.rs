@@ -1162,3 +1162,28 @@ fn a_robots_fetch_that_takes_the_last_slot_ends_the_pass() {
     assert!(fetches(&actions).is_empty());
     assert_eq!(h.core.in_flight(), 2);
 }
+
+#[test]
+fn expired_robots_rules_are_revalidated_while_the_host_waits() {
+    let mut h = harness(&[A, "http://a.test/2"]);
+    let asked = robots_fetches(&h.schedule(h.t0));
+    let (id, url) = asked[0].clone();
+    h.feed(response(id, &url, 200, &[("ETag", "\"v1\"")], b""), h.t0);
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    h.feed(html(id, &url, ""), t1);
+    // A day and more later the rules have expired: the host waits again, and the
+    // robots.txt request is conditional.
+    let later = h.at(secs(25 * 3600));
+    let actions = h.schedule(later);
+    assert!(fetches(&actions).is_empty());
+    let refresh = match actions.as_slice() {
+        [Action::FetchRobots(r)] => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(refresh.head.if_none_match.as_deref(), Some("\"v1\""));
+    assert!(h.core.frontier.is_held("http://a.test"));
+    let (id, url) = (refresh.id, refresh.head.url.to_string());
+    h.feed(response(id, &url, 304, &[], b""), later);
+    assert_eq!(h.one_fetch(later.plus(secs(1))).1, "http://a.test/2");
+}
