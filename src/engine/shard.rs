@@ -577,6 +577,136 @@ impl Shard {
     }
 }
 
+/// The shard's side of the checkpoint barriers, with the coordinator's side played by
+/// a thread: no socket (the fetcher's event loop is created, never used).
+#[cfg(test)]
+mod checkpoint_tests {
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    use std::sync::Barrier;
+
+    use crossbeam_channel::{bounded, unbounded};
+
+    use super::*;
+    use crate::engine::CrawlConfig;
+    use crate::frontier::{FrontierConfig, SegmentReader};
+    use crate::net::{FetchLimits, FetcherConfig};
+    use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
+
+    fn item(url: &str) -> QueuedUrl {
+        QueuedUrl {
+            url: url.to_owned(),
+            via: Some("http://a.test/".to_owned()),
+            hops: "L".to_owned(),
+            attempts: 0,
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_dumps_queued_unsent_and_inbox_urls_between_its_barriers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = CrawlConfig::new(dir.path().join("out"));
+        config.shards = 2;
+        config.warc = false;
+        let seen_config = SeenConfig {
+            backing: Backing::Memory,
+            ..SeenConfig::new(10_000, 1e-6)
+        };
+        let shared = Arc::new(Shared::new(
+            config,
+            FetchLimits::default(),
+            SeenSet::create_with(dir.path().join("seen.bits"), &seen_config).expect("seen"),
+            ContentSeen::create_backed(dir.path().join("fp.bits"), 1_000, 1e-6, Backing::Memory)
+                .expect("fingerprints"),
+            None,
+            Arc::new(AtomicU64::new(0)),
+        ));
+        let mut frontier =
+            Frontier::new(FrontierConfig::new(dir.path().join("frontier"))).expect("frontier");
+        frontier
+            .push(
+                "http://a.test",
+                item("http://a.test/queued"),
+                Instant::now(),
+            )
+            .expect("push");
+        let fetcher = Fetcher::new(FetcherConfig::default()).expect("fetcher");
+        let own_waker = Arc::new(InboxWaker::new(fetcher.waker()));
+        let peer_poll = mio::Poll::new().expect("poll");
+        let peer_waker = Arc::new(InboxWaker::new(Arc::new(
+            mio::Waker::new(peer_poll.registry(), mio::Token(0)).expect("waker"),
+        )));
+        let (own_tx, own_rx) = bounded::<Batch>(4);
+        // The peer's inbox is full: a batch routed to it stays in our outbox.
+        let (peer_tx, _peer_rx) = bounded::<Batch>(1);
+        peer_tx.send(Vec::new()).expect("fill");
+        let (output_tx, _output_rx) = unbounded();
+        let (_control_tx, control_rx) = unbounded();
+        let mut shard = Shard::new(ShardParts {
+            index: 0,
+            shared: Arc::clone(&shared),
+            frontier,
+            fetcher,
+            filter: Arc::new(crate::url::UrlFilter::new(Default::default(), &[]).expect("filter")),
+            inbox: own_rx,
+            peers: vec![own_tx.clone(), peer_tx],
+            peer_wakers: vec![own_waker, peer_waker],
+            output: output_tx,
+            control: control_rx,
+            tallies: HashMap::new(),
+            robots: Vec::new(),
+            warc: None,
+        });
+        shard.route(1, "http://b.test".to_owned(), item("http://b.test/unsent"));
+        // A peer's batch that reached our inbox before barrier 1.
+        own_tx
+            .send(vec![(
+                "http://c.test".to_owned(),
+                item("http://c.test/inbox"),
+            )])
+            .expect("send");
+        let cp_dir = dir.path().join("cp");
+        std::fs::create_dir_all(&cp_dir).expect("cp dir");
+        let cut = Arc::new(CheckpointCut {
+            barrier: Barrier::new(2),
+            dir: cp_dir.clone(),
+            failed: AtomicBool::new(false),
+        });
+        let coordinator = {
+            let cut = Arc::clone(&cut);
+            std::thread::spawn(move || {
+                for _ in 0..4 {
+                    cut.barrier.wait();
+                }
+            })
+        };
+        shard.checkpoint(&cut);
+        coordinator.join().expect("coordinator");
+        assert!(!cut.failed.load(Ordering::Acquire));
+        let mut r = SegmentReader::open(&cp_dir.join("frontier-0000.seg")).expect("segment");
+        let mut urls = Vec::new();
+        while let Some(rec) = r.next_record().expect("record") {
+            urls.push((rec.host, rec.item.url));
+        }
+        urls.sort();
+        assert_eq!(
+            urls,
+            vec![
+                (
+                    "http://a.test".to_owned(),
+                    "http://a.test/queued".to_owned()
+                ),
+                (
+                    "http://b.test".to_owned(),
+                    "http://b.test/unsent".to_owned()
+                ),
+                ("http://c.test".to_owned(), "http://c.test/inbox".to_owned()),
+            ]
+        );
+        assert!(cp_dir.join("tallies-0000.tsv").exists());
+        assert!(cp_dir.join("robots-0000.bin").exists());
+    }
+}
+
 fn outcome_of(r: &FailReason) -> Outcome {
     match r {
         FailReason::Dns(_) => Outcome::DnsError,
