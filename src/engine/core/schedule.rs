@@ -6,6 +6,7 @@
 //! and leave the frontier once, when the answer is in (`robots.rs` releases the
 //! host).
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -15,9 +16,9 @@ use crate::crawllog::{LogRecord, Outcome};
 use crate::frontier::{Gate, QueuedUrl};
 use crate::http::RequestHead;
 use crate::net::FetchRequest;
-use crate::robots::{Access, HostKey, Reason, RobotsState};
+use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 
-use super::{hops_path, secs, Action, Core, InFlight, Now, POLICY_PRIVATE};
+use super::{hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, POLICY_PRIVATE};
 
 /// The verdict on a URL taken from the frontier.
 #[derive(Debug)]
@@ -168,13 +169,13 @@ impl Core {
 /// The parts of the core the frontier's gate reads and writes while the frontier is
 /// borrowed.
 struct GateCtx<'a> {
-    robots: &'a mut crate::robots::RobotsCache,
-    tallies: &'a std::collections::HashMap<String, super::HostTally>,
-    refused_hosts: &'a std::collections::HashSet<String>,
-    robots_fetching: &'a mut std::collections::HashSet<String>,
-    in_flight: &'a mut std::collections::HashMap<u64, InFlight>,
+    robots: &'a mut RobotsCache,
+    tallies: &'a HashMap<String, HostTally>,
+    refused_hosts: &'a HashSet<String>,
+    robots_fetching: &'a mut HashSet<String>,
+    in_flight: &'a mut HashMap<u64, InFlight>,
     next_id: &'a mut u64,
-    shared: &'a super::Shared,
+    shared: &'a Shared,
     out: &'a mut Vec<Action>,
 }
 
@@ -292,8 +293,8 @@ fn request_head(config: &crate::engine::CrawlConfig, url: Url) -> RequestHead {
 /// answer is the rules of the host that asked (RFC 9309 §2.3.1.2), so the cache entry
 /// to feed stays `key`, never the redirect target's.
 pub(super) fn robots_request(
-    shared: &super::Shared,
-    in_flight: &mut std::collections::HashMap<u64, InFlight>,
+    shared: &Shared,
+    in_flight: &mut HashMap<u64, InFlight>,
     id: u64,
     host: &str,
     key: HostKey,
