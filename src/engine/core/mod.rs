@@ -372,6 +372,18 @@ impl Core {
     }
 }
 
+/// The parsed response head of an outcome. The core reads an outcome's head and body
+/// through these two only, so a change of the fetcher's outcome shape lands here.
+fn head_of(o: &FetchOutcome) -> Option<&crate::http::ResponseHead> {
+    o.head.as_ref()
+}
+
+/// The body of an outcome, content-decoded: what links and robots.txt rules are read
+/// from.
+fn body_of(o: &FetchOutcome) -> &[u8] {
+    &o.body
+}
+
 /// A hop path from its letters; a malformed one reads as a seed's.
 pub(crate) fn hops_path(hops: &str) -> HopsPath {
     HopsPath::try_from(hops.to_owned()).unwrap_or_default()

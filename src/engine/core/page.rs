@@ -15,7 +15,8 @@ use crate::net::{FailReason, FetchOutcome};
 use crate::robots::PageDirectives;
 
 use super::{
-    hops_path, host_key, shard_of, Action, Core, Now, Record, RecordContext, POLICY_PRIVATE,
+    body_of, head_of, hops_path, host_key, shard_of, Action, Core, Now, Record, RecordContext,
+    POLICY_PRIVATE,
 };
 
 impl Core {
@@ -49,7 +50,7 @@ impl Core {
             self.finish_url();
             return;
         }
-        let retry_after = o.head.as_ref().and_then(|h| retry_after(h, now));
+        let retry_after = head_of(&o).and_then(|h| retry_after(h, now));
         let status = o.status();
         let retryable = match (&o.error, status) {
             (Some(r), _) => is_retryable(r),
@@ -79,7 +80,7 @@ impl Core {
         let mut outlinks: Vec<(String, Hop)> = Vec::new();
         if o.error.is_none() {
             self.shared.pages.fetch_add(1, Ordering::AcqRel);
-            if let (Some(code), Some(head)) = (status, o.head.as_ref()) {
+            if let (Some(code), Some(head)) = (status, head_of(&o)) {
                 if (300..400).contains(&code) {
                     if let Some(loc) = head
                         .header("location")
@@ -194,7 +195,7 @@ impl Core {
             .header("content-type")
             .and_then(|v| std::str::from_utf8(v).ok())
             .and_then(charset_of);
-        let page = Links::extract_keys(&o.url, &o.body, charset, &self.extract);
+        let page = Links::extract_keys(&o.url, body_of(o), charset, &self.extract);
         let meta = PageDirectives {
             index: page.robots.index,
             follow: page.robots.follow,
@@ -208,7 +209,8 @@ impl Core {
             annotations.push("nofollow".to_owned());
             return;
         }
-        let digest = crate::html::fingerprint::page_fingerprint(o.url.path().as_bytes(), &o.body);
+        let digest =
+            crate::html::fingerprint::page_fingerprint(o.url.path().as_bytes(), body_of(o));
         if self.shared.fingerprints.test_and_set(digest) {
             annotations.push("duplicate".to_owned());
             self.shared.duplicates.fetch_add(1, Ordering::AcqRel);

@@ -9,8 +9,8 @@ use crate::robots::{HostKey, ParseReport, RobotsResponse, Step};
 use super::page::retry_after;
 use super::schedule::robots_request;
 use super::{
-    Action, Core, Now, Record, RecordContext, RobotsFetch, MAX_REFUSAL_WARNINGS, MAX_REFUSED_HOSTS,
-    POLICY_PRIVATE,
+    body_of, head_of, Action, Core, Now, Record, RecordContext, RobotsFetch, MAX_REFUSAL_WARNINGS,
+    MAX_REFUSED_HOSTS, POLICY_PRIVATE,
 };
 
 impl Core {
@@ -46,7 +46,7 @@ impl Core {
             ));
             return;
         }
-        let step = match (&o.error, &o.head) {
+        let step = match (&o.error, head_of(&o)) {
             (None, Some(head)) => {
                 let headers: Vec<(&str, &[u8])> = head
                     .headers
@@ -56,17 +56,17 @@ impl Core {
                 let resp = RobotsResponse {
                     status: head.status,
                     headers: &headers,
-                    body: &o.body,
+                    body: body_of(&o),
                 };
                 self.robots.on_response(&key, now.at, &resp)
             }
             _ => self.robots.on_network_error(&key, now.at),
         };
         let annotations = match self.robots.take_parse_report(&key) {
-            Some(report) => self.robots_caps(&report, o.body.len()),
+            Some(report) => self.robots_caps(&report, body_of(&o).len()),
             None => Vec::new(),
         };
-        let retry_after = o.head.as_ref().and_then(|h| retry_after(h, now));
+        let retry_after = head_of(&o).and_then(|h| retry_after(h, now));
         let elapsed = o.timings.response_time();
         let url = o.url.clone();
         out.push(robots_record(o, request, via.clone(), annotations));

@@ -108,8 +108,7 @@ impl Core {
     fn fetch_page(&mut self, host: String, item: QueuedUrl, url: Url, out: &mut Vec<Action>) {
         let mut head = request_head(&self.shared.config, url);
         head.referer.clone_from(&item.via);
-        let mut request = Vec::new();
-        crate::http::write_request(&head, &mut request);
+        let request = serialize(&head);
         let id = self.next_id();
         let mut req = FetchRequest {
             id,
@@ -281,6 +280,13 @@ impl GateCtx<'_> {
     }
 }
 
+/// The request as it goes on the wire, kept for the WARC request record.
+fn serialize(head: &RequestHead) -> Vec<u8> {
+    let mut request = Vec::new();
+    crate::http::write_request(head, &mut request);
+    request
+}
+
 /// The request head every fetch starts from: our user agent and `From`.
 fn request_head(config: &crate::engine::CrawlConfig, url: Url) -> RequestHead {
     let mut head = RequestHead::get(url, config.user_agent.clone());
@@ -305,8 +311,7 @@ pub(super) fn robots_request(
     head.if_none_match = req.if_none_match;
     head.if_modified_since = req.if_modified_since;
     head.accept = "text/plain,*/*;q=0.5".to_owned();
-    let mut request = Vec::new();
-    crate::http::write_request(&head, &mut request);
+    let request = serialize(&head);
     let mut fetch = FetchRequest {
         id,
         head,
