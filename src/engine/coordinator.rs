@@ -1,5 +1,7 @@
-//! The coordinator's helpers: the checkpoint protocol's coordinator side, and what
-//! it does when the disk watch pauses or resumes the crawl or a checkpoint fails.
+//! The coordinator: the loop that watches the shards while they crawl (termination,
+//! the disk watch, periodic checkpoints, progress), the checkpoint protocol's
+//! coordinator side, and what it does when the disk watch pauses or resumes the crawl
+//! or a checkpoint fails.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,11 +13,286 @@ use crossbeam_channel::{bounded, Sender};
 
 use crate::checkpoint::{self, Manifest, PresenceLogs};
 
+use super::monitor::Monitor;
+use super::setup::Prepared;
+use super::stats::{stats, write_stats};
 use super::{output, space, CheckpointCut, Control, CrawlError, Shared};
+
+/// What the coordinator hands to the crawl's finish: for `stats.json` and the last
+/// progress line.
+pub(super) struct Report {
+    pub started: Instant,
+    pub checkpoints: u64,
+    pub disk: space::DiskWatch,
+    pub monitor: Monitor,
+}
+
+/// The coordinator of a running crawl (see the module docs). Borrows what setup and
+/// shard start-up made; [`Coordinator::run`] returns how the crawl ended.
+pub(super) struct Coordinator<'a> {
+    shared: &'a Shared,
+    out: &'a Path,
+    cp_root: &'a Path,
+    output: &'a output::OutputThread,
+    controls: &'a [Sender<Control>],
+    wakers: &'a [Arc<mio::Waker>],
+    /// The stop flag of the library API (a signal handler sets it).
+    stop: &'a AtomicBool,
+    resumed_epoch: Option<u64>,
+    epoch: u64,
+    /// The committed checkpoint the next one appends its presence logs to.
+    last_cp: Option<(PathBuf, PresenceLogs)>,
+    report: Report,
+    next_checkpoint: Instant,
+    /// A checkpoint the disk watch asks for: at a pause, once the fetches in flight
+    /// have ended (or at the instant held, when they take longer than a fetch may),
+    /// and right after a resume when one failed for lack of space. Letting them end
+    /// first keeps a checkpoint that the output holds up (it waits for space) from
+    /// stalling them past their deadlines, which would make them fail and be retried
+    /// on a new connection while the server still serves the old one.
+    disk_checkpoint: Option<Instant>,
+    disk_checkpoint_failed: bool,
+    drain_limit: Duration,
+}
+
+impl<'a> Coordinator<'a> {
+    pub fn new(
+        p: &'a Prepared,
+        controls: &'a [Sender<Control>],
+        wakers: &'a [Arc<mio::Waker>],
+        stop: &'a AtomicBool,
+        monitor: Monitor,
+    ) -> Self {
+        let shared = &*p.shared;
+        let config = &shared.config;
+        let started = Instant::now();
+        let mut disk = space::DiskWatch::new(config.disk_reserve, started);
+        if !disk.is_enabled() {
+            // `--disk-reserve 0`: a write that meets ENOSPC fails at once, as it always did.
+            p.output.stall.give_up();
+        }
+        disk.set_checkpoint_bytes(
+            shared.seen.stats().file_bytes + shared.fingerprints.stats().file_bytes,
+        );
+        Self {
+            shared,
+            out: &p.out,
+            cp_root: &p.cp_root,
+            output: &p.output,
+            controls,
+            wakers,
+            stop,
+            resumed_epoch: p.resumed_epoch,
+            epoch: p.epoch,
+            last_cp: p.last_cp.clone(),
+            next_checkpoint: started + nonzero(config.checkpoint_interval),
+            report: Report {
+                started,
+                checkpoints: 0,
+                disk,
+                monitor,
+            },
+            disk_checkpoint: None,
+            disk_checkpoint_failed: false,
+            drain_limit: config.fetcher.deadlines.total_timeout + Duration::from_secs(1),
+        }
+    }
+
+    /// Watches the crawl every 20 ms until it ends; returns how (`exhausted`,
+    /// `budget`, `stopped` or `error`).
+    ///
+    /// # Errors
+    /// A checkpoint failed other than for lack of space, or `stats.json` could not be
+    /// written after one.
+    pub fn run(&mut self) -> Result<&'static str, CrawlError> {
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = Instant::now();
+            let in_flight = self.observe_flags();
+            if let Some(ending) = self.ending(in_flight) {
+                return Ok(ending);
+            }
+            self.watch_disk(now);
+            self.checkpoint_if_due(now, in_flight)?;
+            if self.report.monitor.due(now) {
+                let mut s = self.stats();
+                self.report.disk.fill(&mut s, now);
+                self.report.monitor.update(&s, now);
+            }
+        }
+    }
+
+    /// The last checkpoint of the crawl, taken while the shards still hold their
+    /// frontiers.
+    ///
+    /// # Errors
+    /// The checkpoint failed (the previous one stays current).
+    pub fn final_checkpoint(&mut self) -> Result<(), CrawlError> {
+        self.epoch += 1;
+        let cp = self.checkpoint();
+        self.report.checkpoints += u64::from(cp.is_ok());
+        cp.map(|_| ())
+    }
+
+    pub fn into_report(self) -> Report {
+        self.report
+    }
+
+    /// Turns the stop flag into `stopping`, lets the output give up on a full disk
+    /// once stopped, and returns the fetches in flight over all shards.
+    fn observe_flags(&self) -> u64 {
+        let shared = self.shared;
+        if self.stop.load(Ordering::Acquire) && !shared.stopping.load(Ordering::Acquire) {
+            shared.stopping.store(true, Ordering::Release);
+        }
+        if self.stop.load(Ordering::Acquire) && self.output.stall.is_waiting() {
+            // Stopped while the disk is full: the output cannot be made durable, so it
+            // gives up and the final checkpoint fails; the previous one stays current.
+            self.output.stall.give_up();
+        }
+        shared
+            .in_flight
+            .iter()
+            .map(|a| a.load(Ordering::Acquire))
+            .sum()
+    }
+
+    /// How the crawl ended, if it did: a shard failed, every URL is done, or a
+    /// budget or stop took effect and the last fetch ended.
+    fn ending(&self, in_flight: u64) -> Option<&'static str> {
+        let shared = self.shared;
+        if shared.fatal.load(Ordering::Acquire) {
+            return Some("error");
+        }
+        if shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0 {
+            return Some("exhausted");
+        }
+        if shared.stopping.load(Ordering::Acquire) && in_flight == 0 {
+            return Some(if self.stop.load(Ordering::Acquire) {
+                "stopped"
+            } else {
+                "budget"
+            });
+        }
+        None
+    }
+
+    /// Measures free space when due; a pause asks for a checkpoint once the fetches
+    /// in flight end, a resume after a failed one asks for one at once.
+    fn watch_disk(&mut self, now: Instant) {
+        if !self.report.disk.is_due(now) {
+            return;
+        }
+        let measured = match space::probe(self.out) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot measure free space on the output");
+                return;
+            }
+        };
+        let waiting = self.output.stall.is_waiting();
+        let Some(change) = self.report.disk.observe(measured, waiting, now) else {
+            return;
+        };
+        match change {
+            space::Change::Paused { .. } => {
+                self.disk_checkpoint = Some(now + self.drain_limit);
+            }
+            space::Change::Resumed { .. } if self.disk_checkpoint_failed => {
+                self.disk_checkpoint = Some(now);
+            }
+            space::Change::Resumed { .. } => {}
+        }
+        on_disk_change(self.shared, self.out, &change);
+        let mut s = self.stats();
+        self.report.disk.fill(&mut s, now);
+        if let Err(e) = write_stats(self.out, &s) {
+            tracing::warn!(error = %e, "cannot write stats.json");
+        }
+    }
+
+    /// A periodic checkpoint (not while paused) or one the disk watch asked for.
+    fn checkpoint_if_due(&mut self, now: Instant, in_flight: u64) -> Result<(), CrawlError> {
+        let config = &self.shared.config;
+        let periodic = !config.checkpoint_interval.is_zero() && now >= self.next_checkpoint;
+        let disk_due = self
+            .disk_checkpoint
+            .is_some_and(|at| in_flight == 0 || now >= at);
+        let disk = &self.report.disk;
+        // No checkpoint while the output thread waits for space: the shards may be
+        // blocked sending to it and would not reach the checkpoint's barriers.
+        if !((disk_due || (periodic && !disk.is_paused())) && !self.output.stall.is_waiting()) {
+            return Ok(());
+        }
+        self.disk_checkpoint = None;
+        self.epoch += 1;
+        // Whether the disk was the trouble, should this checkpoint fail: it is one the
+        // pause asked for, or a write waited for space while it ran (the coordinator
+        // is blocked meanwhile, so space may be back by the time it fails).
+        let (paused, stalls) = (disk.is_paused(), self.output.stall.stalls());
+        match self.checkpoint() {
+            Ok(()) => {
+                self.report.checkpoints += 1;
+                self.disk_checkpoint_failed = false;
+                if let Ok(name) = checkpoint::current_name(self.cp_root) {
+                    let bytes = space::dir_bytes(&self.cp_root.join(name));
+                    self.report.disk.set_checkpoint_bytes(bytes);
+                }
+                let mut s = self.stats();
+                self.report.disk.fill(&mut s, Instant::now());
+                match write_stats(self.out, &s) {
+                    Err(e) if self.report.disk.is_paused() => {
+                        tracing::warn!(error = %e, "cannot write stats.json");
+                    }
+                    r => r?,
+                }
+            }
+            Err(e) => {
+                let disk_trouble = paused || self.output.stall.stalls() != stalls;
+                absorb_checkpoint_failure(
+                    e,
+                    disk_trouble,
+                    self.shared,
+                    self.out,
+                    self.cp_root,
+                    &mut self.report.disk,
+                )?;
+                self.disk_checkpoint_failed = true;
+            }
+        }
+        self.next_checkpoint = Instant::now() + config.checkpoint_interval;
+        Ok(())
+    }
+
+    /// Takes checkpoint `self.epoch`; on success it is the one the next appends to.
+    fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        let cp = take_checkpoint(
+            self.shared,
+            self.controls,
+            self.wakers,
+            &self.output.tx,
+            self.cp_root,
+            self.epoch,
+            self.last_cp.as_ref(),
+        )?;
+        self.last_cp = Some(cp);
+        Ok(())
+    }
+
+    fn stats(&self) -> super::Stats {
+        stats(
+            self.shared,
+            self.report.started,
+            self.report.checkpoints,
+            self.resumed_epoch,
+            "running",
+        )
+    }
+}
 
 /// Acts on a pause or resume of the disk watch: the flag the shards read, and a log
 /// line saying why, with the figures.
-pub(super) fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
+fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
     let mib = |b: u64| b as f64 / f64::from(1 << 20);
     match *change {
         space::Change::Paused {
@@ -70,7 +347,7 @@ pub(super) fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change
 /// taken as lack of space: the attempt's files go, the previous checkpoint stays
 /// current and whole, and the crawl pauses (it is owed a checkpoint when it resumes).
 /// Any other failure, or any with the watch off, ends the crawl as before.
-pub(super) fn absorb_checkpoint_failure(
+fn absorb_checkpoint_failure(
     e: CrawlError,
     disk_trouble: bool,
     shared: &Shared,
@@ -103,7 +380,7 @@ pub(super) fn absorb_checkpoint_failure(
     Ok(())
 }
 
-pub(super) fn nonzero(d: Duration) -> Duration {
+fn nonzero(d: Duration) -> Duration {
     if d.is_zero() {
         Duration::from_secs(365 * 24 * 3600)
     } else {
@@ -114,7 +391,7 @@ pub(super) fn nonzero(d: Duration) -> Duration {
 /// The coordinator's side of the checkpoint protocol (see `docs/architecture.md`).
 /// `prev` is the last committed checkpoint of this run (or the one resumed from),
 /// whose presence logs this one appends to; returns this one's.
-pub(super) fn take_checkpoint(
+fn take_checkpoint(
     shared: &Shared,
     controls: &[Sender<Control>],
     wakers: &[Arc<mio::Waker>],

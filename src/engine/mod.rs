@@ -5,7 +5,9 @@
 
 pub mod config;
 mod coordinator;
+mod core;
 mod error;
+mod inbox;
 pub mod metrics;
 mod monitor;
 pub(crate) mod output;
@@ -14,31 +16,28 @@ mod shard;
 pub mod space;
 mod stats;
 
-use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_channel::{bounded, unbounded, Sender};
 use url::Url;
 
-use crate::checkpoint::{self, Counters, PresenceLogs};
+use crate::checkpoint::Counters;
 use crate::crawllog::{LogRecord, Outcome};
-use crate::frontier::{Frontier, FrontierConfig, FrontierStats, QueuedUrl, SegmentReader};
+use crate::frontier::FrontierStats;
 use crate::http::ResponseHead;
 use crate::net::{FetchLimits, Fetcher, IpSlots};
-use crate::seen::{ContentSeen, Purpose, SeenConfig, SeenSet};
-use crate::url::UrlFilter;
-use crate::warc::{WarcWriterConfig, WarcinfoFields};
+use crate::seen::{ContentSeen, SeenSet};
 
 pub use config::CrawlConfig;
 pub use error::CrawlError;
 pub use output::{OutputSummary, Positions};
 pub use stats::Stats;
 
-use coordinator::{absorb_checkpoint_failure, nonzero, on_disk_change, take_checkpoint};
-use setup::{discard_uncheckpointed_output, load_robots, log_presence_sizing, write_start};
+use coordinator::Coordinator;
+use setup::Prepared;
 use stats::{outcome_index, stats, write_stats};
 
 /// A fetched response, as a [`Handler`] sees it.
@@ -119,6 +118,48 @@ pub(crate) struct CheckpointFigures {
 }
 
 impl Shared {
+    /// Counters at zero, no flag set, figures for `config.shards` shards.
+    pub fn new(
+        config: CrawlConfig,
+        limits: FetchLimits,
+        seen: SeenSet,
+        fingerprints: ContentSeen,
+        handler: Option<Arc<dyn Handler>>,
+        warc_revisits: Arc<AtomicU64>,
+    ) -> Self {
+        let n = config.shards;
+        Self {
+            limits,
+            seen,
+            fingerprints,
+            handler,
+            outstanding: AtomicU64::new(0),
+            pages: AtomicU64::new(0),
+            pages_started: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            discovered: AtomicU64::new(0),
+            duplicates: AtomicU64::new(0),
+            pages_links_truncated: AtomicU64::new(0),
+            pages_scan_truncated: AtomicU64::new(0),
+            pages_long_attributes: AtomicU64::new(0),
+            robots_truncated: AtomicU64::new(0),
+            robots_long_lines: AtomicU64::new(0),
+            warc_revisits,
+            hosts_parked: AtomicU64::new(0),
+            outcomes: Default::default(),
+            stopping: AtomicBool::new(false),
+            exit: AtomicBool::new(false),
+            paused: AtomicBool::new(false),
+            fatal: AtomicBool::new(false),
+            frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
+            robots_stats: Mutex::new(vec![crate::robots::CacheStats::default(); n]),
+            in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            checkpoint_figures: Mutex::new(CheckpointFigures::default()),
+            peak_rss_less_bits: AtomicU64::new(0),
+            config,
+        }
+    }
+
     pub fn budget_spent(&self) -> bool {
         let c = &self.config;
         c.max_pages
@@ -251,258 +292,40 @@ impl Crawler {
     }
 }
 
+/// A crawl from start to end: [`setup::prepare`], [`start_shards`], the
+/// [`Coordinator`] until the crawl ends, then [`finish`].
 fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let Crawler {
-        mut config,
+        config,
         handler,
         resume,
         stop,
     } = crawler;
-    let out = config.out_dir.clone();
-    fs::create_dir_all(&out).map_err(CrawlError::io("create", &out))?;
-    let cp_root = out.join("checkpoint");
-    let log_path = out.join("crawl.log.jsonl");
-    let warc_dir = out.join("warc");
-    let started_with = if resume {
-        checkpoint::start::read(&out)?
-    } else {
-        None
-    };
-    if config.seeds.is_empty() {
-        // The seeds of a resume come from the start file when not given again: they
-        // set the scope, and a crawl killed before its first checkpoint restarts from
-        // them.
-        if let Some(start) = &started_with {
-            config.seeds.clone_from(&start.seeds);
-        }
-    }
-    let resumed = if resume {
-        match checkpoint::load_current(&cp_root) {
-            Ok(found) => Some(found),
-            Err(checkpoint::CheckpointError::NoCheckpoint(_)) => {
-                // Killed before its first checkpoint: nothing of that run is covered by
-                // a cut, so it starts again from the seeds, and its output (the log and
-                // WARC records of fetches that will be redone) is discarded, just as a
-                // resume cuts both back to the checkpoint's positions.
-                if config.seeds.is_empty() {
-                    return Err(CrawlError::NothingToResume { root: cp_root });
-                }
-                tracing::warn!(out = %out.display(), "no checkpoint to resume: starting again from the seeds");
-                discard_uncheckpointed_output(&log_path, &warc_dir)?;
-                None
-            }
-            Err(e) => return Err(e.into()),
-        }
-    } else {
-        let log_used = fs::metadata(&log_path).is_ok_and(|m| m.len() > 0);
-        let started = checkpoint::start::start_path(&out).exists();
-        if cp_root.join("CURRENT").exists() || log_used || started {
-            return Err(CrawlError::OutputInUse { out });
-        }
-        None
-    };
-    write_start(&config, started_with.as_ref())?;
+    let mut prepared = setup::prepare(config, handler, resume)?;
+    let monitor = monitor::Monitor::new(&prepared.shared.config, Instant::now())?;
+    let shards = start_shards(&mut prepared)?;
+    let mut coordinator =
+        Coordinator::new(&prepared, &shards.controls, &shards.wakers, &stop, monitor);
+    let ending = coordinator.run()?;
+    // The final checkpoint while the shards still hold their frontiers.
+    let cp = coordinator.final_checkpoint();
+    let report = coordinator.into_report();
+    finish(cp, report, ending, shards, prepared)
+}
 
-    // Presence bits and content fingerprints.
-    let seen_path = out.join("seen.bits");
-    let fp_path = out.join("fingerprints.bits");
-    let (seen, fingerprints) = match &resumed {
-        Some((dir, m)) if m.presence.is_some() => {
-            let logs = m.presence.unwrap_or(PresenceLogs {
-                seen_bytes: 0,
-                fingerprints_bytes: 0,
-            });
-            let seen = SeenSet::restore_log(
-                &logs.seen(dir),
-                &seen_path,
-                config.seen_backing,
-                Some(Purpose::Urls),
-            )?;
-            let fps =
-                ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)?;
-            (seen, fps)
-        }
-        Some((dir, _)) => {
-            let seen =
-                SeenSet::restore_backed(dir.join("seen.bits"), &seen_path, config.seen_backing)?;
-            let from = dir.join("fingerprints.bits");
-            fs::copy(&from, &fp_path).map_err(CrawlError::io("copy", from))?;
-            (
-                seen,
-                ContentSeen::open_backed(&fp_path, config.seen_backing)?,
-            )
-        }
-        None => {
-            let _ = fs::remove_file(&seen_path);
-            let _ = fs::remove_file(&fp_path);
-            let seen_config = SeenConfig {
-                backing: config.seen_backing,
-                ..SeenConfig::new(config.seen_capacity, config.seen_fp)
-            };
-            let seen = SeenSet::create_with(&seen_path, &seen_config)?;
-            let fps = ContentSeen::create_backed(
-                &fp_path,
-                config.seen_capacity / 4 + 1024,
-                config.seen_fp,
-                config.seen_backing,
-            )?;
-            (seen, fps)
-        }
-    };
+/// The running shard threads and the means to reach them.
+struct Shards {
+    handles: Vec<std::thread::JoinHandle<()>>,
+    controls: Vec<Sender<Control>>,
+    wakers: Vec<Arc<mio::Waker>>,
+}
 
-    // Outputs, repaired to the checkpoint's positions on resume.
-    if let Some((_, m)) = &resumed {
-        crate::crawllog::repair(&log_path, Some(m.positions.crawl_log_bytes))?;
-        if let Some((file, offset)) = &m.positions.warc {
-            let p = warc_dir.join(file);
-            if p.exists() {
-                crate::warc::repair(&p, Some(*offset))?;
-            }
-        }
-        if warc_dir.exists() {
-            crate::warc::recover(&warc_dir)?;
-        }
-    }
-    let warc_cfg = if config.warc {
-        fs::create_dir_all(&warc_dir).map_err(CrawlError::io("create", &warc_dir))?;
-        let mut c = WarcWriterConfig::new(&warc_dir);
-        c.max_file_bytes = config.warc_max_file_bytes;
-        c.gzip_level = config.warc_gzip_level;
-        c.dedup.max_bytes = usize::try_from(config.warc_dedup_budget()).unwrap_or(usize::MAX);
-        c.warcinfo = WarcinfoFields {
-            software: format!("trawl/{}", crate::VERSION),
-            robots: "obey (RFC 9309)".to_owned(),
-            operator: config.from.clone(),
-            user_agent: Some(config.user_agent.clone()),
-            ..c.warcinfo
-        };
-        Some(c)
-    } else {
-        None
-    };
-    let output =
-        output::OutputThread::spawn(log_path, warc_cfg, 4096).map_err(CrawlError::Output)?;
-
-    // URL filter scope from the seeds.
-    let seed_urls: Vec<Url> = config
-        .seeds
-        .iter()
-        .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
-        .collect();
-    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
-
+/// Starts one thread per shard: its fetcher (event loop), its inbox from the other
+/// shards, its control channel from the coordinator, and its frontier, tallies and
+/// robots cache from [`setup::prepare`].
+fn start_shards(p: &mut Prepared) -> Result<Shards, CrawlError> {
+    let config = &p.shared.config;
     let n = config.shards;
-    let mut limits = FetchLimits::default();
-    limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
-    let shared = Arc::new(Shared {
-        limits,
-        seen,
-        fingerprints,
-        handler,
-        outstanding: AtomicU64::new(0),
-        pages: AtomicU64::new(0),
-        pages_started: AtomicU64::new(0),
-        bytes: AtomicU64::new(0),
-        discovered: AtomicU64::new(0),
-        duplicates: AtomicU64::new(0),
-        pages_links_truncated: AtomicU64::new(0),
-        pages_scan_truncated: AtomicU64::new(0),
-        pages_long_attributes: AtomicU64::new(0),
-        robots_truncated: AtomicU64::new(0),
-        robots_long_lines: AtomicU64::new(0),
-        warc_revisits: Arc::clone(&output.revisits),
-        hosts_parked: AtomicU64::new(0),
-        outcomes: Default::default(),
-        stopping: AtomicBool::new(false),
-        exit: AtomicBool::new(false),
-        paused: AtomicBool::new(false),
-        fatal: AtomicBool::new(false),
-        frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
-        robots_stats: Mutex::new(vec![crate::robots::CacheStats::default(); n]),
-        in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
-        checkpoint_figures: Mutex::new(CheckpointFigures::default()),
-        peak_rss_less_bits: AtomicU64::new(0),
-        config,
-    });
-    log_presence_sizing(&shared);
-    let config = &shared.config;
-    let mut monitor = monitor::Monitor::new(config, Instant::now())?;
-
-    // Frontiers, filled from the seeds or the checkpoint.
-    let frontier_root = out.join("frontier");
-    let _ = fs::remove_dir_all(&frontier_root);
-    let mut frontiers = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut fc = FrontierConfig::new(frontier_root.join(format!("shard-{i:04}")));
-        fc.ram_budget_bytes = config.frontier_ram_bytes_per_shard();
-        fc.max_in_flight_per_host = config.per_host_connections.max(1);
-        frontiers.push(Frontier::new(fc)?);
-    }
-    let now = Instant::now();
-    let mut resumed_epoch = None;
-    let mut epoch = 0;
-    let mut tallies: Vec<_> = (0..n).map(|_| Default::default()).collect();
-    let mut robots: Vec<Vec<_>> = (0..n).map(|_| Vec::new()).collect();
-    match &resumed {
-        Some((dir, m)) => {
-            let c = m.counters;
-            shared.pages.store(c.pages, Ordering::Release);
-            shared
-                .pages_started
-                .store(c.pages_started, Ordering::Release);
-            shared.bytes.store(c.bytes, Ordering::Release);
-            shared.discovered.store(c.discovered, Ordering::Release);
-            shared.duplicates.store(c.duplicates, Ordering::Release);
-            shared
-                .warc_revisits
-                .store(c.warc_revisits, Ordering::Release);
-            for (counter, value) in [
-                (&shared.pages_links_truncated, c.pages_links_truncated),
-                (&shared.pages_scan_truncated, c.pages_scan_truncated),
-                (&shared.pages_long_attributes, c.pages_long_attributes),
-                (&shared.robots_truncated, c.robots_truncated),
-                (&shared.robots_long_lines, c.robots_long_lines),
-            ] {
-                counter.store(value, Ordering::Release);
-            }
-            resumed_epoch = Some(m.epoch);
-            epoch = m.epoch;
-            tallies = shard::load_tallies(dir, n)?;
-            robots = load_robots(dir, n, &config.robots);
-            for file in checkpoint::frontier_files(dir)? {
-                let segment = |source| CrawlError::FrontierSegment {
-                    path: file.clone(),
-                    source,
-                };
-                let mut r = SegmentReader::open(&file).map_err(segment)?;
-                while let Some(rec) = r.next_record().map_err(segment)? {
-                    let s = shard::shard_of(&rec.host, n);
-                    if let Some(f) = frontiers.get_mut(s) {
-                        f.push(&rec.host, rec.item, now)?;
-                        shared.outstanding.fetch_add(1, Ordering::AcqRel);
-                    }
-                }
-            }
-        }
-        None => {
-            for url in &seed_urls {
-                if shared.seen.test_and_set(url.as_str().as_bytes()) {
-                    continue;
-                }
-                let Some(key) = shard::host_key(url) else {
-                    continue;
-                };
-                let s = shard::shard_of(&key, n);
-                if let Some(f) = frontiers.get_mut(s) {
-                    f.push(&key, QueuedUrl::seed(url.as_str()), now)?;
-                    shared.outstanding.fetch_add(1, Ordering::AcqRel);
-                    shared.discovered.fetch_add(1, Ordering::AcqRel);
-                }
-            }
-        }
-    }
-
-    // Event loops and channels.
     let mut fetchers = Vec::with_capacity(n);
     // One per-IP table for all shards: hosts are sharded by name, servers are not.
     let ip_slots = (config.per_ip_connections > 0).then(|| IpSlots::new(config.per_ip_connections));
@@ -515,37 +338,43 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         fetchers.push(Fetcher::new(fc)?);
     }
     let wakers: Vec<Arc<mio::Waker>> = fetchers.iter().map(Fetcher::waker).collect();
-    let inbox_wakers: Vec<Arc<shard::InboxWaker>> = wakers
+    let inbox_wakers: Vec<Arc<inbox::InboxWaker>> = wakers
         .iter()
-        .map(|w| Arc::new(shard::InboxWaker::new(Arc::clone(w))))
+        .map(|w| Arc::new(inbox::InboxWaker::new(Arc::clone(w))))
         .collect();
     let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) =
-        (0..n).map(|_| bounded(shard::INBOX_BATCHES)).unzip();
-    let (control_txs, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
+        (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
+    let (controls, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
         (0..n).map(|_| unbounded()).unzip();
-    let mut handles = Vec::with_capacity(n);
-    for (i, ((((frontier, fetcher), (inbox, control)), tallies), robots)) in frontiers
+    // The frontiers, tallies and robots entries move into the shards; `p` keeps the
+    // rest for the coordinator.
+    let mut per_shard = std::mem::take(&mut p.frontiers)
         .into_iter()
-        .zip(fetchers)
+        .zip(std::mem::take(&mut p.tallies))
+        .zip(std::mem::take(&mut p.robots));
+    let mut handles = Vec::with_capacity(n);
+    for (i, (fetcher, (inbox, control))) in fetchers
+        .into_iter()
         .zip(inbox_rxs.into_iter().zip(control_rxs))
-        .zip(tallies)
-        .zip(robots)
         .enumerate()
     {
+        let Some(((frontier, tallies), robots)) = per_shard.next() else {
+            break;
+        };
         let parts = shard::ShardParts {
             index: i,
-            shared: Arc::clone(&shared),
+            shared: Arc::clone(&p.shared),
             frontier,
             fetcher,
-            filter: Arc::clone(&filter),
+            filter: Arc::clone(&p.filter),
             inbox,
             peers: inbox_txs.clone(),
             peer_wakers: inbox_wakers.clone(),
-            output: output.tx.clone(),
+            output: p.output.tx.clone(),
             control,
             tallies,
             robots,
-            warc: output.warc_compressor.clone(),
+            warc: p.output.warc_compressor.clone(),
         };
         let handle = std::thread::Builder::new()
             .name(format!("trawl-shard-{i}"))
@@ -553,165 +382,43 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             .map_err(|source| CrawlError::ShardSpawn { index: i, source })?;
         handles.push(handle);
     }
-    drop(inbox_txs);
+    Ok(Shards {
+        handles,
+        controls,
+        wakers,
+    })
+}
 
-    // The coordinator: progress, checkpoints, termination.
-    let started = Instant::now();
-    let mut next_checkpoint = started + nonzero(config.checkpoint_interval);
-    let mut checkpoints = 0u64;
-    let mut disk = space::DiskWatch::new(config.disk_reserve, started);
-    if !disk.is_enabled() {
-        // `--disk-reserve 0`: a write that meets ENOSPC fails at once, as it always did.
-        output.stall.give_up();
-    }
-    disk.set_checkpoint_bytes(
-        shared.seen.stats().file_bytes + shared.fingerprints.stats().file_bytes,
-    );
-    // A checkpoint the disk watch asks for: at a pause, once the fetches in flight have
-    // ended (or at the instant held, when they take longer than a fetch may), and right
-    // after a resume when one failed for lack of space. Letting them end first keeps a
-    // checkpoint that the output holds up (it waits for space) from stalling them past
-    // their deadlines, which would make them fail and be retried on a new connection
-    // while the server still serves the old one.
-    let mut disk_checkpoint: Option<Instant> = None;
-    let mut disk_checkpoint_failed = false;
-    let drain_limit = config.fetcher.deadlines.total_timeout + Duration::from_secs(1);
-    // The committed checkpoint the next one appends its presence logs to.
-    let mut last_cp: Option<(PathBuf, PresenceLogs)> = resumed
-        .as_ref()
-        .and_then(|(dir, m)| m.presence.map(|p| (dir.clone(), p)));
-    let finish;
-    loop {
-        std::thread::sleep(Duration::from_millis(20));
-        let now = Instant::now();
-        if stop.load(Ordering::Acquire) && !shared.stopping.load(Ordering::Acquire) {
-            shared.stopping.store(true, Ordering::Release);
-        }
-        if stop.load(Ordering::Acquire) && output.stall.is_waiting() {
-            // Stopped while the disk is full: the output cannot be made durable, so it
-            // gives up and the final checkpoint fails; the previous one stays current.
-            output.stall.give_up();
-        }
-        let in_flight: u64 = shared
-            .in_flight
-            .iter()
-            .map(|a| a.load(Ordering::Acquire))
-            .sum();
-        if shared.fatal.load(Ordering::Acquire) {
-            finish = "error";
-            break;
-        }
-        if shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0 {
-            finish = "exhausted";
-            break;
-        }
-        if shared.stopping.load(Ordering::Acquire) && in_flight == 0 {
-            finish = if stop.load(Ordering::Acquire) {
-                "stopped"
-            } else {
-                "budget"
-            };
-            break;
-        }
-        if disk.is_due(now) {
-            match space::probe(&out) {
-                Ok(measured) => {
-                    if let Some(change) = disk.observe(measured, output.stall.is_waiting(), now) {
-                        match change {
-                            space::Change::Paused { .. } => {
-                                disk_checkpoint = Some(now + drain_limit);
-                            }
-                            space::Change::Resumed { .. } if disk_checkpoint_failed => {
-                                disk_checkpoint = Some(now);
-                            }
-                            space::Change::Resumed { .. } => {}
-                        }
-                        on_disk_change(&shared, &out, &change);
-                        let mut s = stats(&shared, started, checkpoints, resumed_epoch, "running");
-                        disk.fill(&mut s, now);
-                        if let Err(e) = write_stats(&out, &s) {
-                            tracing::warn!(error = %e, "cannot write stats.json");
-                        }
-                    }
-                }
-                Err(e) => tracing::debug!(error = %e, "cannot measure free space on the output"),
-            }
-        }
-        let periodic = !config.checkpoint_interval.is_zero() && now >= next_checkpoint;
-        let disk_due = disk_checkpoint.is_some_and(|at| in_flight == 0 || now >= at);
-        // No checkpoint while the output thread waits for space: the shards may be
-        // blocked sending to it and would not reach the checkpoint's barriers.
-        if (disk_due || (periodic && !disk.is_paused())) && !output.stall.is_waiting() {
-            disk_checkpoint = None;
-            epoch += 1;
-            // Whether the disk was the trouble, should this checkpoint fail: it is one the
-            // pause asked for, or a write waited for space while it ran (the coordinator
-            // is blocked meanwhile, so space may be back by the time it fails).
-            let (paused, stalls) = (disk.is_paused(), output.stall.stalls());
-            match take_checkpoint(
-                &shared,
-                &control_txs,
-                &wakers,
-                &output.tx,
-                &cp_root,
-                epoch,
-                last_cp.as_ref(),
-            ) {
-                Ok(cp) => {
-                    last_cp = Some(cp);
-                    checkpoints += 1;
-                    disk_checkpoint_failed = false;
-                    if let Ok(name) = checkpoint::current_name(&cp_root) {
-                        disk.set_checkpoint_bytes(space::dir_bytes(&cp_root.join(name)));
-                    }
-                    let mut s = stats(&shared, started, checkpoints, resumed_epoch, "running");
-                    disk.fill(&mut s, Instant::now());
-                    match write_stats(&out, &s) {
-                        Err(e) if disk.is_paused() => {
-                            tracing::warn!(error = %e, "cannot write stats.json");
-                        }
-                        r => r?,
-                    }
-                }
-                Err(e) => {
-                    let disk_trouble = paused || output.stall.stalls() != stalls;
-                    absorb_checkpoint_failure(e, disk_trouble, &shared, &out, &cp_root, &mut disk)?;
-                    disk_checkpoint_failed = true;
-                }
-            }
-            next_checkpoint = Instant::now() + config.checkpoint_interval;
-        }
-        if monitor.due(now) {
-            let mut s = stats(&shared, started, checkpoints, resumed_epoch, "running");
-            disk.fill(&mut s, now);
-            monitor.update(&s, now);
-        }
-    }
-    // Final checkpoint while the shards still hold their frontiers.
-    epoch += 1;
-    let cp = take_checkpoint(
-        &shared,
-        &control_txs,
-        &wakers,
-        &output.tx,
-        &cp_root,
-        epoch,
-        last_cp.as_ref(),
-    );
-    checkpoints += u64::from(cp.is_ok());
+/// Ends a crawl after its final checkpoint (`cp`, taken while the shards still held
+/// their frontiers): the shards stop, the output is flushed and closed, and
+/// `stats.json` is written with how the crawl ended (`ending`).
+fn finish(
+    cp: Result<(), CrawlError>,
+    report: coordinator::Report,
+    ending: &'static str,
+    shards: Shards,
+    prepared: Prepared,
+) -> Result<Stats, CrawlError> {
+    let shared = Arc::clone(&prepared.shared);
     shared.exit.store(true, Ordering::Release);
-    for w in &wakers {
+    for w in &shards.wakers {
         let _ = w.wake();
     }
-    for h in handles {
+    for h in shards.handles {
         let _ = h.join();
     }
-    drop(control_txs);
-    output.finish().map_err(CrawlError::Output)?;
+    drop(shards.controls);
+    prepared.output.finish().map_err(CrawlError::Output)?;
     cp?;
-    let mut s = stats(&shared, started, checkpoints, resumed_epoch, finish);
-    disk.fill(&mut s, Instant::now());
-    monitor.finish(&s);
-    write_stats(&out, &s)?;
+    let mut s = stats(
+        &shared,
+        report.started,
+        report.checkpoints,
+        prepared.resumed_epoch,
+        ending,
+    );
+    report.disk.fill(&mut s, Instant::now());
+    report.monitor.finish(&s);
+    write_stats(&prepared.out, &s)?;
     Ok(s)
 }

@@ -1,19 +1,34 @@
-//! Crawl start-up: the start file, the discard of a run that died before its first
-//! checkpoint, the robots cache of a resumed checkpoint, and the presence-bit sizing.
+//! Crawl start-up ([`prepare`]): the output directory and start file, the discard of
+//! a run that died before its first checkpoint, presence bits, the output thread, the
+//! shared state, and the frontiers, tallies and robots caches filled from the seeds or
+//! the checkpoint resumed.
 
+use std::collections::HashMap;
 use std::fs;
-use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::checkpoint;
+use url::Url;
 
-use super::{shard, CrawlConfig, CrawlError, Shared};
+use crate::checkpoint::{self, Counters, Manifest, PresenceLogs};
+use crate::frontier::{Frontier, FrontierConfig, QueuedUrl, SegmentReader};
+use crate::net::FetchLimits;
+use crate::robots::{HostKey, RobotsPolicy};
+use crate::seen::{ContentSeen, Purpose, SeenConfig, SeenSet};
+use crate::url::UrlFilter;
+use crate::warc::{WarcWriterConfig, WarcinfoFields};
+
+use super::output::OutputThread;
+use super::shard::{self, HostTally};
+use super::{CrawlConfig, CrawlError, Handler, Shared};
 
 /// Records the seeds and settings in `OUT/start.json` before anything is fetched (see
 /// `checkpoint::start`), so a crawl killed before its first checkpoint can be resumed.
 /// A resume rewrites it with the seeds and settings it runs with (the recorded flags
 /// stay when the resume brings none: library users).
-pub(super) fn write_start(
+fn write_start(
     config: &CrawlConfig,
     previous: Option<&checkpoint::start::StartRecord>,
 ) -> Result<(), CrawlError> {
@@ -36,7 +51,7 @@ pub(super) fn write_start(
 
 /// Empties the crawl log and removes trawl's WARC files: the output of a run that died
 /// before its first checkpoint, which a restart from the seeds writes again.
-pub(super) fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), CrawlError> {
+fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), CrawlError> {
     if log.exists() {
         fs::write(log, b"").map_err(CrawlError::io("empty", log))?;
     }
@@ -56,7 +71,7 @@ pub(super) fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Resu
 /// The robots cache entries of a checkpoint (`robots-NNNN.bin`), routed to their
 /// shards by host key, least recently used first. Never fails: the robots cache is a
 /// cache (see `robots::persist::load_dir`).
-pub(super) fn load_robots(
+fn load_robots(
     dir: &Path,
     shards: usize,
     config: &crate::robots::PolicyConfig,
@@ -81,7 +96,7 @@ pub(super) fn load_robots(
 
 /// Logs, at crawl start, what the presence bits cost and what they lose at capacity:
 /// the two figures `--seen-capacity` and `--seen-fp` trade (`docs/seen.md`).
-pub(super) fn log_presence_sizing(shared: &Shared) {
+fn log_presence_sizing(shared: &Shared) {
     use crate::seen::model;
     let s = shared.seen.stats();
     let f = shared.fingerprints.stats();
@@ -111,4 +126,324 @@ pub(super) fn log_presence_sizing(shared: &Shared) {
     if !shared.config.progress_interval.is_zero() {
         eprintln!("trawl: {line}");
     }
+}
+
+/// Everything a crawl starts from: the shared state, the output thread, and each
+/// shard's frontier, tallies and robots cache, filled from the seeds or a checkpoint.
+pub(super) struct Prepared {
+    pub out: PathBuf,
+    pub cp_root: PathBuf,
+    pub shared: Arc<Shared>,
+    pub output: OutputThread,
+    pub filter: Arc<UrlFilter>,
+    pub frontiers: Vec<Frontier>,
+    pub tallies: Vec<HashMap<String, HostTally>>,
+    pub robots: Vec<Vec<(HostKey, RobotsPolicy)>>,
+    /// The epoch resumed from, if any (`stats.json`).
+    pub resumed_epoch: Option<u64>,
+    /// The last checkpoint's epoch (0 on a fresh crawl).
+    pub epoch: u64,
+    /// The committed checkpoint the next one appends its presence logs to.
+    pub last_cp: Option<(PathBuf, PresenceLogs)>,
+}
+
+/// The checkpoint a resume starts from: its directory and manifest.
+type Resumed = Option<(PathBuf, Manifest)>;
+
+/// Sets a crawl up: the output directory (refused if another crawl used it, unless
+/// resuming), the start file, presence bits, output thread, URL filter, shared state,
+/// and the frontiers filled from the seeds or the checkpoint resumed.
+pub(super) fn prepare(
+    mut config: CrawlConfig,
+    handler: Option<Arc<dyn Handler>>,
+    resume: bool,
+) -> Result<Prepared, CrawlError> {
+    let out = config.out_dir.clone();
+    let cp_root = out.join("checkpoint");
+    let resumed = open_run(&mut config, resume)?;
+    let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
+    let output = open_output(&config, resumed.as_ref())?;
+    // URL filter scope from the seeds.
+    let seed_urls: Vec<Url> = config
+        .seeds
+        .iter()
+        .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
+        .collect();
+    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
+    let mut limits = FetchLimits::default();
+    limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
+    let shared = Arc::new(Shared::new(
+        config,
+        limits,
+        seen,
+        fingerprints,
+        handler,
+        Arc::clone(&output.revisits),
+    ));
+    log_presence_sizing(&shared);
+    let mut frontiers = new_frontiers(&shared.config)?;
+    let n = shared.config.shards;
+    let mut prepared = Prepared {
+        out,
+        cp_root,
+        shared: Arc::clone(&shared),
+        output,
+        filter,
+        frontiers: Vec::new(),
+        tallies: (0..n).map(|_| HashMap::new()).collect(),
+        robots: (0..n).map(|_| Vec::new()).collect(),
+        resumed_epoch: None,
+        epoch: 0,
+        last_cp: None,
+    };
+    match &resumed {
+        Some((dir, m)) => {
+            restore_counters(&shared, &m.counters);
+            prepared.resumed_epoch = Some(m.epoch);
+            prepared.epoch = m.epoch;
+            prepared.last_cp = m.presence.map(|p| (dir.clone(), p));
+            prepared.tallies = shard::load_tallies(dir, n)?;
+            prepared.robots = load_robots(dir, n, &shared.config.robots);
+            refill_frontiers(&shared, dir, &mut frontiers)?;
+        }
+        None => seed_frontiers(&shared, &seed_urls, &mut frontiers)?,
+    }
+    prepared.frontiers = frontiers;
+    Ok(prepared)
+}
+
+/// Prepares the output directory and finds the checkpoint to resume: a fresh crawl
+/// refuses a directory another crawl used; a resume takes its seeds from the start
+/// file when none are given, and one killed before its first checkpoint starts again
+/// from the seeds with its output discarded. Writes the start file.
+fn open_run(config: &mut CrawlConfig, resume: bool) -> Result<Resumed, CrawlError> {
+    let out = config.out_dir.clone();
+    fs::create_dir_all(&out).map_err(CrawlError::io("create", &out))?;
+    let cp_root = out.join("checkpoint");
+    let log_path = out.join("crawl.log.jsonl");
+    let warc_dir = out.join("warc");
+    let started_with = if resume {
+        checkpoint::start::read(&out)?
+    } else {
+        None
+    };
+    if config.seeds.is_empty() {
+        // The seeds of a resume come from the start file when not given again: they
+        // set the scope, and a crawl killed before its first checkpoint restarts from
+        // them.
+        if let Some(start) = &started_with {
+            config.seeds.clone_from(&start.seeds);
+        }
+    }
+    let resumed = if resume {
+        match checkpoint::load_current(&cp_root) {
+            Ok(found) => Some(found),
+            Err(checkpoint::CheckpointError::NoCheckpoint(_)) => {
+                // Killed before its first checkpoint: nothing of that run is covered by
+                // a cut, so it starts again from the seeds, and its output (the log and
+                // WARC records of fetches that will be redone) is discarded, just as a
+                // resume cuts both back to the checkpoint's positions.
+                if config.seeds.is_empty() {
+                    return Err(CrawlError::NothingToResume { root: cp_root });
+                }
+                tracing::warn!(out = %out.display(), "no checkpoint to resume: starting again from the seeds");
+                discard_uncheckpointed_output(&log_path, &warc_dir)?;
+                None
+            }
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        let log_used = fs::metadata(&log_path).is_ok_and(|m| m.len() > 0);
+        let started = checkpoint::start::start_path(&out).exists();
+        if cp_root.join("CURRENT").exists() || log_used || started {
+            return Err(CrawlError::OutputInUse { out });
+        }
+        None
+    };
+    write_start(config, started_with.as_ref())?;
+    Ok(resumed)
+}
+
+/// The presence bits and content fingerprints: new, or restored from the checkpoint
+/// (its presence logs, or the whole bit files of an older checkpoint).
+fn open_presence(
+    config: &CrawlConfig,
+    resumed: Option<&(PathBuf, Manifest)>,
+) -> Result<(SeenSet, ContentSeen), CrawlError> {
+    let out = &config.out_dir;
+    let seen_path = out.join("seen.bits");
+    let fp_path = out.join("fingerprints.bits");
+    Ok(match resumed {
+        Some((dir, m)) if m.presence.is_some() => {
+            let logs = m.presence.unwrap_or(PresenceLogs {
+                seen_bytes: 0,
+                fingerprints_bytes: 0,
+            });
+            let seen = SeenSet::restore_log(
+                &logs.seen(dir),
+                &seen_path,
+                config.seen_backing,
+                Some(Purpose::Urls),
+            )?;
+            let fps =
+                ContentSeen::restore_log(&logs.fingerprints(dir), &fp_path, config.seen_backing)?;
+            (seen, fps)
+        }
+        Some((dir, _)) => {
+            let seen =
+                SeenSet::restore_backed(dir.join("seen.bits"), &seen_path, config.seen_backing)?;
+            let from = dir.join("fingerprints.bits");
+            fs::copy(&from, &fp_path).map_err(CrawlError::io("copy", from))?;
+            (
+                seen,
+                ContentSeen::open_backed(&fp_path, config.seen_backing)?,
+            )
+        }
+        None => {
+            let _ = fs::remove_file(&seen_path);
+            let _ = fs::remove_file(&fp_path);
+            let seen_config = SeenConfig {
+                backing: config.seen_backing,
+                ..SeenConfig::new(config.seen_capacity, config.seen_fp)
+            };
+            let seen = SeenSet::create_with(&seen_path, &seen_config)?;
+            let fps = ContentSeen::create_backed(
+                &fp_path,
+                config.seen_capacity / 4 + 1024,
+                config.seen_fp,
+                config.seen_backing,
+            )?;
+            (seen, fps)
+        }
+    })
+}
+
+/// The output thread (crawl log and WARC writer), its files first repaired to the
+/// checkpoint's positions on a resume.
+fn open_output(
+    config: &CrawlConfig,
+    resumed: Option<&(PathBuf, Manifest)>,
+) -> Result<OutputThread, CrawlError> {
+    let log_path = config.out_dir.join("crawl.log.jsonl");
+    let warc_dir = config.out_dir.join("warc");
+    if let Some((_, m)) = resumed {
+        crate::crawllog::repair(&log_path, Some(m.positions.crawl_log_bytes))?;
+        if let Some((file, offset)) = &m.positions.warc {
+            let p = warc_dir.join(file);
+            if p.exists() {
+                crate::warc::repair(&p, Some(*offset))?;
+            }
+        }
+        if warc_dir.exists() {
+            crate::warc::recover(&warc_dir)?;
+        }
+    }
+    let warc_cfg = if config.warc {
+        fs::create_dir_all(&warc_dir).map_err(CrawlError::io("create", &warc_dir))?;
+        let mut c = WarcWriterConfig::new(&warc_dir);
+        c.max_file_bytes = config.warc_max_file_bytes;
+        c.gzip_level = config.warc_gzip_level;
+        c.dedup.max_bytes = usize::try_from(config.warc_dedup_budget()).unwrap_or(usize::MAX);
+        c.warcinfo = WarcinfoFields {
+            software: format!("trawl/{}", crate::VERSION),
+            robots: "obey (RFC 9309)".to_owned(),
+            operator: config.from.clone(),
+            user_agent: Some(config.user_agent.clone()),
+            ..c.warcinfo
+        };
+        Some(c)
+    } else {
+        None
+    };
+    OutputThread::spawn(log_path, warc_cfg, 4096).map_err(CrawlError::Output)
+}
+
+/// One empty frontier per shard, in `OUT/frontier/shard-NNNN` (a previous run's
+/// segments are removed: a resume refills from the checkpoint).
+fn new_frontiers(config: &CrawlConfig) -> Result<Vec<Frontier>, CrawlError> {
+    let frontier_root = config.out_dir.join("frontier");
+    let _ = fs::remove_dir_all(&frontier_root);
+    let mut frontiers = Vec::with_capacity(config.shards);
+    for i in 0..config.shards {
+        let mut fc = FrontierConfig::new(frontier_root.join(format!("shard-{i:04}")));
+        fc.ram_budget_bytes = config.frontier_ram_bytes_per_shard();
+        fc.max_in_flight_per_host = config.per_host_connections.max(1);
+        frontiers.push(Frontier::new(fc)?);
+    }
+    Ok(frontiers)
+}
+
+/// The counters of a checkpoint, restored before any shard starts.
+fn restore_counters(shared: &Shared, c: &Counters) {
+    shared.pages.store(c.pages, Ordering::Release);
+    shared
+        .pages_started
+        .store(c.pages_started, Ordering::Release);
+    shared.bytes.store(c.bytes, Ordering::Release);
+    shared.discovered.store(c.discovered, Ordering::Release);
+    shared.duplicates.store(c.duplicates, Ordering::Release);
+    shared
+        .warc_revisits
+        .store(c.warc_revisits, Ordering::Release);
+    for (counter, value) in [
+        (&shared.pages_links_truncated, c.pages_links_truncated),
+        (&shared.pages_scan_truncated, c.pages_scan_truncated),
+        (&shared.pages_long_attributes, c.pages_long_attributes),
+        (&shared.robots_truncated, c.robots_truncated),
+        (&shared.robots_long_lines, c.robots_long_lines),
+    ] {
+        counter.store(value, Ordering::Release);
+    }
+}
+
+/// Queues the checkpoint's URLs (`frontier-NNNN.seg`) in the frontiers of the shards
+/// that own their hosts now.
+fn refill_frontiers(
+    shared: &Shared,
+    dir: &Path,
+    frontiers: &mut [Frontier],
+) -> Result<(), CrawlError> {
+    let now = Instant::now();
+    let n = frontiers.len();
+    for file in checkpoint::frontier_files(dir)? {
+        let segment = |source| CrawlError::FrontierSegment {
+            path: file.clone(),
+            source,
+        };
+        let mut r = SegmentReader::open(&file).map_err(segment)?;
+        while let Some(rec) = r.next_record().map_err(segment)? {
+            let s = shard::shard_of(&rec.host, n);
+            if let Some(f) = frontiers.get_mut(s) {
+                f.push(&rec.host, rec.item, now)?;
+                shared.outstanding.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Queues the seeds (each once, by the presence bits) in the frontiers of the shards
+/// that own their hosts.
+fn seed_frontiers(
+    shared: &Shared,
+    seed_urls: &[Url],
+    frontiers: &mut [Frontier],
+) -> Result<(), CrawlError> {
+    let now = Instant::now();
+    let n = frontiers.len();
+    for url in seed_urls {
+        if shared.seen.test_and_set(url.as_str().as_bytes()) {
+            continue;
+        }
+        let Some(key) = shard::host_key(url) else {
+            continue;
+        };
+        let s = shard::shard_of(&key, n);
+        if let Some(f) = frontiers.get_mut(s) {
+            f.push(&key, QueuedUrl::seed(url.as_str()), now)?;
+            shared.outstanding.fetch_add(1, Ordering::AcqRel);
+            shared.discovered.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+    Ok(())
 }

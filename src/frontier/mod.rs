@@ -32,6 +32,7 @@
 
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
+mod ready;
 pub mod segment;
 
 use std::cmp::Reverse;
@@ -41,6 +42,7 @@ use std::time::Instant;
 
 use ahash::{AHashMap, AHashSet};
 
+pub use ready::Gate;
 pub use segment::{Record, SegmentError, SegmentReader, SegmentWriter};
 
 /// A URL waiting in the frontier, with what the crawl log needs about how it was found.
@@ -196,6 +198,9 @@ struct Host {
     /// skipped (lazy deletion).
     heap_gen: u64,
     on_heap: bool,
+    /// Not ready: the engine holds the host's queue (its robots.txt is being fetched)
+    /// until [`Frontier::release`]. Off the heap while set.
+    held: bool,
 }
 
 type HostId = usize;
@@ -287,68 +292,6 @@ impl Frontier {
         Ok(())
     }
 
-    /// The next URL to fetch: from the host whose politeness delay ended longest ago,
-    /// among hosts with a URL in RAM and fewer than `max_in_flight_per_host` fetches
-    /// running. Refills RAM from disk when nothing in RAM is ready. Returns the host key
-    /// and the URL; the caller must call [`Frontier::complete`] for that host when the
-    /// fetch ends.
-    ///
-    /// # Errors
-    /// A segment read or write failure during a refill.
-    pub fn take_ready(
-        &mut self,
-        now: Instant,
-    ) -> Result<Option<(String, QueuedUrl)>, FrontierError> {
-        // A refill reads (and mostly rewrites) a whole segment, so it must be worth
-        // it: it runs when RAM is empty (the crawl would stall), or once enough URLs
-        // left RAM since the last one ([`Frontier::refill_gate`]) and nothing in RAM
-        // is servable or RAM is less than half full. Without the gate, a crawl whose
-        // hosts are all in flight refilled on every call, rewriting 64 MiB to load a
-        // handful of URLs (the wide memory test stalled so, and its peers' link
-        // batches piled up in RAM).
-        if self.disk_urls > 0 {
-            let starving = self.ram_urls == 0;
-            let worth = self.taken_since_refill >= self.refill_gate();
-            if starving || (worth && self.heap.is_empty()) {
-                // Make room for whatever the oldest segment holds, regardless of the
-                // forget throttle.
-                self.forget_idle_hosts(now);
-                self.attempts_since_forget = 0;
-                self.refill(now)?;
-            } else if worth && self.ram_bytes < self.config.ram_budget_bytes / 2 {
-                self.refill(now)?;
-            }
-        }
-        while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
-            let live = matches!(self.hosts.get(id), Some(Some(h)) if h.on_heap && h.heap_gen == generation);
-            if !live {
-                self.heap.pop();
-                continue;
-            }
-            if at > now {
-                return Ok(None);
-            }
-            self.heap.pop();
-            let max_in_flight = self.config.max_in_flight_per_host;
-            let h = self.host_mut(id);
-            h.on_heap = false;
-            let Some(item) = h.ram.pop_front() else {
-                continue;
-            };
-            h.in_flight += 1;
-            let still_servable = !h.ram.is_empty() && h.in_flight < max_in_flight;
-            let name = h.name.to_string();
-            self.taken_since_refill += 1;
-            self.ram_bytes = self.ram_bytes.saturating_sub(item.ram_bytes());
-            self.ram_urls -= 1;
-            if still_servable {
-                self.push_heap(id, at);
-            }
-            return Ok(Some((name, item)));
-        }
-        Ok(None)
-    }
-
     /// Puts a URL taken by [`Frontier::take_ready`] back at the head of its host's
     /// queue (a retry, or a URL that waited for robots.txt), so it keeps its place in
     /// the host's order. It always goes to RAM, even past the budget by one entry: it
@@ -376,7 +319,7 @@ impl Frontier {
             h.eligible_at = next_eligible_at;
         }
         let at = h.eligible_at;
-        if !h.ram.is_empty() && h.in_flight < max_in_flight {
+        if !h.held && !h.ram.is_empty() && h.in_flight < max_in_flight {
             self.push_heap(id, at);
         }
     }
@@ -398,6 +341,12 @@ impl Frontier {
     /// The earliest instant some host becomes eligible, for the event loop's poll
     /// timeout; `None` when nothing is queued in RAM and nothing waits on disk.
     pub fn next_wakeup(&mut self) -> Option<Instant> {
+        self.next_wakeup_at(Instant::now())
+    }
+
+    /// [`Frontier::next_wakeup`] with the time given: URLs waiting on disk (a refill
+    /// is due) make it `now`. For callers that read no clock (the crawl core).
+    pub fn next_wakeup_at(&mut self, now: Instant) -> Option<Instant> {
         while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
             let live = matches!(self.hosts.get(id), Some(Some(h)) if h.on_heap && h.heap_gen == generation);
             if live {
@@ -406,7 +355,7 @@ impl Frontier {
             self.heap.pop();
         }
         if self.disk_urls > 0 {
-            Some(Instant::now())
+            Some(now)
         } else {
             None
         }
@@ -514,6 +463,7 @@ impl Frontier {
             eligible_at: now,
             heap_gen: 0,
             on_heap: false,
+            held: false,
         };
         let id = if let Some(slot) = self.free_slots.pop() {
             if let Some(s) = self.hosts.get_mut(slot) {
@@ -541,7 +491,7 @@ impl Frontier {
     fn schedule_if_idle(&mut self, id: HostId) {
         let max_in_flight = self.config.max_in_flight_per_host;
         let h = self.host(id);
-        if !h.on_heap && !h.ram.is_empty() && h.in_flight < max_in_flight {
+        if !h.on_heap && !h.held && !h.ram.is_empty() && h.in_flight < max_in_flight {
             let at = h.eligible_at;
             self.push_heap(id, at);
         }
@@ -603,7 +553,7 @@ impl Frontier {
     fn forget_idle_hosts(&mut self, now: Instant) {
         for id in 0..self.hosts.len() {
             let idle = matches!(self.hosts.get(id), Some(Some(h))
-                if h.ram.is_empty() && h.in_flight == 0 && h.eligible_at <= now);
+                if h.ram.is_empty() && h.in_flight == 0 && !h.held && h.eligible_at <= now);
             if !idle {
                 continue;
             }

@@ -178,3 +178,68 @@ fn for_each_queued_lists_every_url_in_both_tiers() {
     seen.dedup();
     assert_eq!(seen.len(), 300);
 }
+
+/// The gate's verdict per host name, for the readiness tests below.
+fn gate_for<'a>(
+    rules: &'a HashMap<&'a str, &'a str>,
+) -> impl FnMut(&str, &QueuedUrl) -> Gate<()> + 'a {
+    move |host, _| match rules.get(host).copied() {
+        Some("hold") => Gate::Hold,
+        Some("stop") => Gate::Stop,
+        _ => Gate::Take(()),
+    }
+}
+
+#[test]
+fn a_held_host_keeps_its_queue_until_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = Instant::now();
+    let mut f = frontier(dir.path(), 1 << 20, 8);
+    for i in 0..3 {
+        f.push("h0", url(0, i), now).unwrap();
+    }
+    f.push("h1", url(1, 0), now).unwrap();
+    let rules = HashMap::from([("h0", "hold")]);
+    // h0 is held (its URLs stay), h1 is served.
+    let (host, _, ()) = f.take_ready_with(now, gate_for(&rules)).unwrap().unwrap();
+    assert_eq!(host, "h1");
+    assert!(f.is_held("h0"));
+    assert_eq!(f.stats().ram_urls, 3);
+    f.complete("h1", now);
+    // Held: not served even to a gate that would take it, and not a wake-up.
+    assert!(f.take_ready(now).unwrap().is_none());
+    assert_eq!(f.next_wakeup(), None);
+    // Released not before `at`: served from then, in order, each URL once.
+    let at = now + Duration::from_secs(2);
+    f.release("h0", at);
+    assert!(!f.is_held("h0"));
+    assert!(f.take_ready(now).unwrap().is_none());
+    let got: Vec<String> = drain(&mut f, at).into_iter().map(|(_, u)| u).collect();
+    assert_eq!(got, (0..3).map(|i| url(0, i).url).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_deferred_host_comes_back_at_its_instant_and_stop_keeps_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = Instant::now();
+    let later = now + Duration::from_secs(60);
+    let mut f = frontier(dir.path(), 1 << 20, 8);
+    f.push("h0", url(0, 0), now).unwrap();
+    // Deferred to `later`: nothing now, the wake-up says when.
+    assert!(f
+        .take_ready_with(now, |_, _| Gate::<()>::Defer(later))
+        .unwrap()
+        .is_none());
+    assert_eq!(f.next_wakeup(), Some(later));
+    // A stop leaves the host ready at its turn.
+    assert!(f
+        .take_ready_with(later, |_, _| Gate::<()>::Stop)
+        .unwrap()
+        .is_none());
+    let (host, item) = f.take_ready(later).unwrap().unwrap();
+    assert_eq!((host.as_str(), item), ("h0", url(0, 0)));
+    // Releasing a host that is not held changes nothing.
+    f.release("h0", later + Duration::from_secs(600));
+    f.complete("h0", later);
+    assert!(f.is_exhausted());
+}

@@ -1,0 +1,391 @@
+//! The crawl core of one shard: every decision a shard makes, with no I/O.
+//!
+//! The core takes inputs — the time ([`Now`]), URLs routed in from peers
+//! ([`Core::push`]), a turn to schedule ([`Core::schedule`]), fetch outcomes of pages
+//! and robots.txt ([`Core::on_fetched`]) — and answers with [`Action`]s for the driver
+//! (`shard.rs`) to carry out: submit a fetch, write a crawl-log line, record a fetch
+//! (log line and WARC capture), send a URL to the shard that owns its host. It owns the
+//! shard's frontier, robots cache, host tallies and the fetches in flight, so the
+//! driver keeps only the event loop, the fetcher, the channels and the output batch.
+//!
+//! The core reads no clock (the driver passes [`Now`]), opens no socket, touches no
+//! channel and writes no file of its own; its frontier spills to segment files past
+//! its RAM budget, which is the frontier's business. Shared counters and the
+//! presence bits are lock-free memory in [`Shared`]. Tests drive it with synthetic
+//! instants (`tests.rs`).
+//!
+//! - `schedule.rs`: which URL goes next, politeness, the robots.txt gate (a host whose
+//!   rules are not known yet is held in the frontier, so its URLs leave it once),
+//!   building requests.
+//! - `robots.rs`: robots.txt answers, refused hosts.
+//! - `page.rs`: page answers: retries and backoff, budgets, failure parking,
+//!   redirects, link extraction, link admission and routing.
+
+mod page;
+mod robots;
+mod schedule;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use crate::crawllog::{Hop, HopsPath, LogRecord, Outcome};
+use crate::frontier::{Frontier, FrontierError, FrontierStats, QueuedUrl};
+use crate::html::ExtractOptions;
+use crate::net::{FetchOutcome, FetchRequest};
+use crate::robots::{CacheStats, HostKey, RobotsCache, RobotsPolicy};
+use crate::url::UrlFilter;
+use crate::warc::WarcDate;
+
+use super::Shared;
+
+/// Crawl-log annotation of a URL refused because its host resolves to a loopback,
+/// private or otherwise special address and `--allow-private-addresses` is off.
+pub(crate) const POLICY_PRIVATE: &str = "policy:private-address";
+
+/// Hosts remembered as refused by policy, per shard. Past it the set is emptied: a
+/// forgotten host costs one more robots.txt attempt that fails before any connection
+/// (the address check follows name resolution), and no URL is lost.
+const MAX_REFUSED_HOSTS: usize = 65_536;
+
+/// Refused hosts named on stderr per shard; the rest are in the crawl log only.
+const MAX_REFUSAL_WARNINGS: u32 = 10;
+
+/// The time as the core sees it: a monotonic instant for politeness and retries, and
+/// the wall clock for crawl-log dates and `Retry-After` dates. Read by the driver,
+/// made up by tests.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Now {
+    pub at: Instant,
+    pub wall: WarcDate,
+}
+
+impl Now {
+    /// `d` later on both clocks.
+    #[cfg(test)]
+    pub fn plus(self, d: Duration) -> Now {
+        let micros = i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+        Now {
+            at: self.at + d,
+            wall: WarcDate::from_unix_micros(self.wall.unix_micros().saturating_add(micros)),
+        }
+    }
+
+    /// The wall clock of `now` as a `SystemTime` (whole seconds: what HTTP dates
+    /// carry).
+    fn system_time(self) -> std::time::SystemTime {
+        let secs = self.wall.unix_micros().div_euclid(1_000_000);
+        match u64::try_from(secs) {
+            Ok(s) => std::time::UNIX_EPOCH + std::time::Duration::from_secs(s),
+            Err(_) => std::time::UNIX_EPOCH,
+        }
+    }
+}
+
+/// What the core asks the driver to do, in order.
+#[derive(Debug)]
+pub(crate) enum Action {
+    /// Submit a page fetch to the fetcher; its outcome comes back through
+    /// [`Core::on_fetched`] under the request's id.
+    Fetch(FetchRequest),
+    /// Submit a robots.txt fetch (or a hop of its redirects) for a host held waiting.
+    FetchRobots(FetchRequest),
+    /// Write a crawl-log line for a decision made without a fetch.
+    Log(Box<LogRecord>),
+    /// Write the crawl-log line and the WARC capture of a finished fetch.
+    Record(Box<Record>),
+    /// Send a newly admitted URL to the shard that owns its host (see
+    /// [`Core::route`]).
+    Route {
+        shard: usize,
+        host: String,
+        item: QueuedUrl,
+    },
+}
+
+/// A finished fetch to write out: the driver's `record` turns it into a crawl-log line
+/// and, when WARC is on, a capture.
+#[derive(Debug)]
+pub(crate) struct Record {
+    pub outcome: FetchOutcome,
+    pub context: RecordContext,
+    pub annotations: Vec<String>,
+}
+
+/// What a recorded fetch was for.
+#[derive(Debug)]
+pub(crate) enum RecordContext {
+    /// A page, with the links found on it (canonical URL and hop).
+    Page {
+        item: QueuedUrl,
+        outlinks: Vec<(String, Hop)>,
+    },
+    /// A robots.txt fetch made on behalf of the URL `via`.
+    Robots { via: String },
+}
+
+impl Record {
+    /// The page the fetched URL was found on.
+    pub fn via(&self) -> Option<&str> {
+        match &self.context {
+            RecordContext::Page { item, .. } => item.via.as_deref(),
+            RecordContext::Robots { via } => Some(via),
+        }
+    }
+
+    /// The hop path of the fetched URL (robots.txt is a prerequisite, `P`).
+    pub fn hops(&self) -> &str {
+        match &self.context {
+            RecordContext::Page { item, .. } => &item.hops,
+            RecordContext::Robots { .. } => "P",
+        }
+    }
+
+    /// The page and its links, for the capture's metadata record.
+    pub fn page(&self) -> Option<(&QueuedUrl, &[(String, Hop)])> {
+        match &self.context {
+            RecordContext::Page { item, outlinks } => Some((item, outlinks)),
+            RecordContext::Robots { .. } => None,
+        }
+    }
+}
+
+/// What a fetch in flight is for.
+#[derive(Debug)]
+enum InFlight {
+    Page { host: String, item: QueuedUrl },
+    Robots(RobotsFetch),
+}
+
+/// A robots.txt fetch in flight: for the host `host` (its cache entry `key`, which a
+/// redirect to another host does not change), asked for by the URL `via`.
+#[derive(Debug)]
+struct RobotsFetch {
+    host: String,
+    key: HostKey,
+    via: String,
+}
+
+/// Per-host counters the shard keeps for budgets and failure parking. Part of the
+/// checkpoint (`checkpoint::tallies`, `tallies-NNNN.bin`), or a resume would hand every host a fresh
+/// `--max-pages-per-host` budget.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct HostTally {
+    pub(crate) pages: u64,
+    pub(crate) consecutive_failures: u32,
+    pub(crate) parked: bool,
+    /// Recent errors, to warn on a sudden rise (see `monitor::ErrorWindow`).
+    pub(crate) errors: super::monitor::ErrorWindow,
+}
+
+/// The stable shard of a host key: CRC-32 of its bytes, so a checkpoint routes the
+/// same way in every build.
+pub(crate) fn shard_of(host_key: &str, shards: usize) -> usize {
+    (crc32fast::hash(host_key.as_bytes()) as usize) % shards.max(1)
+}
+
+/// The scheduling key of a URL: `scheme://host:port` (robots.txt scope, RFC 9309 §2.3).
+pub(crate) fn host_key(url: &Url) -> Option<String> {
+    HostKey::of(url).map(|k| k.as_str().to_owned())
+}
+
+/// What a core is built from.
+pub(crate) struct CoreParts {
+    pub index: usize,
+    pub shards: usize,
+    pub shared: Arc<Shared>,
+    pub frontier: Frontier,
+    pub filter: Arc<UrlFilter>,
+    /// Host tallies restored from a checkpoint (empty on a fresh crawl).
+    pub tallies: HashMap<String, HostTally>,
+    /// Robots cache entries restored from a checkpoint, least recently used first.
+    pub robots: Vec<(HostKey, RobotsPolicy)>,
+}
+
+/// The decisions of one shard. See the module docs.
+pub(crate) struct Core {
+    index: usize,
+    shards: usize,
+    shared: Arc<Shared>,
+    frontier: Frontier,
+    robots: RobotsCache,
+    filter: Arc<UrlFilter>,
+    extract: ExtractOptions,
+    in_flight: HashMap<u64, InFlight>,
+    /// Hosts whose robots.txt fetch is in flight; their queues are held in the
+    /// frontier until it ends.
+    robots_fetching: HashSet<String>,
+    tallies: HashMap<String, HostTally>,
+    /// Hosts refused by policy (private addresses): their URLs are logged at once as
+    /// `blocked-address`, never fetched or retried. Bounded by [`MAX_REFUSED_HOSTS`].
+    refused_hosts: HashSet<String>,
+    refusal_warnings: u32,
+    scope_warned: bool,
+    next_id: u64,
+    /// Answers of the presence bits for one page's links, reused between pages.
+    seen_scratch: Vec<bool>,
+    /// The actions on one page's links, reused between pages.
+    link_actions: Vec<Action>,
+}
+
+impl Core {
+    pub fn new(p: CoreParts) -> Self {
+        let config = &p.shared.config;
+        let mut robots = RobotsCache::new(config.robots.clone(), config.robots_cache_bytes);
+        // Oldest first, so past the byte budget the most recently used hosts stay.
+        for (key, policy) in p.robots {
+            robots.restore(key, policy);
+        }
+        let extract = ExtractOptions {
+            robot_name: config.agent_token.clone(),
+            max_links: config.max_links_per_page,
+            ..ExtractOptions::default()
+        };
+        Self {
+            index: p.index,
+            shards: p.shards.max(1),
+            frontier: p.frontier,
+            robots,
+            filter: p.filter,
+            extract,
+            in_flight: HashMap::new(),
+            robots_fetching: HashSet::new(),
+            tallies: p.tallies,
+            refused_hosts: HashSet::new(),
+            refusal_warnings: 0,
+            scope_warned: false,
+            next_id: 0,
+            seen_scratch: Vec::new(),
+            link_actions: Vec::new(),
+            shared: p.shared,
+        }
+    }
+
+    /// Queues a URL of one of this shard's hosts (a seed, a peer's link, a URL a peer
+    /// could not take). A frontier that cannot take it logs it, so it is not lost
+    /// silently.
+    pub fn push(&mut self, host: &str, item: QueuedUrl, now: Now, out: &mut Vec<Action>) {
+        if let Err(e) = self.frontier.push(host, item.clone(), now.at) {
+            // The disk tier failed: keep the URL in the log so it is not silently lost.
+            tracing::error!(shard = self.index, error = %e, "frontier push failed");
+            let mut rec = LogRecord::new(now.wall, item.url, Outcome::Budget);
+            rec.annotations.push(format!("frontier-error:{e}"));
+            out.push(Action::Log(Box::new(rec)));
+            self.finish_url();
+        }
+    }
+
+    /// The outcome of a fetch this core asked for; outcomes of unknown ids are
+    /// ignored.
+    pub fn on_fetched(&mut self, o: FetchOutcome, now: Now, out: &mut Vec<Action>) {
+        match self.in_flight.remove(&o.id) {
+            Some(InFlight::Page { host, item }) => self.on_page(host, item, o, now, out),
+            Some(InFlight::Robots(fetch)) => self.on_robots(fetch, o, now, out),
+            None => {}
+        }
+    }
+
+    /// Fetches in flight (pages and robots.txt).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// When the schedule next has a host ready (see [`Frontier::next_wakeup_at`]).
+    pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
+        self.frontier.next_wakeup_at(now.at)
+    }
+
+    pub fn frontier_stats(&self) -> FrontierStats {
+        self.frontier.stats()
+    }
+
+    pub fn robots_stats(&self) -> CacheStats {
+        self.robots.stats()
+    }
+
+    /// The robots cache, for the checkpoint's robots dump.
+    pub fn robots(&self) -> &RobotsCache {
+        &self.robots
+    }
+
+    /// The host tallies, for the checkpoint's tally dump.
+    pub fn tallies(&self) -> &HashMap<String, HostTally> {
+        &self.tallies
+    }
+
+    /// Pages in flight per host: a checkpoint dumps them as queued URLs, so they are
+    /// taken off their host's count in the tally dump.
+    pub fn pages_in_flight_by_host(&self) -> HashMap<&str, u64> {
+        let mut n: HashMap<&str, u64> = HashMap::new();
+        for f in self.in_flight.values() {
+            if let InFlight::Page { host, .. } = f {
+                *n.entry(host.as_str()).or_default() += 1;
+            }
+        }
+        n
+    }
+
+    /// Every URL a checkpoint must keep: the pages in flight (fetched again after a
+    /// resume), then the frontier (held hosts' URLs included: they never left it).
+    ///
+    /// # Errors
+    /// The frontier could not list its disk tier.
+    pub fn for_each_checkpointed(
+        &mut self,
+        mut f: impl FnMut(&str, &QueuedUrl),
+    ) -> Result<(), FrontierError> {
+        for fl in self.in_flight.values() {
+            if let InFlight::Page { host, item, .. } = fl {
+                f(host, item);
+            }
+        }
+        self.frontier.for_each_queued(f)
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// One URL fewer outstanding: it was fetched or decided for good.
+    fn finish_url(&self) {
+        self.shared.outstanding.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A crawl-log line for a URL decided without a fetch.
+    fn log_decision(item: &QueuedUrl, outcome: Outcome, note: &str, now: Now) -> Action {
+        let mut rec = LogRecord::new(now.wall, item.url.clone(), outcome);
+        rec.hops = hops_path(&item.hops);
+        rec.via = item.via.clone();
+        rec.annotations.push(note.to_owned());
+        Action::Log(Box::new(rec))
+    }
+}
+
+/// The parsed response head of an outcome. The core reads an outcome's head and body
+/// through these two only, so a change of the fetcher's outcome shape lands here.
+fn head_of(o: &FetchOutcome) -> Option<&crate::http::ResponseHead> {
+    o.head.as_ref()
+}
+
+/// The body of an outcome, content-decoded: what links and robots.txt rules are read
+/// from.
+fn body_of(o: &FetchOutcome) -> &[u8] {
+    &o.body
+}
+
+/// A hop path from its letters; a malformed one reads as a seed's.
+pub(crate) fn hops_path(hops: &str) -> HopsPath {
+    HopsPath::try_from(hops.to_owned()).unwrap_or_default()
+}
+
+/// Seconds as a [`Duration`], for the backoff and retry steps below.
+const fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,345 @@
+//! Page answers: status and failures, retries and backoff, per-host tallies and
+//! failure parking, redirects, link extraction, and the admission and routing of the
+//! links found.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use url::Url;
+
+use crate::crawllog::{Hop, LogRecord, Outcome};
+use crate::frontier::QueuedUrl;
+use crate::html::Links;
+use crate::http::ResponseHead;
+use crate::net::{FailReason, FetchOutcome};
+use crate::robots::PageDirectives;
+
+use super::{
+    body_of, head_of, hops_path, host_key, shard_of, Action, Core, Now, Record, RecordContext,
+    POLICY_PRIVATE,
+};
+
+impl Core {
+    /// A page's answer. In order: bytes counted; a policy refusal ends the host; a
+    /// transient failure (or 429/503) goes back to the head of its host's queue until
+    /// `max_retries`, after a backoff; otherwise the host's next turn is set, the
+    /// links of a 2xx HTML page or the target of a 3xx are taken, and the record goes
+    /// out followed by the decisions on those links.
+    pub(super) fn on_page(
+        &mut self,
+        host: String,
+        item: QueuedUrl,
+        o: FetchOutcome,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
+        self.shared.bytes.fetch_add(o.wire_bytes, Ordering::AcqRel);
+        if matches!(o.error, Some(FailReason::BlockedAddress)) {
+            // The rules came from before (a checkpoint, or the name now resolves
+            // elsewhere): the page is refused by policy, once, with no backoff.
+            self.frontier.complete(&host, now.at);
+            self.refuse_host(&host, &o, now);
+            out.push(page_record(
+                o,
+                item,
+                Vec::new(),
+                vec![POLICY_PRIVATE.to_owned()],
+            ));
+            self.finish_url();
+            return;
+        }
+        let retry_after = head_of(&o).and_then(|h| retry_after(h, now));
+        let status = o.status();
+        let retryable = match (&o.error, status) {
+            (Some(r), _) => is_retryable(r),
+            (None, Some(429 | 503)) => true,
+            _ => false,
+        };
+        let parked = self.tally_answer(&host, o.error.is_some(), status);
+        let failures = self
+            .tallies
+            .get(&host)
+            .map_or(0, |t| t.consecutive_failures);
+        let backoff = backoff(failures);
+        let at = self.next_eligible(&o.url, o.timings.response_time(), retry_after, backoff, now);
+        if retryable && item.attempts < self.shared.config.max_retries && !parked {
+            let mut again = item.clone();
+            again.attempts += 1;
+            let note = format!("retry:{}", again.attempts);
+            self.frontier.requeue_front(&host, again);
+            self.frontier.complete(&host, at);
+            self.shared.pages_started.fetch_sub(1, Ordering::AcqRel);
+            out.push(page_record(o, item, Vec::new(), vec![note]));
+            return;
+        }
+        self.frontier.complete(&host, at);
+        let mut annotations = Vec::new();
+        // Canonical URL strings: a link becomes a `Url` only once it is new (below).
+        let mut outlinks: Vec<(String, Hop)> = Vec::new();
+        if o.error.is_none() {
+            self.shared.pages.fetch_add(1, Ordering::AcqRel);
+            if let (Some(code), Some(head)) = (status, head_of(&o)) {
+                if (300..400).contains(&code) {
+                    if let Some(loc) = head
+                        .header("location")
+                        .and_then(|v| std::str::from_utf8(v).ok())
+                    {
+                        match crate::url::canonicalize(&o.url, loc.trim()) {
+                            Ok(target) => outlinks.push((target.into(), Hop::Redirect)),
+                            Err(r) => annotations.push(format!("bad-location:{}", r.code())),
+                        }
+                    }
+                } else if (200..300).contains(&code) && head.is_html() {
+                    self.links_of(&o, head, &mut outlinks, &mut annotations);
+                }
+            }
+        }
+        // The record goes out first and the decisions on its links follow it in the
+        // log, but the links are admitted while `outlinks` is still ours to borrow.
+        let mut links = std::mem::take(&mut self.link_actions);
+        self.admit_links(&item, &outlinks, now, &mut links);
+        out.push(page_record(o, item, outlinks, annotations));
+        out.append(&mut links);
+        self.link_actions = links;
+        self.finish_url();
+    }
+
+    /// Counts a page answer in its host's tally; parks the host after
+    /// `host_failures_to_park` failures in a row. True if the host is parked.
+    fn tally_answer(&mut self, host: &str, failed: bool, status: Option<u16>) -> bool {
+        let tally = self.tallies.entry(host.to_owned()).or_default();
+        if failed {
+            tally.consecutive_failures += 1;
+        } else {
+            tally.consecutive_failures = 0;
+        }
+        let failures = tally.consecutive_failures;
+        let error = failed || status.is_some_and(|s| s >= 500);
+        if let Some(errors) = tally.errors.record(error) {
+            tracing::warn!(host = %host, errors, of = super::super::monitor::ErrorWindow::WIDTH, "errors rising on host");
+        }
+        if failures >= self.shared.config.host_failures_to_park && !tally.parked {
+            tally.parked = true;
+            tracing::warn!(host = %host, failures, "host keeps failing: parked");
+            self.shared.hosts_parked.fetch_add(1, Ordering::AcqRel);
+        }
+        tally.parked
+    }
+
+    /// The links of a fetched page: redirect targets past `max_redirects` are logged
+    /// as filtered; the rest go through one pass over the presence bits, and the new
+    /// ones to [`Core::admit`].
+    fn admit_links(
+        &mut self,
+        item: &QueuedUrl,
+        outlinks: &[(String, Hop)],
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
+        let redirects = item.hops.chars().rev().take_while(|&c| c == 'R').count() as u32;
+        let chain_full = redirects >= self.shared.config.max_redirects;
+        let mut keys: Vec<&[u8]> = Vec::with_capacity(outlinks.len());
+        let mut kept: Vec<(&str, Hop)> = Vec::with_capacity(outlinks.len());
+        for (link, hop) in outlinks {
+            if *hop == Hop::Redirect && chain_full {
+                let mut rec = LogRecord::new(now.wall, link.as_str(), Outcome::Filtered);
+                rec.via = Some(item.url.clone());
+                rec.annotations.push("filter:redirect-chain".to_owned());
+                out.push(Action::Log(Box::new(rec)));
+                continue;
+            }
+            keys.push(link.as_bytes());
+            kept.push((link, *hop));
+        }
+        // One pipelined pass over the presence bits for the whole page: the block of
+        // each link is prefetched a few links ahead, so the cache misses of a page's
+        // links overlap instead of being paid one after another.
+        let mut seen = std::mem::take(&mut self.seen_scratch);
+        seen.clear();
+        seen.resize(keys.len(), false);
+        self.shared.seen.test_and_set_batch(&keys, &mut seen);
+        for ((link, hop), known) in kept.into_iter().zip(seen.iter()) {
+            if *known {
+                continue;
+            }
+            let Ok(url) = Url::parse(link) else {
+                // Unreachable: a canonical URL parses to itself. Said, not silent.
+                tracing::warn!(url = %link, "canonical link does not parse: dropped");
+                continue;
+            };
+            let mut hops = String::with_capacity(item.hops.len() + 1);
+            hops.push_str(&item.hops);
+            hops.push(hop.code());
+            self.admit(url, &item.url, hops, now, out);
+        }
+        self.seen_scratch = seen;
+    }
+
+    /// Applies X-Robots-Tag, meta robots and content fingerprints, then extracts links.
+    fn links_of(
+        &mut self,
+        o: &FetchOutcome,
+        head: &ResponseHead,
+        outlinks: &mut Vec<(String, Hop)>,
+        annotations: &mut Vec<String>,
+    ) {
+        let agent = &self.shared.config.agent_token;
+        let header_dirs = PageDirectives::from_x_robots_tag(
+            head.headers_named("x-robots-tag")
+                .filter_map(|v| std::str::from_utf8(v).ok()),
+            agent,
+        );
+        let charset = head.charset();
+        let page = Links::extract_keys(&o.url, body_of(o), charset, &self.extract);
+        let meta = PageDirectives {
+            index: page.robots.index,
+            follow: page.robots.follow,
+            archive: page.robots.archive,
+        };
+        let dirs = header_dirs.restrict(meta);
+        if !dirs.index {
+            annotations.push("noindex".to_owned());
+        }
+        if !dirs.follow {
+            annotations.push("nofollow".to_owned());
+            return;
+        }
+        let digest =
+            crate::html::fingerprint::page_fingerprint(o.url.path().as_bytes(), body_of(o));
+        if self.shared.fingerprints.test_and_set(digest) {
+            annotations.push("duplicate".to_owned());
+            self.shared.duplicates.fetch_add(1, Ordering::AcqRel);
+            return;
+        }
+        // Every extraction cap that dropped something says so (issue 11).
+        let caps = [
+            (
+                "links-truncated",
+                page.links_dropped,
+                &self.shared.pages_links_truncated,
+            ),
+            (
+                "scan-truncated",
+                page.unscanned_bytes,
+                &self.shared.pages_scan_truncated,
+            ),
+            (
+                "long-attributes",
+                page.long_attributes,
+                &self.shared.pages_long_attributes,
+            ),
+        ];
+        for (name, dropped, pages) in caps {
+            if dropped > 0 {
+                annotations.push(format!("{name}:{dropped}"));
+                pages.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+        for link in page.links {
+            if link.nofollow {
+                continue;
+            }
+            if let Ok(url) = link.url {
+                let hop = match link.tag {
+                    crate::html::Tag::A | crate::html::Tag::Area => Hop::Link,
+                    crate::html::Tag::Meta => Hop::Redirect,
+                    _ => Hop::Embed,
+                };
+                outlinks.push((url, hop));
+            }
+        }
+    }
+
+    /// The decision for a URL the presence bits just reported as new (the caller sets
+    /// its bit): filters, the handler's hook, then [`Core::route`].
+    fn admit(&mut self, url: Url, via: &str, hops: String, now: Now, out: &mut Vec<Action>) {
+        if let Err(reason) = self.filter.check(&url, hops.len() as u32) {
+            if matches!(reason, crate::url::Reject::OutOfScope) && !self.scope_warned {
+                self.scope_warned = true;
+                tracing::warn!(
+                    scope = ?self.shared.config.filter.scope,
+                    "links outside the crawl scope are logged as filtered (filter:out_of_scope) \
+                     and not followed; --scope any follows them"
+                );
+            }
+            let mut rec = LogRecord::new(now.wall, url.as_str(), Outcome::Filtered);
+            rec.via = Some(via.to_owned());
+            rec.hops = hops_path(&hops);
+            rec.annotations.push(format!("filter:{}", reason.code()));
+            out.push(Action::Log(Box::new(rec)));
+            return;
+        }
+        if let Some(handler) = &self.shared.handler {
+            if !handler.accept_link(via, &url) {
+                return;
+            }
+        }
+        let Some(key) = host_key(&url) else { return };
+        let item = QueuedUrl {
+            url: url.into(),
+            via: Some(via.to_owned()),
+            hops,
+            attempts: 0,
+        };
+        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        self.shared.discovered.fetch_add(1, Ordering::AcqRel);
+        self.route(key, item, now, out);
+    }
+
+    /// Where an admitted URL goes: this shard's frontier, or [`Action::Route`] to the
+    /// shard that owns its host (by [`shard_of`] its host key). The one place a URL
+    /// changes hands, so a partition of the hosts over machines checks here.
+    pub(super) fn route(&mut self, host: String, item: QueuedUrl, now: Now, out: &mut Vec<Action>) {
+        let target = shard_of(&host, self.shards);
+        if target == self.index {
+            self.push(&host, item, now, out);
+        } else {
+            out.push(Action::Route {
+                shard: target,
+                host,
+                item,
+            });
+        }
+    }
+}
+
+fn page_record(
+    o: FetchOutcome,
+    item: QueuedUrl,
+    outlinks: Vec<(String, Hop)>,
+    annotations: Vec<String>,
+) -> Action {
+    Action::Record(Box::new(Record {
+        outcome: o,
+        context: RecordContext::Page { item, outlinks },
+        annotations,
+    }))
+}
+
+/// Back off exponentially on a failing host, on top of politeness: 4 s, 8 s, ...
+/// The first step is long enough that a server trickling a response we gave up on (it
+/// learns of the close only at its next write or two) has seen the old connection end
+/// before the next one starts, so the per-host connection cap holds from the server's
+/// side too.
+pub(super) fn backoff(failures: u32) -> Option<Duration> {
+    (failures > 0).then(|| Duration::from_secs(2u64 << failures.min(8)))
+}
+
+pub(super) fn is_retryable(r: &FailReason) -> bool {
+    matches!(
+        r,
+        FailReason::Refused
+            | FailReason::Connect(_)
+            | FailReason::Reset
+            | FailReason::ClosedEarly
+            | FailReason::Timeout(_)
+            | FailReason::Io(_)
+            | FailReason::Overloaded
+    )
+}
+
+/// `Retry-After` as a delay from `now`: delay-seconds, or an HTTP-date compared with
+/// the wall clock of `now`.
+pub(super) fn retry_after(head: &ResponseHead, now: Now) -> Option<Duration> {
+    head.retry_after(now.system_time())
+}

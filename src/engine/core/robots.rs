@@ -1,0 +1,131 @@
+//! robots.txt answers: feed the robots cache, follow its redirects, release the host
+//! held in the frontier, and refuse hosts that resolve to private addresses.
+
+use std::sync::atomic::Ordering;
+
+use crate::net::{FailReason, FetchOutcome};
+use crate::robots::{HostKey, ParseReport, RobotsResponse, Step};
+
+use super::page::retry_after;
+use super::schedule::robots_request;
+use super::{
+    body_of, head_of, Action, Core, Now, Record, RecordContext, RobotsFetch, MAX_REFUSAL_WARNINGS,
+    MAX_REFUSED_HOSTS, POLICY_PRIVATE,
+};
+
+impl Core {
+    /// A robots.txt answer for the host held waiting: fed to the cache; a redirect
+    /// is followed for the same host; once settled, the host is released with its
+    /// politeness after this fetch, and its URLs are decided as they come up.
+    pub(super) fn on_robots(
+        &mut self,
+        fetch: RobotsFetch,
+        o: FetchOutcome,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
+        let RobotsFetch { host, key, via } = fetch;
+        // A redirect of robots.txt to another host that is refused is that host's
+        // business: this host's rules are then unreachable, as for any failed hop.
+        let own = HostKey::of(&o.url).is_some_and(|k| k.as_str() == host);
+        if own && matches!(o.error, Some(FailReason::BlockedAddress)) {
+            // Refused by policy, not by the network: final, so no robots.txt retry
+            // schedule and no URL of the host left waiting for one.
+            self.robots.on_network_error(&key, now.at);
+            self.refuse_host(&host, &o, now);
+            out.push(robots_record(o, via, vec![POLICY_PRIVATE.to_owned()]));
+            return;
+        }
+        let step = match (&o.error, head_of(&o)) {
+            (None, Some(head)) => {
+                let headers: Vec<(&str, &[u8])> = head
+                    .headers
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.as_slice()))
+                    .collect();
+                let resp = RobotsResponse {
+                    status: head.status,
+                    headers: &headers,
+                    body: body_of(&o),
+                };
+                self.robots.on_response(&key, now.at, &resp)
+            }
+            _ => self.robots.on_network_error(&key, now.at),
+        };
+        let annotations = match self.robots.take_parse_report(&key) {
+            Some(report) => self.robots_caps(&report, body_of(&o).len()),
+            None => Vec::new(),
+        };
+        let retry_after = head_of(&o).and_then(|h| retry_after(h, now));
+        let elapsed = o.timings.response_time();
+        let url = o.url.clone();
+        out.push(robots_record(o, via.clone(), annotations));
+        if let Some(Step::Fetch(next)) = step {
+            let id = self.next_id();
+            let action =
+                robots_request(&self.shared, &mut self.in_flight, id, &host, key, next, via);
+            out.push(action);
+            return;
+        }
+        let at = self.next_eligible(&url, elapsed, retry_after, None, now);
+        self.robots_fetching.remove(&host);
+        self.frontier.release(&host, at);
+    }
+
+    /// The crawl-log annotations of a parsed robots.txt that a parse cap cut (issue 11:
+    /// no silent limits), counted in the stats: `robots-truncated:BYTES` (the bytes past
+    /// the size cap, not parsed), `robots-long-lines:N` (lines whose tail past 16,663
+    /// bytes was not read); `robots-ignored-lines:N` (lines of no field the parser
+    /// knows) is logged only, as no cap is involved.
+    fn robots_caps(&self, report: &ParseReport, body_bytes: usize) -> Vec<String> {
+        let mut annotations = Vec::new();
+        if report.truncated {
+            let unread = body_bytes.saturating_sub(report.bytes_parsed);
+            annotations.push(format!("robots-truncated:{unread}"));
+            self.shared.robots_truncated.fetch_add(1, Ordering::AcqRel);
+        }
+        if report.long_lines > 0 {
+            annotations.push(format!("robots-long-lines:{}", report.long_lines));
+            self.shared.robots_long_lines.fetch_add(1, Ordering::AcqRel);
+        }
+        if report.ignored_lines > 0 {
+            annotations.push(format!("robots-ignored-lines:{}", report.ignored_lines));
+        }
+        annotations
+    }
+
+    /// Marks `host` as refused by policy (its address is private or loopback and
+    /// `--allow-private-addresses` is off): its queued URLs are logged as they come up
+    /// in the schedule (the gate declines them), each once, none fetched. A host held
+    /// for its robots.txt is released now for that.
+    pub(super) fn refuse_host(&mut self, host: &str, o: &FetchOutcome, now: Now) {
+        if self.refused_hosts.len() >= MAX_REFUSED_HOSTS {
+            self.refused_hosts.clear();
+        }
+        if self.refused_hosts.insert(host.to_owned()) {
+            self.refusal_warnings += 1;
+            if self.refusal_warnings <= MAX_REFUSAL_WARNINGS {
+                let addr = o
+                    .peer
+                    .map_or_else(|| "?".to_owned(), |p| p.ip().to_string());
+                tracing::warn!(
+                    "{host} resolves to a loopback, private or special address ({addr}): its \
+                     URLs are refused, not fetched (crawl log: blocked-address, {POLICY_PRIVATE}); \
+                     give --allow-private-addresses to crawl it"
+                );
+            } else if self.refusal_warnings == MAX_REFUSAL_WARNINGS + 1 {
+                tracing::warn!("more hosts refused for private addresses: see the crawl log ({POLICY_PRIVATE})");
+            }
+        }
+        self.robots_fetching.remove(host);
+        self.frontier.release(host, now.at);
+    }
+}
+
+fn robots_record(o: FetchOutcome, via: String, annotations: Vec<String>) -> Action {
+    Action::Record(Box::new(Record {
+        outcome: o,
+        context: RecordContext::Robots { via },
+        annotations,
+    }))
+}

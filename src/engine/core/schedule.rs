@@ -1,0 +1,311 @@
+//! Which URL goes next: the frontier's ready hosts, the per-URL checks (policy,
+//! parking, budgets, robots.txt), and the requests the driver submits.
+//!
+//! A host whose robots.txt answer is not known is held in the frontier
+//! ([`Gate::Hold`]) while its robots.txt is fetched: its URLs stay queued, in order,
+//! and leave the frontier once, when the answer is in (`robots.rs` releases the
+//! host).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use crate::crawllog::{LogRecord, Outcome};
+use crate::frontier::{Gate, QueuedUrl};
+use crate::http::RequestHead;
+use crate::net::FetchRequest;
+use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
+
+use super::{hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, POLICY_PRIVATE};
+
+/// The verdict on a URL taken from the frontier.
+#[derive(Debug)]
+enum Verdict {
+    /// Fetch it.
+    Fetch(Url),
+    /// Log it with this outcome and annotation; no fetch.
+    Decline(Outcome, &'static str),
+    /// robots.txt disallows it (at this line of the file, when known).
+    Disallowed(Option<u32>),
+}
+
+impl Core {
+    /// Starts fetches while slots are free and hosts are ready at `now`. A spent
+    /// crawl budget sets `stopping` instead.
+    pub fn schedule(&mut self, now: Now, out: &mut Vec<Action>) {
+        let cap = self.shared.config.concurrency_per_shard;
+        while self.in_flight.len() < cap {
+            if self.shared.budget_spent() {
+                self.shared.stopping.store(true, Ordering::Release);
+                return;
+            }
+            let Self {
+                frontier,
+                robots,
+                tallies,
+                refused_hosts,
+                robots_fetching,
+                in_flight,
+                next_id,
+                shared,
+                ..
+            } = self;
+            let mut gate = GateCtx {
+                robots,
+                tallies,
+                refused_hosts,
+                robots_fetching,
+                in_flight,
+                next_id,
+                shared,
+                out,
+            };
+            let taken = frontier.take_ready_with(now.at, |host, item| gate.decide(host, item, now));
+            let (host, item, verdict) = match taken {
+                Ok(Some(next)) => next,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::error!(shard = self.index, error = %e, "frontier read failed");
+                    return;
+                }
+            };
+            self.start(host, item, verdict, now, out);
+        }
+    }
+
+    fn start(
+        &mut self,
+        host: String,
+        item: QueuedUrl,
+        verdict: Verdict,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
+        match verdict {
+            Verdict::Fetch(url) => self.fetch_page(host, item, url, out),
+            Verdict::Decline(outcome, note) => {
+                out.push(Self::log_decision(&item, outcome, note, now));
+                self.frontier.complete(&host, now.at);
+                self.finish_url();
+            }
+            Verdict::Disallowed(line) => {
+                let mut rec = LogRecord::new(now.wall, item.url, Outcome::Robots);
+                rec.hops = hops_path(&item.hops);
+                rec.via = item.via;
+                rec.annotations.push(match line {
+                    Some(l) => format!("robots:line-{l}"),
+                    None => "robots".to_owned(),
+                });
+                out.push(Action::Log(Box::new(rec)));
+                self.frontier.complete(&host, now.at);
+                self.finish_url();
+            }
+        }
+    }
+
+    fn fetch_page(&mut self, host: String, item: QueuedUrl, url: Url, out: &mut Vec<Action>) {
+        let mut head = request_head(&self.shared.config, url);
+        head.referer.clone_from(&item.via);
+        let id = self.next_id();
+        let mut req = FetchRequest {
+            id,
+            head,
+            limits: self.shared.limits,
+            addr: None,
+        };
+        req.limits.keep_payload = self.shared.config.warc;
+        self.shared.pages_started.fetch_add(1, Ordering::AcqRel);
+        self.tallies.entry(host.clone()).or_default().pages += 1;
+        self.in_flight.insert(id, InFlight::Page { host, item });
+        out.push(Action::Fetch(req));
+    }
+
+    /// The politeness instant after a fetch of `url`'s host that took `elapsed`:
+    /// the configured delay, robots.txt crawl-delay, adaptive delay, `Retry-After`
+    /// (capped) and failure backoff, whichever is longest.
+    pub(super) fn next_eligible(
+        &self,
+        url: &Url,
+        elapsed: Duration,
+        retry_after: Option<Duration>,
+        backoff: Option<Duration>,
+        now: Now,
+    ) -> Instant {
+        let config = &self.shared.config;
+        let mut delay = config.delay;
+        if let Some(cd) = self.robots.crawl_delay(url) {
+            delay = delay.max(cd);
+        }
+        if config.delay_factor > 0.0 {
+            delay = delay.max(elapsed.mul_f64(config.delay_factor));
+        }
+        if let Some(ra) = retry_after {
+            delay = delay.max(ra.min(config.max_retry_after));
+        }
+        // Failure backoff is the engine's own choice, not the server's request, so the
+        // Retry-After cap does not shorten it.
+        if let Some(b) = backoff {
+            delay = delay.max(b);
+        }
+        now.at + delay
+    }
+}
+
+/// The parts of the core the frontier's gate reads and writes while the frontier is
+/// borrowed.
+struct GateCtx<'a> {
+    robots: &'a mut RobotsCache,
+    tallies: &'a HashMap<String, HostTally>,
+    refused_hosts: &'a HashSet<String>,
+    robots_fetching: &'a mut HashSet<String>,
+    in_flight: &'a mut HashMap<u64, InFlight>,
+    next_id: &'a mut u64,
+    shared: &'a Shared,
+    out: &'a mut Vec<Action>,
+}
+
+impl GateCtx<'_> {
+    /// The decision on the front URL of `host`: a verdict to take it with, or the
+    /// host held (its robots.txt is being fetched) or deferred (robots.txt retried
+    /// later).
+    fn decide(&mut self, host: &str, item: &QueuedUrl, now: Now) -> Gate<Verdict> {
+        // A robots.txt fetch this pass made for a host held before took the last free
+        // slot: this host keeps its turn, so no more than `concurrency_per_shard`
+        // fetches run, robots.txt included.
+        if self.in_flight.len() >= self.shared.config.concurrency_per_shard {
+            return Gate::Stop;
+        }
+        let Ok(url) = Url::parse(&item.url) else {
+            return Gate::Take(Verdict::Decline(Outcome::Filtered, "filter:invalid-url"));
+        };
+        if self.refused_hosts.contains(host) {
+            return Gate::Take(Verdict::Decline(Outcome::BlockedAddress, POLICY_PRIVATE));
+        }
+        let tally = self.tallies.get(host).copied().unwrap_or_default();
+        if tally.parked {
+            return Gate::Take(Verdict::Decline(Outcome::HostParked, "host-parked"));
+        }
+        if let Some(max) = self.shared.config.max_pages_per_host {
+            if tally.pages >= max {
+                return Gate::Take(Verdict::Decline(Outcome::Budget, "budget:pages-per-host"));
+            }
+        }
+        let decision = match self.robots.check(&url, now.at) {
+            Access::Decided(d) => {
+                Some((d.allowed, matches!(d.reason, Reason::Unreachable), d.line()))
+            }
+            Access::Pending => None,
+        };
+        match decision {
+            Some((true, _, _)) => Gate::Take(Verdict::Fetch(url)),
+            Some((false, true, _)) if self.robots_given_up(&url) => {
+                // robots.txt stayed unreachable through every retry: the host is
+                // treated as disallowed for this crawl (RFC 9309 §2.3.1.4), and its
+                // URLs are logged, not kept forever.
+                Gate::Take(Verdict::Decline(Outcome::Robots, "robots-unreachable"))
+            }
+            Some((false, true, _)) => {
+                // robots.txt is unreachable: RFC 9309 §2.3.1.4 says disallow all for
+                // now, so the host's URLs wait (none is dropped) and robots.txt is
+                // retried.
+                if self.robots_fetching.contains(host) || self.fetch_robots(host, &url, item, now) {
+                    Gate::Hold
+                } else {
+                    let retry = HostKey::of(&url)
+                        .and_then(|k| self.robots.get(&k).and_then(|p| p.poll_timeout()))
+                        .unwrap_or(now.at + secs(60));
+                    Gate::Defer(retry.max(now.at + secs(1)))
+                }
+            }
+            Some((false, false, line)) => Gate::Take(Verdict::Disallowed(line)),
+            None => {
+                if self.fetch_robots(host, &url, item, now) || self.robots_fetching.contains(host) {
+                    Gate::Hold
+                } else {
+                    // Nothing to wait for (e.g. the rules were evicted mid-way): try
+                    // again shortly rather than strand the host.
+                    Gate::Defer(now.at + secs(1))
+                }
+            }
+        }
+    }
+
+    /// Asks for `url`'s host's robots.txt if a fetch is due; true if one was asked.
+    fn fetch_robots(&mut self, host: &str, url: &Url, item: &QueuedUrl, now: Now) -> bool {
+        let Some(req) = self.robots.poll_fetch(url, now.at) else {
+            return false;
+        };
+        let Some(key) = HostKey::of(&req.url) else {
+            return false;
+        };
+        *self.next_id += 1;
+        let action = robots_request(
+            self.shared,
+            self.in_flight,
+            *self.next_id,
+            host,
+            key,
+            req,
+            item.url.clone(),
+        );
+        self.robots_fetching.insert(host.to_owned());
+        self.out.push(action);
+        true
+    }
+
+    /// True once robots.txt of `url`'s host failed `robots_max_attempts` times in a row.
+    fn robots_given_up(&self, url: &Url) -> bool {
+        let Some(key) = HostKey::of(url) else {
+            return true;
+        };
+        let failures = match self.robots.get(&key).map(|p| p.state()) {
+            Some(RobotsState::Unreachable(u)) => u.failures,
+            _ => return false,
+        };
+        failures >= self.shared.config.robots_max_attempts
+    }
+}
+
+/// The request head every fetch starts from: our user agent and `From`.
+fn request_head(config: &crate::engine::CrawlConfig, url: Url) -> RequestHead {
+    let mut head = RequestHead::get(url, config.user_agent.clone());
+    head.from.clone_from(&config.from);
+    head
+}
+
+/// A robots.txt fetch (or a hop of its redirects) on behalf of `key`: a redirect may
+/// lead to another host (`/robots.txt` -> `http://other/robots-cross.txt`), but the
+/// answer is the rules of the host that asked (RFC 9309 §2.3.1.2), so the cache entry
+/// to feed stays `key`, never the redirect target's.
+pub(super) fn robots_request(
+    shared: &Shared,
+    in_flight: &mut HashMap<u64, InFlight>,
+    id: u64,
+    host: &str,
+    key: HostKey,
+    req: crate::robots::FetchRequest,
+    via: String,
+) -> Action {
+    let mut head = request_head(&shared.config, req.url);
+    head.if_none_match = req.if_none_match;
+    head.if_modified_since = req.if_modified_since;
+    head.accept = "text/plain,*/*;q=0.5".to_owned();
+    let mut fetch = FetchRequest {
+        id,
+        head,
+        limits: shared.limits,
+        addr: None,
+    };
+    fetch.limits.keep_payload = shared.config.warc;
+    in_flight.insert(
+        id,
+        InFlight::Robots(super::RobotsFetch {
+            host: host.to_owned(),
+            key,
+            via,
+        }),
+    );
+    Action::FetchRobots(fetch)
+}
