@@ -544,6 +544,30 @@ impl Shard {
 
 /// The shard's side of the checkpoint barriers, with the coordinator's side played by
 /// a thread: no socket (the fetcher's event loop is created, never used).
+
+fn outcome_of(r: &FailReason) -> Outcome {
+    match r {
+        FailReason::Dns(_) => Outcome::DnsError,
+        FailReason::Refused | FailReason::Connect(_) => Outcome::ConnectError,
+        FailReason::Tls(_) => Outcome::TlsError,
+        FailReason::Timeout(_) => Outcome::Timeout,
+        FailReason::BlockedAddress => Outcome::BlockedAddress,
+        FailReason::InvalidUrl(_) => Outcome::Filtered,
+        _ => Outcome::ProtocolError,
+    }
+}
+
+fn timings_of(o: &FetchOutcome) -> FetchTimings {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    FetchTimings {
+        dns_ms: o.timings.dns.map(ms),
+        connect_ms: o.timings.connect.map(ms),
+        tls_ms: o.timings.tls.map(ms),
+        first_byte_ms: o.timings.first_byte.map(ms),
+        total_ms: Some(ms(o.timings.total)),
+    }
+}
+
 #[cfg(test)]
 mod checkpoint_tests {
     use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -671,28 +695,5 @@ mod checkpoint_tests {
             .join(crate::checkpoint::tallies::file_name(0))
             .exists());
         assert!(cp_dir.join("robots-0000.bin").exists());
-    }
-}
-
-fn outcome_of(r: &FailReason) -> Outcome {
-    match r {
-        FailReason::Dns(_) => Outcome::DnsError,
-        FailReason::Refused | FailReason::Connect(_) => Outcome::ConnectError,
-        FailReason::Tls(_) => Outcome::TlsError,
-        FailReason::Timeout(_) => Outcome::Timeout,
-        FailReason::BlockedAddress => Outcome::BlockedAddress,
-        FailReason::InvalidUrl(_) => Outcome::Filtered,
-        _ => Outcome::ProtocolError,
-    }
-}
-
-fn timings_of(o: &FetchOutcome) -> FetchTimings {
-    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    FetchTimings {
-        dns_ms: o.timings.dns.map(ms),
-        connect_ms: o.timings.connect.map(ms),
-        tls_ms: o.timings.tls.map(ms),
-        first_byte_ms: o.timings.first_byte.map(ms),
-        total_ms: Some(ms(o.timings.total)),
     }
 }
