@@ -542,9 +542,6 @@ impl Shard {
     }
 }
 
-/// The shard's side of the checkpoint barriers, with the coordinator's side played by
-/// a thread: no socket (the fetcher's event loop is created, never used).
-
 fn outcome_of(r: &FailReason) -> Outcome {
     match r {
         FailReason::Dns(_) => Outcome::DnsError,
@@ -568,6 +565,8 @@ fn timings_of(o: &FetchOutcome) -> FetchTimings {
     }
 }
 
+/// The shard's side of the checkpoint barriers, with the coordinator's side played by
+/// a thread: no socket (the fetcher's event loop is created, never used).
 #[cfg(test)]
 mod checkpoint_tests {
     use std::sync::atomic::{AtomicBool, AtomicU64};
