@@ -1,0 +1,275 @@
+//! The crawl core with synthetic time and no sockets: every test builds a [`Core`] on
+//! a frontier in a temporary directory (its RAM tier only: nothing spills), feeds it
+//! made-up instants and fetch outcomes, and checks the actions it answers with.
+//!
+//! Time is an opaque origin (one `Instant` taken as a base, never compared with the
+//! clock again) advanced by hand; the wall clock is a fixed Unix time.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use super::page::{backoff, is_retryable};
+use super::{host_key, shard_of, Action, Core, CoreParts, Now, Record, RecordContext};
+use crate::crawllog::{LogRecord, Outcome};
+use crate::engine::{CrawlConfig, Shared};
+use crate::frontier::{Frontier, FrontierConfig, QueuedUrl};
+use crate::http::charset_of;
+use crate::http::ResponseHead;
+use crate::net::{FailReason, FetchLimits, FetchOutcome};
+use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
+use crate::url::{Scope, UrlFilter};
+use crate::warc::WarcDate;
+
+/// 2023-11-14T22:13:20Z, a round Unix time for `Retry-After` dates.
+const WALL_SECS: i64 = 1_700_000_000;
+
+struct Harness {
+    core: Core,
+    shared: Arc<Shared>,
+    t0: Now,
+    _dir: tempfile::TempDir,
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// A core of shard 0 (of `config.shards`) for `seeds`: one second between fetches of
+/// a host, 16 fetches at a time, no WARC, robots.txt obeyed.
+fn harness_with(
+    seeds: &[&str],
+    tweak: impl FnOnce(&mut CrawlConfig),
+    frontier: impl FnOnce(&mut FrontierConfig),
+) -> Harness {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = CrawlConfig::new(dir.path().join("out"));
+    config.shards = 1;
+    config.warc = false;
+    config.delay = secs(1);
+    config.concurrency_per_shard = 16;
+    tweak(&mut config);
+    let seed_urls: Vec<Url> = seeds.iter().map(|s| Url::parse(s).expect("seed")).collect();
+    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls).expect("filter"));
+    let seen_config = SeenConfig {
+        backing: Backing::Memory,
+        ..SeenConfig::new(100_000, 1e-6)
+    };
+    let seen = SeenSet::create_with(dir.path().join("seen.bits"), &seen_config).expect("seen");
+    let fingerprints =
+        ContentSeen::create_backed(dir.path().join("fp.bits"), 10_000, 1e-6, Backing::Memory)
+            .expect("fingerprints");
+    let shards = config.shards;
+    let shared = Arc::new(Shared::new(
+        config,
+        FetchLimits::default(),
+        seen,
+        fingerprints,
+        None,
+        Arc::new(AtomicU64::new(0)),
+    ));
+    let mut fc = FrontierConfig::new(dir.path().join("frontier"));
+    frontier(&mut fc);
+    let core = Core::new(CoreParts {
+        index: 0,
+        shards,
+        shared: Arc::clone(&shared),
+        frontier: Frontier::new(fc).expect("frontier"),
+        filter,
+        tallies: Default::default(),
+        robots: Vec::new(),
+    });
+    let t0 = Now {
+        at: Instant::now(),
+        wall: WarcDate::from_unix_micros(WALL_SECS * 1_000_000),
+    };
+    let mut h = Harness {
+        core,
+        shared,
+        t0,
+        _dir: dir,
+    };
+    for s in seeds {
+        h.seed(s);
+    }
+    h
+}
+
+fn harness(seeds: &[&str]) -> Harness {
+    harness_with(seeds, |_| {}, |_| {})
+}
+
+impl Harness {
+    fn at(&self, d: Duration) -> Now {
+        self.t0.plus(d)
+    }
+
+    /// Queues a URL as the engine queues a seed: presence bit set, counted outstanding.
+    fn seed(&mut self, url: &str) {
+        let url = Url::parse(url).expect("url");
+        let key = host_key(&url).expect("host");
+        self.shared.seen.test_and_set(url.as_str().as_bytes());
+        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        let mut out = Vec::new();
+        self.core
+            .push(&key, QueuedUrl::seed(url.as_str()), self.t0, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    fn schedule(&mut self, now: Now) -> Vec<Action> {
+        let mut out = Vec::new();
+        self.core.schedule(now, &mut out);
+        out
+    }
+
+    fn feed(&mut self, o: FetchOutcome, now: Now) -> Vec<Action> {
+        let mut out = Vec::new();
+        self.core.on_fetched(o, now, &mut out);
+        out
+    }
+
+    /// Schedules at `now`, expects one robots.txt fetch and answers it.
+    fn robots(&mut self, now: Now, status: u16, body: &str) -> Vec<Action> {
+        let actions = self.schedule(now);
+        let asked = robots_fetches(&actions);
+        assert_eq!(asked.len(), 1, "{actions:?}");
+        let (id, url) = asked[0].clone();
+        self.feed(response(id, &url, status, &[], body.as_bytes()), now)
+    }
+
+    /// Schedules at `now` and expects exactly one page fetch: its id and URL.
+    fn one_fetch(&mut self, now: Now) -> (u64, String) {
+        let actions = self.schedule(now);
+        let f = fetches(&actions);
+        assert_eq!(f.len(), 1, "{actions:?}");
+        f[0].clone()
+    }
+
+    fn outstanding(&self) -> u64 {
+        self.shared.outstanding.load(Ordering::Acquire)
+    }
+
+    fn checkpointed(&mut self) -> Vec<String> {
+        let mut urls = Vec::new();
+        self.core
+            .for_each_checkpointed(|_, item| urls.push(item.url.clone()))
+            .expect("listing");
+        urls
+    }
+}
+
+fn response(
+    id: u64,
+    url: &str,
+    status: u16,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> FetchOutcome {
+    let mut o = failure(id, url, FailReason::Reset);
+    o.error = None;
+    let mut raw = format!("HTTP/1.1 {status} X\r\n");
+    for (n, v) in headers {
+        raw.push_str(&format!("{n}: {v}\r\n"));
+    }
+    raw.push_str("\r\n");
+    o.head = Some(ResponseHead::parse(raw.as_bytes()).expect("head"));
+    o.body = body.into();
+    o.body_complete = true;
+    o.wire_bytes = body.len() as u64 + 100;
+    o.decoded_bytes = body.len() as u64;
+    o
+}
+
+fn html(id: u64, url: &str, body: &str) -> FetchOutcome {
+    response(
+        id,
+        url,
+        200,
+        &[("Content-Type", "text/html; charset=utf-8")],
+        body.as_bytes(),
+    )
+}
+
+fn failure(id: u64, url: &str, reason: FailReason) -> FetchOutcome {
+    FetchOutcome::failed(
+        id,
+        Url::parse(url).expect("url"),
+        crate::http::SharedBytes::default(),
+        reason,
+    )
+}
+
+fn fetches(actions: &[Action]) -> Vec<(u64, String)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Fetch(r) => Some((r.id, r.head.url.to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn robots_fetches(actions: &[Action]) -> Vec<(u64, String)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::FetchRobots(r) => Some((r.id, r.head.url.to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn logs(actions: &[Action]) -> Vec<&LogRecord> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Log(r) => Some(&**r),
+            _ => None,
+        })
+        .collect()
+}
+
+fn records(actions: &[Action]) -> Vec<&Record> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Record(r) => Some(&**r),
+            _ => None,
+        })
+        .collect()
+}
+
+fn routes(actions: &[Action]) -> Vec<(usize, &str, &QueuedUrl)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Route { shard, host, item } => Some((*shard, host.as_str(), item)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The URLs a page answer queued in this shard, in order: what the next fetches take.
+fn drain_fetch_urls(h: &mut Harness, mut now: Now, n: usize) -> Vec<String> {
+    let mut urls = Vec::new();
+    for _ in 0..n {
+        let (id, url) = h.one_fetch(now);
+        h.feed(html(id, &url, "<p>leaf</p>"), now);
+        urls.push(url);
+        now = now.plus(secs(1));
+    }
+    urls
+}
+
+const A: &str = "http://a.test/";
+
+mod checkpoints;
+mod pages;
+mod politeness;
+mod robots;

@@ -1,0 +1,275 @@
+//! Core tests: budgets and parking, redirects, links.
+
+use super::*;
+
+// --- budgets and parking --------------------------------------------------------------
+
+#[test]
+fn pages_per_host_budget_logs_the_rest() {
+    let mut h = harness_with(
+        &[A, "http://a.test/2"],
+        |c| c.max_pages_per_host = Some(1),
+        |_| {},
+    );
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    h.feed(html(id, &url, ""), t1);
+    let actions = h.schedule(t1.plus(secs(1)));
+    assert!(fetches(&actions).is_empty());
+    let logged = logs(&actions);
+    assert_eq!(logged[0].outcome, Outcome::Budget);
+    assert_eq!(
+        logged[0].annotations,
+        vec!["budget:pages-per-host".to_owned()]
+    );
+    assert_eq!(h.outstanding(), 0);
+}
+
+#[test]
+fn a_host_failing_again_and_again_is_parked() {
+    let mut h = harness_with(
+        &[A, "http://a.test/2", "http://a.test/3"],
+        |c| {
+            c.max_retries = 0;
+            c.host_failures_to_park = 2;
+        },
+        |_| {},
+    );
+    h.robots(h.t0, 200, "");
+    let mut now = h.at(secs(1));
+    for _ in 0..2 {
+        let (id, url) = h.one_fetch(now);
+        h.feed(failure(id, &url, FailReason::Refused), now);
+        now = now.plus(secs(600));
+    }
+    assert!(h.core.tallies()["http://a.test"].parked);
+    assert_eq!(h.shared.hosts_parked.load(Ordering::Acquire), 1);
+    let actions = h.schedule(now);
+    assert!(fetches(&actions).is_empty());
+    assert_eq!(logs(&actions)[0].outcome, Outcome::HostParked);
+    assert_eq!(h.outstanding(), 0);
+}
+
+#[test]
+fn a_success_resets_the_failure_run() {
+    let mut h = harness_with(
+        &[A, "http://a.test/2", "http://a.test/3"],
+        |c| c.max_retries = 0,
+        |_| {},
+    );
+    h.robots(h.t0, 200, "");
+    let mut now = h.at(secs(1));
+    let (id, url) = h.one_fetch(now);
+    h.feed(failure(id, &url, FailReason::Refused), now);
+    assert_eq!(h.core.tallies()["http://a.test"].consecutive_failures, 1);
+    now = now.plus(secs(600));
+    let (id, url) = h.one_fetch(now);
+    h.feed(html(id, &url, ""), now);
+    assert_eq!(h.core.tallies()["http://a.test"].consecutive_failures, 0);
+    assert_eq!(h.core.tallies()["http://a.test"].pages, 2);
+}
+
+#[test]
+fn a_spent_crawl_budget_stops_scheduling() {
+    let mut h = harness_with(&[A, "http://b.test/"], |c| c.max_pages = Some(1), |_| {});
+    let actions = h.schedule(h.t0);
+    for (id, url) in robots_fetches(&actions) {
+        h.feed(response(id, &url, 200, &[], b""), h.t0);
+    }
+    let now = h.at(secs(1));
+    let actions = h.schedule(now);
+    assert_eq!(fetches(&actions).len(), 1);
+    assert!(h.shared.stopping.load(Ordering::Acquire));
+}
+
+// --- redirects ---------------------------------------------------------------------
+
+#[test]
+fn a_redirect_queues_its_target_with_hop_r() {
+    let mut h = harness(&[A]);
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    let after = h.feed(response(id, &url, 301, &[("Location", "/moved")], b""), t1);
+    match &records(&after)[0].context {
+        RecordContext::Page { outlinks, .. } => {
+            assert_eq!(outlinks.len(), 1);
+            assert_eq!(outlinks[0].0, "http://a.test/moved");
+        }
+        other => panic!("not a page record: {other:?}"),
+    }
+    let mut queued = Vec::new();
+    h.core
+        .for_each_checkpointed(|_, item| queued.push(item.clone()))
+        .expect("listing");
+    assert_eq!(queued.len(), 1);
+    assert_eq!(queued[0].url, "http://a.test/moved");
+    assert_eq!(queued[0].hops, "R");
+    assert_eq!(queued[0].via.as_deref(), Some(A));
+    assert_eq!(h.outstanding(), 1);
+}
+
+#[test]
+fn a_redirect_chain_past_the_limit_is_filtered() {
+    let mut h = harness_with(&[], |c| c.max_redirects = 2, |_| {});
+    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+    let mut out = Vec::new();
+    let item = QueuedUrl {
+        url: "http://a.test/r2".to_owned(),
+        via: Some("http://a.test/r1".to_owned()),
+        hops: "RR".to_owned(),
+        attempts: 0,
+    };
+    h.core.push("http://a.test", item, h.t0, &mut out);
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    let after = h.feed(response(id, &url, 302, &[("Location", "/r3")], b""), t1);
+    let logged = logs(&after);
+    assert_eq!(logged.len(), 1);
+    assert_eq!(logged[0].url, "http://a.test/r3");
+    assert_eq!(logged[0].outcome, Outcome::Filtered);
+    assert_eq!(
+        logged[0].annotations,
+        vec!["filter:redirect-chain".to_owned()]
+    );
+    assert!(h.checkpointed().is_empty());
+}
+
+#[test]
+fn an_unusable_location_is_annotated() {
+    let mut h = harness(&[A]);
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    let after = h.feed(
+        response(id, &url, 301, &[("Location", "http://[::1")], b""),
+        t1,
+    );
+    let notes = &records(&after)[0].annotations;
+    assert_eq!(notes.len(), 1);
+    assert!(notes[0].starts_with("bad-location:"), "{notes:?}");
+}
+
+// --- links ----------------------------------------------------------------------------
+
+#[test]
+fn links_are_admitted_once_through_the_presence_bits() {
+    let mut h = harness(&[A, "http://a.test/2"]);
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    // `/` is a seed (known); `/x` is new; `/x` again on the page is a repeat.
+    h.feed(
+        html(
+            id,
+            &url,
+            r#"<a href="/">home</a><a href="/x">x</a><a href="/x">x</a>"#,
+        ),
+        t1,
+    );
+    assert_eq!(h.checkpointed(), vec!["http://a.test/2", "http://a.test/x"]);
+    assert_eq!(h.shared.discovered.load(Ordering::Acquire), 1);
+    let (id, url) = h.one_fetch(t1.plus(secs(1)));
+    h.feed(
+        html(id, &url, r#"<a href="/x">x</a><a href="/y">y</a>"#),
+        t1.plus(secs(1)),
+    );
+    assert_eq!(h.checkpointed(), vec!["http://a.test/x", "http://a.test/y"]);
+}
+
+#[test]
+fn links_out_of_scope_are_logged_as_filtered() {
+    let mut h = harness_with(&[A], |c| c.filter.scope = Scope::SeedHosts, |_| {});
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    let after = h.feed(
+        html(id, &url, r#"<a href="http://elsewhere.test/">e</a>"#),
+        t1,
+    );
+    let logged = logs(&after);
+    assert_eq!(logged.len(), 1);
+    assert_eq!(logged[0].outcome, Outcome::Filtered);
+    assert_eq!(
+        logged[0].annotations,
+        vec!["filter:out_of_scope".to_owned()]
+    );
+    assert_eq!(logged[0].via.as_deref(), Some(A));
+    // The page's own record comes first in the log.
+    assert!(matches!(after.first(), Some(Action::Record(_))));
+}
+
+#[test]
+fn links_of_another_shards_hosts_are_routed_there() {
+    // Find a host that belongs to shard 1 of 2 (shard 0 is this core).
+    let other = (0..100)
+        .map(|i| format!("http://o{i}.test"))
+        .find(|k| shard_of(k, 2) == 1)
+        .expect("a host of shard 1");
+    let own = (0..100)
+        .map(|i| format!("http://s{i}.test"))
+        .find(|k| shard_of(k, 2) == 0)
+        .expect("a host of shard 0");
+    let seed = format!("{own}/");
+    let mut h = harness_with(&[&seed], |c| c.shards = 2, |_| {});
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    let page = format!(r#"<a href="{other}/p">p</a>"#);
+    let after = h.feed(html(id, &url, &page), t1);
+    let routed = routes(&after);
+    assert_eq!(routed.len(), 1);
+    assert_eq!(routed[0].0, 1);
+    assert_eq!(routed[0].1, other);
+    assert_eq!(routed[0].2.hops, "L");
+    assert!(h.checkpointed().is_empty());
+}
+
+#[test]
+fn a_nofollow_page_admits_no_links() {
+    let mut h = harness(&[A]);
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    let body = r#"<meta name="robots" content="nofollow"><a href="/x">x</a>"#;
+    let after = h.feed(html(id, &url, body), t1);
+    assert_eq!(records(&after)[0].annotations, vec!["nofollow".to_owned()]);
+    assert!(h.checkpointed().is_empty());
+}
+
+#[test]
+fn a_page_seen_before_is_a_duplicate_and_not_followed() {
+    let mut h = harness(&[A, "http://b.test/"]);
+    let actions = h.schedule(h.t0);
+    for (id, url) in robots_fetches(&actions) {
+        h.feed(response(id, &url, 200, &[], b""), h.t0);
+    }
+    let t1 = h.at(secs(1));
+    let page = r#"<a href="/x">x</a>"#;
+    let got = fetches(&h.schedule(t1));
+    assert_eq!(got.len(), 2);
+    let first = h.feed(html(got[0].0, &got[0].1, page), t1);
+    let second = h.feed(html(got[1].0, &got[1].1, page), t1);
+    assert!(records(&first)[0].annotations.is_empty());
+    assert_eq!(
+        records(&second)[0].annotations,
+        vec!["duplicate".to_owned()]
+    );
+    assert_eq!(h.shared.duplicates.load(Ordering::Acquire), 1);
+    assert_eq!(h.checkpointed().len(), 1);
+}
+
+#[test]
+fn charset_comes_from_the_content_type_parameter() {
+    assert_eq!(
+        charset_of("text/html; charset=ISO-8859-1"),
+        Some(encoding_rs::WINDOWS_1252)
+    );
+    assert_eq!(
+        charset_of("text/html;charset=\"utf-8\""),
+        Some(encoding_rs::UTF_8)
+    );
+    assert_eq!(charset_of("text/html"), None);
+}
