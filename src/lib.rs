@@ -16,6 +16,7 @@ pub mod net;
 pub mod provenance;
 pub mod robots;
 pub mod seen;
+pub mod sitemap;
 pub mod tls;
 pub mod url;
 pub mod warc;
