@@ -14,6 +14,7 @@ pub mod html;
 pub mod http;
 pub mod net;
 pub mod provenance;
+pub mod recrawl;
 pub mod robots;
 pub mod seen;
 pub mod sitemap;

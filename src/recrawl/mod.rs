@@ -1,0 +1,18 @@
+//! Re-crawls (issue 14): what a crawl remembers so the next one can ask only for what
+//! changed.
+//!
+//! [`index`] is the compact, versioned, checksummed file of URL → validators (ETag,
+//! Last-Modified), fetch date, payload digest and WARC location that a crawl appends to
+//! as it goes, and that a re-crawl reads instead of every WARC file.
+//! `docs/recrawl.md` tells what is built and what is not yet wired into the engine.
+
+// Every file below reads bytes from the disk: no slice indexing and no panics
+// (STYLE.md §5). Tests are exempt through clippy.toml.
+#![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
+pub mod index;
+
+pub use index::{
+    fuzz_read, IndexEntry, IndexError, IndexReader, IndexWriter, Recovered, Validators, INDEX_FILE,
+    INDEX_MAGIC, INDEX_VERSION,
+};
