@@ -10,6 +10,7 @@
 //!         fetched_at_us i64 (Unix microseconds, the WARC-Date of the capture)
 //!         status u16
 //!         warc_offset u64 (byte offset of the response record in its file)
+//!         payload_bytes u64 (entity body length: what a 304 saves)
 //!         url, etag, last_modified, payload_digest, record_id, warc_file:
 //!             each u16 length + UTF-8 bytes (absent validators have length 0)
 //! ```
@@ -40,7 +41,7 @@ pub const HEADER_BYTES: usize = 16;
 /// Largest record payload accepted, in bytes: six strings of at most a few KiB each.
 pub const MAX_RECORD_BYTES: u32 = 64 * 1024;
 
-const FIXED_PAYLOAD_BYTES: usize = 1 + 8 + 2 + 8;
+const FIXED_PAYLOAD_BYTES: usize = 1 + 8 + 2 + 8 + 8;
 
 /// The validators of one capture, sent back as `If-None-Match` / `If-Modified-Since`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -71,6 +72,8 @@ pub struct IndexEntry {
     pub warc_file: String,
     /// Byte offset of the response record in `warc_file`.
     pub warc_offset: u64,
+    /// Length of the payload (entity body): the bytes a `304` saves next time.
+    pub payload_bytes: u64,
 }
 
 /// Why an index cannot be read.
@@ -191,6 +194,7 @@ pub fn encode(entry: &IndexEntry) -> io::Result<Vec<u8>> {
     p.extend_from_slice(&entry.fetched_at_us.to_le_bytes());
     p.extend_from_slice(&entry.status.to_le_bytes());
     p.extend_from_slice(&entry.warc_offset.to_le_bytes());
+    p.extend_from_slice(&entry.payload_bytes.to_le_bytes());
     for s in [
         entry.url.as_str(),
         v.etag.as_deref().unwrap_or(""),
@@ -259,6 +263,7 @@ pub fn decode(buf: &[u8], offset: u64) -> Result<Decoded, IndexError> {
     let fetched_at_us = r.i64().ok_or(bad("short fixed fields"))?;
     let status = r.u16().ok_or(bad("short fixed fields"))?;
     let warc_offset = r.u64().ok_or(bad("short fixed fields"))?;
+    let payload_bytes = r.u64().ok_or(bad("short fixed fields"))?;
     let mut strings = [""; 6];
     for s in &mut strings {
         *s = r.string().ok_or(bad("string field runs past the record"))?;
@@ -287,6 +292,7 @@ pub fn decode(buf: &[u8], offset: u64) -> Result<Decoded, IndexError> {
             record_id: record_id.to_owned(),
             warc_file: warc_file.to_owned(),
             warc_offset,
+            payload_bytes,
         },
         8 + len as usize,
     ))
@@ -490,6 +496,31 @@ impl<R: Read> Iterator for IndexReader<R> {
     }
 }
 
+/// The previous crawl as a re-crawl starts from it: the latest entry of every URL
+/// (a later record supersedes an earlier one), and the torn tail if there was one.
+/// Holds every URL in memory; a re-crawl of more URLs than fit streams the
+/// [`IndexReader`] instead.
+///
+/// # Errors
+/// Any [`IndexError`]: a damaged index is refused whole, never half-used.
+pub fn read_latest(
+    path: &Path,
+) -> Result<
+    (
+        std::collections::HashMap<String, IndexEntry>,
+        Option<Recovered>,
+    ),
+    IndexError,
+> {
+    let mut reader = IndexReader::open(path)?;
+    let mut latest = std::collections::HashMap::new();
+    for entry in &mut reader {
+        let entry = entry?;
+        latest.insert(entry.url.clone(), entry);
+    }
+    Ok((latest, reader.recovered()))
+}
+
 /// Appends entries to an index as a crawl goes.
 pub struct IndexWriter {
     out: BufWriter<File>,
@@ -629,6 +660,7 @@ mod tests {
             record_id: format!("<urn:uuid:00000000-0000-4000-8000-{k:012}>"),
             warc_file: "warc/trawl-0-00000.warc.gz".to_owned(),
             warc_offset: u64::from(k) * 4_096,
+            payload_bytes: 20_000 + u64::from(k),
         }
     }
 
@@ -659,6 +691,24 @@ mod tests {
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size < 1_000 * 230, "{size} bytes");
         assert!(IndexWriter::create(&path).is_err(), "never overwrites");
+    }
+
+    #[test]
+    fn the_latest_entry_of_a_url_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        let mut w = IndexWriter::create(&path).unwrap();
+        w.append(&entry(1)).unwrap();
+        let mut again = entry(1);
+        again.status = 304;
+        again.fetched_at_us += 1;
+        w.append(&entry(2)).unwrap();
+        w.append(&again).unwrap();
+        w.sync().unwrap();
+        let (latest, recovered) = read_latest(&path).unwrap();
+        assert_eq!(latest.len(), 2);
+        assert_eq!(latest[&entry(1).url], again);
+        assert_eq!(recovered, None);
     }
 
     #[test]

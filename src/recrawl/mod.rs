@@ -5,6 +5,8 @@
 //! Last-Modified), fetch date, payload digest and WARC location that a crawl appends to
 //! as it goes, and that a re-crawl reads instead of every WARC file. [`drop_dir`] is
 //! the drop directory through which `trawl add` hands URLs to a running crawl.
+//! [`plan`] holds the re-crawl's decisions (conditional request, verdict, counts,
+//! revisit fields) as pure functions.
 //! `docs/recrawl.md` tells what is built and what is not yet wired into the engine.
 
 // Every file below reads bytes from the disk: no slice indexing and no panics
@@ -13,8 +15,11 @@
 
 pub mod drop_dir;
 pub mod index;
+pub mod plan;
+
+pub use plan::{classify, plan, revisit_fields, LastmodPolicy, Plan, RecrawlStats, Verdict};
 
 pub use index::{
-    fuzz_read, IndexEntry, IndexError, IndexReader, IndexWriter, Recovered, Validators, INDEX_FILE,
-    INDEX_MAGIC, INDEX_VERSION,
+    fuzz_read, read_latest, IndexEntry, IndexError, IndexReader, IndexWriter, Recovered,
+    Validators, INDEX_FILE, INDEX_MAGIC, INDEX_VERSION,
 };
