@@ -7,13 +7,13 @@
 
 mod crawl_support;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
 use crawl_support::Synthweb;
-use trawl::sitemap::{self, Admission, Cut, Limits, Refusal, SitemapKind};
+use trawl::sitemap::{self, Cut, Limits, Note, Refusal, SitemapWalk, WalkLimits};
 use url::Url;
 
 /// GET `url` from synthweb (every host listens on 127.0.0.1): status and body.
@@ -51,35 +51,24 @@ fn synthweb_sitemaps_parse_as_documented() {
     let named: Vec<String> = robots.sitemaps().iter().map(|s| s.url.clone()).collect();
     assert_eq!(named, [format!("{origin}/sitemap_index.xml")]);
 
-    // Walk as a crawler would: each file with its depth; robots.txt of host 0 named the
-    // index, so host 0's origin is the permission every file below it inherits.
-    let permitted = vec![origin.clone()];
-    let limits = Limits::default();
-    let mut queue: VecDeque<(Url, u8)> = VecDeque::new();
-    queue.push_back((Url::parse(&named[0]).unwrap(), 0));
+    // Walk as the crawler will: the robots.txt of host 0 named the index, so host 0's
+    // origin is the permission every file below it inherits.
+    let (mut walk, notes) = SitemapWalk::from_robots(&origin, &named, WalkLimits::default());
+    assert!(notes.is_empty());
     let (mut pages, mut refused, mut files) = (BTreeSet::new(), Vec::new(), 0);
-    while let Some((map_url, depth)) = queue.pop_front() {
+    while let Some(fetch) = walk.next_fetch() {
         files += 1;
         assert!(files <= 10, "sitemap walk does not end");
-        let (status, body) = get(&map_url);
-        assert_eq!(status, 200, "{map_url}");
-        let map = sitemap::parse(&body, depth, &limits).unwrap();
-        assert!(map.cuts.is_empty(), "{map_url}: {:?}", map.cuts);
-        assert_eq!(map.gzip, map_url.path().ends_with(".gz"));
-        for entry in map.entries {
-            let url = Url::parse(&entry.loc).unwrap();
-            match map.kind {
-                SitemapKind::Index => queue.push_back((url, depth + 1)),
-                SitemapKind::UrlSet => {
-                    assert!(entry.lastmod.is_some() || url.path().starts_with("/smx/"));
-                    match sitemap::admit(&map_url, &url, &permitted) {
-                        Ok(Admission::UnderLocation) => {
-                            pages.insert(url.to_string());
-                        }
-                        Ok(Admission::RobotsPermission) => panic!("{url} needs no permission"),
-                        Err(r) => refused.push((url.to_string(), r)),
-                    }
-                }
+        let (status, body) = get(&fetch.url);
+        let step = walk.on_response(&fetch, status, &body);
+        for listed in step.pages {
+            assert!(listed.lastmod.is_some(), "{}", listed.url);
+            pages.insert(listed.url.to_string());
+        }
+        for note in step.notes {
+            match note {
+                Note::Refused { url, refusal, .. } => refused.push((url, refusal)),
+                other => panic!("{}: unexpected {other:?}", fetch.url),
             }
         }
     }
@@ -87,11 +76,13 @@ fn synthweb_sitemaps_parse_as_documented() {
     for k in 0..30 {
         assert!(pages.contains(&format!("{origin}/sm/{k}")), "/sm/{k}");
     }
+    assert!(pages.contains(&format!("{origin}/p/1")));
     assert_eq!(refused.len(), 5);
     assert!(refused
         .iter()
         .all(|(u, r)| u.contains("h000002") && u.contains("/smx/") && *r == Refusal::OtherOrigin));
 
+    let limits = Limits::default();
     // The 60,000-URL sitemap: cut at 50,000, the 10,000 others counted.
     let (_, big) = get(&Url::parse(&format!("{origin}/sitemap-big.xml")).unwrap());
     let map = sitemap::parse(&big, 0, &limits).unwrap();

@@ -8,6 +8,9 @@
 //! - [`admit`] is the sitemaps.org host rule as a pure function: a sitemap may list
 //!   only URLs under its own location, unless the robots.txt of the URL's host pointed
 //!   to it (directly, or to an index above it).
+//! - [`SitemapWalk`] follows sitemaps from a robots.txt (or the operator's
+//!   `--sitemap`) through indexes to admitted pages, fetch by fetch, with a [`Note`]
+//!   for everything dropped: the state machine the engine will drive.
 //! - [`LastMod`] parses `<lastmod>` (W3C datetime) so a re-crawl can compare it with
 //!   the previous fetch date.
 //!
@@ -22,12 +25,14 @@
 mod lastmod;
 mod parse;
 mod scope;
+mod walk;
 
 pub use lastmod::LastMod;
 pub use parse::{
     parse, Cut, Entry, Limits, Sitemap, SitemapError, SitemapKind, Skipped, MAX_LOC_BYTES,
 };
 pub use scope::{admit, Admission, Refusal};
+pub use walk::{Listed, Note, SitemapFetch, SitemapWalk, Step, WalkLimits};
 
 /// Fuzz entry point: parses `data` as a sitemap (plain, and gzip-wrapped when it starts
 /// with the gzip magic) under small caps, and checks the invariants every result must
