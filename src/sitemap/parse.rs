@@ -201,6 +201,11 @@ pub fn parse(body: &[u8], depth: u8, limits: &Limits) -> Result<Sitemap, Sitemap
     let mut root_seen = false;
     let mut root_closed = false;
     let mut in_entry = false;
+    // Elements open inside the entry: only its direct children (depth 1) are its
+    // fields, so `<image:image><image:loc>` never adds to the page's `<loc>`.
+    let mut child_depth: u32 = 0;
+    // Elements open outside any entry, below the root.
+    let mut outer_depth: u32 = 0;
     let mut field: Option<Field> = None;
     let mut loc = String::new();
     let mut loc_too_long = false;
@@ -236,79 +241,80 @@ pub fn parse(body: &[u8], depth: u8, limits: &Limits) -> Result<Sitemap, Sitemap
         };
         match event {
             Event::DocType(_) => return Err(SitemapError::Doctype),
-            Event::Start(e) | Event::Empty(e) if !root_seen => {
+            Event::Start(ref e) | Event::Empty(ref e) if !root_seen => {
                 root_seen = true;
-                map.kind = match e.local_name().as_ref() {
-                    b"urlset" => SitemapKind::UrlSet,
-                    b"sitemapindex" => SitemapKind::Index,
-                    _ => return Err(SitemapError::NotASitemap),
-                };
+                // `<urlset/>` is a valid, empty sitemap.
+                root_closed = matches!(event, Event::Empty(_));
+                map.kind = root_kind(e.local_name().as_ref(), depth, limits)?;
                 if map.kind == SitemapKind::Index {
-                    if depth >= limits.max_index_depth {
-                        return Err(SitemapError::TooDeep {
-                            depth,
-                            limit: limits.max_index_depth,
-                        });
-                    }
                     entry_name = b"sitemap";
                 }
             }
             Event::Start(_) | Event::Empty(_) if root_closed => return Err(malformed(&reader)),
             Event::Start(e) => {
                 let name = e.local_name();
-                if !in_entry && name.as_ref() == entry_name {
+                if in_entry {
+                    child_depth += 1;
+                    if child_depth == 1 {
+                        field = match name.as_ref() {
+                            b"loc" => Some(Field::Loc),
+                            b"lastmod" => Some(Field::LastMod),
+                            _ => None,
+                        };
+                    }
+                } else if outer_depth == 0 && name.as_ref() == entry_name {
                     in_entry = true;
+                    child_depth = 0;
                     loc.clear();
                     lastmod.clear();
                     loc_too_long = false;
-                } else if in_entry && field.is_none() {
-                    field = match name.as_ref() {
-                        b"loc" => Some(Field::Loc),
-                        b"lastmod" => Some(Field::LastMod),
-                        _ => None,
-                    };
+                } else {
+                    outer_depth += 1;
                 }
             }
             Event::Empty(e) => {
                 // `<url/>` is an entry without a location.
-                if !in_entry && e.local_name().as_ref() == entry_name {
+                if !in_entry && outer_depth == 0 && e.local_name().as_ref() == entry_name {
                     map.skipped.no_loc += 1;
                 }
             }
-            Event::End(e) => {
-                let name = e.local_name();
-                match name.as_ref() {
-                    n if in_entry && n == entry_name => {
-                        in_entry = false;
-                        field = None;
-                        let lm = if lastmod.trim().is_empty() {
-                            None
-                        } else {
-                            let parsed = LastMod::parse(&lastmod);
-                            if parsed.is_none() {
-                                map.skipped.bad_lastmod += 1;
-                            }
-                            parsed
-                        };
-                        let trimmed = loc.trim();
-                        if loc_too_long {
-                            map.skipped.too_long += 1;
-                        } else if trimmed.is_empty() {
-                            map.skipped.no_loc += 1;
-                        } else if map.entries.len() >= limits.max_urls {
-                            dropped += 1;
-                        } else {
-                            map.entries.push(Entry {
-                                loc: trimmed.to_owned(),
-                                lastmod: lm,
-                            });
+            Event::End(_) => match (in_entry, child_depth) {
+                // The entry's own end tag (the reader checks that names match).
+                (true, 0) => {
+                    in_entry = false;
+                    field = None;
+                    let lm = if lastmod.trim().is_empty() {
+                        None
+                    } else {
+                        let parsed = LastMod::parse(&lastmod);
+                        if parsed.is_none() {
+                            map.skipped.bad_lastmod += 1;
                         }
+                        parsed
+                    };
+                    let trimmed = loc.trim();
+                    if loc_too_long {
+                        map.skipped.too_long += 1;
+                    } else if trimmed.is_empty() {
+                        map.skipped.no_loc += 1;
+                    } else if map.entries.len() >= limits.max_urls {
+                        dropped += 1;
+                    } else {
+                        map.entries.push(Entry {
+                            loc: trimmed.to_owned(),
+                            lastmod: lm,
+                        });
                     }
-                    b"loc" | b"lastmod" if in_entry => field = None,
-                    b"urlset" | b"sitemapindex" if !in_entry => root_closed = true,
-                    _ => {}
                 }
-            }
+                (true, d) => {
+                    if d == 1 {
+                        field = None;
+                    }
+                    child_depth = d - 1;
+                }
+                (false, _) if outer_depth > 0 => outer_depth -= 1,
+                (false, _) => root_closed = true,
+            },
             Event::Text(t) => {
                 if let Some(f) = field {
                     let text = t.xml10_content().map_err(|_| malformed(&reader))?;
@@ -376,6 +382,20 @@ pub fn parse(body: &[u8], depth: u8, limits: &Limits) -> Result<Sitemap, Sitemap
         return Err(SitemapError::NotASitemap);
     }
     Ok(map)
+}
+
+/// The kind of a document from its root element's local name, refusing an index too
+/// deep.
+fn root_kind(name: &[u8], depth: u8, limits: &Limits) -> Result<SitemapKind, SitemapError> {
+    match name {
+        b"urlset" => Ok(SitemapKind::UrlSet),
+        b"sitemapindex" if depth >= limits.max_index_depth => Err(SitemapError::TooDeep {
+            depth,
+            limit: limits.max_index_depth,
+        }),
+        b"sitemapindex" => Ok(SitemapKind::Index),
+        _ => Err(SitemapError::NotASitemap),
+    }
 }
 
 /// Add decoded text to the field being read, bounding `<loc>` at [`MAX_LOC_BYTES`] and
@@ -452,6 +472,24 @@ mod tests {
             }
         );
         assert!(map.cuts.is_empty() && !map.gzip);
+    }
+
+    #[test]
+    fn only_direct_children_of_an_entry_are_its_fields() {
+        let map = ok(&urlset(
+            "<url><loc>http://a.example/p</loc>\
+             <image:image xmlns:image=\"http://www.google.com/schemas/sitemap-image/1.1\">\
+             <image:loc>http://a.example/i.png</image:loc></image:image>\
+             <xhtml:link xmlns:xhtml=\"http://www.w3.org/1999/xhtml\" rel=\"alternate\" href=\"http://a.example/de\"/>\
+             </url><extra><url><loc>http://a.example/nested</loc></url></extra>",
+        ));
+        let locs: Vec<&str> = map.entries.iter().map(|e| e.loc.as_str()).collect();
+        assert_eq!(locs, ["http://a.example/p"]);
+        // An empty root is an empty sitemap.
+        for empty in ["<urlset/>", "<?xml version=\"1.0\"?>\n<sitemapindex/>\n"] {
+            let map = ok(empty);
+            assert!(map.entries.is_empty() && map.cuts.is_empty(), "{empty}");
+        }
     }
 
     #[test]
