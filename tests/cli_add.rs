@@ -12,9 +12,16 @@ fn trawl() -> Command {
     Command::new(env!("CARGO_BIN_EXE_trawl"))
 }
 
+/// An output directory as a crawl leaves it from its start (`start.json`).
+fn crawl_dir() -> tempfile::TempDir {
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(out.path().join("start.json"), "{}").unwrap();
+    out
+}
+
 #[test]
 fn add_urls_and_a_file_then_the_crawl_side_reads_them() {
-    let out = tempfile::tempdir().unwrap();
+    let out = crawl_dir();
     let o = trawl()
         .args(["add", "--out"])
         .arg(out.path())
@@ -72,7 +79,7 @@ fn add_urls_and_a_file_then_the_crawl_side_reads_them() {
 
 #[test]
 fn bad_urls_and_missing_directories_are_refused_with_nothing_written() {
-    let out = tempfile::tempdir().unwrap();
+    let out = crawl_dir();
     let o = trawl()
         .args(["add", "--out"])
         .arg(out.path())
@@ -95,5 +102,17 @@ fn bad_urls_and_missing_directories_are_refused_with_nothing_written() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("finding the crawl output directory"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a crawl output directory"));
+
+    // An existing directory that is not a crawl's.
+    let other = tempfile::tempdir().unwrap();
+    let o = trawl()
+        .args(["add", "--out"])
+        .arg(other.path())
+        .arg("http://ok.example/")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no start.json"));
+    assert!(!other.path().join(ADD_DIR).exists());
 }

@@ -4,7 +4,8 @@
 //! The batch file appears atomically (temporary name, fsync, rename, fsync of the
 //! directory): once `trawl add` has printed its line, a kill -9 of the crawl loses none
 //! of the URLs. Every line is checked first; one that is not an absolute http(s) URL
-//! stops the command with exit 2 and nothing is written.
+//! stops the command with exit 2 and nothing is written, as does a `DIR` that is not
+//! a crawl's output directory (no `start.json`).
 //!
 //! Not yet: the crawl engine does not poll the drop directory in this build (the
 //! reader, `trawl::recrawl::drop_dir::DropDir`, is built and tested; its hook into the
@@ -78,6 +79,14 @@ pub fn run(args: AddArgs) -> anyhow::Result<ExitCode> {
         bail!(
             "{} URLs in one add; at most {MAX_URLS} (split them over several)",
             urls.len()
+        );
+    }
+    // A typo in --out must not leave URLs where no crawl will read them.
+    if !trawl::checkpoint::start::start_path(&args.out).is_file() {
+        bail!(
+            "{} is not a crawl output directory (no {}); give the --out of a running crawl",
+            args.out.display(),
+            trawl::checkpoint::start::START_FILE
         );
     }
     let path = write_batch(&args.out, &urls)?;
