@@ -3,6 +3,7 @@
 //!
 //! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
 
+mod adds;
 pub mod config;
 mod coordinator;
 mod error;
@@ -554,6 +555,13 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             .map_err(|source| CrawlError::ShardSpawn { index: i, source })?;
         handles.push(handle);
     }
+    // `trawl add`: URLs from the drop directory, sent to the shards' inboxes.
+    let mut adds = adds::Adds::open(
+        &out,
+        resumed_epoch.unwrap_or(0),
+        inbox_txs.clone(),
+        wakers.clone(),
+    )?;
     drop(inbox_txs);
 
     // The coordinator: progress, checkpoints, termination.
@@ -602,6 +610,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             finish = "error";
             break;
         }
+        adds.poll(&shared, &filter, &output.tx, now);
         if shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0 {
             finish = "exhausted";
             break;
@@ -649,6 +658,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             // pause asked for, or a write waited for space while it ran (the coordinator
             // is blocked meanwhile, so space may be back by the time it fails).
             let (paused, stalls) = (disk.is_paused(), output.stall.stalls());
+            adds.before_checkpoint(epoch);
             match take_checkpoint(
                 &shared,
                 &control_txs,
@@ -660,6 +670,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             ) {
                 Ok(cp) => {
                     last_cp = Some(cp);
+                    adds.committed(epoch);
                     checkpoints += 1;
                     disk_checkpoint_failed = false;
                     if let Ok(name) = checkpoint::current_name(&cp_root) {
@@ -690,6 +701,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     }
     // Final checkpoint while the shards still hold their frontiers.
     epoch += 1;
+    adds.before_checkpoint(epoch);
     let cp = take_checkpoint(
         &shared,
         &control_txs,
@@ -700,6 +712,9 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         last_cp.as_ref(),
     );
     checkpoints += u64::from(cp.is_ok());
+    if cp.is_ok() {
+        adds.committed(epoch);
+    }
     shared.exit.store(true, Ordering::Release);
     for w in &wakers {
         let _ = w.wake();
