@@ -7,9 +7,8 @@
 //! stops the command with exit 2 and nothing is written, as does a `DIR` that is not
 //! a crawl's output directory (no `start.json`).
 //!
-//! Not yet: the crawl engine does not poll the drop directory in this build (the
-//! reader, `trawl::recrawl::drop_dir::DropDir`, is built and tested; its hook into the
-//! engine is listed in `docs/recrawl.md`).
+//! The running crawl polls `DIR/add/` about once a second (`src/engine/adds.rs`):
+//! added URLs obey the crawl's scope, filters, robots.txt and politeness like links.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
