@@ -867,7 +867,7 @@ impl Site {
                     && index == crate::sitemaps::HOST
                     && crate::sitemaps::sitemap_only_page(full).is_some() =>
             {
-                self.html_page(scheme, index, role, full, PageKind::Small)
+                self.html_page(scheme, index, role, full, PageKind::SitemapOnly)
             }
             ["smx", _]
                 if q_none
@@ -1261,6 +1261,7 @@ impl Site {
                 u64::from(self.cfg.out_degree.min),
                 u64::from(self.cfg.out_degree.max),
             ) as usize,
+            PageKind::SitemapOnly => 1,
             _ => 4,
         };
         let mut plan: Vec<Planned> = Vec::with_capacity(degree + 32);
@@ -1911,6 +1912,9 @@ enum PageKind {
     Root,
     Page(u32),
     Small,
+    /// A page only sitemaps list: it links only `/`, so that what a crawler reaches
+    /// through it is exactly itself (the manifest's `S` lines).
+    SitemapOnly,
     Soft404,
     Refresh(u32),
     Frameset,

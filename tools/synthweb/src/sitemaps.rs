@@ -12,8 +12,8 @@
 //! | `/sitemap-big.xml` | 60,000 URLs `/big/k` (404): over the 50,000 cap; linked from nowhere |
 //! | `/sitemap-bomb.xml.gz` | gzip bomb: an XML declaration and `<urlset>`, then 256 MiB of spaces, in about 1.7 MB; linked from nowhere |
 //!
-//! `/sm/k` pages are small HTML pages that no link reaches: a crawler finds them only
-//! through the sitemaps. `/smx/k` pages exist (200) but a correct crawler never asks for
+//! `/sm/k` pages are small HTML pages that no link reaches and that link only `/`: a
+//! crawler finds them only through the sitemaps, and finds nothing else through them. `/smx/k` pages exist (200) but a correct crawler never asks for
 //! them. The manifest lists `/sm/k` as `S` and `/smx/k` as `F`.
 
 use std::sync::OnceLock;

@@ -229,6 +229,14 @@ fn sitemap_files_are_as_documented() {
         let (status, ctype, _) = body(&s, &format!("/sm/{k}"));
         assert_eq!(status, 200);
         assert!(ctype.starts_with("text/html"));
+        // It leads nowhere else: what only sitemaps reach is the page itself.
+        let links: Vec<_> = s
+            .page(Scheme::Http, 0, &format!("/sm/{k}"))
+            .links
+            .into_iter()
+            .filter_map(|l| l.url)
+            .collect();
+        assert_eq!(links, ["http://h000000.synth.test:8080/"]);
     }
     assert_eq!(body(&s, "/sm/30").0, 404);
 }
