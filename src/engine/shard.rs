@@ -26,6 +26,8 @@ use crate::warc::{Capture, CaptureCompressor, HttpResponse, Outlink, WarcDate};
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{CheckpointCut, Control, Shared};
 
+mod sitemaps;
+
 /// A batch of URLs routed to a shard, each with its host key.
 pub(crate) type Batch = Vec<(String, QueuedUrl)>;
 
@@ -681,6 +683,7 @@ impl Shard {
             None => Vec::new(),
         };
         self.record(&o, &request, Some(&via), "P", None, &annotations);
+        self.queue_robots_sitemaps(&host, &o, now);
         if let Some(Step::Fetch(next)) = step {
             self.fetch_robots_for(&host, key, next, via);
             return;
@@ -839,6 +842,9 @@ impl Shard {
                             Err(r) => annotations.push(format!("bad-location:{}", r.code())),
                         }
                     }
+                } else if (200..300).contains(&code) && Self::is_sitemap_fetch(&item, head, &o.body)
+                {
+                    self.sitemap_links(&o, &item, &mut outlinks, &mut annotations);
                 } else if (200..300).contains(&code) && is_html(head) {
                     self.links_of(&o, head, &mut outlinks, &mut annotations);
                 }
@@ -975,7 +981,8 @@ impl Shard {
     /// The decision for a URL the presence bits just reported as new (the caller sets
     /// its bit): filters, the handler's hook, then routing to the owning shard.
     fn admit(&mut self, url: Url, via: &str, hops: String, now: Instant) {
-        if let Err(reason) = self.filter.check(&url, hops.len() as u32) {
+        let checked = self.filter.check(&url, hops.len() as u32);
+        if let Err(reason) = checked.or_else(|r| sitemaps::exempt(r, &url, &hops)) {
             if matches!(reason, crate::url::Reject::OutOfScope) && !self.scope_warned {
                 self.scope_warned = true;
                 tracing::warn!(
