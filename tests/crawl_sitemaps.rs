@@ -84,3 +84,64 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
         .unwrap();
     assert!(sm["hops"].as_str().unwrap().ends_with('M'), "{sm}");
 }
+
+/// `--sitemap URL`: the 60,000-URL sitemap is cut at 50,000 with a crawl-log
+/// annotation, and the gzip bomb posing as a sitemap is stopped at 50 MB.
+#[test]
+fn operator_sitemaps_over_the_caps_are_cut_and_logged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let budget = 60;
+    let sw = Synthweb::start_with(
+        &tmp.path().join("web"),
+        &[
+            "--hosts",
+            "3",
+            "--profile",
+            "sitemaps",
+            "--pages-per-host",
+            "5-10",
+            "--out-degree",
+            "5-10",
+        ],
+        false,
+    );
+    let origin = format!("http://h000000.synth.test:{}", sw.port);
+    let out = tmp.path().join("crawl");
+    let status = Command::new(crawl_support::trawl_bin())
+        .current_dir(&sw.dir)
+        .args(crawl_args(&out, budget, 0))
+        .args(["--sitemap", &format!("{origin}/sitemap-big.xml")])
+        .args(["--sitemap", &format!("{origin}/sitemap-bomb.xml.gz")])
+        .status()
+        .unwrap();
+    assert!(status.success(), "trawl crawl failed: {status}");
+    let log = crawl_log(&out);
+    let notes = |suffix: &str| {
+        let rec = log
+            .iter()
+            .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no crawl-log line for {suffix}"));
+        assert_eq!(rec["status"], 200, "{rec}");
+        assert_eq!(rec["hops"], "M", "{rec}");
+        annotations(rec)
+    };
+    let big = notes("/sitemap-big.xml");
+    assert!(
+        big.contains(&"sitemap-cut:urls:50000:10000".to_owned()),
+        "{big:?}"
+    );
+    assert!(big.contains(&"sitemap:urlset:50000".to_owned()), "{big:?}");
+    let bomb = notes("/sitemap-bomb.xml.gz");
+    assert!(
+        bomb.contains(&"sitemap-cut:bytes:52428800".to_owned()),
+        "{bomb:?}"
+    );
+    assert!(bomb.contains(&"sitemap:urlset:0".to_owned()), "{bomb:?}");
+    // The 50,000th URL was taken, the 50,001st never appears.
+    assert!(log
+        .iter()
+        .any(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/big/49999"))));
+    assert!(!log
+        .iter()
+        .any(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/big/50000"))));
+}

@@ -487,6 +487,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             }
         }
         None => {
+            shard::queue_operator_sitemaps(&config.sitemaps, &shared, &mut frontiers, now)?;
             for url in &seed_urls {
                 if shared.seen.test_and_set(url.as_str().as_bytes()) {
                     continue;

@@ -27,6 +27,7 @@ use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{CheckpointCut, Control, Shared};
 
 mod sitemaps;
+pub(crate) use sitemaps::queue_operator_sitemaps;
 
 /// A batch of URLs routed to a shard, each with its host key.
 pub(crate) type Batch = Vec<(String, QueuedUrl)>;

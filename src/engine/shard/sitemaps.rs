@@ -37,6 +37,47 @@ pub(super) fn exempt(reason: Reject, url: &Url, hops: &str) -> Result<(), Reject
     }
 }
 
+/// `--sitemap URL`: queue the operator's sitemaps before the seeds, each as a sitemap
+/// fetch (hop `M`, no referrer: `sitemap_links` then trusts the sitemap's own origin).
+///
+/// # Errors
+/// A frontier that cannot take the URL (its disk tier failed).
+pub(crate) fn queue_operator_sitemaps(
+    sitemaps: &[String],
+    shared: &super::Shared,
+    frontiers: &mut [crate::frontier::Frontier],
+    now: Instant,
+) -> Result<(), super::super::CrawlError> {
+    for s in sitemaps {
+        let Ok(url) = crate::url::canonicalize_absolute(s) else {
+            tracing::warn!(sitemap = %s, "--sitemap is not a URL: ignored");
+            continue;
+        };
+        if shared.seen.test_and_set(url.as_str().as_bytes()) {
+            continue;
+        }
+        let Some(key) = super::host_key(&url) else {
+            continue;
+        };
+        let item = QueuedUrl {
+            url: url.into(),
+            via: None,
+            hops: Hop::Manifest.code().to_string(),
+            attempts: 0,
+        };
+        if let Some(f) = frontiers.get_mut(super::shard_of(&key, frontiers.len())) {
+            f.push(&key, item, now)?;
+            shared
+                .outstanding
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            shared
+                .discovered
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+    Ok(())
+}
+
 impl Shard {
     /// Queue the `Sitemap:` lines of a robots.txt just fetched for `host` (a 200
     /// answer only: other statuses carry no rules).
@@ -97,12 +138,14 @@ impl Shard {
             .take_while(|&c| c == Hop::Manifest.code())
             .count();
         let depth = u8::try_from(run.saturating_sub(1)).unwrap_or(u8::MAX);
-        let permitted: Vec<String> = item
-            .via
-            .as_deref()
-            .and_then(|v| Url::parse(v).ok())
-            .map(|v| vec![v.origin().ascii_serialization()])
-            .unwrap_or_default();
+        // The referrer's origin (a robots.txt, or the index above); with none, an
+        // operator's `--sitemap`: its own origin.
+        let permitted: Vec<String> = match item.via.as_deref() {
+            Some(v) => Url::parse(v)
+                .map(|v| vec![v.origin().ascii_serialization()])
+                .unwrap_or_default(),
+            None => vec![o.url.origin().ascii_serialization()],
+        };
         let map = match sitemap::parse(&o.body, depth, &Limits::default()) {
             Ok(map) => map,
             Err(e) => {
