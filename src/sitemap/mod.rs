@@ -10,7 +10,8 @@
 //!   to it (directly, or to an index above it).
 //! - [`SitemapWalk`] follows sitemaps from a robots.txt (or the operator's
 //!   `--sitemap`) through indexes to admitted pages, fetch by fetch, with a [`Note`]
-//!   for everything dropped: the state machine the engine will drive.
+//!   for everything dropped, keeping per-walk state (the crawl itself queues sitemap
+//!   fetches as ordinary URLs with hop `M`: `src/engine/shard/sitemaps.rs`).
 //! - [`LastMod`] parses `<lastmod>` (W3C datetime) so a re-crawl can compare it with
 //!   the previous fetch date.
 //!
