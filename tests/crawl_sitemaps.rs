@@ -10,7 +10,7 @@ mod crawl_support;
 
 use std::process::Command;
 
-use crawl_support::{annotations, crawl_args, crawl_log, synthweb_bin, Synthweb};
+use crawl_support::{annotations, crawl_args, crawl_log, stats_json, synthweb_bin, Synthweb};
 
 #[test]
 fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
@@ -77,6 +77,11 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
     let cross = notes("/sitemap-cross.xml");
     assert!(cross.contains(&"sitemap:urlset:0".to_owned()), "{cross:?}");
     assert!(cross.contains(&"sitemap-refused:5".to_owned()), "{cross:?}");
+    let stats = stats_json(&out);
+    assert_eq!(stats["sitemaps_read"], 6, "{stats}");
+    assert_eq!(stats["sitemaps_cut"], 0, "{stats}");
+    assert_eq!(stats["sitemaps_failed"], 0, "{stats}");
+    assert_eq!(stats["sitemap_urls_refused"], 5, "{stats}");
     // Pages found through sitemaps carry hop M.
     let sm = log
         .iter()
@@ -137,6 +142,10 @@ fn operator_sitemaps_over_the_caps_are_cut_and_logged() {
         "{bomb:?}"
     );
     assert!(bomb.contains(&"sitemap:urlset:0".to_owned()), "{bomb:?}");
+    let stats = stats_json(&out);
+    // The two named here, plus whatever of robots.txt's index the budget allowed.
+    assert!(stats["sitemaps_read"].as_u64().unwrap() >= 2, "{stats}");
+    assert_eq!(stats["sitemaps_cut"], 2, "{stats}");
     // The 50,000th URL was taken, the 50,001st never appears.
     assert!(log
         .iter()

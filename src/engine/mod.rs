@@ -84,6 +84,8 @@ pub(crate) struct Shared {
     pub pages_long_attributes: AtomicU64,
     /// robots.txt bodies a parse cap cut (see `Stats`).
     pub robots_truncated: AtomicU64,
+    /// Sitemap counters (`shard/sitemaps.rs`; `Stats` fields of the same names).
+    pub sitemaps: [AtomicU64; 4],
     pub robots_long_lines: AtomicU64,
     /// Counted by the output thread.
     pub warc_revisits: Arc<AtomicU64>,
@@ -147,6 +149,10 @@ impl Shared {
             pages_long_attributes: self.pages_long_attributes.load(Ordering::Acquire),
             robots_truncated: self.robots_truncated.load(Ordering::Acquire),
             robots_long_lines: self.robots_long_lines.load(Ordering::Acquire),
+            sitemaps_read: self.sitemaps[0].load(Ordering::Acquire),
+            sitemaps_cut: self.sitemaps[1].load(Ordering::Acquire),
+            sitemaps_failed: self.sitemaps[2].load(Ordering::Acquire),
+            sitemap_urls_refused: self.sitemaps[3].load(Ordering::Acquire),
         }
     }
 }
@@ -410,6 +416,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         pages_scan_truncated: AtomicU64::new(0),
         pages_long_attributes: AtomicU64::new(0),
         robots_truncated: AtomicU64::new(0),
+        sitemaps: Default::default(),
         robots_long_lines: AtomicU64::new(0),
         warc_revisits: Arc::clone(&output.revisits),
         hosts_parked: AtomicU64::new(0),
@@ -463,6 +470,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 (&shared.pages_long_attributes, c.pages_long_attributes),
                 (&shared.robots_truncated, c.robots_truncated),
                 (&shared.robots_long_lines, c.robots_long_lines),
+                (&shared.sitemaps[0], c.sitemaps_read),
+                (&shared.sitemaps[1], c.sitemaps_cut),
+                (&shared.sitemaps[2], c.sitemaps_failed),
+                (&shared.sitemaps[3], c.sitemap_urls_refused),
             ] {
                 counter.store(value, Ordering::Release);
             }

@@ -14,6 +14,7 @@
 //! to any page; the 50 MB cap applies after decompression. A `….xml.gz` reached by a
 //! sitemap hop passes the extension filter (`.gz` is on its list of binaries).
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use url::Url;
@@ -67,12 +68,8 @@ pub(crate) fn queue_operator_sitemaps(
         };
         if let Some(f) = frontiers.get_mut(super::shard_of(&key, frontiers.len())) {
             f.push(&key, item, now)?;
-            shared
-                .outstanding
-                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-            shared
-                .discovered
-                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            shared.outstanding.fetch_add(1, Ordering::AcqRel);
+            shared.discovered.fetch_add(1, Ordering::AcqRel);
         }
     }
     Ok(())
@@ -157,9 +154,14 @@ impl Shard {
                     SitemapError::Malformed { offset } => format!("malformed:{offset}"),
                 };
                 annotations.push(format!("sitemap-error:{why}"));
+                self.shared.sitemaps[2].fetch_add(1, Ordering::AcqRel);
                 return;
             }
         };
+        self.shared.sitemaps[0].fetch_add(1, Ordering::AcqRel);
+        if !map.cuts.is_empty() {
+            self.shared.sitemaps[1].fetch_add(1, Ordering::AcqRel);
+        }
         for cut in &map.cuts {
             annotations.push(match cut {
                 Cut::Urls { cap, dropped } => format!("sitemap-cut:urls:{cap}:{dropped}"),
@@ -194,6 +196,7 @@ impl Shard {
         annotations.push(format!("sitemap:{kind}:{taken}"));
         if refused > 0 {
             annotations.push(format!("sitemap-refused:{refused}"));
+            self.shared.sitemaps[3].fetch_add(refused, Ordering::AcqRel);
         }
     }
 }
