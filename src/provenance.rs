@@ -41,6 +41,11 @@ pub enum Hop {
     /// A form submission.
     #[serde(rename = "S")]
     Submit,
+    /// A sitemap reference (Heritrix's "manifest" hop): a `Sitemap:` line of
+    /// robots.txt, or an entry of a sitemap index or of a sitemap. (`S`, which issue 14
+    /// names, is already `Submit`.)
+    #[serde(rename = "M")]
+    Manifest,
 }
 
 impl Hop {
@@ -54,6 +59,7 @@ impl Hop {
             Self::Prerequisite => 'P',
             Self::Inferred => 'I',
             Self::Submit => 'S',
+            Self::Manifest => 'M',
         }
     }
 
@@ -67,6 +73,7 @@ impl Hop {
             'P' => Self::Prerequisite,
             'I' => Self::Inferred,
             'S' => Self::Submit,
+            'M' => Self::Manifest,
             _ => return None,
         })
     }

@@ -168,6 +168,16 @@ pub struct Counters {
     pub robots_truncated: u64,
     #[serde(default)]
     pub robots_long_lines: u64,
+    /// Sitemaps read, cut by a cap, refused whole, and entries the host rule refused
+    /// (`Stats` fields of the same names; 0 in older checkpoints).
+    #[serde(default)]
+    pub sitemaps_read: u64,
+    #[serde(default)]
+    pub sitemaps_cut: u64,
+    #[serde(default)]
+    pub sitemaps_failed: u64,
+    #[serde(default)]
+    pub sitemap_urls_refused: u64,
 }
 
 /// Why a checkpoint could not be written or read.

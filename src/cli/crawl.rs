@@ -25,6 +25,10 @@ pub struct CrawlArgs {
     /// A seed URL (repeatable).
     #[arg(long = "seed", value_name = "URL")]
     pub seed: Vec<String>,
+    /// A sitemap to read at the start (repeatable; docs/sitemaps.md): trusted for its
+    /// own origin, other origins need their robots.txt to name it.
+    #[arg(long = "sitemap", value_name = "URL")]
+    pub sitemap: Vec<String>,
     /// Output directory: warc/, crawl.log.jsonl, checkpoint/, stats.json, start.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -268,6 +272,12 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
         }
     }
     c.seeds = seeds.usable;
+    for s in &args.sitemap {
+        match url::Url::parse(s.trim()) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => c.sitemaps.push(u.to_string()),
+            _ => bail!("--sitemap {s:?} is not an absolute http or https URL"),
+        }
+    }
     if let Some(s) = args.shards {
         c.shards = s;
     }

@@ -1,5 +1,6 @@
 //! Subcommands of the `trawl` binary (not part of the library API).
 
+pub mod add;
 pub mod bench;
 pub mod count;
 pub mod crawl;

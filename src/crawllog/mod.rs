@@ -358,6 +358,7 @@ mod tests {
             Hop::Prerequisite,
             Hop::Inferred,
             Hop::Submit,
+            Hop::Manifest,
         ] {
             assert_eq!(Hop::from_code(hop.code()), Some(hop));
         }

@@ -37,6 +37,8 @@ impl std::error::Error for ConfigError {}
 pub struct CrawlConfig {
     /// Seed URLs (absolute).
     pub seeds: Vec<String>,
+    /// Sitemaps the operator names (`--sitemap`), read at the start of a fresh crawl.
+    pub sitemaps: Vec<String>,
     /// Output directory: `warc/`, `crawl.log.jsonl`, `checkpoint/`, `stats.json`,
     /// `frontier/`, `seen.bits`.
     pub out_dir: PathBuf,
@@ -144,6 +146,7 @@ impl CrawlConfig {
         let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
             seeds: Vec::new(),
+            sitemaps: Vec::new(),
             out_dir: out_dir.into(),
             shards,
             concurrency_per_shard: 512,

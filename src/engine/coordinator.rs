@@ -53,6 +53,10 @@ pub(super) struct Coordinator<'a> {
     disk_checkpoint: Option<Instant>,
     disk_checkpoint_failed: bool,
     drain_limit: Duration,
+    /// `trawl add`'s drop directory: polled each turn, its batch files deleted once a
+    /// checkpoint holds their URLs.
+    adds: super::adds::Adds,
+    filter: &'a crate::url::UrlFilter,
 }
 
 impl<'a> Coordinator<'a> {
@@ -62,6 +66,7 @@ impl<'a> Coordinator<'a> {
         wakers: &'a [Arc<mio::Waker>],
         stop: &'a AtomicBool,
         monitor: Monitor,
+        adds: super::adds::Adds,
     ) -> Self {
         let shared = &*p.shared;
         let config = &shared.config;
@@ -95,6 +100,8 @@ impl<'a> Coordinator<'a> {
             disk_checkpoint: None,
             disk_checkpoint_failed: false,
             drain_limit: config.fetcher.deadlines.total_timeout + Duration::from_secs(1),
+            adds,
+            filter: &p.filter,
         }
     }
 
@@ -113,6 +120,8 @@ impl<'a> Coordinator<'a> {
                 return Ok(ending);
             }
             self.watch_disk(now);
+            self.adds
+                .poll(self.shared, self.filter, &self.output.tx, now);
             self.checkpoint_if_due(now, in_flight)?;
             if self.report.monitor.due(now) {
                 let mut s = self.stats();
@@ -266,6 +275,8 @@ impl<'a> Coordinator<'a> {
 
     /// Takes checkpoint `self.epoch`; on success it is the one the next appends to.
     fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        // Every added URL is in a shard's inbox before the cut, so the cut holds it.
+        self.adds.before_checkpoint(self.epoch);
         let cp = take_checkpoint(
             self.shared,
             self.controls,
@@ -276,6 +287,7 @@ impl<'a> Coordinator<'a> {
             self.last_cp.as_ref(),
         )?;
         self.last_cp = Some(cp);
+        self.adds.committed(self.epoch);
         Ok(())
     }
 

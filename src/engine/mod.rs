@@ -3,6 +3,7 @@
 //!
 //! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
 
+mod adds;
 pub mod config;
 mod coordinator;
 mod core;
@@ -83,6 +84,9 @@ pub(crate) struct Shared {
     /// robots.txt bodies a parse cap cut (see `Stats`).
     pub robots_truncated: AtomicU64,
     pub robots_long_lines: AtomicU64,
+    /// Sitemap counters (`core/sitemaps.rs`; `Stats` fields `sitemaps_read`,
+    /// `sitemaps_cut`, `sitemaps_failed`, `sitemap_urls_refused`, in that order).
+    pub sitemaps: [AtomicU64; 4],
     /// Counted by the output thread.
     pub warc_revisits: Arc<AtomicU64>,
     pub hosts_parked: AtomicU64,
@@ -144,6 +148,7 @@ impl Shared {
             pages_long_attributes: AtomicU64::new(0),
             robots_truncated: AtomicU64::new(0),
             robots_long_lines: AtomicU64::new(0),
+            sitemaps: Default::default(),
             warc_revisits,
             hosts_parked: AtomicU64::new(0),
             outcomes: Default::default(),
@@ -187,6 +192,10 @@ impl Shared {
             pages_long_attributes: self.pages_long_attributes.load(Ordering::Acquire),
             robots_truncated: self.robots_truncated.load(Ordering::Acquire),
             robots_long_lines: self.robots_long_lines.load(Ordering::Acquire),
+            sitemaps_read: self.sitemaps[0].load(Ordering::Acquire),
+            sitemaps_cut: self.sitemaps[1].load(Ordering::Acquire),
+            sitemaps_failed: self.sitemaps[2].load(Ordering::Acquire),
+            sitemap_urls_refused: self.sitemaps[3].load(Ordering::Acquire),
         }
     }
 }
@@ -303,9 +312,15 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     } = crawler;
     let mut prepared = setup::prepare(config, handler, resume)?;
     let monitor = monitor::Monitor::new(&prepared.shared.config, Instant::now())?;
-    let shards = start_shards(&mut prepared)?;
-    let mut coordinator =
-        Coordinator::new(&prepared, &shards.controls, &shards.wakers, &stop, monitor);
+    let (shards, adds) = start_shards(&mut prepared)?;
+    let mut coordinator = Coordinator::new(
+        &prepared,
+        &shards.controls,
+        &shards.wakers,
+        &stop,
+        monitor,
+        adds,
+    );
     let ending = coordinator.run()?;
     // The final checkpoint while the shards still hold their frontiers.
     let cp = coordinator.final_checkpoint();
@@ -322,8 +337,9 @@ struct Shards {
 
 /// Starts one thread per shard: its fetcher (event loop), its inbox from the other
 /// shards, its control channel from the coordinator, and its frontier, tallies and
-/// robots cache from [`setup::prepare`].
-fn start_shards(p: &mut Prepared) -> Result<Shards, CrawlError> {
+/// robots cache from [`setup::prepare`]. Also opens the drop directory of `trawl add`
+/// (`adds.rs`), which sends added URLs to the shards' inboxes.
+fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     let config = &p.shared.config;
     let n = config.shards;
     let mut fetchers = Vec::with_capacity(n);
@@ -382,11 +398,20 @@ fn start_shards(p: &mut Prepared) -> Result<Shards, CrawlError> {
             .map_err(|source| CrawlError::ShardSpawn { index: i, source })?;
         handles.push(handle);
     }
-    Ok(Shards {
-        handles,
-        controls,
-        wakers,
-    })
+    let adds = adds::Adds::open(
+        &p.out,
+        p.resumed_epoch.unwrap_or(0),
+        inbox_txs,
+        wakers.clone(),
+    )?;
+    Ok((
+        Shards {
+            handles,
+            controls,
+            wakers,
+        },
+        adds,
+    ))
 }
 
 /// Ends a crawl after its final checkpoint (`cp`, taken while the shards still held

@@ -206,7 +206,15 @@ pub(super) fn prepare(
             prepared.robots = load_robots(dir, n, &shared.config.robots);
             refill_frontiers(&shared, dir, &mut frontiers)?;
         }
-        None => seed_frontiers(&shared, &seed_urls, &mut frontiers)?,
+        None => {
+            super::core::queue_operator_sitemaps(
+                &shared.config.sitemaps,
+                &shared,
+                &mut frontiers,
+                Instant::now(),
+            )?;
+            seed_frontiers(&shared, &seed_urls, &mut frontiers)?;
+        }
     }
     prepared.frontiers = frontiers;
     Ok(prepared)
@@ -391,6 +399,10 @@ fn restore_counters(shared: &Shared, c: &Counters) {
         (&shared.pages_long_attributes, c.pages_long_attributes),
         (&shared.robots_truncated, c.robots_truncated),
         (&shared.robots_long_lines, c.robots_long_lines),
+        (&shared.sitemaps[0], c.sitemaps_read),
+        (&shared.sitemaps[1], c.sitemaps_cut),
+        (&shared.sitemaps[2], c.sitemaps_failed),
+        (&shared.sitemaps[3], c.sitemap_urls_refused),
     ] {
         counter.store(value, Ordering::Release);
     }

@@ -35,6 +35,14 @@ pub struct Stats {
     /// robots.txt bodies with lines over 16,663 bytes, whose tails were not read
     /// (crawl log: `robots-long-lines:N`).
     pub robots_long_lines: u64,
+    /// Sitemap files read (crawl log: `sitemap:KIND:N` on the sitemap's line).
+    pub sitemaps_read: u64,
+    /// Sitemap files a cap cut (`sitemap-cut:urls:CAP:DROPPED`, `sitemap-cut:bytes:CAP`).
+    pub sitemaps_cut: u64,
+    /// Sitemap files refused whole (`sitemap-error:WHY`).
+    pub sitemaps_failed: u64,
+    /// Sitemap entries the host rule refused (`sitemap-refused:N`).
+    pub sitemap_urls_refused: u64,
     /// Responses written as WARC `revisit` records (payload seen before).
     pub warc_revisits: u64,
     pub queued: u64,
@@ -166,6 +174,10 @@ pub(super) fn stats(
         pages_long_attributes: c.pages_long_attributes,
         robots_truncated: c.robots_truncated,
         robots_long_lines: c.robots_long_lines,
+        sitemaps_read: c.sitemaps_read,
+        sitemaps_cut: c.sitemaps_cut,
+        sitemaps_failed: c.sitemaps_failed,
+        sitemap_urls_refused: c.sitemap_urls_refused,
         warc_revisits: c.warc_revisits,
         queued: shared.outstanding.load(Ordering::Acquire),
         frontier_ram_urls: sum(|s| s.ram_urls),

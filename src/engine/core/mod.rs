@@ -24,6 +24,8 @@
 mod page;
 mod robots;
 mod schedule;
+mod sitemaps;
+pub(crate) use sitemaps::queue_operator_sitemaps;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;

@@ -89,6 +89,10 @@ impl Core {
                             Err(r) => annotations.push(format!("bad-location:{}", r.code())),
                         }
                     }
+                } else if (200..300).contains(&code)
+                    && Self::is_sitemap_fetch(&item, head, body_of(&o))
+                {
+                    self.sitemap_links(&o, &item, &mut outlinks, &mut annotations);
                 } else if (200..300).contains(&code) && head.is_html() {
                     self.links_of(&o, head, &mut outlinks, &mut annotations);
                 }
@@ -252,8 +256,16 @@ impl Core {
 
     /// The decision for a URL the presence bits just reported as new (the caller sets
     /// its bit): filters, the handler's hook, then [`Core::route`].
-    fn admit(&mut self, url: Url, via: &str, hops: String, now: Now, out: &mut Vec<Action>) {
-        if let Err(reason) = self.filter.check(&url, hops.len() as u32) {
+    pub(super) fn admit(
+        &mut self,
+        url: Url,
+        via: &str,
+        hops: String,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
+        let checked = self.filter.check(&url, hops.len() as u32);
+        if let Err(reason) = checked.or_else(|r| super::sitemaps::exempt(r, &url, &hops)) {
             if matches!(reason, crate::url::Reject::OutOfScope) && !self.scope_warned {
                 self.scope_warned = true;
                 tracing::warn!(

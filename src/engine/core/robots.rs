@@ -59,7 +59,11 @@ impl Core {
         let retry_after = head_of(&o).and_then(|h| retry_after(h, now));
         let elapsed = o.timings.response_time();
         let url = o.url.clone();
+        // The record goes out first, then the decisions on its `Sitemap:` lines.
+        let mut sitemaps = Vec::new();
+        self.queue_robots_sitemaps(&host, &o, now, &mut sitemaps);
         out.push(robots_record(o, via.clone(), annotations));
+        out.append(&mut sitemaps);
         if let Some(Step::Fetch(next)) = step {
             let id = self.next_id();
             let action =

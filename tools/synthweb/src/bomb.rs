@@ -65,10 +65,58 @@ pub fn gzip_zeros(units: u64) -> Vec<u8> {
     out
 }
 
+/// A gzip member whose content is `prefix` followed by `1 + 258 * units` copies of
+/// `fill`: a bomb that starts like a real document (a sitemap's XML declaration and
+/// `<urlset>`, then whitespace), so a reader meets its size cap, not a syntax error.
+#[must_use]
+pub fn gzip_prefixed_run(prefix: &[u8], fill: u8, units: u64) -> Vec<u8> {
+    let mut b = Bits {
+        out: Vec::with_capacity((units * 13 / 8) as usize + 64 + prefix.len() * 2),
+        acc: 0,
+        n: 0,
+    };
+    b.out
+        .extend_from_slice(&[0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF]);
+    b.push(1, 1); // BFINAL
+    b.push(1, 2); // BTYPE = fixed Huffman
+    for &c in prefix.iter().chain(std::iter::once(&fill)) {
+        push_literal(&mut b, c);
+    }
+    for _ in 0..units {
+        b.push_code(0b1100_0101, 8); // length symbol 285 = 258
+        b.push_code(0, 5); // distance code 0 = 1
+    }
+    b.push_code(0, 7); // end of block
+    let mut out = b.finish();
+    let run = 1 + 258 * units;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(prefix);
+    let tail = crc32fast::Hasher::new_with_initial_len(crc_of_run(fill, run), run);
+    crc.combine(&tail);
+    out.extend_from_slice(&crc.finalize().to_le_bytes());
+    out.extend_from_slice(&((prefix.len() as u64 + run) as u32).to_le_bytes());
+    out
+}
+
+/// A fixed-Huffman literal (RFC 1951 3.2.6): 8 bits for 0..=143, 9 bits above.
+fn push_literal(b: &mut Bits, c: u8) {
+    if c < 144 {
+        b.push_code(0x30 + u64::from(c), 8);
+    } else {
+        b.push_code(0x190 + u64::from(c - 144), 9);
+    }
+}
+
 /// CRC-32 of `n` zero bytes, by combining CRCs of doubling runs.
 #[must_use]
 pub fn crc_of_zeros(n: u64) -> u32 {
-    let block = [0u8; 4096];
+    crc_of_run(0, n)
+}
+
+/// CRC-32 of `n` copies of `fill`, by combining CRCs of doubling runs.
+#[must_use]
+pub fn crc_of_run(fill: u8, n: u64) -> u32 {
+    let block = [fill; 4096];
     let mut acc = crc32fast::Hasher::new();
     let mut rest = n;
     let mut run = crc32fast::Hasher::new();
@@ -134,5 +182,19 @@ mod tests {
         let mut h = crc32fast::Hasher::new();
         h.update(&vec![0u8; 12_345]);
         assert_eq!(crc_of_zeros(12_345), h.finalize());
+    }
+
+    #[test]
+    fn prefixed_run_inflates_exactly() {
+        let units = 5_000;
+        let prefix: &[u8] = b"<?xml version=\"1.0\"?>\n<urlset>\xC3\xA9";
+        let gz = gzip_prefixed_run(prefix, b' ', units);
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out.len() as u64, prefix.len() as u64 + 1 + 258 * units);
+        assert!(out.starts_with(prefix));
+        assert!(out[prefix.len()..].iter().all(|&b| b == b' '));
     }
 }

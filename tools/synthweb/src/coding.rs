@@ -159,6 +159,20 @@ pub fn format_http_date(secs: i64) -> String {
     )
 }
 
+/// Format seconds since the epoch as a W3C datetime (`2025-07-01T08:00:00+00:00`), the
+/// form sitemaps use for `<lastmod>`.
+#[must_use]
+pub fn format_w3c_date(secs: i64) -> String {
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let rem = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
 // Howard Hinnant's civil calendar algorithms.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

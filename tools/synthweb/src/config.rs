@@ -12,6 +12,11 @@ pub struct Profiles {
     pub traps: bool,
     /// Misbehaving servers, one behaviour per host (host indices 8..=23).
     pub hostile: bool,
+    /// Sitemaps on host 0 (robots.txt `Sitemap:` line, an index, a nested index, a
+    /// gzipped sitemap, sitemap-only pages `/sm/k`, a cross-host sitemap without
+    /// permission, a 60,000-URL sitemap and a gzip bomb posing as a sitemap). Not part
+    /// of `all`, which keeps its meaning for the tests written before sitemaps existed.
+    pub sitemaps: bool,
 }
 
 impl Profiles {
@@ -26,6 +31,7 @@ impl Profiles {
                 "default" => {}
                 "traps" => p.traps = true,
                 "hostile" => p.hostile = true,
+                "sitemaps" => p.sitemaps = true,
                 "all" => {
                     p.traps = true;
                     p.hostile = true;
@@ -45,6 +51,9 @@ impl Profiles {
         }
         if self.hostile {
             s.push_str("+hostile");
+        }
+        if self.sitemaps {
+            s.push_str("+sitemaps");
         }
         s
     }
@@ -120,6 +129,14 @@ pub struct SiteConfig {
     /// URLs (the frontier memory test). `None` (the default) leaves every page as the
     /// other options describe it, byte for byte.
     pub fanout: Option<u32>,
+    /// Share of ordinary pages that differ from generation 0, in basis points
+    /// (1,000 = 10%): of each host's `/p/k`, 60% of the share change, 20% vanish (404 or
+    /// 410) and new pages `/new/k` appear, as many as 20% of the share (linked from the
+    /// root, which then changes too). 0 (the default) serves generation 0 byte for byte.
+    pub change_rate_bp: u32,
+    /// Which set of changes `change_rate_bp` applies to generation 0 (each generation
+    /// draws its own, always against generation 0). Ignored when the rate is 0.
+    pub generation: u32,
 }
 
 impl Default for SiteConfig {
@@ -143,6 +160,8 @@ impl Default for SiteConfig {
             bind_count: 1,
             seed_stride: 1,
             fanout: None,
+            change_rate_bp: 0,
+            generation: 1,
         }
     }
 }
@@ -150,8 +169,8 @@ impl Default for SiteConfig {
 /// A configuration that cannot describe a web.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    /// A profile name that is not `default`, `traps`, `hostile` or `all`.
-    #[error("unknown profile {0:?} (expected default, traps, hostile, all)")]
+    /// A profile name that is not `default`, `traps`, `hostile`, `sitemaps` or `all`.
+    #[error("unknown profile {0:?} (expected default, traps, hostile, sitemaps, all)")]
     UnknownProfile(String),
     /// A range that does not parse.
     #[error("bad range {0:?} (expected N or MIN-MAX)")]
@@ -177,6 +196,32 @@ pub enum ConfigError {
     /// A parameter out of its allowed range.
     #[error("{0}")]
     Invalid(&'static str),
+}
+
+/// Parse a change rate given in percent (`10%`, `10`, `2.5`) into basis points.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] for text that is not a percentage within 0..=100.
+pub fn parse_rate_bp(text: &str) -> Result<u32, ConfigError> {
+    let bad = ConfigError::Invalid("change rate must be a percentage within 0..=100");
+    let t = text.trim().trim_end_matches('%');
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    if whole.is_empty()
+        || frac.len() > 2
+        || !(whole.bytes().chain(frac.bytes())).all(|b| b.is_ascii_digit())
+    {
+        return Err(bad);
+    }
+    let whole: u32 = whole.parse().map_err(|_| bad.clone())?;
+    let frac: u32 = format!("{frac:0<2}").parse().map_err(|_| bad.clone())?;
+    let bp = whole
+        .checked_mul(100)
+        .and_then(|w| w.checked_add(frac))
+        .ok_or(bad.clone())?;
+    if bp > 10_000 {
+        return Err(bad);
+    }
+    Ok(bp)
 }
 
 /// Largest wide-mode fanout (links per page).
@@ -229,6 +274,9 @@ impl SiteConfig {
         if self.fanout.is_some_and(|n| !(1..=MAX_FANOUT).contains(&n)) {
             return Err(ConfigError::Invalid("fanout must lie within 1..=20000"));
         }
+        if self.change_rate_bp > 10_000 {
+            return Err(ConfigError::Invalid("change rate must lie within 0..=100%"));
+        }
         if self.seed_stride == 0 {
             return Err(ConfigError::Invalid("seed stride must be at least 1"));
         }
@@ -252,5 +300,14 @@ mod tests {
         assert_eq!(Span::parse("5-60").unwrap(), Span { min: 5, max: 60 });
         assert_eq!(Span::parse("7").unwrap(), Span { min: 7, max: 7 });
         assert!(Span::parse("9-3").is_err());
+        let s = Profiles::parse("sitemaps").unwrap();
+        assert!(s.sitemaps && !s.traps);
+        assert_eq!(s.name(), "default+sitemaps");
+        assert!(!Profiles::parse("all").unwrap().sitemaps);
+        assert_eq!(parse_rate_bp("10%").unwrap(), 1_000);
+        assert_eq!(parse_rate_bp("2.5").unwrap(), 250);
+        assert_eq!(parse_rate_bp("0").unwrap(), 0);
+        assert!(parse_rate_bp("101%").is_err());
+        assert!(parse_rate_bp("x").is_err());
     }
 }

@@ -350,6 +350,10 @@ pub struct ManifestHeader {
 /// redirects); the referee treats requests for them like `/robots.txt` requests.
 pub const ROBOTS_FILES_PARAM: &str = "robots_files";
 
+/// Manifest header parameter listing, comma-separated, the request-targets of sitemap
+/// files (profile `sitemaps`, host 0); the referee counts requests for them apart.
+pub const SITEMAP_FILES_PARAM: &str = "sitemap_files";
+
 /// The magic at the start of a manifest header line.
 pub const MANIFEST_MAGIC: &str = "# synthweb manifest v1";
 
@@ -420,6 +424,8 @@ pub enum Tag {
     Must,
     /// `F`: must never be fetched.
     Forbidden,
+    /// `S`: must be fetched, and only a sitemap lists it (profile `sitemaps`).
+    SitemapOnly,
 }
 
 impl Tag {
@@ -428,6 +434,7 @@ impl Tag {
         match self {
             Tag::Must => 'M',
             Tag::Forbidden => 'F',
+            Tag::SitemapOnly => 'S',
         }
     }
 }
@@ -442,6 +449,9 @@ pub struct Manifest {
     pub must: std::collections::BTreeSet<String>,
     /// `F` entries.
     pub forbidden: std::collections::BTreeSet<String>,
+    /// `S` entries: pages only sitemaps list, which a crawler that reads sitemaps must
+    /// fetch (empty without profile `sitemaps`). Disjoint from `M` and `F`.
+    pub sitemap_only: std::collections::BTreeSet<String>,
 }
 
 /// Write a manifest: the header line, then `M` lines, then `F` lines, each set sorted.
@@ -455,6 +465,9 @@ pub fn write_manifest<W: Write>(mut out: W, manifest: &Manifest) -> io::Result<(
     }
     for url in &manifest.forbidden {
         writeln!(out, "F {url}")?;
+    }
+    for url in &manifest.sitemap_only {
+        writeln!(out, "S {url}")?;
     }
     Ok(())
 }
@@ -485,6 +498,7 @@ pub fn read_manifest<R: BufRead>(input: R) -> Result<Manifest, FormatError> {
         header,
         must: Default::default(),
         forbidden: Default::default(),
+        sitemap_only: Default::default(),
     };
     while let Some(next) = lines.next_line() {
         let (line, text) = next?;
@@ -500,19 +514,26 @@ pub fn read_manifest<R: BufRead>(input: R) -> Result<Manifest, FormatError> {
         let (tag, url) = match text.split_once(' ') {
             Some(("M", url)) => (Tag::Must, url),
             Some(("F", url)) => (Tag::Forbidden, url),
-            _ => return Err(bad("expected `M url` or `F url`")),
+            Some(("S", url)) => (Tag::SitemapOnly, url),
+            _ => return Err(bad("expected `M url`, `F url` or `S url`")),
         };
         if !is_plausible_url(url) {
             return Err(bad("expected an absolute http(s) URL"));
         }
-        let (mine, other) = match tag {
-            Tag::Must => (&mut manifest.must, &manifest.forbidden),
-            Tag::Forbidden => (&mut manifest.forbidden, &manifest.must),
-        };
-        if other.contains(url) {
-            return Err(bad("URL listed as both M and F"));
+        let listed = [
+            (Tag::Must, &manifest.must),
+            (Tag::Forbidden, &manifest.forbidden),
+            (Tag::SitemapOnly, &manifest.sitemap_only),
+        ];
+        if listed.iter().any(|(t, set)| *t != tag && set.contains(url)) {
+            return Err(bad("URL listed under two of M, F and S"));
         }
-        mine.insert(url.to_owned());
+        match tag {
+            Tag::Must => &mut manifest.must,
+            Tag::Forbidden => &mut manifest.forbidden,
+            Tag::SitemapOnly => &mut manifest.sitemap_only,
+        }
+        .insert(url.to_owned());
     }
     Ok(manifest)
 }
@@ -849,6 +870,7 @@ mod tests {
                 .into_iter()
                 .map(String::from)
                 .collect(),
+            sitemap_only: Default::default(),
         };
         let mut out = Vec::new();
         write_manifest(&mut out, &manifest).unwrap();
@@ -859,6 +881,16 @@ mod tests {
         ));
         assert!(text.ends_with("F http://h000003.synth.test:8080/private/x\n"));
         assert_eq!(read_manifest(out.as_slice()).unwrap(), manifest);
+        let mut with_s = manifest.clone();
+        with_s
+            .sitemap_only
+            .insert("http://h000000.synth.test:8080/sm/0".to_owned());
+        let mut out = Vec::new();
+        write_manifest(&mut out, &with_s).unwrap();
+        assert!(String::from_utf8(out.clone())
+            .unwrap()
+            .ends_with("S http://h000000.synth.test:8080/sm/0\n"));
+        assert_eq!(read_manifest(out.as_slice()).unwrap(), with_s);
     }
 
     #[test]
@@ -882,6 +914,7 @@ mod tests {
             (&format!("{header}X http://a/\n"), 2),
             (&format!("{header}M not-a-url\n"), 2),
             (&format!("{header}M http://a/\n# c\nF http://a/\n"), 4),
+            (&format!("{header}S http://a/\nM http://a/\n"), 3),
         ] {
             match read_manifest(text.as_bytes()) {
                 Err(FormatError::Syntax {

@@ -141,12 +141,18 @@ pub enum HostRole {
 /// Smallest host count the profiles need.
 #[must_use]
 pub fn min_hosts(p: Profiles) -> u32 {
-    if p.hostile {
+    let base = if p.hostile {
         24
     } else if p.traps {
         8
     } else {
         1
+    };
+    // The cross-host sitemap of host 0 lists URLs of host 2.
+    if p.sitemaps {
+        base.max(3)
+    } else {
+        base
     }
 }
 
@@ -246,6 +252,7 @@ mod tests {
         let all = Profiles {
             traps: true,
             hostile: true,
+            ..Profiles::default()
         };
         assert_eq!(role(all, 1), HostRole::Trap(TrapKind::Calendar));
         assert_eq!(

@@ -14,6 +14,7 @@
 //!   [`referee`] judges a crawl from the request log against a manifest.
 
 pub mod bomb;
+pub mod changes;
 pub mod coding;
 pub mod config;
 pub mod formats;
@@ -25,6 +26,7 @@ pub mod referee;
 pub mod robots;
 pub mod server;
 pub mod site;
+pub mod sitemaps;
 
 pub use config::{Profiles, SiteConfig, Span};
 pub use hosts::{HostRole, HostileKind, TrapKind};

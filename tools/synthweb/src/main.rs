@@ -114,6 +114,17 @@ struct ServeArgs {
     /// Response cache slots (each holds one representation up to 128 KiB).
     #[arg(long, default_value_t = 1024)]
     cache_slots: usize,
+    /// Share of ordinary pages that differ from the base web (generation 0), e.g. `10%`:
+    /// 60% of it change, 20% vanish (404/410), 20% are new pages. 0 serves the base web.
+    #[arg(long, default_value = "0")]
+    change_rate: String,
+    /// Which set of changes `--change-rate` draws (each against generation 0).
+    #[arg(long, default_value_t = 1)]
+    generation: u32,
+    /// Write synthweb's own list of changes here (with `--change-rate`), once the ports
+    /// are bound; robots verdicts for `--manifest-agent`.
+    #[arg(long, value_name = "FILE")]
+    changes: Option<PathBuf>,
     #[command(flatten)]
     manifest: synthweb::manifest::ManifestArgs,
 }
@@ -142,6 +153,8 @@ impl ServeArgs {
             bind_count: bind.count,
             seed_stride: self.seed_stride,
             fanout: self.fanout,
+            change_rate_bp: synthweb::config::parse_rate_bp(&self.change_rate)?,
+            generation: self.generation,
         };
         site.validate()?;
         Ok(ServerConfig {
@@ -170,9 +183,13 @@ fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         // The manifest needs the bound ports; it is written before the ready line.
         if let Err(e) = args
             .manifest
-            .write(site_cfg, ready.http_port, ready.tls_port)
+            .write(site_cfg.clone(), ready.http_port, ready.tls_port)
         {
             eprintln!("synthweb: {:#}", anyhow::Error::from(e));
+            std::process::exit(2);
+        }
+        if let Err(e) = write_changes(args, site_cfg.clone(), ready.http_port, ready.tls_port) {
+            eprintln!("synthweb: cannot write the changes file: {e:#}");
             std::process::exit(2);
         }
         let mut out = std::io::stdout().lock();
@@ -184,6 +201,33 @@ fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     serde_json::to_writer(&mut out, &done)?;
     writeln!(out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--changes FILE`: the list of changes for the bound ports, written to a temporary
+/// file renamed into place.
+fn write_changes(
+    args: &ServeArgs,
+    mut site: SiteConfig,
+    http_port: u16,
+    tls_port: Option<u16>,
+) -> anyhow::Result<()> {
+    let Some(path) = &args.changes else {
+        return Ok(());
+    };
+    site.http_port = http_port;
+    site.tls_port = tls_port;
+    let site = synthweb::Site::new(site)?;
+    let policy = args.manifest.policy()?;
+    let mut tmp = path.clone().into_os_string();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    synthweb::changes::write_changes(&mut out, &site, &policy.agent, policy.robots_4xx_disallow)?;
+    out.into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?
+        .sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
 }
 
 fn main() -> ExitCode {

@@ -379,6 +379,22 @@ impl<'a> Walk<'a> {
                 }
             }
         }
+        // Profile sitemaps: the pages only sitemaps list join the first level, like
+        // seeds (a sitemap-reading crawler queues them as soon as it has read the
+        // sitemaps, which needs nothing but robots.txt).
+        if self.site.config().profiles.sitemaps {
+            for url in crate::sitemaps::sitemap_only_urls(self.site) {
+                if let Some(target) = self.target(&url, 0) {
+                    self.entries
+                        .entry(target.host)
+                        .or_default()
+                        .insert(url.clone());
+                    if self.seen.insert(url) {
+                        level.push(target);
+                    }
+                }
+            }
+        }
         while !level.is_empty() {
             let mut to_fetch = Vec::with_capacity(level.len());
             for target in level {
@@ -566,10 +582,25 @@ impl<'a> Walk<'a> {
                 }
             }
         }
-        let must = self.fetched;
-        debug_assert!(must.is_disjoint(&forbidden));
+        let mut must = self.fetched;
+        let mut sitemap_only = BTreeSet::new();
         let cfg = self.site.config();
+        if cfg.profiles.sitemaps {
+            for url in crate::sitemaps::sitemap_only_urls(self.site) {
+                if must.remove(&url) {
+                    sitemap_only.insert(url);
+                }
+            }
+            // The cross-host sitemap's URLs: the sitemaps.org host rule refuses them.
+            forbidden.extend(crate::sitemaps::cross_urls(self.site));
+        }
+        debug_assert!(must.is_disjoint(&forbidden));
         let mut params = std::collections::BTreeMap::new();
+        if cfg.profiles.sitemaps {
+            let mut files: Vec<&str> = crate::sitemaps::LINKED_FILES.to_vec();
+            files.extend(crate::sitemaps::CAP_FILES);
+            params.insert(formats::SITEMAP_FILES_PARAM.to_owned(), files.join(","));
+        }
         params.insert(
             "max_pages_per_host".to_owned(),
             self.policy.max_pages_per_host.to_string(),
@@ -605,6 +636,7 @@ impl<'a> Walk<'a> {
             },
             must,
             forbidden,
+            sitemap_only,
         })
     }
 }
@@ -1059,6 +1091,7 @@ mod tests {
             Profiles {
                 traps: true,
                 hostile: false,
+                ..Profiles::default()
             },
         );
         let policy = ManifestPolicy {
@@ -1162,6 +1195,7 @@ mod tests {
             Profiles {
                 traps: false,
                 hostile: true,
+                ..Profiles::default()
             },
         );
         let m = compute(&s, &ManifestPolicy::default()).unwrap();

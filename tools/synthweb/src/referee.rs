@@ -138,6 +138,8 @@ pub enum ViolationKind {
     MissingFrom,
     /// A request without a Host header.
     MissingHost,
+    /// A manifest `S` URL (listed only by a sitemap) was never requested.
+    SitemapMissed,
 }
 
 impl ViolationKind {
@@ -157,6 +159,7 @@ impl ViolationKind {
             ViolationKind::UserAgentWithoutAgent => "User-Agents not naming the agent",
             ViolationKind::MissingFrom => "requests without From",
             ViolationKind::MissingHost => "requests without Host",
+            ViolationKind::SitemapMissed => "sitemap-only URLs never fetched",
         }
     }
 }
@@ -252,6 +255,22 @@ pub struct Report {
     pub missing_from: Listing,
     /// Requests without Host.
     pub missing_host: Listing,
+    /// Requests other than robots and sitemap files (pages, redirects, errors).
+    pub page_requests: u64,
+    /// Of `page_requests`, those carrying `If-None-Match` or `If-Modified-Since`.
+    pub conditional_requests: u64,
+    /// Of `page_requests`, those answered `304 Not Modified`.
+    pub not_modified: u64,
+    /// Body bytes the server wrote for `page_requests` (after content coding).
+    pub page_body_bytes: u64,
+    /// Requests for the sitemap files the manifest names (`sitemap_files=`).
+    pub sitemap_requests: u64,
+    /// `S` URLs in the manifest (pages only sitemaps list).
+    pub sitemap_only: u64,
+    /// `S` URLs requested at least once.
+    pub sitemap_only_fetched: u64,
+    /// `S` URLs never requested.
+    pub sitemap_missed: Listing,
 }
 
 /// Why `synthweb check` could not judge.
@@ -354,6 +373,7 @@ pub fn check(lines: &[LogLine], manifest: &Manifest, policy: &CheckPolicy) -> Re
         requests: u64::try_from(lines.len()).unwrap_or(u64::MAX),
         must: len_u64(manifest.must.len()),
         forbidden: len_u64(manifest.forbidden.len()),
+        sitemap_only: len_u64(manifest.sitemap_only.len()),
         ..Report::default()
     };
     // Judge in the order the requests started; the log is written in completion order.
@@ -393,6 +413,7 @@ pub fn check(lines: &[LogLine], manifest: &Manifest, policy: &CheckPolicy) -> Re
         ),
         (&report.missing_from, ViolationKind::MissingFrom),
         (&report.missing_host, ViolationKind::MissingHost),
+        (&report.sitemap_missed, ViolationKind::SitemapMissed),
     ] {
         if listing.count > 0 {
             violations.push(kind);
@@ -479,15 +500,39 @@ fn is_retryable(status: u16) -> bool {
     matches!(status, 0 | 408 | 429 | 500..=599)
 }
 
+/// The request-targets of sitemap files the manifest names (`sitemap_files=`).
+fn sitemap_files(manifest: &Manifest) -> HashSet<&str> {
+    manifest
+        .header
+        .params
+        .get(formats::SITEMAP_FILES_PARAM)
+        .map(|list| list.split(',').filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default()
+}
+
 fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, report: &mut Report) {
     let robots_files = robots_files(manifest);
+    let sitemap_files = sitemap_files(manifest);
     let mut seen: HashMap<String, UrlState> = HashMap::new();
     let mut fetched_must: HashSet<&str> = HashSet::new();
+    let mut fetched_sitemap_only: HashSet<&str> = HashSet::new();
     let mut unlisted: HashSet<String> = HashSet::new();
     for line in order {
         if robots_files.contains(line.target.as_str()) {
             report.robots_requests += 1;
             continue;
+        }
+        if sitemap_files.contains(line.target.as_str()) {
+            report.sitemap_requests += 1;
+            continue;
+        }
+        report.page_requests += 1;
+        report.page_body_bytes = report.page_body_bytes.saturating_add(line.body_bytes);
+        if line.is_conditional() {
+            report.conditional_requests += 1;
+        }
+        if line.status == 304 {
+            report.not_modified += 1;
         }
         let canonical = canonical_target(&line.target);
         // A crawler sends origin-form targets (RFC 9112 3.2.1); anything else is as wrong
@@ -496,11 +541,14 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
             report.non_canonical_targets.push(|| line.url());
         }
         let url = format!("{}://{}{}", line.scheme, line.host, canonical);
-        match manifest.must.get(&url) {
-            Some(must) => {
+        match (manifest.must.get(&url), manifest.sitemap_only.get(&url)) {
+            (Some(must), _) => {
                 fetched_must.insert(must.as_str());
             }
-            None => {
+            (None, Some(listed)) => {
+                fetched_sitemap_only.insert(listed.as_str());
+            }
+            (None, None) => {
                 if manifest.forbidden.contains(&url) {
                     report.forbidden_fetched.push(|| url.clone());
                 } else {
@@ -543,6 +591,12 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
     for url in &manifest.must {
         if !fetched_must.contains(url.as_str()) {
             report.missed.push(|| url.clone());
+        }
+    }
+    report.sitemap_only_fetched = len_u64(fetched_sitemap_only.len());
+    for url in &manifest.sitemap_only {
+        if !fetched_sitemap_only.contains(url.as_str()) {
+            report.sitemap_missed.push(|| url.clone());
         }
     }
 }
@@ -804,6 +858,21 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
+            "conditional: {} of {} page requests conditional, {} answered 304; {} page body bytes",
+            self.conditional_requests, self.page_requests, self.not_modified, self.page_body_bytes
+        )?;
+        if self.sitemap_only > 0 || self.sitemap_requests > 0 {
+            writeln!(
+                f,
+                "sitemaps: {} requests for sitemap files; {} of {} sitemap-only URLs fetched, {} missed",
+                self.sitemap_requests,
+                self.sitemap_only_fetched,
+                self.sitemap_only,
+                self.sitemap_missed.count
+            )?;
+        }
+        writeln!(
+            f,
             "robots.txt: {} requests over {} origins, {} origins not starting with it",
             self.robots_requests, self.origins, self.robots_not_first.count
         )?;
@@ -849,6 +918,7 @@ impl fmt::Display for Report {
                 ViolationKind::UserAgentWithoutAgent => &self.user_agent_without_agent,
                 ViolationKind::MissingFrom => &self.missing_from,
                 ViolationKind::MissingHost => &self.missing_host,
+                ViolationKind::SitemapMissed => &self.sitemap_missed,
             };
             writeln!(f, "VIOLATION {}: {}", kind.describe(), listing.count)?;
             for example in &listing.examples {
@@ -953,6 +1023,7 @@ mod tests {
                 "http://h000002.synth.test:8080/p/~x",
             ]),
             forbidden: urls(&["http://h000001.synth.test:8080/private/x"]),
+            sitemap_only: BTreeSet::new(),
         }
     }
 
@@ -1370,6 +1441,65 @@ mod tests {
         assert_eq!(host_name("h1.synth.test"), "h1.synth.test");
         assert_eq!(host_name("[::1]:8080"), "[::1]");
         assert_eq!(host_name("[::1]"), "[::1]");
+    }
+
+    #[test]
+    fn conditional_requests_and_304s_are_counted() {
+        let mut crawl = Crawl::clean();
+        // The clean crawl already revalidates /p/1 once (answered 304).
+        let before = judge(&crawl);
+        assert_eq!((before.conditional_requests, before.not_modified), (1, 1));
+        // A re-crawl: the same URL again, conditionally, answered 304 (a revalidation,
+        // not a duplicate), and another answered 200 in full.
+        crawl.req(60, 1, A, "/p/1", 304).if_none_match = Some("\"e\"".to_owned());
+        crawl.req(70, 1, A, "/p/2", 200).if_modified_since =
+            Some("Sat, 01 Jan 2022 00:00:00 GMT".to_owned());
+        let report = judge(&crawl);
+        assert!(report.passed, "{report}");
+        assert_eq!(report.conditional_requests, 3);
+        assert_eq!(report.not_modified, 2);
+        assert_eq!(report.revalidations, before.revalidations + 2);
+        assert_eq!(report.page_requests, before.page_requests + 2);
+        assert!(report.to_string().contains(&format!(
+            "conditional: 3 of {} page requests conditional, 2 answered 304",
+            report.page_requests
+        )));
+    }
+
+    #[test]
+    fn sitemap_only_urls_must_be_fetched() {
+        let mut m = manifest();
+        m.sitemap_only
+            .insert("http://h000001.synth.test:8080/sm/0".to_owned());
+        m.header.params.insert(
+            formats::SITEMAP_FILES_PARAM.to_owned(),
+            "/sitemap_index.xml,/sitemap-pages.xml".to_owned(),
+        );
+        let mut crawl = Crawl::clean();
+        let report = check(&crawl.lines, &m, &strict());
+        assert_eq!(
+            report.violations,
+            [ViolationKind::SitemapMissed],
+            "{report}"
+        );
+        assert_eq!(
+            report.sitemap_missed.examples,
+            ["http://h000001.synth.test:8080/sm/0"]
+        );
+        crawl.req(50, 1, A, "/sitemap_index.xml", 200);
+        crawl.req(60, 1, A, "/sitemap-pages.xml", 200);
+        crawl.req(70, 1, A, "/sm/0", 200);
+        let report = check(&crawl.lines, &m, &strict());
+        assert!(report.passed, "{report}");
+        assert_eq!(report.sitemap_requests, 2);
+        assert_eq!((report.sitemap_only, report.sitemap_only_fetched), (1, 1));
+        assert!(report
+            .to_string()
+            .contains("sitemaps: 2 requests for sitemap files; 1 of 1 sitemap-only URLs fetched"));
+        // Fetched twice without excuse: a duplicate like any M URL.
+        crawl.req(80, 1, A, "/sm/0", 200);
+        let report = check(&crawl.lines, &m, &strict());
+        assert_eq!(report.violations, [ViolationKind::Duplicate], "{report}");
     }
 
     #[test]

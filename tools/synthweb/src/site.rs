@@ -4,6 +4,7 @@
 
 use std::net::Ipv4Addr;
 
+use crate::changes::{self, Change};
 use crate::coding::{self, Coding};
 use crate::config::{ConfigError, SiteConfig};
 use crate::hash::{hash_bytes, hash_words, Rng};
@@ -663,7 +664,11 @@ impl Site {
     fn robots_view(&self, scheme: Scheme, index: u32, role: HostRole) -> PageView {
         let m = self.robots(scheme, index);
         let mut resp = if m.status == 200 {
-            let mut r = simple(200, "text/plain; charset=utf-8", m.body);
+            let mut body = m.body;
+            if self.cfg.profiles.sitemaps && index == crate::sitemaps::HOST {
+                body.extend_from_slice(crate::sitemaps::robots_line(self, scheme).as_bytes());
+            }
+            let mut r = simple(200, "text/plain; charset=utf-8", body);
             self.validators(&mut r, index, "/robots.txt");
             r
         } else if let Some(loc) = &m.location {
@@ -694,11 +699,88 @@ impl Site {
     fn validators(&self, r: &mut Response, index: u32, path: &str) {
         let h = hash_bytes(hash_words(&[self.cfg.seed, u64::from(index)]), &r.body);
         r.headers.push(("ETag", format!("\"{h:016x}\"")));
-        let lm_h = hash_bytes(self.cfg.seed ^ u64::from(index), path.as_bytes());
-        // Between 2020-01-01 and about 2025-06.
-        let secs = 1_577_836_800 + (lm_h % (2_000 * 86_400)) as i64;
+        let secs = self.last_modified_secs(index, path);
         r.headers
             .push(("Last-Modified", coding::format_http_date(secs)));
+    }
+
+    /// Last-Modified of `path` on host `index`, in seconds since the epoch: between
+    /// 2020-01-01 and about 2025-06 in generation 0; later for a changed or new page.
+    #[must_use]
+    pub fn last_modified_secs(&self, index: u32, path: &str) -> i64 {
+        if matches!(
+            self.change_at(index, path),
+            Some(Change::Changed | Change::New)
+        ) {
+            return changes::changed_last_modified_secs(&self.cfg, index, path);
+        }
+        let lm_h = hash_bytes(self.cfg.seed ^ u64::from(index), path.as_bytes());
+        1_577_836_800 + (lm_h % (2_000 * 86_400)) as i64
+    }
+
+    /// The `<lastmod>` of the sitemap files themselves.
+    #[must_use]
+    pub fn file_lastmod(&self) -> i64 {
+        if changes::active(&self.cfg) {
+            changes::changed_last_modified_secs(&self.cfg, 0, crate::sitemaps::INDEX)
+        } else {
+            // 2025-06-30T00:00:00Z
+            1_751_241_600
+        }
+    }
+
+    /// How `path` (a request-target in canonical form) on host `index` differs from
+    /// generation 0 (see [`crate::changes`]). Only ordinary hosts change.
+    #[must_use]
+    pub fn change_at(&self, index: u32, path: &str) -> Option<Change> {
+        if !changes::active(&self.cfg) || self.role(index) != HostRole::Normal {
+            return None;
+        }
+        if path == "/" {
+            return (self.new_page_count(index) > 0).then_some(Change::Changed);
+        }
+        if let Some(k) = path.strip_prefix("/p/").and_then(parse_u32) {
+            if k >= 1 && k < self.page_count(index) {
+                return changes::of_page(&self.cfg, index, k);
+            }
+            return None;
+        }
+        let k = path.strip_prefix("/new/").and_then(parse_u32)?;
+        (k < self.new_page_count(index)).then_some(Change::New)
+    }
+
+    /// Whether `path` on host `index` vanished in this generation.
+    #[must_use]
+    pub fn is_gone(&self, index: u32, path: &str) -> bool {
+        matches!(self.change_at(index, path), Some(Change::Gone(_)))
+    }
+
+    /// Pages `/new/0..n` host `index` gained in this generation.
+    #[must_use]
+    pub fn new_page_count(&self, index: u32) -> u32 {
+        if !changes::active(&self.cfg) || self.role(index) != HostRole::Normal {
+            return 0;
+        }
+        changes::new_pages(&self.cfg, self.page_count(index))
+    }
+
+    /// Every URL (canonical, HTTP) that differs from generation 0, with how, host by
+    /// host in page order: the root, `/p/k`, then `/new/k`.
+    pub fn changes(&self) -> impl Iterator<Item = (String, Change)> + '_ {
+        (0..self.cfg.hosts)
+            .filter(move |&i| changes::active(&self.cfg) && self.role(i) == HostRole::Normal)
+            .flat_map(move |i| {
+                let root = self
+                    .change_at(i, "/")
+                    .map(|c| (self.url(Scheme::Http, i, "/"), c));
+                let pages = (1..self.page_count(i)).filter_map(move |k| {
+                    changes::of_page(&self.cfg, i, k)
+                        .map(|c| (self.url(Scheme::Http, i, &format!("/p/{k}")), c))
+                });
+                let new = (0..self.new_page_count(i))
+                    .map(move |k| (self.url(Scheme::Http, i, &format!("/new/{k}")), Change::New));
+                root.into_iter().chain(pages).chain(new)
+            })
     }
 
     fn page_rng(&self, index: u32, key: &str) -> Rng {
@@ -761,10 +843,54 @@ impl Site {
             [""] if q_none => self.html_page(scheme, index, role, full, PageKind::Root),
             ["p", k] if q_none => match parse_u32(k) {
                 Some(k) if k >= 1 && k < n_pages => {
+                    if let Some(Change::Gone(status)) = self.change_at(index, full) {
+                        return self.plain_view(
+                            role,
+                            simple(
+                                status,
+                                "text/html; charset=utf-8",
+                                format!("<html><body><h1>{status}</h1></body></html>\n")
+                                    .into_bytes(),
+                            ),
+                        );
+                    }
                     self.html_page(scheme, index, role, full, PageKind::Page(k))
                 }
                 _ => not_found(),
             },
+            ["new", _] if q_none && self.change_at(index, full) == Some(Change::New) => {
+                self.html_page(scheme, index, role, full, PageKind::Small)
+            }
+            ["sm", _]
+                if q_none
+                    && self.cfg.profiles.sitemaps
+                    && index == crate::sitemaps::HOST
+                    && crate::sitemaps::sitemap_only_page(full).is_some() =>
+            {
+                self.html_page(scheme, index, role, full, PageKind::SitemapOnly)
+            }
+            ["smx", _]
+                if q_none
+                    && self.cfg.profiles.sitemaps
+                    && index == crate::sitemaps::CROSS_HOST
+                    && crate::sitemaps::cross_page(full).is_some() =>
+            {
+                self.html_page(scheme, index, role, full, PageKind::Small)
+            }
+            [f] if q_none
+                && self.cfg.profiles.sitemaps
+                && index == crate::sitemaps::HOST
+                && f.starts_with("sitemap") =>
+            {
+                match crate::sitemaps::file(self, scheme, full) {
+                    Some((ctype, body)) => {
+                        let mut r = simple(200, ctype, body);
+                        self.validators(&mut r, index, full);
+                        self.plain_view(role, r)
+                    }
+                    None => not_found(),
+                }
+            }
             [t, ""] if q_none && t.starts_with("~u") => match parse_u32(&t[2..]) {
                 Some(k) if small(k, SMALL_K) => {
                     self.html_page(scheme, index, role, full, PageKind::Small)
@@ -1109,6 +1235,13 @@ impl Site {
             b.html
                 .push_str("<p>Sorry, the page you asked for does not exist.</p>\n");
         }
+        if let Some(c @ (Change::Changed | Change::New)) = self.change_at(index, full) {
+            b.html.push_str(&format!(
+                "<p class=\"rev\">revision {} ({})</p>\n",
+                self.cfg.generation,
+                c.word()
+            ));
+        }
 
         // Plan links.
         if let (Some(fanout), PageKind::Root | PageKind::Page(_)) = (self.cfg.fanout, kind) {
@@ -1128,6 +1261,7 @@ impl Site {
                 u64::from(self.cfg.out_degree.min),
                 u64::from(self.cfg.out_degree.max),
             ) as usize,
+            PageKind::SitemapOnly => 1,
             _ => 4,
         };
         let mut plan: Vec<Planned> = Vec::with_capacity(degree + 32);
@@ -1144,6 +1278,13 @@ impl Site {
                     for s in 0..SPECIALS {
                         plan.push(Planned::Special(s));
                     }
+                }
+                for k in 0..self.new_page_count(index) {
+                    plan.push(Planned::Same(
+                        format!("/new/{k}"),
+                        Element::A,
+                        LinkKind::Follow,
+                    ));
                 }
                 if index == 0 {
                     for i in 1..hosts::min_hosts(self.cfg.profiles) {
@@ -1771,6 +1912,9 @@ enum PageKind {
     Root,
     Page(u32),
     Small,
+    /// A page only sitemaps list: it links only `/`, so that what a crawler reaches
+    /// through it is exactly itself (the manifest's `S` lines).
+    SitemapOnly,
     Soft404,
     Refresh(u32),
     Frameset,

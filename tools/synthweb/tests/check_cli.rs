@@ -47,6 +47,7 @@ fn write_files(dir: &Path, targets: &[&str]) {
             .into_iter()
             .collect(),
         forbidden: [format!("http://{HOST}/private/1")].into_iter().collect(),
+        sitemap_only: Default::default(),
     };
     let mut out = Vec::new();
     formats::write_manifest(&mut out, &manifest).unwrap();

@@ -113,6 +113,8 @@ pub fn site_for(hosts: u32, profile: &str, http_port: u16, tls_port: Option<u16>
         bind_count: 1,
         seed_stride: 1,
         fanout: None,
+        change_rate_bp: 0,
+        generation: 1,
     };
     Site::new(cfg).unwrap()
 }

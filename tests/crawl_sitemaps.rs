@@ -1,0 +1,156 @@
+//! A crawl of synthweb's `sitemaps` profile (issue 14): trawl follows host 0's
+//! robots.txt `Sitemap:` line through the index, the nested index and the gzipped
+//! sitemap, fetches all 30 pages that only the sitemaps list, refuses the 5 pages of
+//! the cross-host sitemap (host 2's robots.txt does not name it), and the referee
+//! passes, with every sitemap decision in the crawl log.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod crawl_support;
+
+use std::process::Command;
+
+use crawl_support::{annotations, crawl_args, crawl_log, stats_json, synthweb_bin, Synthweb};
+
+#[test]
+fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let budget = 300;
+    let mut sw = Synthweb::start(
+        &tmp.path().join("web"),
+        &[
+            "--hosts",
+            "4",
+            "--profile",
+            "sitemaps",
+            "--pages-per-host",
+            "5-10",
+            "--out-degree",
+            "5-10",
+            "--manifest-max-pages-per-host",
+            &budget.to_string(),
+        ],
+    );
+    let out = tmp.path().join("crawl");
+    let status = Command::new(crawl_support::trawl_bin())
+        .current_dir(&sw.dir)
+        .args(crawl_args(&out, budget, 0))
+        .status()
+        .unwrap();
+    assert!(status.success(), "trawl crawl failed: {status}");
+    sw.stop();
+
+    let o = Command::new(synthweb_bin())
+        .current_dir(&sw.dir)
+        .args([
+            "check",
+            "--log",
+            "req.log",
+            "--manifest",
+            "manifest.txt",
+            "--json",
+        ])
+        .args(["--per-host-connections", "1"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["sitemap_only"], 30);
+    assert_eq!(report["sitemap_only_fetched"], 30);
+    assert_eq!(report["sitemap_requests"], 6, "{report:#}");
+    assert_eq!(report["forbidden_fetched"]["count"], 0);
+
+    // The crawl log says what each sitemap gave.
+    let log = crawl_log(&out);
+    let notes = |suffix: &str| {
+        let rec = log
+            .iter()
+            .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no crawl-log line for {suffix}"));
+        assert_eq!(rec["status"], 200, "{rec}");
+        annotations(rec)
+    };
+    assert!(notes("/sitemap_index.xml").contains(&"sitemap:index:4".to_owned()));
+    assert!(notes("/sitemap-nested-index.xml").contains(&"sitemap:index:1".to_owned()));
+    assert!(notes("/sitemap-pages-2.xml.gz").contains(&"sitemap:urlset:10".to_owned()));
+    assert!(notes("/sitemap-nested.xml").contains(&"sitemap:urlset:5".to_owned()));
+    let cross = notes("/sitemap-cross.xml");
+    assert!(cross.contains(&"sitemap:urlset:0".to_owned()), "{cross:?}");
+    assert!(cross.contains(&"sitemap-refused:5".to_owned()), "{cross:?}");
+    let stats = stats_json(&out);
+    assert_eq!(stats["sitemaps_read"], 6, "{stats}");
+    assert_eq!(stats["sitemaps_cut"], 0, "{stats}");
+    assert_eq!(stats["sitemaps_failed"], 0, "{stats}");
+    assert_eq!(stats["sitemap_urls_refused"], 5, "{stats}");
+    // Pages found through sitemaps carry hop M.
+    let sm = log
+        .iter()
+        .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/sm/29")))
+        .unwrap();
+    assert!(sm["hops"].as_str().unwrap().ends_with('M'), "{sm}");
+}
+
+/// `--sitemap URL`: the 60,000-URL sitemap is cut at 50,000 with a crawl-log
+/// annotation, and the gzip bomb posing as a sitemap is stopped at 50 MB.
+#[test]
+fn operator_sitemaps_over_the_caps_are_cut_and_logged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let budget = 60;
+    let sw = Synthweb::start_with(
+        &tmp.path().join("web"),
+        &[
+            "--hosts",
+            "3",
+            "--profile",
+            "sitemaps",
+            "--pages-per-host",
+            "5-10",
+            "--out-degree",
+            "5-10",
+        ],
+        false,
+    );
+    let origin = format!("http://h000000.synth.test:{}", sw.port);
+    let out = tmp.path().join("crawl");
+    let status = Command::new(crawl_support::trawl_bin())
+        .current_dir(&sw.dir)
+        .args(crawl_args(&out, budget, 0))
+        .args(["--sitemap", &format!("{origin}/sitemap-big.xml")])
+        .args(["--sitemap", &format!("{origin}/sitemap-bomb.xml.gz")])
+        .status()
+        .unwrap();
+    assert!(status.success(), "trawl crawl failed: {status}");
+    let log = crawl_log(&out);
+    let notes = |suffix: &str| {
+        let rec = log
+            .iter()
+            .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no crawl-log line for {suffix}"));
+        assert_eq!(rec["status"], 200, "{rec}");
+        assert_eq!(rec["hops"], "M", "{rec}");
+        annotations(rec)
+    };
+    let big = notes("/sitemap-big.xml");
+    assert!(
+        big.contains(&"sitemap-cut:urls:50000:10000".to_owned()),
+        "{big:?}"
+    );
+    assert!(big.contains(&"sitemap:urlset:50000".to_owned()), "{big:?}");
+    let bomb = notes("/sitemap-bomb.xml.gz");
+    assert!(
+        bomb.contains(&"sitemap-cut:bytes:52428800".to_owned()),
+        "{bomb:?}"
+    );
+    assert!(bomb.contains(&"sitemap:urlset:0".to_owned()), "{bomb:?}");
+    let stats = stats_json(&out);
+    // The two named here, plus whatever of robots.txt's index the budget allowed.
+    assert!(stats["sitemaps_read"].as_u64().unwrap() >= 2, "{stats}");
+    assert_eq!(stats["sitemaps_cut"], 2, "{stats}");
+    // The 50,000th URL was taken, the 50,001st never appears.
+    assert!(log
+        .iter()
+        .any(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/big/49999"))));
+    assert!(!log
+        .iter()
+        .any(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/big/50000"))));
+}
