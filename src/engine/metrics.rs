@@ -369,6 +369,25 @@ pub fn render(s: &Stats) -> String {
             ("line", s.robots_long_lines as f64),
         ],
     );
+    f.labelled(
+        "trawl_sitemaps_total",
+        c,
+        "Sitemap files read, cut by a protocol cap (50,000 URLs or 50 MB), or refused as \
+         malformed (crawl-log annotations sitemap:, sitemap-cut:, sitemap-error:).",
+        "result",
+        &[
+            ("read", s.sitemaps_read as f64),
+            ("cut", s.sitemaps_cut as f64),
+            ("failed", s.sitemaps_failed as f64),
+        ],
+    );
+    f.one(
+        "trawl_sitemap_urls_refused_total",
+        c,
+        "Sitemap entries refused by the sitemaps.org host rule or as unusable URLs \
+         (crawl-log annotation sitemap-refused).",
+        s.sitemap_urls_refused as f64,
+    );
     f.one(
         "trawl_warc_revisit_records_total",
         c,

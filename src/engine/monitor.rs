@@ -186,6 +186,8 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         ("attr", s.pages_long_attributes),
         ("robots-size", s.robots_truncated),
         ("robots-lines", s.robots_long_lines),
+        ("sitemaps", s.sitemaps_cut),
+        ("sitemap-refused", s.sitemap_urls_refused),
     ];
     if truncated.iter().any(|(_, n)| *n > 0) {
         out.push_str(" truncated");
