@@ -116,6 +116,9 @@ impl Core {
             addr: None,
         };
         req.limits.keep_payload = self.shared.config.warc;
+        if super::sitemaps::may_be_sitemap(&item, &req.head.url) {
+            super::sitemaps::widen_limits(&mut req.limits);
+        }
         self.shared.pages_started.fetch_add(1, Ordering::AcqRel);
         self.tallies.entry(host.clone()).or_default().pages += 1;
         self.in_flight.insert(id, InFlight::Page { host, item });

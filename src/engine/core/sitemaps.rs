@@ -10,8 +10,9 @@
 //! of H. Caps, refusals and errors are crawl-log annotations on the sitemap's line:
 //! `sitemap:KIND:N` (entries taken), `sitemap-cut:urls:CAP:DROPPED`,
 //! `sitemap-cut:bytes:CAP`, `sitemap-refused:N`, `sitemap-skipped:N`,
-//! `sitemap-error:WHY`. The page body cap (8 MiB) applies to the fetched sitemap as
-//! to any page; the 50 MB cap applies after decompression. A `….xml.gz` reached by a
+//! `sitemap-error:WHY`. A sitemap file is fetched with its body caps raised to the
+//! protocol's 50 MB ([`widen_limits`]); the parser's 50 MB cap applies after
+//! decompression. A `….xml.gz` reached by a
 //! sitemap hop passes the extension filter (`.gz` is on its list of binaries).
 
 use std::sync::atomic::Ordering;
@@ -36,6 +37,32 @@ pub(super) fn exempt(reason: Reject, url: &Url, hops: &str) -> Result<(), Reject
     } else {
         Err(reason)
     }
+}
+
+/// The protocol's cap on a sitemap file, uncompressed (sitemaps.org: 50 MB,
+/// 52,428,800 bytes); the parser enforces it after decompression.
+const SITEMAP_MAX_BYTES: u64 = 50 * 1024 * 1024;
+
+/// Whether a URL reached by a sitemap hop looks like a sitemap file (not a page a
+/// sitemap lists, which also carries hop `M`): its path ends in `.xml`, `.xml.gz` or
+/// `.gz`, or names a sitemap. Only these get the wider body caps of
+/// [`widen_limits`], so a page listed in a sitemap keeps the page cap.
+pub(super) fn may_be_sitemap(item: &QueuedUrl, url: &Url) -> bool {
+    if !item.hops.ends_with(Hop::Manifest.code()) {
+        return false;
+    }
+    let path = url.path().to_ascii_lowercase();
+    path.ends_with(".xml") || path.ends_with(".gz") || path.contains("sitemap")
+}
+
+/// Raises a fetch's body caps to the sitemap protocol's 50 MB (on the wire and
+/// decoded), where the page caps are lower: a sitemap of 50,000 long URLs is larger
+/// than a page may be, and cutting it at the page cap would drop its tail.
+pub(super) fn widen_limits(limits: &mut crate::net::FetchLimits) {
+    let wire = &mut limits.response.max_body_bytes;
+    *wire = (*wire).max(SITEMAP_MAX_BYTES);
+    let decoded = &mut limits.decode.max_decoded_bytes;
+    *decoded = (*decoded).max(SITEMAP_MAX_BYTES);
 }
 
 /// `--sitemap URL`: queue the operator's sitemaps before the seeds, each as a sitemap

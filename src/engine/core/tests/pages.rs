@@ -273,3 +273,58 @@ fn charset_comes_from_the_content_type_parameter() {
     );
     assert_eq!(charset_of("text/html"), None);
 }
+
+// --- sitemaps ---------------------------------------------------------------------------
+
+#[test]
+fn a_robots_sitemap_is_fetched_with_the_sitemap_caps_and_its_pages_with_the_page_caps() {
+    let mut h = harness(&[A]);
+    let page_cap = h.shared.limits.response.max_body_bytes;
+    h.robots(
+        h.t0,
+        200,
+        "User-agent: *\nAllow: /\nSitemap: http://a.test/sitemap.xml\n",
+    );
+    let mut now = h.at(secs(1));
+    let mut fetched = Vec::new();
+    // The seed and the sitemap, in either order; then the page the sitemap lists.
+    for _ in 0..3 {
+        let actions = h.schedule(now);
+        for a in &actions {
+            if let Action::Fetch(req) = a {
+                fetched.push((
+                    req.head.url.path().to_owned(),
+                    req.limits.response.max_body_bytes,
+                ));
+                let body: &[u8] = if req.head.url.path() == "/sitemap.xml" {
+                    b"<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>http://a.test/listed</loc></url></urlset>"
+                } else {
+                    b"<html></html>"
+                };
+                let ct = if body.starts_with(b"<?xml") {
+                    "application/xml"
+                } else {
+                    "text/html"
+                };
+                h.feed(
+                    response(
+                        req.id,
+                        req.head.url.as_str(),
+                        200,
+                        &[("Content-Type", ct)],
+                        body,
+                    ),
+                    now,
+                );
+            }
+        }
+        now = now.plus(secs(2));
+    }
+    fetched.sort();
+    assert_eq!(fetched.len(), 3, "{fetched:?}");
+    let cap_of = |p: &str| fetched.iter().find(|(q, _)| q == p).map(|(_, c)| *c);
+    assert_eq!(cap_of("/sitemap.xml"), Some(page_cap.max(50 * 1024 * 1024)));
+    assert_eq!(cap_of("/listed"), Some(page_cap));
+    assert_eq!(cap_of("/"), Some(page_cap));
+    assert_eq!(h.outstanding(), 0);
+}
