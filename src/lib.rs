@@ -9,6 +9,7 @@ mod ascii;
 pub mod checkpoint;
 pub mod crawllog;
 pub mod engine;
+pub mod farm;
 pub mod frontier;
 pub mod html;
 pub mod http;
