@@ -7,9 +7,14 @@
 //! bits. One bus thread per node ([`bus`]) talks to Redis with the synchronous client;
 //! the shards reach it through channels and it reaches them through their wakers.
 
+pub mod config;
+mod conn;
 pub mod partition;
+mod spill;
+pub mod term;
 pub mod wire;
 
+pub use config::FarmConfig;
 pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 pub use wire::{Entry, WireError, WireLink};
 
