@@ -36,6 +36,8 @@ enum Command {
     Crawl(cli::crawl::CrawlArgs),
     /// Describe and verify a crawl's checkpoint (exit 1 if it is damaged).
     Inspect(cli::inspect::InspectArgs),
+    /// A farm of trawl nodes sharing one crawl over Redis (`trawl farm status`).
+    Farm(cli::farm::FarmCommand),
 }
 
 /// The binary's allocator. A crawl allocates and frees many small strings per page
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cli::bench::run(args),
         Command::Crawl(crawl) => cli::crawl::run(crawl, &args),
         Command::Inspect(args) => cli::inspect::run(args),
+        Command::Farm(args) => cli::farm::run(args),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod count;
 pub mod crawl;
+pub mod farm;
 pub mod fetch;
 pub mod inspect;
 pub mod links;

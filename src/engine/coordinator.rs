@@ -125,6 +125,8 @@ pub(super) fn take_checkpoint(
 ) -> Result<(PathBuf, PresenceLogs), CrawlError> {
     let begun = Instant::now();
     let dir = checkpoint::prepare(root, epoch)?;
+    // Farm: the bus stops delivering received links until this cut ends.
+    let farm_cut = shared.farm.as_ref().map(crate::farm::FarmLink::begin_cut);
     let cut = Arc::new(CheckpointCut {
         barrier: Barrier::new(controls.len() + 1),
         dir: dir.clone(),
@@ -164,7 +166,12 @@ pub(super) fn take_checkpoint(
     let counters = shared.counters();
     let queued = shared.outstanding.load(Ordering::Acquire);
     cut.barrier.wait(); // 3: every shard dumped its frontier
+    let farm_outbox = farm_cut.as_ref().map(|c| c.write(&dir, queued == 0));
     cut.barrier.wait(); // 4: shards go on
+    if let Some(Err(e)) = farm_outbox {
+        tracing::error!(error = %e, "checkpoint farm outbox failed");
+        return Err(CrawlError::ShardCheckpoint);
+    }
     let seen = seen?;
     let fps = fps?;
     let positions = positions.map_err(CrawlError::Output)?;
@@ -193,6 +200,9 @@ pub(super) fn take_checkpoint(
         fingerprints_bytes: 0,
     });
     let done = checkpoint::commit(root, &dir, &manifest)?;
+    if let Some(c) = farm_cut {
+        c.committed();
+    }
     let presence_bytes = seen.write.written_bytes + fps.write.written_bytes;
     let compacted = seen.write.compacted || fps.write.compacted;
     seen.confirm();

@@ -37,6 +37,8 @@ pub use error::CrawlError;
 pub use output::{OutputSummary, Positions};
 pub use stats::Stats;
 
+pub(crate) use shard::{host_key, shard_of, Batch};
+
 use coordinator::{absorb_checkpoint_failure, nonzero, on_disk_change, take_checkpoint};
 use setup::{discard_uncheckpointed_output, load_robots, log_presence_sizing, write_start};
 use stats::{outcome_index, stats, write_stats};
@@ -103,6 +105,8 @@ pub(crate) struct Shared {
     pub checkpoint_figures: Mutex<CheckpointFigures>,
     /// Largest RSS less presence bits sampled so far.
     pub peak_rss_less_bits: AtomicU64,
+    /// This node's link to its farm (issue 13); `None` outside a farm.
+    pub farm: Option<crate::farm::FarmLink>,
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -169,9 +173,16 @@ pub struct CrawlerBuilder {
     handler: Option<Arc<dyn Handler>>,
     resume: bool,
     stop: Option<Arc<AtomicBool>>,
+    farm: Option<crate::farm::FarmConfig>,
 }
 
 impl CrawlerBuilder {
+    /// Crawls as one node of a farm sharing the crawl over Redis (`docs/farm.md`).
+    pub fn farm(mut self, farm: crate::farm::FarmConfig) -> Self {
+        self.farm = Some(farm);
+        self
+    }
+
     /// Uses this configuration (seeds, output directory, limits...).
     pub fn config(mut self, config: CrawlConfig) -> Self {
         self.config = Some(config);
@@ -217,7 +228,11 @@ impl CrawlerBuilder {
                 "max_links_per_page must be at least 1".to_owned(),
             ));
         }
+        if let Some(f) = &self.farm {
+            f.validate().map_err(CrawlError::Config)?;
+        }
         Ok(Crawler {
+            farm: self.farm,
             config,
             handler: self.handler,
             resume: self.resume,
@@ -228,6 +243,7 @@ impl CrawlerBuilder {
 
 /// A configured crawl, ready to [`Crawler::run`].
 pub struct Crawler {
+    farm: Option<crate::farm::FarmConfig>,
     config: CrawlConfig,
     handler: Option<Arc<dyn Handler>>,
     resume: bool,
@@ -253,6 +269,7 @@ impl Crawler {
 
 fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let Crawler {
+        farm,
         mut config,
         handler,
         resume,
@@ -391,6 +408,13 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         .collect();
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
 
+    let (farm, farm_ends) = match farm {
+        Some(f) => {
+            let (link, ends) = crate::farm::FarmLink::new(f).map_err(CrawlError::Config)?;
+            (Some(link), Some(ends))
+        }
+        None => (None, None),
+    };
     let n = config.shards;
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
@@ -422,6 +446,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
         checkpoint_figures: Mutex::new(CheckpointFigures::default()),
         peak_rss_less_bits: AtomicU64::new(0),
+        farm,
         config,
     });
     log_presence_sizing(&shared);
@@ -487,6 +512,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         }
         None => {
             for url in &seed_urls {
+                // Farm: every node is given the same seeds and keeps its own.
+                if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
+                    continue;
+                }
                 if shared.seen.test_and_set(url.as_str().as_bytes()) {
                     continue;
                 }
@@ -554,6 +583,19 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             .map_err(|source| CrawlError::ShardSpawn { index: i, source })?;
         handles.push(handle);
     }
+    // Farm: the bus thread, which delivers received links like a peer shard.
+    let farm_bus = match farm_ends {
+        Some(ends) => Some(crate::farm::start_bus(
+            ends,
+            &shared,
+            &filter,
+            inbox_txs.clone(),
+            wakers.clone(),
+            output.tx.clone(),
+            resumed.as_ref().map(|(dir, _)| dir.as_path()),
+        )?),
+        None => None,
+    };
     drop(inbox_txs);
 
     // The coordinator: progress, checkpoints, termination.
@@ -602,7 +644,15 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             finish = "error";
             break;
         }
-        if shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0 {
+        let locally_idle = shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0;
+        // Farm: done when the whole farm is; the bus may ask for a checkpoint.
+        let farm_tick = shared.farm.as_ref().map(|f| f.tick(locally_idle));
+        if let Some(msg) = farm_tick.as_ref().and_then(|t| t.fatal.clone()) {
+            tracing::error!("{msg}");
+            finish = "error";
+            break;
+        }
+        if locally_idle && farm_tick.as_ref().is_none_or(|t| t.finished) {
             finish = "exhausted";
             break;
         }
@@ -638,7 +688,8 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
                 Err(e) => tracing::debug!(error = %e, "cannot measure free space on the output"),
             }
         }
-        let periodic = !config.checkpoint_interval.is_zero() && now >= next_checkpoint;
+        let periodic = (!config.checkpoint_interval.is_zero() && now >= next_checkpoint)
+            || farm_tick.as_ref().is_some_and(|t| t.checkpoint);
         let disk_due = disk_checkpoint.is_some_and(|at| in_flight == 0 || now >= at);
         // No checkpoint while the output thread waits for space: the shards may be
         // blocked sending to it and would not reach the checkpoint's barriers.
@@ -708,6 +759,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         let _ = h.join();
     }
     drop(control_txs);
+    if let (Some(f), Some(bus)) = (&shared.farm, farm_bus) {
+        f.finish();
+        let _ = bus.join();
+    }
     output.finish().map_err(CrawlError::Output)?;
     cp?;
     let mut s = stats(&shared, started, checkpoints, resumed_epoch, finish);

@@ -864,6 +864,10 @@ impl Shard {
             }
             true
         });
+        // Farm (issue 13): links another node owns leave untested; the owner tests them.
+        if let Some(farm) = &self.shared.farm {
+            farm.route(&mut outlinks, &item.url, &item.hops);
+        }
         // One pipelined pass over the presence bits for the whole page: the block of
         // each link is prefetched a few links ahead, so the cache misses of a page's
         // links overlap instead of being paid one after another.

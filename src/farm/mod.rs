@@ -7,18 +7,63 @@
 //! bits. One bus thread per node ([`bus`]) talks to Redis with the synchronous client;
 //! the shards reach it through channels and it reaches them through their wakers.
 
+mod bus;
 pub mod config;
 mod conn;
+mod node;
 pub mod partition;
 mod spill;
+mod status;
 pub mod term;
 pub mod wire;
 
 pub use config::FarmConfig;
+pub use node::{partition_key, Cut, FarmCounters, FarmLink, FarmStats, Tick};
+pub use status::{status, FarmStatus, NodeStatus};
 pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 pub use wire::{Entry, WireError, WireLink};
 
 /// Fuzz entry point for stream entries (see [`wire::fuzz_decode`]).
 pub fn fuzz_wire(data: &[u8]) {
     wire::fuzz_decode(data);
+}
+
+/// Starts this node's bus thread (engine side, after the shards' channels exist); on
+/// resume, the links of the checkpoint's outbox are sent again.
+///
+/// # Errors
+/// The outbox is unreadable, or the thread could not be spawned.
+pub(crate) fn start_bus(
+    ends: node::BusEnds,
+    shared: &std::sync::Arc<crate::engine::Shared>,
+    filter: &std::sync::Arc<crate::url::UrlFilter>,
+    inboxes: Vec<crossbeam_channel::Sender<crate::engine::Batch>>,
+    wakers: Vec<std::sync::Arc<mio::Waker>>,
+    output: crossbeam_channel::Sender<crate::engine::output::OutputMsg>,
+    resumed: Option<&std::path::Path>,
+) -> Result<std::thread::JoinHandle<()>, crate::engine::CrawlError> {
+    use crate::engine::CrawlError;
+    let Some(link) = shared.farm.as_ref() else {
+        return Err(CrawlError::Config("farm bus without farm settings".to_owned()));
+    };
+    let outbox = match resumed {
+        Some(dir) => {
+            let path = dir.join(node::OUTBOX_FILE);
+            spill::read_outbox(&path).map_err(CrawlError::io("read the farm outbox", &path))?
+        }
+        None => Vec::new(),
+    };
+    bus::spawn(bus::BusParts {
+        ends,
+        config: link.config.clone(),
+        table: link.table.clone(),
+        shared: std::sync::Arc::clone(shared),
+        filter: std::sync::Arc::clone(filter),
+        inboxes,
+        wakers,
+        output,
+        out_dir: shared.config.out_dir.clone(),
+        outbox,
+    })
+    .map_err(CrawlError::io("spawn the farm bus thread", &shared.config.out_dir))
 }
