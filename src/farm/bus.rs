@@ -272,7 +272,9 @@ impl Bus {
                     }
                 }
                 if !self.held_empty() {
-                    tracing::error!("farm bus: shards did not take received links before the checkpoint");
+                    tracing::error!(
+                        "farm bus: shards did not take received links before the checkpoint"
+                    );
                 }
                 self.log.flush();
                 self.paused = true;
@@ -483,7 +485,11 @@ impl Bus {
                 };
                 let key = self.keys.stream(*p);
                 let mut add = Cmd::new();
-                add.arg("XADD").arg(&key).arg("*").arg("b").arg(entry.encode());
+                add.arg("XADD")
+                    .arg(&key)
+                    .arg("*")
+                    .arg("b")
+                    .arg(entry.encode());
                 let mut len = Cmd::new();
                 len.arg("XLEN").arg(&key);
                 let mut bell = Cmd::new();
@@ -722,7 +728,9 @@ impl Bus {
                 return;
             }
         };
-        self.counters.batches_received.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .batches_received
+            .fetch_add(1, Ordering::Relaxed);
         self.counters
             .links_received
             .fetch_add(entry.links.len() as u64, Ordering::Relaxed);
@@ -870,8 +878,7 @@ impl Bus {
             links_received: get(&c.links_received),
             batches_sent: get(&c.batches_sent),
             batches_received: get(&c.batches_received),
-            unacked_entries: (self.delivered.len() + self.in_cut.len() + self.ack_due.len())
-                as u64,
+            unacked_entries: (self.delivered.len() + self.in_cut.len() + self.ack_due.len()) as u64,
             spilled_urls: self.spill.urls(),
             pages: self.shared.pages.load(Ordering::Relaxed),
             outstanding: self.shared.outstanding.load(Ordering::Relaxed),
@@ -889,7 +896,9 @@ impl Bus {
             return;
         };
         let mut set = Cmd::new();
-        set.arg("SET").arg(self.keys.node(self.config.node)).arg(json);
+        set.arg("SET")
+            .arg(self.keys.node(self.config.node))
+            .arg(json);
         if !done {
             set.arg("PX").arg(STATE_TTL_MS);
         }

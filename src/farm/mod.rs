@@ -19,8 +19,8 @@ pub mod wire;
 
 pub use config::FarmConfig;
 pub use node::{partition_key, Cut, FarmCounters, FarmLink, FarmStats, Tick};
-pub use status::{status, FarmStatus, NodeStatus};
 pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
+pub use status::{status, FarmStatus, NodeStatus};
 pub use wire::{Entry, WireError, WireLink};
 
 /// Fuzz entry point for stream entries (see [`wire::fuzz_decode`]).
@@ -44,7 +44,9 @@ pub(crate) fn start_bus(
 ) -> Result<std::thread::JoinHandle<()>, crate::engine::CrawlError> {
     use crate::engine::CrawlError;
     let Some(link) = shared.farm.as_ref() else {
-        return Err(CrawlError::Config("farm bus without farm settings".to_owned()));
+        return Err(CrawlError::Config(
+            "farm bus without farm settings".to_owned(),
+        ));
     };
     let outbox = match resumed {
         Some(dir) => {
@@ -65,5 +67,8 @@ pub(crate) fn start_bus(
         out_dir: shared.config.out_dir.clone(),
         outbox,
     })
-    .map_err(CrawlError::io("spawn the farm bus thread", &shared.config.out_dir))
+    .map_err(CrawlError::io(
+        "spawn the farm bus thread",
+        &shared.config.out_dir,
+    ))
 }

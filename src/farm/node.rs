@@ -211,7 +211,9 @@ impl FarmLink {
     /// The coordinator's turn: records whether the node has anything to do, and says
     /// whether the farm is finished and whether the bus wants a checkpoint now.
     pub fn tick(&self, locally_idle: bool) -> Tick {
-        self.flags.locally_idle.store(locally_idle, Ordering::Release);
+        self.flags
+            .locally_idle
+            .store(locally_idle, Ordering::Release);
         Tick {
             finished: self.flags.finished.load(Ordering::Acquire),
             checkpoint: self.flags.wants_checkpoint.swap(false, Ordering::AcqRel),
@@ -355,7 +357,11 @@ mod tests {
             .collect();
         link.route(&mut links, "http://from.test/", "LR");
         assert!(links.iter().all(|(u, _)| link.owns(u)));
-        assert!((60..140).contains(&links.len()), "about a third kept: {}", links.len());
+        assert!(
+            (60..140).contains(&links.len()),
+            "about a third kept: {}",
+            links.len()
+        );
         let sent: OutBatch = ends.out_rx.try_recv().unwrap();
         assert_eq!(sent.len() + links.len(), 300);
         for (p, l) in &sent {
