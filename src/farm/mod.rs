@@ -12,6 +12,7 @@ pub mod config;
 mod conn;
 mod node;
 pub mod partition;
+pub mod report;
 mod spill;
 mod status;
 pub mod term;
