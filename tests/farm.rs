@@ -492,6 +492,25 @@ fn run_farm(redis_url: &str, what: &str, bad_entries: u64) {
     for n in status["nodes"].as_array().unwrap() {
         assert_eq!(n["state"]["done"], true, "{status}");
     }
+
+    // The checkpoint keeps the farm settings: a resume as another node is refused.
+    let out = Command::new(trawl_bin())
+        .current_dir(&f.sw.dir)
+        .args([
+            "crawl",
+            "--out",
+            &f.outs[0].display().to_string(),
+            "--resume",
+        ])
+        .args(["--farm-node", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "{what}: resume as another node ran: {err}"
+    );
+    assert!(err.contains("farm node 0 of 3"), "{what}: {err}");
 }
 
 #[test]

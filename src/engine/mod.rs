@@ -411,6 +411,9 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let (farm, farm_ends) = match farm {
         Some(f) => {
             let (link, ends) = crate::farm::FarmLink::new(f).map_err(CrawlError::Config)?;
+            if let Some((dir, _)) = &resumed {
+                link.check_resume(dir).map_err(CrawlError::Config)?;
+            }
             (Some(link), Some(ends))
         }
         None => (None, None),

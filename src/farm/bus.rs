@@ -294,7 +294,8 @@ impl Bus {
                 if self.conn.is_some() {
                     self.send();
                 }
-                let r = self.spill.write_all(&dir.join(OUTBOX_FILE));
+                let r = super::node::write_settings(&dir, &self.config)
+                    .and_then(|()| self.spill.write_all(&dir.join(OUTBOX_FILE)));
                 self.cut_idle = locally_idle
                     && self.spill.is_empty()
                     && self.held_empty()

@@ -10,7 +10,8 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub(crate) enum Conn {
     One(redis::Connection),
-    Cluster(redis::cluster::ClusterConnection),
+    /// Boxed: a cluster connection is four times the size of a standalone one.
+    Cluster(Box<redis::cluster::ClusterConnection>),
 }
 
 impl Conn {
@@ -22,7 +23,7 @@ impl Conn {
                 .response_timeout(RESPONSE_TIMEOUT)
                 .retries(1)
                 .build()?;
-            Ok(Self::Cluster(client.get_connection()?))
+            Ok(Self::Cluster(Box::new(client.get_connection()?)))
         } else {
             let url = urls.first().map_or("redis://127.0.0.1/", String::as_str);
             let client = redis::Client::open(url)?;
@@ -54,7 +55,7 @@ impl Conn {
                 for cmd in cmds {
                     p.add_command(cmd.clone());
                 }
-                let values: Vec<Value> = p.query(c)?;
+                let values: Vec<Value> = p.query(c.as_mut())?;
                 values
             }
         };
@@ -71,7 +72,7 @@ impl Conn {
     pub fn one(&mut self, cmd: &Cmd) -> RedisResult<Value> {
         match self {
             Self::One(c) => cmd.query(c),
-            Self::Cluster(c) => cmd.query(c),
+            Self::Cluster(c) => cmd.query(c.as_mut()),
         }
     }
 }

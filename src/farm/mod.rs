@@ -19,7 +19,7 @@ pub mod term;
 pub mod wire;
 
 pub use config::FarmConfig;
-pub use node::{partition_key, Cut, FarmCounters, FarmLink, FarmStats, Tick};
+pub use node::{partition_key, Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick};
 pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 pub use status::{status, FarmStatus, NodeStatus};
 pub use wire::{Entry, WireError, WireLink};

@@ -31,6 +31,54 @@ const OUT_CHANNEL_BATCHES: usize = 256;
 /// The checkpoint file holding the links a node had not yet sent at the cut.
 pub const OUTBOX_FILE: &str = "farm-outbox.bin";
 
+/// The checkpoint file holding the farm settings the node ran with.
+pub const SETTINGS_FILE: &str = "farm.json";
+
+/// The settings a resume must agree with: another node index, node count or
+/// partitioning would route the checkpoint's URLs to the wrong owners.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RecordedSettings {
+    pub name: String,
+    pub nodes: u32,
+    pub node: u32,
+    pub partitions: u32,
+    pub partition_by: super::partition::PartitionBy,
+    pub redis: Vec<String>,
+}
+
+impl RecordedSettings {
+    pub fn of(c: &FarmConfig) -> Self {
+        Self {
+            name: c.name.clone(),
+            nodes: c.nodes,
+            node: c.node,
+            partitions: c.partitions,
+            partition_by: c.partition_by,
+            redis: c.redis.clone(),
+        }
+    }
+
+    /// Whether a crawl with `c` may resume from these (the Redis address may change:
+    /// the farm can move to another Redis that holds its streams).
+    pub fn agrees(&self, c: &FarmConfig) -> bool {
+        let now = Self::of(c);
+        self.name == now.name
+            && self.nodes == now.nodes
+            && self.node == now.node
+            && self.partitions == now.partitions
+            && self.partition_by == now.partition_by
+    }
+}
+
+/// Writes `farm.json` into a checkpoint directory (synced, like the other files).
+pub(crate) fn write_settings(dir: &Path, c: &FarmConfig) -> std::io::Result<()> {
+    let json =
+        serde_json::to_vec_pretty(&RecordedSettings::of(c)).map_err(std::io::Error::other)?;
+    let path = dir.join(SETTINGS_FILE);
+    std::fs::write(&path, json)?;
+    std::fs::File::open(&path)?.sync_all()
+}
+
 /// Farm figures (stats.json `farm`, the progress line, Prometheus).
 #[derive(Debug, Default)]
 pub struct FarmCounters {
@@ -162,6 +210,32 @@ impl FarmLink {
                 counters,
                 flags,
             },
+        ))
+    }
+
+    /// Refuses to resume a checkpoint taken with other farm settings (`farm.json`).
+    ///
+    /// # Errors
+    /// The recorded settings differ or are unreadable.
+    pub(crate) fn check_resume(&self, checkpoint: &Path) -> Result<(), String> {
+        let path = checkpoint.join(SETTINGS_FILE);
+        let Ok(bytes) = std::fs::read(&path) else {
+            return Ok(());
+        };
+        let recorded: RecordedSettings =
+            serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        if recorded.agrees(&self.config) {
+            return Ok(());
+        }
+        Err(format!(
+            "the checkpoint was taken as farm node {} of {} ({} partitions by {}, farm {:?}); \
+             a resume must use the same --farm-node, --farm-nodes, --farm-partitions, \
+             --farm-partition-by and --farm-name",
+            recorded.node,
+            recorded.nodes,
+            recorded.partitions,
+            recorded.partition_by.name(),
+            recorded.name
         ))
     }
 
