@@ -386,6 +386,7 @@ fn check_nodes(outs: &[PathBuf], what: &str, bad_entries: u64) -> BTreeMap<&'sta
         assert_eq!(farm["unacked_entries"], 0, "{what}: node {i}: {farm}");
         assert_eq!(farm["spilled_urls"], 0, "{what}: node {i}: {farm}");
         for k in [
+            "stream_full_waits",
             "links_sent",
             "links_received",
             "batches_sent",
@@ -457,10 +458,19 @@ fn farm_setup() -> Farm {
 
 /// `bad_entries`: stream entries planted before the crawl that no node can read.
 fn run_farm(redis_url: &str, what: &str, bad_entries: u64) {
+    let _ = run_farm_with(redis_url, what, bad_entries, &[]);
+}
+
+fn run_farm_with(
+    redis_url: &str,
+    what: &str,
+    bad_entries: u64,
+    extra: &[&str],
+) -> BTreeMap<&'static str, u64> {
     let mut f = farm_setup();
     let mut children: Vec<Child> = (0..NODES)
         .map(|i| {
-            let args = node_args(&f.outs[i as usize], redis_url, i, 0, &[]);
+            let args = node_args(&f.outs[i as usize], redis_url, i, 0, extra);
             spawn_node(&f.sw, &args, &f.logs[i as usize], false)
         })
         .collect();
@@ -545,6 +555,36 @@ fn three_nodes_on_a_three_master_cluster_pass_the_referee() {
     let tmp = tempfile::tempdir().unwrap();
     let redis = Redis::cluster(tmp.path());
     run_farm(&redis.url(), what, 0);
+}
+
+/// Streams capped at one entry and a RAM spill of one link: senders hold links back
+/// until the owner has checkpointed and acknowledged what it read (back-pressure), and
+/// the crawl still completes with the referee passing.
+#[test]
+fn tiny_stream_caps_hold_senders_back_and_lose_nothing() {
+    let what = "farm back-pressure";
+    if !redis_available(what) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let redis = Redis::standalone(tmp.path(), false);
+    let sums = run_farm_with(
+        &redis.url(),
+        what,
+        0,
+        &[
+            "--farm-stream-max-entries",
+            "1",
+            "--farm-spill-urls",
+            "1",
+            "--farm-ack-secs",
+            "1",
+        ],
+    );
+    assert!(
+        sums["stream_full_waits"] > 0,
+        "{what}: no sender was held back: {sums:?}"
+    );
 }
 
 /// One node is killed with SIGKILL at a random moment and resumed 5 s later with
