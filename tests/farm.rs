@@ -521,6 +521,7 @@ fn run_farm_with(
         "{what}: resume as another node ran: {err}"
     );
     assert!(err.contains("farm node 0 of 3"), "{what}: {err}");
+    sums
 }
 
 #[test]
