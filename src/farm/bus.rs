@@ -124,8 +124,11 @@ struct Bus {
     /// Own partitions to read (rang, or not read dry last time).
     dirty: BTreeSet<u32>,
     last_full_scan: Instant,
-    /// Reading our own pending entries (after a start or resume) with id `0`.
+    /// Reading our own pending entries (after a start or resume), from id `0` on.
     pending_scan: bool,
+    /// During the pending scan, the last pending id read per partition: the next read
+    /// starts after it (a pending read from `0` returns the same entries every time).
+    pending_after: HashMap<u32, String>,
     groups_ready: bool,
     activity: u64,
     checkpointed_idle: bool,
@@ -191,6 +194,7 @@ impl Bus {
             dirty: own.into_iter().collect(),
             last_full_scan: now,
             pending_scan: true,
+            pending_after: HashMap::new(),
             groups_ready: false,
             activity: 1,
             checkpointed_idle: false,
@@ -648,7 +652,6 @@ impl Bus {
             return;
         }
         let parts: Vec<u32> = self.dirty.iter().copied().take(READS_PER_CALL).collect();
-        let id = if self.pending_scan { "0" } else { ">" };
         let consumer = Keys::consumer(self.config.node);
         let cmds: Vec<Cmd> = parts
             .iter()
@@ -661,8 +664,12 @@ impl Bus {
                     .arg("COUNT")
                     .arg(READ_COUNT)
                     .arg("STREAMS")
-                    .arg(self.keys.stream(p))
-                    .arg(id);
+                    .arg(self.keys.stream(p));
+                if self.pending_scan {
+                    c.arg(self.pending_after.get(&p).map_or("0", String::as_str));
+                } else {
+                    c.arg(">");
+                }
                 c
             })
             .collect();
@@ -694,6 +701,11 @@ impl Bus {
             if entries.len() < READ_COUNT {
                 self.dirty.remove(&p);
             }
+            if self.pending_scan {
+                if let Some((last, _)) = entries.last() {
+                    self.pending_after.insert(p, last.clone());
+                }
+            }
             for (id, payload) in entries {
                 self.receive(p, id, payload.as_deref());
             }
@@ -701,6 +713,7 @@ impl Bus {
         if self.pending_scan && self.dirty.is_empty() {
             // Own pending entries all re-read: from now on, new ones.
             self.pending_scan = false;
+            self.pending_after.clear();
             self.dirty.extend(self.own.iter().copied());
         }
         if !self.groups_ready {
