@@ -58,6 +58,14 @@ const IDLE_CHECKPOINT_AFTER: Duration = Duration::from_millis(200);
 const MIN_CHECKPOINT_GAP: Duration = Duration::from_millis(500);
 /// Idle turn length.
 const TURN: Duration = Duration::from_millis(20);
+/// Outgoing links wait up to this long for more of their kind before they are sent, so
+/// an entry carries a batch, not one link (measured: 1.1 links per entry without it on
+/// synthweb, where a page's cross-host links spread over many partitions). Cuts, the
+/// end, a full batch's worth and a locally idle node send at once.
+const LINGER: Duration = Duration::from_millis(100);
+/// The doorbell is polled every turn after a ring, then less and less often while it
+/// stays silent, up to this interval: an idle farm costs a few calls a second.
+const MAX_POLL_GAP: Duration = Duration::from_millis(200);
 
 /// What the engine gives the bus thread.
 pub(crate) struct BusParts {
@@ -139,6 +147,11 @@ struct Bus {
     last_heartbeat: Instant,
     was_locally_idle: bool,
     warned_down: bool,
+    /// When the oldest link now waiting to be sent arrived.
+    pending_since: Option<Instant>,
+    /// Doorbell polling: the next poll, and the current gap (doubles while silent).
+    next_poll: Instant,
+    poll_gap: Duration,
 }
 
 impl Bus {
@@ -205,6 +218,9 @@ impl Bus {
             last_heartbeat: now - HEARTBEAT,
             was_locally_idle: false,
             warned_down: false,
+            pending_since: None,
+            next_poll: now,
+            poll_gap: TURN,
             config: p.config,
         }
     }
@@ -221,7 +237,7 @@ impl Bus {
             self.deliver_held();
             let now = Instant::now();
             self.ensure_conn(now);
-            if self.conn.is_some() {
+            if self.conn.is_some() && self.send_due(now) {
                 self.send();
             }
             if self.conn.is_some() {
@@ -354,6 +370,9 @@ impl Bus {
     }
 
     fn push_outgoing(&mut self, batch: OutBatch) {
+        if self.pending_since.is_none() && !batch.is_empty() {
+            self.pending_since = Some(Instant::now());
+        }
         for (p, l) in batch {
             if let Err(e) = self.spill.push(p, l) {
                 tracing::warn!(error = %e, "farm spill file write failed; holding in RAM");
@@ -465,8 +484,25 @@ impl Bus {
         self.groups_ready = true;
     }
 
+    /// Whether waiting links should go now (see [`LINGER`]).
+    fn send_due(&self, now: Instant) -> bool {
+        let Some(since) = self.pending_since else {
+            return false;
+        };
+        now >= since + LINGER
+            || self.spill.urls() >= self.config.batch_urls as u64
+            || self.flags.locally_idle.load(Ordering::Acquire)
+            || self.cutting
+    }
+
     /// Sends waiting links: XADD + XLEN + SADD doorbell per batch, one pipeline.
     fn send(&mut self) {
+        if self.spill.is_empty() {
+            self.pending_since = None;
+        } else {
+            // Whatever stays (a full stream, a failure) waits another linger at most.
+            self.pending_since = Some(Instant::now());
+        }
         let max = self.config.stream_max_entries;
         loop {
             let lens = &self.stream_len;
@@ -620,6 +656,9 @@ impl Bus {
             self.last_full_scan = now;
             self.dirty.extend(self.own.iter().copied());
         }
+        if !self.pending_scan && self.dirty.is_empty() && now < self.next_poll {
+            return;
+        }
         if !self.pending_scan {
             let mut pop = Cmd::new();
             pop.arg("SPOP")
@@ -633,6 +672,13 @@ impl Bus {
             self.count_call(t);
             match r {
                 Ok(Value::Array(items)) | Ok(Value::Set(items)) => {
+                    // A ring: poll every turn again; silence: back off.
+                    self.poll_gap = if items.is_empty() {
+                        (self.poll_gap * 2).min(MAX_POLL_GAP)
+                    } else {
+                        TURN
+                    };
+                    self.next_poll = now + self.poll_gap;
                     for v in items {
                         if let Some(p) = value_u32(&v) {
                             if self.table.owner(p) == self.config.node {
@@ -641,7 +687,10 @@ impl Bus {
                         }
                     }
                 }
-                Ok(_) => {}
+                Ok(_) => {
+                    self.poll_gap = (self.poll_gap * 2).min(MAX_POLL_GAP);
+                    self.next_poll = now + self.poll_gap;
+                }
                 Err(e) => {
                     self.failed(&e);
                     return;
