@@ -588,9 +588,9 @@ fn tiny_stream_caps_hold_senders_back_and_lose_nothing() {
     );
 }
 
-/// One node is killed with SIGKILL at a random moment and resumed 5 s later with
-/// `--out DIR --resume` alone (the farm flags come back from the start file); the
-/// other nodes keep fetching meanwhile.
+/// One node is killed with SIGKILL at a random moment and resumed 5 s later from a
+/// copy of its output directory with `--out COPY --resume` alone (the farm flags come
+/// back from the start file); the other nodes keep fetching meanwhile.
 #[test]
 fn a_node_killed_and_resumed_loses_nothing() {
     let what = "farm kill -9";
@@ -641,8 +641,19 @@ fn a_node_killed_and_resumed_loses_nothing() {
     let killed_at = now_us();
     std::thread::sleep(Duration::from_secs(5));
     let resumed_at = now_us();
-    // Resume with the output directory alone: seeds and flags (farm ones included)
-    // come back from the start file.
+    // Resume from a copy of its output directory elsewhere (as on another machine),
+    // the original gone, with the directory alone: seeds and flags (farm ones
+    // included) come back from the start file.
+    let moved = f.outs[victim].with_file_name("node1-moved");
+    let cp = Command::new("cp")
+        .arg("-a")
+        .arg(&f.outs[victim])
+        .arg(&moved)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    std::fs::remove_dir_all(&f.outs[victim]).unwrap();
+    f.outs[victim] = moved;
     let resume_args = vec![
         "crawl".to_owned(),
         "--out".to_owned(),
