@@ -410,9 +410,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
 
     let (farm, farm_ends) = match farm {
         Some(f) => {
-            let (link, ends) = crate::farm::FarmLink::new(f).map_err(CrawlError::Config)?;
+            let (link, mut ends) = crate::farm::FarmLink::new(f).map_err(CrawlError::Config)?;
             if let Some((dir, _)) = &resumed {
-                link.check_resume(dir).map_err(CrawlError::Config)?;
+                link.check_resume(dir, &mut ends)
+                    .map_err(CrawlError::Config)?;
             }
             (Some(link), Some(ends))
         }
@@ -595,7 +596,6 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
             inbox_txs.clone(),
             wakers.clone(),
             output.tx.clone(),
-            resumed.as_ref().map(|(dir, _)| dir.as_path()),
         )?),
         None => None,
     };

@@ -19,7 +19,10 @@ pub mod term;
 pub mod wire;
 
 pub use config::FarmConfig;
-pub use node::{partition_key, Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick};
+pub use node::{
+    partition_key, Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick, OUTBOX_FILE,
+    SETTINGS_FILE,
+};
 pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 pub use status::{status, FarmStatus, NodeStatus};
 pub use wire::{Entry, WireError, WireLink};
@@ -30,18 +33,18 @@ pub fn fuzz_wire(data: &[u8]) {
 }
 
 /// Starts this node's bus thread (engine side, after the shards' channels exist); on
-/// resume, the links of the checkpoint's outbox are sent again.
+/// resume, the links of the checkpoint's outbox (read by `FarmLink::check_resume`) are
+/// sent again.
 ///
 /// # Errors
-/// The outbox is unreadable, or the thread could not be spawned.
+/// The thread could not be spawned.
 pub(crate) fn start_bus(
-    ends: node::BusEnds,
+    mut ends: node::BusEnds,
     shared: &std::sync::Arc<crate::engine::Shared>,
     filter: &std::sync::Arc<crate::url::UrlFilter>,
     inboxes: Vec<crossbeam_channel::Sender<crate::engine::Batch>>,
     wakers: Vec<std::sync::Arc<mio::Waker>>,
     output: crossbeam_channel::Sender<crate::engine::output::OutputMsg>,
-    resumed: Option<&std::path::Path>,
 ) -> Result<std::thread::JoinHandle<()>, crate::engine::CrawlError> {
     use crate::engine::CrawlError;
     let Some(link) = shared.farm.as_ref() else {
@@ -49,13 +52,7 @@ pub(crate) fn start_bus(
             "farm bus without farm settings".to_owned(),
         ));
     };
-    let outbox = match resumed {
-        Some(dir) => {
-            let path = dir.join(node::OUTBOX_FILE);
-            spill::read_outbox(&path).map_err(CrawlError::io("read the farm outbox", &path))?
-        }
-        None => Vec::new(),
-    };
+    let outbox = std::mem::take(&mut ends.outbox);
     bus::spawn(bus::BusParts {
         ends,
         config: link.config.clone(),
@@ -72,4 +69,15 @@ pub(crate) fn start_bus(
         "spawn the farm bus thread",
         &shared.config.out_dir,
     ))
+}
+
+/// Links in a checkpoint's `farm-outbox.bin` (`trawl inspect` verifies it).
+///
+/// # Errors
+/// The file is unreadable or damaged (a record's length, checksum or format).
+pub fn outbox_links(path: &std::path::Path) -> std::io::Result<u64> {
+    Ok(spill::read_outbox(path)?
+        .iter()
+        .map(|e| e.links.len() as u64)
+        .sum())
 }

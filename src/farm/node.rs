@@ -177,6 +177,8 @@ pub struct FarmLink {
 
 /// The ends the bus thread takes (see `bus::spawn`).
 pub(crate) struct BusEnds {
+    /// Links of the resumed checkpoint's outbox, to send again.
+    pub outbox: Vec<super::wire::Entry>,
     pub out_rx: Receiver<OutBatch>,
     pub ctl_rx: Receiver<Ctl>,
     pub counters: Arc<FarmCounters>,
@@ -205,6 +207,7 @@ impl FarmLink {
                 flags: Arc::clone(&flags),
             },
             BusEnds {
+                outbox: Vec::new(),
                 out_rx,
                 ctl_rx,
                 counters,
@@ -213,11 +216,16 @@ impl FarmLink {
         ))
     }
 
-    /// Refuses to resume a checkpoint taken with other farm settings (`farm.json`).
+    /// Before a resume starts anything: refuses a checkpoint taken with other farm
+    /// settings (`farm.json`), and reads its outbox (the links to send again) into the
+    /// bus's ends.
     ///
     /// # Errors
-    /// The recorded settings differ or are unreadable.
-    pub(crate) fn check_resume(&self, checkpoint: &Path) -> Result<(), String> {
+    /// The recorded settings differ or are unreadable, or the outbox is damaged.
+    pub(crate) fn check_resume(&self, checkpoint: &Path, ends: &mut BusEnds) -> Result<(), String> {
+        let outbox = checkpoint.join(OUTBOX_FILE);
+        ends.outbox =
+            super::spill::read_outbox(&outbox).map_err(|e| format!("{}: {e}", outbox.display()))?;
         let path = checkpoint.join(SETTINGS_FILE);
         let Ok(bytes) = std::fs::read(&path) else {
             return Ok(());
