@@ -138,8 +138,9 @@ impl Spill {
 
     /// Moves spilled links back into RAM while there is room.
     fn refill(&mut self) {
-        while self.ram_urls < self.cap_urls / 2 && (self.disk.urls > 0 || !self.overflow.is_empty())
-        {
+        // Half the cap, at least one link: a cap of 1 must still bring links back.
+        let low = self.cap_urls.div_ceil(2);
+        while self.ram_urls < low && (self.disk.urls > 0 || !self.overflow.is_empty()) {
             if self.disk.urls == 0 {
                 for (p, l) in std::mem::take(&mut self.overflow) {
                     self.ram.entry(p).or_default().push(l);
@@ -343,6 +344,25 @@ mod tests {
         }
         assert_eq!(got.len(), 5000);
         assert!(s.is_empty());
+    }
+
+    #[test]
+    fn a_ram_cap_of_one_still_gives_every_link_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut s = Spill::new(0, 1, tmp.path().join("spill.bin"));
+        for i in 0..1200 {
+            s.push(2, link(i)).unwrap();
+        }
+        let mut n = 0;
+        for _ in 0..5000 {
+            for (_, links) in s.take(7, |_| true) {
+                n += links.len();
+            }
+            if s.is_empty() {
+                break;
+            }
+        }
+        assert_eq!(n, 1200);
     }
 
     #[test]
