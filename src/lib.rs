@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod crawllog;
 pub mod disk;
 pub mod engine;
+pub mod farm;
 pub mod frontier;
 pub mod html;
 pub mod http;

@@ -38,6 +38,8 @@ enum Command {
     Inspect(cli::inspect::InspectArgs),
     /// Hand URLs to a running crawl through its drop directory (`OUT/add/`).
     Add(cli::add::AddArgs),
+    /// A farm of trawl nodes sharing one crawl over Redis (`trawl farm status`).
+    Farm(cli::farm::FarmCommand),
 }
 
 /// The binary's allocator. A crawl allocates and frees many small strings per page
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::Crawl(crawl) => cli::crawl::run(crawl, &args),
         Command::Inspect(args) => cli::inspect::run(args),
         Command::Add(args) => cli::add::run(args),
+        Command::Farm(args) => cli::farm::run(args),
     };
     match result {
         Ok(code) => code,

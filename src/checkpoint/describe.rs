@@ -316,7 +316,15 @@ impl Checkpoint {
                 || shard_index(&name, "frontier-", ".seg").is_some_and(|i| i < m.shards)
                 || shard_index(&name, "tallies-", ".bin").is_some_and(|i| i < m.shards)
                 || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards)
-                || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards);
+                || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards)
+                || name == crate::farm::SETTINGS_FILE;
+            // Farm (issue 13): the links the node had not sent, verified record by record.
+            if name == crate::farm::OUTBOX_FILE {
+                if let Err(e) = crate::farm::outbox_links(&entry.path()) {
+                    v.errors.push(problem(&entry.path(), e.to_string()));
+                }
+                continue;
+            }
             if !known {
                 v.warnings.push(problem(
                     &entry.path(),

@@ -173,6 +173,8 @@ pub struct CrawlArgs {
     /// or 0 (off: a full disk ends the crawl).
     #[arg(long, value_name = "SIZE", default_value = "auto")]
     pub disk_reserve: String,
+    #[command(flatten)]
+    pub farm: super::farm::FarmArgs,
 }
 
 /// Parses a size like `512M`, `4G`, `1048576`, `64k`.
@@ -528,12 +530,20 @@ pub fn run(args: CrawlArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .context("cannot install signal handler")?;
     }
-    let stats = Crawler::builder()
+    let mut builder = Crawler::builder()
         .config(config)
         .resume(args.resume.is_some())
-        .stop_flag(stop)
-        .build()?
-        .run()?;
+        .stop_flag(stop);
+    if let Some(farm) = args.farm.config()? {
+        builder = builder.farm(farm);
+    }
+    let stats = builder.build()?.run()?;
+    if stats.farm.is_some() && stats.finish == "error" {
+        // A farm node that gave up (Redis unreachable past its limit) says so in its
+        // exit status; the error itself was logged.
+        eprintln!("trawl: farm node stopped on an error (see the log above); resume with --resume");
+        return Ok(ExitCode::FAILURE);
+    }
     eprintln!(
         "trawl: done ({}): {} pages in {:.1}s ({:.0} pages/s, {:.1} MB/s), {} discovered, {} queued",
         stats.finish, stats.pages, stats.elapsed_secs, stats.pages_per_sec, stats.mb_per_sec, stats.discovered, stats.queued

@@ -4,6 +4,7 @@ pub mod add;
 pub mod bench;
 pub mod count;
 pub mod crawl;
+pub mod farm;
 pub mod fetch;
 pub mod inspect;
 pub mod links;

@@ -57,6 +57,8 @@ pub(super) struct Coordinator<'a> {
     /// checkpoint holds their URLs.
     adds: super::adds::Adds,
     filter: &'a crate::url::UrlFilter,
+    /// The farm's bus asked for a checkpoint (to acknowledge what it received).
+    farm_checkpoint: bool,
 }
 
 impl<'a> Coordinator<'a> {
@@ -102,6 +104,7 @@ impl<'a> Coordinator<'a> {
             drain_limit: config.fetcher.deadlines.total_timeout + Duration::from_secs(1),
             adds,
             filter: &p.filter,
+            farm_checkpoint: false,
         }
     }
 
@@ -168,12 +171,24 @@ impl<'a> Coordinator<'a> {
 
     /// How the crawl ended, if it did: a shard failed, every URL is done, or a
     /// budget or stop took effect and the last fetch ended.
-    fn ending(&self, in_flight: u64) -> Option<&'static str> {
+    /// In a farm (issue 13), "exhausted" means the whole farm is done (`FarmLink::tick`,
+    /// `docs/farm.md`), and a node whose Redis stayed unreachable past its limit ends
+    /// with `error`.
+    fn ending(&mut self, in_flight: u64) -> Option<&'static str> {
         let shared = self.shared;
         if shared.fatal.load(Ordering::Acquire) {
             return Some("error");
         }
-        if shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0 {
+        let locally_idle = shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0;
+        let farm_tick = shared.farm.as_ref().map(|f| f.tick(locally_idle));
+        if let Some(tick) = &farm_tick {
+            if let Some(msg) = &tick.fatal {
+                tracing::error!("{msg}");
+                return Some("error");
+            }
+            self.farm_checkpoint |= tick.checkpoint;
+        }
+        if locally_idle && farm_tick.as_ref().is_none_or(|t| t.finished) {
             return Some("exhausted");
         }
         if shared.stopping.load(Ordering::Acquire) && in_flight == 0 {
@@ -223,7 +238,8 @@ impl<'a> Coordinator<'a> {
     /// A periodic checkpoint (not while paused) or one the disk watch asked for.
     fn checkpoint_if_due(&mut self, now: Instant, in_flight: u64) -> Result<(), CrawlError> {
         let config = &self.shared.config;
-        let periodic = !config.checkpoint_interval.is_zero() && now >= self.next_checkpoint;
+        let periodic = (!config.checkpoint_interval.is_zero() && now >= self.next_checkpoint)
+            || std::mem::take(&mut self.farm_checkpoint);
         let disk_due = self
             .disk_checkpoint
             .is_some_and(|at| in_flight == 0 || now >= at);
@@ -414,6 +430,8 @@ fn take_checkpoint(
 ) -> Result<(PathBuf, PresenceLogs), CrawlError> {
     let begun = Instant::now();
     let dir = checkpoint::prepare(root, epoch)?;
+    // Farm: the bus stops delivering received links until this cut ends.
+    let farm_cut = shared.farm.as_ref().map(crate::farm::FarmLink::begin_cut);
     let cut = Arc::new(CheckpointCut {
         barrier: Barrier::new(controls.len() + 1),
         dir: dir.clone(),
@@ -453,7 +471,12 @@ fn take_checkpoint(
     let counters = shared.counters();
     let queued = shared.outstanding.load(Ordering::Acquire);
     cut.barrier.wait(); // 3: every shard dumped its frontier
+    let farm_outbox = farm_cut.as_ref().map(|c| c.write(&dir, queued == 0));
     cut.barrier.wait(); // 4: shards go on
+    if let Some(Err(e)) = farm_outbox {
+        tracing::error!(error = %e, "checkpoint farm outbox failed");
+        return Err(CrawlError::ShardCheckpoint);
+    }
     let seen = seen?;
     let fps = fps?;
     let positions = positions.map_err(CrawlError::Output)?;
@@ -482,6 +505,9 @@ fn take_checkpoint(
         fingerprints_bytes: 0,
     });
     let done = checkpoint::commit(root, &dir, &manifest)?;
+    if let Some(c) = farm_cut {
+        c.committed();
+    }
     let presence_bytes = seen.write.written_bytes + fps.write.written_bytes;
     let compacted = seen.write.compacted || fps.write.compacted;
     seen.confirm();

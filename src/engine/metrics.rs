@@ -536,6 +536,9 @@ pub fn render(s: &Stats) -> String {
         "Seconds since this process started crawling.",
         s.elapsed_secs,
     );
+    if let Some(farm) = &s.farm {
+        out.push_str(&crate::farm::report::prometheus(farm));
+    }
     out
 }
 

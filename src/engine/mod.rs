@@ -37,6 +37,9 @@ pub use error::CrawlError;
 pub use output::{OutputSummary, Positions};
 pub use stats::Stats;
 
+pub(crate) use core::{host_key, shard_of};
+pub(crate) use inbox::Batch;
+
 use coordinator::Coordinator;
 use setup::Prepared;
 use stats::{outcome_index, stats, write_stats};
@@ -106,6 +109,8 @@ pub(crate) struct Shared {
     pub checkpoint_figures: Mutex<CheckpointFigures>,
     /// Largest RSS less presence bits sampled so far.
     pub peak_rss_less_bits: AtomicU64,
+    /// This node's link to its farm (issue 13); `None` outside a farm.
+    pub farm: Option<crate::farm::FarmLink>,
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -161,6 +166,7 @@ impl Shared {
             in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
             checkpoint_figures: Mutex::new(CheckpointFigures::default()),
             peak_rss_less_bits: AtomicU64::new(0),
+            farm: None,
             config,
         }
     }
@@ -219,9 +225,16 @@ pub struct CrawlerBuilder {
     handler: Option<Arc<dyn Handler>>,
     resume: bool,
     stop: Option<Arc<AtomicBool>>,
+    farm: Option<crate::farm::FarmConfig>,
 }
 
 impl CrawlerBuilder {
+    /// Crawls as one node of a farm sharing the crawl over Redis (`docs/farm.md`).
+    pub fn farm(mut self, farm: crate::farm::FarmConfig) -> Self {
+        self.farm = Some(farm);
+        self
+    }
+
     /// Uses this configuration (seeds, output directory, limits...).
     pub fn config(mut self, config: CrawlConfig) -> Self {
         self.config = Some(config);
@@ -267,7 +280,11 @@ impl CrawlerBuilder {
                 "max_links_per_page must be at least 1".to_owned(),
             ));
         }
+        if let Some(f) = &self.farm {
+            f.validate().map_err(CrawlError::Config)?;
+        }
         Ok(Crawler {
+            farm: self.farm,
             config,
             handler: self.handler,
             resume: self.resume,
@@ -278,6 +295,7 @@ impl CrawlerBuilder {
 
 /// A configured crawl, ready to [`Crawler::run`].
 pub struct Crawler {
+    farm: Option<crate::farm::FarmConfig>,
     config: CrawlConfig,
     handler: Option<Arc<dyn Handler>>,
     resume: bool,
@@ -305,12 +323,13 @@ impl Crawler {
 /// [`Coordinator`] until the crawl ends, then [`finish`].
 fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let Crawler {
+        farm,
         config,
         handler,
         resume,
         stop,
     } = crawler;
-    let mut prepared = setup::prepare(config, handler, resume)?;
+    let mut prepared = setup::prepare(config, handler, resume, farm)?;
     let monitor = monitor::Monitor::new(&prepared.shared.config, Instant::now())?;
     let (shards, adds) = start_shards(&mut prepared)?;
     let mut coordinator = Coordinator::new(
@@ -331,6 +350,9 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
 /// The running shard threads and the means to reach them.
 struct Shards {
     handles: Vec<std::thread::JoinHandle<()>>,
+    /// The farm's bus thread (issue 13), which delivers received links like a peer
+    /// shard; `None` outside a farm.
+    farm_bus: Option<std::thread::JoinHandle<()>>,
     controls: Vec<Sender<Control>>,
     wakers: Vec<Arc<mio::Waker>>,
 }
@@ -398,6 +420,17 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
             .map_err(|source| CrawlError::ShardSpawn { index: i, source })?;
         handles.push(handle);
     }
+    let farm_bus = match p.farm_ends.take() {
+        Some(ends) => Some(crate::farm::start_bus(
+            ends,
+            &p.shared,
+            &p.filter,
+            inbox_txs.clone(),
+            wakers.clone(),
+            p.output.tx.clone(),
+        )?),
+        None => None,
+    };
     let adds = adds::Adds::open(
         &p.out,
         p.resumed_epoch.unwrap_or(0),
@@ -407,6 +440,7 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     Ok((
         Shards {
             handles,
+            farm_bus,
             controls,
             wakers,
         },
@@ -433,6 +467,10 @@ fn finish(
         let _ = h.join();
     }
     drop(shards.controls);
+    if let (Some(f), Some(bus)) = (&shared.farm, shards.farm_bus) {
+        f.finish();
+        let _ = bus.join();
+    }
     prepared.output.finish().map_err(CrawlError::Output)?;
     cp?;
     let mut s = stats(

@@ -195,6 +195,9 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
             let _ = write!(out, " {name}={n}");
         }
     }
+    if let Some(farm) = &s.farm {
+        out.push_str(&crate::farm::report::progress(farm));
+    }
     if !s.outcomes.is_empty() {
         out.push_str(" outcomes");
         for (k, v) in &s.outcomes {

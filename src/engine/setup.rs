@@ -145,6 +145,9 @@ pub(super) struct Prepared {
     pub epoch: u64,
     /// The committed checkpoint the next one appends its presence logs to.
     pub last_cp: Option<(PathBuf, PresenceLogs)>,
+    /// The farm bus's ends (issue 13), taken when the bus starts; `None` outside a
+    /// farm.
+    pub farm_ends: Option<crate::farm::BusEnds>,
 }
 
 /// The checkpoint a resume starts from: its directory and manifest.
@@ -157,6 +160,7 @@ pub(super) fn prepare(
     mut config: CrawlConfig,
     handler: Option<Arc<dyn Handler>>,
     resume: bool,
+    farm: Option<crate::farm::FarmConfig>,
 ) -> Result<Prepared, CrawlError> {
     let out = config.out_dir.clone();
     let cp_root = out.join("checkpoint");
@@ -172,14 +176,29 @@ pub(super) fn prepare(
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
-    let shared = Arc::new(Shared::new(
+    let mut shared = Shared::new(
         config,
         limits,
         seen,
         fingerprints,
         handler,
         Arc::clone(&output.revisits),
-    ));
+    );
+    // Farm: this node's link, and on a resume the links its checkpoint still owed
+    // other nodes (`farm-outbox.bin`), sent again when the bus starts.
+    let farm_ends = match farm {
+        Some(f) => {
+            let (link, mut ends) = crate::farm::FarmLink::new(f).map_err(CrawlError::Config)?;
+            if let Some((dir, _)) = &resumed {
+                link.check_resume(dir, &mut ends)
+                    .map_err(CrawlError::Config)?;
+            }
+            shared.farm = Some(link);
+            Some(ends)
+        }
+        None => None,
+    };
+    let shared = Arc::new(shared);
     log_presence_sizing(&shared);
     let mut frontiers = new_frontiers(&shared.config)?;
     let n = shared.config.shards;
@@ -195,6 +214,7 @@ pub(super) fn prepare(
         resumed_epoch: None,
         epoch: 0,
         last_cp: None,
+        farm_ends,
     };
     match &resumed {
         Some((dir, m)) => {
@@ -444,6 +464,10 @@ fn seed_frontiers(
     let now = Instant::now();
     let n = frontiers.len();
     for url in seed_urls {
+        // Farm: every node is given the same seeds and keeps its own.
+        if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
+            continue;
+        }
         if shared.seen.test_and_set(url.as_str().as_bytes()) {
             continue;
         }

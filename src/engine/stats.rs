@@ -104,6 +104,9 @@ pub struct Stats {
     pub disk_reserve_bytes: u64,
     /// Why the crawl ended: `exhausted`, `budget`, `stopped`.
     pub finish: String,
+    /// This node's farm figures (issue 13), absent outside a farm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub farm: Option<crate::farm::FarmStats>,
 }
 
 pub(super) const OUTCOMES: [Outcome; 11] = [
@@ -162,6 +165,7 @@ pub(super) fn stats(
         .unwrap_or_default();
     let memory = memory_split(shared);
     Stats {
+        farm: shared.farm.as_ref().map(crate::farm::FarmLink::stats),
         elapsed_secs: elapsed,
         pages: c.pages,
         pages_per_sec: c.pages as f64 / elapsed,

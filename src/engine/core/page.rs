@@ -101,6 +101,10 @@ impl Core {
         // The record goes out first and the decisions on its links follow it in the
         // log, but the links are admitted while `outlinks` is still ours to borrow.
         let mut links = std::mem::take(&mut self.link_actions);
+        // Farm (issue 13): links another node owns leave untested; the owner tests them.
+        if let Some(farm) = &self.shared.farm {
+            farm.route(&mut outlinks, &item.url, &item.hops);
+        }
         self.admit_links(&item, &outlinks, now, &mut links);
         out.push(page_record(o, item, outlinks, annotations));
         out.append(&mut links);

@@ -81,6 +81,10 @@ pub(crate) fn queue_operator_sitemaps(
             tracing::warn!(sitemap = %s, "--sitemap is not a URL: ignored");
             continue;
         };
+        // Farm: like a seed, each node keeps the sitemaps of its own partitions.
+        if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
+            continue;
+        }
         if shared.seen.test_and_set(url.as_str().as_bytes()) {
             continue;
         }
@@ -120,9 +124,21 @@ impl Core {
             return;
         };
         let txt = crate::robots::RobotsTxt::parse(body_of(o), self.shared.config.robots.mode);
+        let mut listed: Vec<(String, Hop)> = Vec::new();
         for line in txt.sitemaps() {
-            let Ok(url) = crate::url::canonicalize_absolute(line.url.trim()) else {
-                tracing::debug!(host, line = %line.url, "robots.txt Sitemap: line is not a URL");
+            match crate::url::canonicalize_absolute(line.url.trim()) {
+                Ok(url) => listed.push((url.into(), Hop::Manifest)),
+                Err(_) => {
+                    tracing::debug!(host, line = %line.url, "robots.txt Sitemap: line is not a URL");
+                }
+            }
+        }
+        // Farm (issue 13): a sitemap on another node's host goes to that node.
+        if let Some(farm) = &self.shared.farm {
+            farm.route(&mut listed, robots.as_str(), "");
+        }
+        for (url, _) in listed {
+            let Ok(url) = Url::parse(&url) else {
                 continue;
             };
             if self.shared.seen.test_and_set(url.as_str().as_bytes()) {

@@ -1,0 +1,84 @@
+//! A farm of trawl nodes sharing one crawl over Redis (issue 13; guide:
+//! `docs/farm.md`).
+//!
+//! Each node owns the partitions that rendezvous hashing gives it ([`partition`]);
+//! links for another node's partitions travel, untested, in batches ([`wire`]) through
+//! that partition's Redis stream, and the owner tests them against its own presence
+//! bits. One bus thread per node ([`bus`]) talks to Redis with the synchronous client;
+//! the shards reach it through channels and it reaches them through their wakers.
+
+mod bus;
+pub mod config;
+mod conn;
+mod node;
+pub mod partition;
+pub mod report;
+mod spill;
+mod status;
+pub mod term;
+pub mod wire;
+
+pub use config::FarmConfig;
+pub(crate) use node::BusEnds;
+pub use node::{
+    partition_key, Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick, OUTBOX_FILE,
+    SETTINGS_FILE,
+};
+pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
+pub use status::{status, FarmStatus, NodeStatus};
+pub use wire::{Entry, WireError, WireLink};
+
+/// Fuzz entry point for stream entries (see [`wire::fuzz_decode`]).
+pub fn fuzz_wire(data: &[u8]) {
+    wire::fuzz_decode(data);
+}
+
+/// Starts this node's bus thread (engine side, after the shards' channels exist); on
+/// resume, the links of the checkpoint's outbox (read by `FarmLink::check_resume`) are
+/// sent again.
+///
+/// # Errors
+/// The thread could not be spawned.
+pub(crate) fn start_bus(
+    mut ends: node::BusEnds,
+    shared: &std::sync::Arc<crate::engine::Shared>,
+    filter: &std::sync::Arc<crate::url::UrlFilter>,
+    inboxes: Vec<crossbeam_channel::Sender<crate::engine::Batch>>,
+    wakers: Vec<std::sync::Arc<mio::Waker>>,
+    output: crossbeam_channel::Sender<crate::engine::output::OutputMsg>,
+) -> Result<std::thread::JoinHandle<()>, crate::engine::CrawlError> {
+    use crate::engine::CrawlError;
+    let Some(link) = shared.farm.as_ref() else {
+        return Err(CrawlError::Config(
+            "farm bus without farm settings".to_owned(),
+        ));
+    };
+    let outbox = std::mem::take(&mut ends.outbox);
+    bus::spawn(bus::BusParts {
+        ends,
+        config: link.config.clone(),
+        table: link.table.clone(),
+        shared: std::sync::Arc::clone(shared),
+        filter: std::sync::Arc::clone(filter),
+        inboxes,
+        wakers,
+        output,
+        out_dir: shared.config.out_dir.clone(),
+        outbox,
+    })
+    .map_err(CrawlError::io(
+        "spawn the farm bus thread",
+        &shared.config.out_dir,
+    ))
+}
+
+/// Links in a checkpoint's `farm-outbox.bin` (`trawl inspect` verifies it).
+///
+/// # Errors
+/// The file is unreadable or damaged (a record's length, checksum or format).
+pub fn outbox_links(path: &std::path::Path) -> std::io::Result<u64> {
+    Ok(spill::read_outbox(path)?
+        .iter()
+        .map(|e| e.links.len() as u64)
+        .sum())
+}
