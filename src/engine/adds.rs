@@ -92,7 +92,18 @@ impl Adds {
             tracing::warn!(error = %e, "a file in the drop directory was refused");
         }
         let shards = self.inboxes.len();
-        for batch in batches {
+        for mut batch in batches {
+            // Farm (issue 13): URLs of other nodes' partitions go to their owners, which
+            // filter and test them; the checkpoint that deletes this batch file holds
+            // them in its farm outbox until Redis has them.
+            if let Some(farm) = &shared.farm {
+                for raw in &mut batch.urls {
+                    if let Ok(u) = crate::url::canonicalize_absolute(raw) {
+                        *raw = u.into();
+                    }
+                }
+                farm.route_added(&mut batch.urls);
+            }
             let mut per_shard: Vec<Batch> = (0..shards).map(|_| Vec::new()).collect();
             let mut log = Vec::new();
             let mut refused = |url: &str, why: String| {

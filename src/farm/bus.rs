@@ -834,9 +834,10 @@ impl Bus {
         let Some(key) = crate::engine::host_key(&url) else {
             return;
         };
+        // An empty `via` is a URL handed to the sending node by `trawl add`: a seed.
         let item = QueuedUrl {
             url: url.into(),
-            via: Some(link.via),
+            via: (!link.via.is_empty()).then_some(link.via),
             hops: link.hops,
             attempts: 0,
         };

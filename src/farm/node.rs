@@ -281,6 +281,33 @@ impl FarmLink {
             ));
             false
         });
+        self.send(batch);
+    }
+
+    /// Takes the URLs of other nodes' partitions out of `urls` (URLs handed to this
+    /// node by `trawl add`, like seeds: no page, no hop) and hands them to the bus for
+    /// their owners, which test and queue them.
+    pub fn route_added(&self, urls: &mut Vec<String>) {
+        let mut batch: OutBatch = Vec::new();
+        urls.retain(|url| {
+            let p = self.partition_of_url(url);
+            if self.table.owner(p) == self.config.node {
+                return true;
+            }
+            batch.push((
+                p,
+                WireLink {
+                    url: url.clone(),
+                    via: String::new(),
+                    hops: String::new(),
+                },
+            ));
+            false
+        });
+        self.send(batch);
+    }
+
+    fn send(&self, batch: OutBatch) {
         if !batch.is_empty() {
             // A closed channel means the bus has ended, which happens only after the
             // shards: unreachable while a shard routes.
