@@ -754,7 +754,7 @@ fn a_node_killed_and_resumed_loses_nothing() {
         r["must_fetched"],
         r["must"]
     );
-    check_nodes(&f.outs, what, 0, true);
+    check_nodes(&f.outs, what, 0, false);
     drop(redis);
 }
 
