@@ -476,6 +476,28 @@ mod tests {
     }
 
     #[test]
+    fn recorded_settings_guard_a_resume_and_carry_the_counters() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = FarmConfig::new("redis://127.0.0.1:1", 3, 2);
+        let (link, _) = FarmLink::new(c.clone()).unwrap();
+        link.counters.links_sent.store(41, Ordering::Relaxed);
+        write_settings(tmp.path(), &c, &link.counters).unwrap();
+        let (again, mut ends) = FarmLink::new(c.clone()).unwrap();
+        again.check_resume(tmp.path(), &mut ends).unwrap();
+        assert_eq!(again.counters.links_sent.load(Ordering::Relaxed), 41);
+        let mut other = c.clone();
+        other.node = 1;
+        let (wrong, mut ends) = FarmLink::new(other).unwrap();
+        let err = wrong.check_resume(tmp.path(), &mut ends).unwrap_err();
+        assert!(err.contains("farm node 2 of 3"), "{err}");
+        // Another Redis address is allowed: the farm may move.
+        let mut moved = c;
+        moved.redis = vec!["redis://127.0.0.1:2".to_owned()];
+        let (ok, mut ends) = FarmLink::new(moved).unwrap();
+        assert!(ok.check_resume(tmp.path(), &mut ends).is_ok());
+    }
+
+    #[test]
     fn route_keeps_own_links_and_hands_the_rest_to_the_bus() {
         let (link, ends) = FarmLink::new(FarmConfig::new("redis://127.0.0.1:1", 3, 1)).unwrap();
         let mut links: Vec<(String, Hop)> = (0..300)
