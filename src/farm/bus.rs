@@ -314,7 +314,7 @@ impl Bus {
                 if self.conn.is_some() {
                     self.send();
                 }
-                let r = super::node::write_settings(&dir, &self.config)
+                let r = super::node::write_settings(&dir, &self.config, &self.counters)
                     .and_then(|()| self.spill.write_all(&dir.join(OUTBOX_FILE)));
                 self.cut_idle = locally_idle
                     && self.spill.is_empty()

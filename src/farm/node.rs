@@ -44,6 +44,43 @@ pub struct RecordedSettings {
     pub partitions: u32,
     pub partition_by: super::partition::PartitionBy,
     pub redis: Vec<String>,
+    /// The farm counters at the cut, restored on resume like the engine's counters
+    /// (absent in checkpoints of the first farm build).
+    #[serde(default)]
+    pub counters: std::collections::BTreeMap<String, u64>,
+}
+
+impl FarmCounters {
+    /// The cumulative counters by name (gauges left out: they are recomputed).
+    fn cumulative(&self) -> [(&'static str, &AtomicU64); 10] {
+        [
+            ("links_sent", &self.links_sent),
+            ("links_received", &self.links_received),
+            ("links_known", &self.links_known),
+            ("batches_sent", &self.batches_sent),
+            ("batches_received", &self.batches_received),
+            ("round_trips", &self.round_trips),
+            ("redis_wait_ns", &self.redis_wait_ns),
+            ("acked_entries", &self.acked_entries),
+            ("bad_entries", &self.bad_entries),
+            ("redis_errors", &self.redis_errors),
+        ]
+    }
+
+    fn save(&self) -> std::collections::BTreeMap<String, u64> {
+        self.cumulative()
+            .iter()
+            .map(|(k, a)| ((*k).to_owned(), a.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    fn restore(&self, saved: &std::collections::BTreeMap<String, u64>) {
+        for (k, a) in self.cumulative() {
+            if let Some(v) = saved.get(k) {
+                a.store(*v, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 impl RecordedSettings {
@@ -55,6 +92,7 @@ impl RecordedSettings {
             partitions: c.partitions,
             partition_by: c.partition_by,
             redis: c.redis.clone(),
+            counters: std::collections::BTreeMap::new(),
         }
     }
 
@@ -71,9 +109,14 @@ impl RecordedSettings {
 }
 
 /// Writes `farm.json` into a checkpoint directory (synced, like the other files).
-pub(crate) fn write_settings(dir: &Path, c: &FarmConfig) -> std::io::Result<()> {
-    let json =
-        serde_json::to_vec_pretty(&RecordedSettings::of(c)).map_err(std::io::Error::other)?;
+pub(crate) fn write_settings(
+    dir: &Path,
+    c: &FarmConfig,
+    counters: &FarmCounters,
+) -> std::io::Result<()> {
+    let mut recorded = RecordedSettings::of(c);
+    recorded.counters = counters.save();
+    let json = serde_json::to_vec_pretty(&recorded).map_err(std::io::Error::other)?;
     let path = dir.join(SETTINGS_FILE);
     std::fs::write(&path, json)?;
     std::fs::File::open(&path)?.sync_all()
@@ -233,6 +276,7 @@ impl FarmLink {
         let recorded: RecordedSettings =
             serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         if recorded.agrees(&self.config) {
+            ends.counters.restore(&recorded.counters);
             return Ok(());
         }
         Err(format!(
@@ -456,6 +500,28 @@ mod tests {
         assert_eq!(partition_key("https://a.test?q"), "https://a.test");
         assert_eq!(partition_key("http://[::1]:81/p"), "http://[::1]:81");
         assert_eq!(partition_key("nonsense"), "nonsense");
+    }
+
+    #[test]
+    fn recorded_settings_guard_a_resume_and_carry_the_counters() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = FarmConfig::new("redis://127.0.0.1:1", 3, 2);
+        let (link, _) = FarmLink::new(c.clone()).unwrap();
+        link.counters.links_sent.store(41, Ordering::Relaxed);
+        write_settings(tmp.path(), &c, &link.counters).unwrap();
+        let (again, mut ends) = FarmLink::new(c.clone()).unwrap();
+        again.check_resume(tmp.path(), &mut ends).unwrap();
+        assert_eq!(again.counters.links_sent.load(Ordering::Relaxed), 41);
+        let mut other = c.clone();
+        other.node = 1;
+        let (wrong, mut ends) = FarmLink::new(other).unwrap();
+        let err = wrong.check_resume(tmp.path(), &mut ends).unwrap_err();
+        assert!(err.contains("farm node 2 of 3"), "{err}");
+        // Another Redis address is allowed: the farm may move.
+        let mut moved = c;
+        moved.redis = vec!["redis://127.0.0.1:2".to_owned()];
+        let (ok, mut ends) = FarmLink::new(moved).unwrap();
+        assert!(ok.check_resume(tmp.path(), &mut ends).is_ok());
     }
 
     #[test]
