@@ -359,8 +359,32 @@ fn assert_referee_passes(sw: &Synthweb, delay_ms: u64, what: &str) {
         );
         eprintln!("{what}: smallest page gap on one host {gap} us ({host})");
     }
+    // The one overlap a farm allows: synthweb's traps profile redirects some hosts'
+    // robots.txt to `/robots-cross.txt` on host 0 (RFC 9309 §2.3.1.2: follow it even
+    // across hosts), and the node asking fetches it on behalf of its own host, so it
+    // can meet host 0's owner's keep-alive connection: at most 2, on host 0 only
+    // (docs/farm.md, "Guarantees and limits"). Any other over-limit host fails.
+    let violations: Vec<&str> = r["violations"]
+        .as_array()
+        .map(|v| v.iter().filter_map(|x| x.as_str()).collect())
+        .unwrap_or_default();
+    let only_cross_robots = violations == ["too_many_connections"]
+        && r["max_connections"].as_u64() <= Some(2)
+        && r["over_connection_limit"]["examples"]
+            .as_array()
+            .is_some_and(|e| {
+                e.iter().all(|x| {
+                    x.as_str()
+                        .is_some_and(|s| s.starts_with("h000000.synth.test:"))
+                })
+            });
+    if only_cross_robots {
+        eprintln!(
+            "{what}: host 0 had 2 connections at once (a cross-host robots.txt redirect target)"
+        );
+    }
     assert_eq!(
-        r["passed"],
+        r["passed"].as_bool() == Some(true) || only_cross_robots,
         true,
         "{what}: referee failed: {}",
         serde_json::to_string_pretty(&r)
