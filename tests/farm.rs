@@ -383,9 +383,8 @@ fn assert_referee_passes(sw: &Synthweb, delay_ms: u64, what: &str) {
             "{what}: host 0 had 2 connections at once (a cross-host robots.txt redirect target)"
         );
     }
-    assert_eq!(
+    assert!(
         r["passed"].as_bool() == Some(true) || only_cross_robots,
-        true,
         "{what}: referee failed: {}",
         serde_json::to_string_pretty(&r)
             .unwrap()
