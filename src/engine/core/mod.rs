@@ -162,6 +162,16 @@ enum InFlight {
     Robots(RobotsFetch),
 }
 
+/// A robots.txt redirect hop to the server just asked, due at `at` (its politeness).
+#[derive(Debug)]
+struct RobotsHop {
+    at: Instant,
+    host: String,
+    key: HostKey,
+    next: crate::robots::FetchRequest,
+    via: String,
+}
+
 /// A robots.txt fetch in flight: for the host `host` (its cache entry `key`, which a
 /// redirect to another host does not change), asked for by the URL `via`.
 #[derive(Debug)]
@@ -220,6 +230,11 @@ pub(crate) struct Core {
     /// Hosts whose robots.txt fetch is in flight; their queues are held in the
     /// frontier until it ends.
     robots_fetching: HashSet<String>,
+    /// robots.txt redirect hops to the server just asked, waiting out its politeness
+    /// delay (`robots.rs`): due instant, then what `robots_request` needs. Their hosts
+    /// stay in `robots_fetching` (held); a checkpoint needs none of this, as a resume
+    /// asks for robots.txt again.
+    robots_hops: Vec<RobotsHop>,
     tallies: HashMap<String, HostTally>,
     /// Hosts refused by policy (private addresses): their URLs are logged at once as
     /// `blocked-address`, never fetched or retried. Bounded by [`MAX_REFUSED_HOSTS`].
@@ -255,6 +270,7 @@ impl Core {
             extract,
             in_flight: HashMap::new(),
             robots_fetching: HashSet::new(),
+            robots_hops: Vec::new(),
             tallies: p.tallies,
             refused_hosts: HashSet::new(),
             refusal_warnings: 0,
@@ -297,7 +313,11 @@ impl Core {
 
     /// When the schedule next has a host ready (see [`Frontier::next_wakeup_at`]).
     pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
-        self.frontier.next_wakeup_at(now.at)
+        let hop = self.robots_hops.iter().map(|h| h.at).min();
+        match (self.frontier.next_wakeup_at(now.at), hop) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     pub fn frontier_stats(&self) -> FrontierStats {

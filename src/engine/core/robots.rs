@@ -65,6 +65,21 @@ impl Core {
         out.push(robots_record(o, via.clone(), annotations));
         out.append(&mut sitemaps);
         if let Some(Step::Fetch(next)) = step {
+            // A hop to the server just asked waits out its politeness delay like a
+            // page would (the referee saw them back to back); a hop to another
+            // server goes at once, that server's pace being its own host's business.
+            let same_server = HostKey::of(&next.url) == HostKey::of(&url);
+            let at = self.next_eligible(&url, elapsed, retry_after, None, now);
+            if same_server && at > now.at {
+                self.robots_hops.push(super::RobotsHop {
+                    at,
+                    host,
+                    key,
+                    next,
+                    via,
+                });
+                return;
+            }
             let id = self.next_id();
             let action =
                 robots_request(&self.shared, &mut self.in_flight, id, &host, key, next, via);
@@ -74,6 +89,36 @@ impl Core {
         let at = self.next_eligible(&url, elapsed, retry_after, None, now);
         self.robots_fetching.remove(&host);
         self.frontier.release(&host, at);
+    }
+
+    /// Sends the robots.txt redirect hops whose politeness delay has passed.
+    pub(super) fn send_due_robots_hops(&mut self, now: Now, out: &mut Vec<Action>) {
+        if self.robots_hops.is_empty() {
+            return;
+        }
+        let cap = self.shared.config.concurrency_per_shard;
+        let (due, mut wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.robots_hops)
+            .into_iter()
+            .partition(|h| h.at <= now.at);
+        for h in due {
+            // Like any fetch, a hop waits for a free slot (`--concurrency`).
+            if self.in_flight.len() >= cap {
+                wait.push(h);
+                continue;
+            }
+            let id = self.next_id();
+            let action = robots_request(
+                &self.shared,
+                &mut self.in_flight,
+                id,
+                &h.host,
+                h.key,
+                h.next,
+                h.via,
+            );
+            out.push(action);
+        }
+        self.robots_hops = wait;
     }
 
     /// The crawl-log annotations of a parsed robots.txt that a parse cap cut (issue 11:

@@ -35,6 +35,7 @@ impl Core {
     /// Starts fetches while slots are free and hosts are ready at `now`. A spent
     /// crawl budget sets `stopping` instead.
     pub fn schedule(&mut self, now: Now, out: &mut Vec<Action>) {
+        self.send_due_robots_hops(now, out);
         let cap = self.shared.config.concurrency_per_shard;
         while self.in_flight.len() < cap {
             if self.shared.budget_spent() {

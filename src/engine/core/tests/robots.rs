@@ -201,6 +201,39 @@ fn robots_redirect_is_followed_for_the_host_that_asked() {
 }
 
 #[test]
+fn a_robots_redirect_to_the_same_server_waits_out_the_politeness_delay() {
+    let mut h = harness_with(&["http://a.test/private"], |c| c.delay = secs(2), |_| {});
+    let actions = h.schedule(h.t0);
+    let (id, url) = robots_fetches(&actions)[0].clone();
+    let hop = h.feed(
+        response(id, &url, 301, &[("Location", "/rules.txt")], b""),
+        h.t0,
+    );
+    // Not at once: the server was just asked.
+    assert!(robots_fetches(&hop).is_empty(), "{hop:?}");
+    assert!(h.core.frontier.is_held("http://a.test"));
+    assert_eq!(h.core.next_wakeup(h.t0), Some(h.at(secs(2)).at));
+    assert!(robots_fetches(&h.schedule(h.at(ms(1500)))).is_empty());
+    let due = h.schedule(h.at(secs(2)));
+    let next = robots_fetches(&due);
+    assert_eq!(next.len(), 1, "{due:?}");
+    assert_eq!(next[0].1, "http://a.test/rules.txt");
+    let t = h.at(secs(2));
+    h.feed(
+        response(
+            next[0].0,
+            &next[0].1,
+            200,
+            &[],
+            b"User-agent: *\nDisallow: /private\n",
+        ),
+        t,
+    );
+    let decided = h.schedule(h.at(secs(5)));
+    assert_eq!(logs(&decided)[0].outcome, Outcome::Robots);
+}
+
+#[test]
 fn robots_refused_by_address_policy_declines_every_url_of_the_host() {
     let mut h = harness(&[A, "http://a.test/2"]);
     let actions = h.schedule(h.t0);
