@@ -12,6 +12,7 @@ mod inbox;
 pub mod metrics;
 mod monitor;
 pub(crate) mod output;
+mod recrawl;
 mod setup;
 mod shard;
 pub mod space;
@@ -106,6 +107,10 @@ pub(crate) struct Shared {
     pub checkpoint_figures: Mutex<CheckpointFigures>,
     /// Largest RSS less presence bits sampled so far.
     pub peak_rss_less_bits: AtomicU64,
+    /// The previous crawl's captures, in a re-crawl (`recrawl.rs`).
+    pub previous: Option<crate::recrawl::Previous>,
+    /// Re-crawl verdicts counted so far.
+    pub recrawl: crate::recrawl::RecrawlCounters,
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -161,8 +166,16 @@ impl Shared {
             in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
             checkpoint_figures: Mutex::new(CheckpointFigures::default()),
             peak_rss_less_bits: AtomicU64::new(0),
+            previous: None,
+            recrawl: crate::recrawl::RecrawlCounters::default(),
             config,
         }
+    }
+
+    /// In a re-crawl, the previous crawl's captures.
+    pub fn with_previous(mut self, previous: Option<crate::recrawl::Previous>) -> Self {
+        self.previous = previous;
+        self
     }
 
     pub fn budget_spent(&self) -> bool {
@@ -196,6 +209,7 @@ impl Shared {
             sitemaps_cut: self.sitemaps[1].load(Ordering::Acquire),
             sitemaps_failed: self.sitemaps[2].load(Ordering::Acquire),
             sitemap_urls_refused: self.sitemaps[3].load(Ordering::Acquire),
+            recrawl: self.recrawl.snapshot(),
         }
     }
 }
@@ -259,7 +273,7 @@ impl CrawlerBuilder {
         config
             .validate()
             .map_err(|e| CrawlError::Config(e.to_string()))?;
-        if config.seeds.is_empty() && !self.resume {
+        if config.seeds.is_empty() && !self.resume && config.recrawl.is_none() {
             return Err(CrawlError::Config("no seed URLs".to_owned()));
         }
         if config.max_links_per_page == 0 {

@@ -163,23 +163,28 @@ pub(super) fn prepare(
     let resumed = open_run(&mut config, resume)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
     let output = open_output(&config, resumed.as_ref())?;
+    let previous = super::recrawl::load(&config)?;
     // URL filter scope from the seeds.
-    let seed_urls: Vec<Url> = config
+    let mut seed_urls: Vec<Url> = config
         .seeds
         .iter()
         .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
         .collect();
+    super::recrawl::add_seeds(previous.as_ref(), &mut seed_urls);
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
-    let shared = Arc::new(Shared::new(
-        config,
-        limits,
-        seen,
-        fingerprints,
-        handler,
-        Arc::clone(&output.revisits),
-    ));
+    let shared = Arc::new(
+        Shared::new(
+            config,
+            limits,
+            seen,
+            fingerprints,
+            handler,
+            Arc::clone(&output.revisits),
+        )
+        .with_previous(previous),
+    );
     log_presence_sizing(&shared);
     let mut frontiers = new_frontiers(&shared.config)?;
     let n = shared.config.shards;
@@ -363,7 +368,8 @@ fn open_output(
     } else {
         None
     };
-    OutputThread::spawn(log_path, warc_cfg, 4096).map_err(CrawlError::Output)
+    let index = super::recrawl::open_index(config, resumed.is_some())?;
+    OutputThread::spawn(log_path, warc_cfg, index, 4096).map_err(CrawlError::Output)
 }
 
 /// One empty frontier per shard, in `OUT/frontier/shard-NNNN` (a previous run's
@@ -406,6 +412,7 @@ fn restore_counters(shared: &Shared, c: &Counters) {
     ] {
         counter.store(value, Ordering::Release);
     }
+    shared.recrawl.restore(&c.recrawl);
 }
 
 /// Queues the checkpoint's URLs (`frontier-NNNN.seg`) in the frontiers of the shards

@@ -401,11 +401,23 @@ impl Shard {
             rec.truncated = Some(crate::warc::Truncation::Length);
         }
         let skip = self.shared.config.skip_noindex && annotations.iter().any(|a| a == "noindex");
+        // A re-crawl judges a page answer against the previous capture
+        // (`engine/recrawl.rs`): annotated, counted, maybe a revisit.
+        let judgement = page.and_then(|_| super::recrawl::judge_page(&self.shared, o));
+        if let Some(note) = judgement.as_ref().and_then(|j| j.annotation()) {
+            rec.annotations.push(note.to_owned());
+        }
+        let date = WarcDate::now();
+        let index = page
+            .filter(|_| self.shared.config.warc && !skip)
+            .and_then(|_| super::recrawl::index_facts(&self.shared, o, date, judgement.as_ref()))
+            .map(Box::new);
         // The capture shares the outcome's buffers (request, head, payload): no copy.
         let capture = (self.shared.config.warc && !skip)
-            .then(|| Capture::from_outcome(o, WarcDate::now()))
+            .then(|| Capture::from_outcome(o, date))
             .flatten()
             .map(|mut capture| {
+                capture.revisit = judgement.as_ref().and_then(|j| j.revisit.clone());
                 capture.metadata = page.map(|(it, links)| crate::warc::CaptureMetadata {
                     via: it.via.clone(),
                     hops_path: it.hops.clone(),
@@ -445,6 +457,7 @@ impl Shard {
         self.output.borrow_mut().push(OutputRecord::Fetched {
             log: Box::new(rec),
             capture,
+            index,
         });
     }
 

@@ -16,7 +16,9 @@
 pub mod drop_dir;
 pub mod index;
 pub mod plan;
+pub mod previous;
 
+pub use previous::{judge, IndexFacts, Judgement, Previous, RecrawlCounters};
 pub use plan::{classify, plan, revisit_fields, LastmodPolicy, Plan, RecrawlStats, Verdict};
 
 pub use index::{
