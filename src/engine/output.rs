@@ -287,7 +287,11 @@ fn write_record(
                         rec.payload_digest = Some(written.payload_digest);
                         summary.warc_records += 1;
                         if written.revisit {
-                            rec.annotations.push(REVISIT_ANNOTATION.to_owned());
+                            // A re-crawl's revisit is annotated by its verdict
+                            // (`not-modified`, `unchanged`) already.
+                            if !capture.is_caller_revisit() {
+                                rec.annotations.push(REVISIT_ANNOTATION.to_owned());
+                            }
                             summary.warc_revisits += 1;
                             revisits.fetch_add(1, Ordering::Relaxed);
                         }
