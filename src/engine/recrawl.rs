@@ -13,7 +13,9 @@ use url::Url;
 
 use crate::http::RequestHead;
 use crate::net::FetchOutcome;
-use crate::recrawl::{judge, plan, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan, Previous};
+use crate::recrawl::{
+    judge, plan, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan, Previous,
+};
 use crate::warc::WarcDate;
 
 use super::{CrawlConfig, CrawlError, Shared};
@@ -43,7 +45,12 @@ pub(super) fn add_seeds(previous: Option<&Previous>, seeds: &mut Vec<Url>) {
         return;
     };
     seeds.reserve(previous.len());
-    seeds.extend(previous.urls().into_iter().filter_map(|u| Url::parse(u).ok()));
+    seeds.extend(
+        previous
+            .urls()
+            .into_iter()
+            .filter_map(|u| Url::parse(u).ok()),
+    );
 }
 
 /// This crawl's index (`OUT/recrawl.idx`), written by the output thread when WARC
@@ -108,10 +115,7 @@ pub(crate) fn index_facts(
     if o.error.is_some() {
         return None;
     }
-    let prev = shared
-        .previous
-        .as_ref()
-        .and_then(|p| p.get(o.url.as_str()));
+    let prev = shared.previous.as_ref().and_then(|p| p.get(o.url.as_str()));
     let payload_bytes = o.payload.as_ref().map_or(0, |p| p.len() as u64);
     Some(IndexFacts::of(
         o.url.as_str(),

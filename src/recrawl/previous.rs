@@ -252,9 +252,12 @@ impl IndexFacts {
             etag: header_text(head, "etag"),
             last_modified: header_text(head, "last-modified"),
         };
-        if let (Some(p), Some(Judgement {
-            revisit: Some(_), ..
-        })) = (prev, judgement)
+        if let (
+            Some(p),
+            Some(Judgement {
+                revisit: Some(_), ..
+            }),
+        ) = (prev, judgement)
         {
             let mut entry = p.clone();
             if validators.etag.is_some() || validators.last_modified.is_some() {
@@ -364,7 +367,10 @@ mod tests {
         let r = j.revisit.expect("a 304 is a revisit");
         assert_eq!(r.profile, RevisitProfile::ServerNotModified);
         assert_eq!(r.payload_digest, Digest::of(b"hello"));
-        assert_eq!(r.record_id.map(|id| id.to_string()), Some(p.record_id.clone()));
+        assert_eq!(
+            r.record_id.map(|id| id.to_string()),
+            Some(p.record_id.clone())
+        );
         assert_eq!(r.date.unix_micros(), p.fetched_at_us);
         let j = judge(Some(&p), 200, Some(b"hello"));
         assert_eq!(j.verdict, Verdict::Unchanged);
@@ -388,7 +394,10 @@ mod tests {
         c.record(Some(&p), Verdict::Gone);
         c.record(None, Verdict::New);
         let s = c.snapshot();
-        assert_eq!((s.not_modified, s.gone, s.new, s.bytes_saved), (2, 1, 1, 10));
+        assert_eq!(
+            (s.not_modified, s.gone, s.new, s.bytes_saved),
+            (2, 1, 1, 10)
+        );
         let d = RecrawlCounters::default();
         d.restore(&s);
         assert_eq!(d.snapshot(), s);
