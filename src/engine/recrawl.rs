@@ -98,7 +98,7 @@ pub(crate) fn judge_page(shared: &Shared, o: &FetchOutcome) -> Option<Judgement>
         return None;
     }
     let prev = previous.get(o.url.as_str());
-    let j = judge(prev, status, o.payload.as_deref().map(|p| &p[..]));
+    let j = judge(prev, status, o.payload.as_deref());
     shared.recrawl.record(prev, j.verdict);
     Some(j)
 }
