@@ -426,3 +426,50 @@ fn a_recrawl_killed_with_sigkill_resumes_and_loses_nothing() {
         prev.len()
     );
 }
+
+#[test]
+fn a_damaged_previous_index_stops_the_crawl_with_exit_2() {
+    use trawl::recrawl::{IndexEntry, IndexWriter, Validators};
+    let tmp = tempfile::tempdir().unwrap();
+    let prev = tmp.path().join("c1");
+    std::fs::create_dir_all(&prev).unwrap();
+    let path = prev.join("recrawl.idx");
+    let mut w = IndexWriter::create(&path).unwrap();
+    for i in 0..3 {
+        w.append(&IndexEntry {
+            url: format!("http://127.0.0.1:9/p/{i}"),
+            status: 200,
+            fetched_at_us: 1,
+            validators: Validators::default(),
+            payload_digest: String::new(),
+            record_id: String::new(),
+            warc_file: "x.warc.gz".to_owned(),
+            warc_offset: 0,
+            payload_bytes: 10,
+        })
+        .unwrap();
+    }
+    w.sync().unwrap();
+    drop(w);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[40] ^= 0xff; // inside the first record, with records after it
+    std::fs::write(&path, &bytes).unwrap();
+    let out = tmp.path().join("c2");
+    let o = Command::new(trawl_bin())
+        .args(["crawl", "--allow-private-addresses", "--recrawl"])
+        .arg(&prev)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("re-crawl index") && err.contains("damaged"),
+        "{err}"
+    );
+    assert!(
+        !out.exists(),
+        "nothing is written for a crawl that cannot start"
+    );
+}

@@ -160,10 +160,11 @@ pub(super) fn prepare(
 ) -> Result<Prepared, CrawlError> {
     let out = config.out_dir.clone();
     let cp_root = out.join("checkpoint");
+    // A re-crawl's previous index first: a damaged one leaves no output behind.
+    let previous = super::recrawl::load(&config)?;
     let resumed = open_run(&mut config, resume)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
     let output = open_output(&config, resumed.as_ref())?;
-    let previous = super::recrawl::load(&config)?;
     // URL filter scope from the seeds.
     let mut seed_urls: Vec<Url> = config
         .seeds
