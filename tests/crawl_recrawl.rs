@@ -473,3 +473,78 @@ fn a_damaged_previous_index_stops_the_crawl_with_exit_2() {
         "nothing is written for a crawl that cannot start"
     );
 }
+
+/// The links of pages answered 304 come from the previous crawl's metadata records:
+/// after a first crawl cut at 15 pages per host, the re-crawl (no cap) reaches the
+/// rest of the web through the unchanged pages' links, and the referee finds nothing
+/// missing.
+#[test]
+fn links_of_unchanged_pages_come_from_the_previous_crawl() {
+    let tmp = tempfile::tempdir().unwrap();
+    let web_dir = tmp.path().join("web");
+    let (first, second) = (tmp.path().join("c1"), tmp.path().join("c2"));
+    let mut web = Web::start(&web_dir, 0, &[]);
+    run(
+        &web_dir,
+        &crawl_args(&first),
+        &[
+            "--seeds",
+            "seeds.txt",
+            "--delay-ms",
+            "5",
+            "--max-pages-per-host",
+            "15",
+        ],
+    );
+    web.stop();
+    let port = web.port;
+    let prev = trawl::recrawl::read_latest(&first.join("recrawl.idx"))
+        .unwrap()
+        .0;
+    assert!(prev.len() <= 60, "{} pages in the cut crawl", prev.len());
+
+    let mut web = Web::start(&web_dir, port, &[]);
+    run(
+        &web_dir,
+        &crawl_args(&second),
+        &["--recrawl", first.to_str().unwrap(), "--delay-ms", "5"],
+    );
+    web.stop();
+    let out = Command::new(synthweb_bin())
+        .current_dir(&web_dir)
+        .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "referee:\n{report}");
+    let lines = page_lines(&second);
+    let not_modified: BTreeSet<&String> = lines
+        .iter()
+        .filter(|(_, l)| has(&l[0], "not-modified"))
+        .map(|(u, _)| u)
+        .collect();
+    assert_eq!(not_modified.len(), prev.len());
+    for url in &not_modified {
+        let notes = annotations(&lines[*url][0]);
+        assert!(
+            notes.iter().any(|a| a.starts_with("previous-links:")),
+            "{url}: {notes:?}"
+        );
+    }
+    // New pages reached from an unchanged page's links: their referrer was a 304.
+    let via_304 = lines
+        .values()
+        .filter(|l| has(&l[0], "new"))
+        .filter(|l| {
+            l[0]["via"]
+                .as_str()
+                .is_some_and(|v| not_modified.contains(&v.to_owned()))
+        })
+        .count();
+    let new = stats_json(&second)["recrawl"]["new"].as_u64().unwrap();
+    eprintln!(
+        "crawl_recrawl (links): {} pages before, {new} new, {via_304} of them linked from 304 pages",
+        prev.len()
+    );
+    assert!(via_304 > 0 && new as usize + prev.len() == lines.len());
+}

@@ -11,10 +11,11 @@ use std::path::Path;
 
 use url::Url;
 
+use crate::crawllog::Hop;
 use crate::http::RequestHead;
 use crate::net::FetchOutcome;
 use crate::recrawl::{
-    judge, plan, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan, Previous,
+    judge, plan, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan, Previous, Verdict,
 };
 use crate::warc::WarcDate;
 
@@ -125,4 +126,40 @@ pub(crate) fn index_facts(
         prev,
         judgement,
     ))
+}
+
+/// The links of a page answered `304 Not Modified`, read from the previous crawl's
+/// `metadata` record of its capture (`recrawl::outlinks`), at most
+/// `max_links_per_page`. Annotates the line: `previous-links:N`, plus
+/// `links-truncated:M` past the cap, or `previous-links-error` when they could not be
+/// read (the page's links are then only those the seeds give).
+pub(crate) fn previous_links(
+    shared: &Shared,
+    o: &FetchOutcome,
+    judgement: &Judgement,
+    annotations: &mut Vec<String>,
+) -> Option<Vec<(String, Hop)>> {
+    if judgement.verdict != Verdict::NotModified {
+        return None;
+    }
+    let previous = shared.previous.as_ref()?;
+    let entry = previous.get(o.url.as_str())?;
+    match crate::recrawl::outlinks::read_outlinks(
+        &previous.warc_dir(),
+        entry,
+        shared.config.max_links_per_page,
+    ) {
+        Ok((links, more)) => {
+            annotations.push(format!("previous-links:{}", links.len()));
+            if more > 0 {
+                annotations.push(format!("links-truncated:{more}"));
+            }
+            Some(links)
+        }
+        Err(e) => {
+            tracing::debug!(url = %o.url, error = %e, "re-crawl: previous outlinks not read");
+            annotations.push("previous-links-error".to_owned());
+            None
+        }
+    }
 }

@@ -15,6 +15,7 @@
 
 pub mod drop_dir;
 pub mod index;
+pub mod outlinks;
 pub mod plan;
 pub mod previous;
 

@@ -69,6 +69,13 @@ impl Previous {
         urls
     }
 
+    /// The previous crawl's WARC directory (where its captures' outlinks are read back).
+    pub fn warc_dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .map_or_else(|| PathBuf::from("warc"), |d| d.join("warc"))
+    }
+
     /// URLs held.
     pub fn len(&self) -> usize {
         self.entries.len()
