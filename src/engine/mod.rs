@@ -8,6 +8,7 @@ pub mod config;
 mod coordinator;
 mod core;
 mod error;
+mod handle;
 mod inbox;
 pub mod metrics;
 mod monitor;
@@ -35,6 +36,7 @@ use crate::seen::{ContentSeen, SeenSet};
 
 pub use config::CrawlConfig;
 pub use error::CrawlError;
+pub use handle::{AddError, CrawlHandle, MAX_ADD_URLS};
 pub use output::{OutputSummary, Positions};
 pub use stats::Stats;
 
@@ -302,6 +304,12 @@ impl Crawler {
     /// Starts building a crawl.
     pub fn builder() -> CrawlerBuilder {
         CrawlerBuilder::default()
+    }
+
+    /// A handle for adding URLs while [`Crawler::run`] runs (on another thread):
+    /// see [`CrawlHandle::add`].
+    pub fn handle(&self) -> CrawlHandle {
+        CrawlHandle::new(self.config.out_dir.clone())
     }
 
     /// Runs the crawl to the end: the frontier is exhausted, a budget is spent, or the
