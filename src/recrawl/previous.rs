@@ -19,9 +19,10 @@ use crate::warc::{Digest, RecordId, RevisitOf, RevisitProfile, WarcDate};
 /// The previous crawl's latest capture of every URL it fetched, read once at start
 /// from `PREV_OUT/recrawl.idx` and shared read-only by the shards.
 ///
-/// Memory: one `IndexEntry` per URL plus its key, about 550 bytes for a synthweb URL
-/// (struct 184 bytes, six strings of about 200 bytes with their allocations, the key
-/// a second copy of the URL, the hash table's slack): 55 MB per 100,000 URLs. A
+/// Memory: one `IndexEntry` per URL plus its key: the struct is 176 bytes, the key a
+/// second copy of the URL, seven heap strings and the hash table's slack; measured at
+/// about 700 bytes per synthweb URL (`memory::previous_memory_per_url`), 70 MB per
+/// 100,000 URLs. A
 /// re-crawl of more URLs than `--memory` allows for this is not supported yet (the
 /// index could be streamed into a sorted on-disk table instead).
 #[derive(Debug, Default)]
@@ -418,5 +419,52 @@ mod tests {
         assert_eq!(prev.urls(), ["http://a.test/p/1", "http://b.test/"]);
         assert_eq!(prev.get("http://b.test/").map(|e| e.status), Some(200));
         assert!(prev.get("http://c.test/").is_none());
+    }
+}
+
+/// Measures the memory a [`Previous`] takes per URL (`cargo test --lib
+/// previous_memory -- --ignored --nocapture`; the figure is in docs/recrawl.md).
+#[cfg(test)]
+mod memory {
+    use super::*;
+
+    fn rss_bytes() -> u64 {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+        let pages: u64 = statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        pages * 4096
+    }
+
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn previous_memory_per_url() {
+        const N: usize = 200_000;
+        let before = rss_bytes();
+        let entries = (0..N).map(|i| IndexEntry {
+            url: format!("http://h{:06}.synth.test:40123/p/{i}", i % 1000),
+            status: 200,
+            fetched_at_us: 1_764_000_000_000_000 + i as i64,
+            validators: Validators {
+                etag: Some(format!("\"{i:016x}-br\"")),
+                last_modified: Some("Fri, 21 Feb 2020 14:22:46 GMT".to_owned()),
+            },
+            payload_digest: "sha1:3DNNVLSLRQXZMT24WPIPEESIW24CFHAZ".to_owned(),
+            record_id: RecordId::new_v4().to_string(),
+            warc_file: "trawl-20261125180451-00000-0.warc.gz".to_owned(),
+            warc_offset: i as u64 * 1000,
+            payload_bytes: 6000,
+        });
+        let previous = Previous::from_entries(entries);
+        let after = rss_bytes();
+        eprintln!(
+            "Previous: {} URLs, {} bytes per URL (IndexEntry {} bytes)",
+            previous.len(),
+            (after - before) / N as u64,
+            std::mem::size_of::<IndexEntry>()
+        );
+        assert_eq!(previous.len(), N);
     }
 }
