@@ -665,3 +665,55 @@ fn an_identical_payload_becomes_an_identical_payload_revisit() {
     assert_eq!(field("WARC-Truncated"), Some("length"));
     warcio_check_dir(&second.join("warc"));
 }
+
+/// Sitemap files of the previous crawl are queued as sitemaps again (hop `M`), so a
+/// changed sitemap is read as one: against synthweb's sitemap profile with changes, the
+/// re-crawl reads the changed sitemap files and still fetches every sitemap-only page.
+#[test]
+fn sitemaps_are_read_again_in_a_recrawl() {
+    let tmp = tempfile::tempdir().unwrap();
+    let web_dir = tmp.path().join("web");
+    let (first, second) = (tmp.path().join("c1"), tmp.path().join("c2"));
+    let mut web = Web::start(&web_dir, 0, &["--profile", "sitemaps"]);
+    run(
+        &web_dir,
+        &crawl_args(&first),
+        &["--seeds", "seeds.txt", "--delay-ms", "5"],
+    );
+    web.stop();
+    let port = web.port;
+    let mut web = Web::start(
+        &web_dir,
+        port,
+        &["--profile", "sitemaps", "--change-rate", "10%"],
+    );
+    run(
+        &web_dir,
+        &crawl_args(&second),
+        &["--recrawl", first.to_str().unwrap(), "--delay-ms", "5"],
+    );
+    web.stop();
+    let out = Command::new(synthweb_bin())
+        .current_dir(&web_dir)
+        .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "referee:\n{report}");
+    assert!(
+        report.contains("30 of 30 sitemap-only URLs fetched"),
+        "{report}"
+    );
+    let lines = page_lines(&second);
+    let index = lines
+        .iter()
+        .find(|(u, _)| u.ends_with("/sitemap_index.xml"))
+        .map(|(_, l)| &l[0])
+        .expect("the sitemap index was fetched");
+    assert_eq!(index["hops"], "M", "{index}");
+    let read = lines
+        .values()
+        .filter(|l| annotations(&l[0]).iter().any(|a| a.starts_with("sitemap:")))
+        .count();
+    assert!(read > 0, "no sitemap was read as one");
+}

@@ -40,18 +40,32 @@ pub(super) fn load(config: &CrawlConfig) -> Result<Option<Previous>, CrawlError>
 
 /// Adds the URLs the previous crawl fetched to the seeds of a fresh crawl (after the
 /// given ones; the presence bits drop repeats). They also widen the scope to the
-/// previous crawl's hosts, as its seeds did.
-pub(super) fn add_seeds(previous: Option<&Previous>, seeds: &mut Vec<Url>) {
+/// previous crawl's hosts, as its seeds did. Previous URLs named like sitemap files
+/// (`….xml`, `….xml.gz`) are queued as sitemaps instead (hop `M`, as `--sitemap`), so
+/// a changed sitemap is read as one and leads to its new pages; the index keeps no
+/// hop path, and one that is not a sitemap is a page like any other
+/// (`core/sitemaps.rs`).
+pub(super) fn add_seeds(
+    previous: Option<&Previous>,
+    seeds: &mut Vec<Url>,
+    sitemaps: &mut Vec<String>,
+) {
     let Some(previous) = previous else {
         return;
     };
     seeds.reserve(previous.len());
-    seeds.extend(
-        previous
-            .urls()
-            .into_iter()
-            .filter_map(|u| Url::parse(u).ok()),
-    );
+    for url in previous
+        .urls()
+        .into_iter()
+        .filter_map(|u| Url::parse(u).ok())
+    {
+        let path = url.path().to_ascii_lowercase();
+        if path.ends_with(".xml") || path.ends_with(".xml.gz") {
+            sitemaps.push(url.into());
+        } else {
+            seeds.push(url);
+        }
+    }
 }
 
 /// This crawl's index (`OUT/recrawl.idx`), written by the output thread when WARC

@@ -171,7 +171,7 @@ pub(super) fn prepare(
         .iter()
         .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
         .collect();
-    super::recrawl::add_seeds(previous.as_ref(), &mut seed_urls);
+    super::recrawl::add_seeds(previous.as_ref(), &mut seed_urls, &mut config.sitemaps);
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
