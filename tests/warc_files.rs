@@ -226,6 +226,7 @@ fn sample_capture(i: u64) -> Capture {
                 target_uri: "http://host0.example/first".into(),
                 date: WarcDate::from_unix_micros(1_700_000_000_000_000),
                 record_id: None,
+                profile: trawl::warc::RevisitProfile::IdenticalPayload,
             });
         }
     }

@@ -178,6 +178,10 @@ pub struct Counters {
     pub sitemaps_failed: u64,
     #[serde(default)]
     pub sitemap_urls_refused: u64,
+    /// Re-crawl verdicts and bytes saved (`stats.json` `recrawl`; zero in older
+    /// checkpoints and in crawls that are not re-crawls).
+    #[serde(default)]
+    pub recrawl: crate::recrawl::RecrawlStats,
 }
 
 /// Why a checkpoint could not be written or read.

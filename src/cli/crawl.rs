@@ -29,6 +29,11 @@ pub struct CrawlArgs {
     /// own origin, other origins need their robots.txt to name it.
     #[arg(long = "sitemap", value_name = "URL")]
     pub sitemap: Vec<String>,
+    /// Re-crawl: the output directory of a previous crawl. Its URLs are the seeds (with
+    /// any given), each asked for conditionally with its validators; unchanged pages
+    /// become WARC revisit records (docs/recrawl.md).
+    #[arg(long, value_name = "PREV_OUT")]
+    pub recrawl: Option<PathBuf>,
     /// Output directory: warc/, crawl.log.jsonl, checkpoint/, stats.json, start.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -259,7 +264,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     for w in &seeds.warnings {
         eprintln!("trawl: warning: {w}");
     }
-    if seeds.usable.is_empty() && args.resume.is_none() {
+    if seeds.usable.is_empty() && args.resume.is_none() && args.recrawl.is_none() {
         match &args.seeds {
             _ if seeds.given > 0 => bail!(
                 "no usable seed URL: none of the {} seeds given is an absolute http or https \
@@ -274,6 +279,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
         }
     }
     c.seeds = seeds.usable;
+    c.recrawl.clone_from(&args.recrawl);
     for s in &args.sitemap {
         match url::Url::parse(s.trim()) {
             Ok(u) if matches!(u.scheme(), "http" | "https") => c.sitemaps.push(u.to_string()),

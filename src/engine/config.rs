@@ -39,6 +39,10 @@ pub struct CrawlConfig {
     pub seeds: Vec<String>,
     /// Sitemaps the operator names (`--sitemap`), read at the start of a fresh crawl.
     pub sitemaps: Vec<String>,
+    /// A re-crawl (`--recrawl PREV_OUT`): the output directory of the previous crawl,
+    /// whose `recrawl.idx` gives the seeds and each request's validators
+    /// (`docs/recrawl.md`).
+    pub recrawl: Option<PathBuf>,
     /// Output directory: `warc/`, `crawl.log.jsonl`, `checkpoint/`, `stats.json`,
     /// `frontier/`, `seen.bits`.
     pub out_dir: PathBuf,
@@ -147,6 +151,7 @@ impl CrawlConfig {
         Self {
             seeds: Vec::new(),
             sitemaps: Vec::new(),
+            recrawl: None,
             out_dir: out_dir.into(),
             shards,
             concurrency_per_shard: 512,

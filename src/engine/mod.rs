@@ -8,10 +8,12 @@ pub mod config;
 mod coordinator;
 mod core;
 mod error;
+mod handle;
 mod inbox;
 pub mod metrics;
 mod monitor;
 pub(crate) mod output;
+mod recrawl;
 mod setup;
 mod shard;
 pub mod space;
@@ -34,6 +36,7 @@ use crate::seen::{ContentSeen, SeenSet};
 
 pub use config::CrawlConfig;
 pub use error::CrawlError;
+pub use handle::{AddError, CrawlHandle, MAX_ADD_URLS};
 pub use output::{OutputSummary, Positions};
 pub use stats::Stats;
 
@@ -111,6 +114,10 @@ pub(crate) struct Shared {
     pub peak_rss_less_bits: AtomicU64,
     /// This node's link to its farm (issue 13); `None` outside a farm.
     pub farm: Option<crate::farm::FarmLink>,
+    /// The previous crawl's captures, in a re-crawl (`recrawl.rs`).
+    pub previous: Option<crate::recrawl::Previous>,
+    /// Re-crawl verdicts counted so far.
+    pub recrawl: crate::recrawl::RecrawlCounters,
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -167,8 +174,16 @@ impl Shared {
             checkpoint_figures: Mutex::new(CheckpointFigures::default()),
             peak_rss_less_bits: AtomicU64::new(0),
             farm: None,
+            previous: None,
+            recrawl: crate::recrawl::RecrawlCounters::default(),
             config,
         }
+    }
+
+    /// In a re-crawl, the previous crawl's captures.
+    pub fn with_previous(mut self, previous: Option<crate::recrawl::Previous>) -> Self {
+        self.previous = previous;
+        self
     }
 
     pub fn budget_spent(&self) -> bool {
@@ -202,6 +217,7 @@ impl Shared {
             sitemaps_cut: self.sitemaps[1].load(Ordering::Acquire),
             sitemaps_failed: self.sitemaps[2].load(Ordering::Acquire),
             sitemap_urls_refused: self.sitemaps[3].load(Ordering::Acquire),
+            recrawl: self.recrawl.snapshot(),
         }
     }
 }
@@ -272,7 +288,7 @@ impl CrawlerBuilder {
         config
             .validate()
             .map_err(|e| CrawlError::Config(e.to_string()))?;
-        if config.seeds.is_empty() && !self.resume {
+        if config.seeds.is_empty() && !self.resume && config.recrawl.is_none() {
             return Err(CrawlError::Config("no seed URLs".to_owned()));
         }
         if config.max_links_per_page == 0 {
@@ -306,6 +322,12 @@ impl Crawler {
     /// Starts building a crawl.
     pub fn builder() -> CrawlerBuilder {
         CrawlerBuilder::default()
+    }
+
+    /// A handle for adding URLs while [`Crawler::run`] runs (on another thread):
+    /// see [`CrawlHandle::add`].
+    pub fn handle(&self) -> CrawlHandle {
+        CrawlHandle::new(self.config.out_dir.clone())
     }
 
     /// Runs the crawl to the end: the frontier is exhausted, a budget is spent, or the

@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::crawllog::{CrawlLogWriter, LogRecord, WarcRef};
+use crate::recrawl::{IndexFacts, IndexWriter};
 use crate::warc::{
     CaptureCompressor, CompressedCapture, WarcPosition, WarcWriter, WarcWriterConfig,
 };
@@ -54,6 +55,9 @@ pub(crate) enum OutputRecord {
     Fetched {
         log: Box<LogRecord>,
         capture: Option<WarcItem>,
+        /// A page's entry for the re-crawl index, completed with the capture's record
+        /// id, digest and location once written (`None`: robots.txt, failures).
+        index: Option<Box<IndexFacts>>,
     },
 }
 
@@ -156,6 +160,7 @@ impl OutputThread {
     pub fn spawn(
         log_path: PathBuf,
         warc: Option<WarcWriterConfig>,
+        index: Option<IndexWriter>,
         capacity: usize,
     ) -> Result<Self, String> {
         let log = CrawlLogWriter::open(&log_path).map_err(|e| format!("{e}"))?;
@@ -171,7 +176,7 @@ impl OutputThread {
         let waits = Arc::clone(&stall);
         let handle = std::thread::Builder::new()
             .name("trawl-output".to_owned())
-            .spawn(move || run(log, warc, &rx, &counter, &waits))
+            .spawn(move || run(log, warc, index, &rx, &counter, &waits))
             .map_err(|e| format!("cannot start the output thread: {e}"))?;
         Ok(Self {
             tx,
@@ -194,6 +199,7 @@ impl OutputThread {
 fn run(
     mut log: CrawlLogWriter,
     mut warc: Option<WarcWriter>,
+    mut index: Option<IndexWriter>,
     rx: &Receiver<OutputMsg>,
     revisits: &AtomicU64,
     stall: &super::space::WriteStall,
@@ -209,6 +215,7 @@ fn run(
                         record,
                         &mut log,
                         warc.as_mut(),
+                        index.as_mut(),
                         &mut summary,
                         revisits,
                         stall,
@@ -216,12 +223,15 @@ fn run(
                 }
             }
             OutputMsg::Sync(reply) => {
-                let result = sync(&mut log, warc.as_mut());
+                let result = sync(&mut log, warc.as_mut(), index.as_mut());
                 let _ = reply.send(result);
             }
         }
     }
     log.close().map_err(|e| format!("{e}"))?;
+    if let Some(i) = index.as_mut() {
+        i.sync().map_err(|e| format!("{e}"))?;
+    }
     if let Some(w) = warc {
         let s = w.close().map_err(|e| format!("{e}"))?;
         summary.warc_bytes = s.bytes;
@@ -235,6 +245,7 @@ fn write_record(
     record: OutputRecord,
     log: &mut CrawlLogWriter,
     mut warc: Option<&mut WarcWriter>,
+    index: Option<&mut IndexWriter>,
     summary: &mut OutputSummary,
     revisits: &AtomicU64,
     stall: &super::space::WriteStall,
@@ -249,6 +260,7 @@ fn write_record(
         OutputRecord::Fetched {
             log: mut rec,
             capture,
+            index: facts,
         } => {
             if let (Some(w), Some(WarcItem::Refused)) = (warc.as_deref_mut(), &capture) {
                 w.count_rejected();
@@ -256,6 +268,15 @@ fn write_record(
             if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc, capture) {
                 match stall.retry(|| w.append_compressed(&capture)) {
                     Ok(written) => {
+                        if let (Some(index), Some(facts)) = (index, facts) {
+                            let entry = facts.entry(
+                                written.response_id.to_string(),
+                                written.payload_digest.to_string(),
+                                written.file_name.clone(),
+                                written.response_offset,
+                            );
+                            index.append(&entry).map_err(|e| format!("{e}"))?;
+                        }
                         rec.warc = Some(WarcRef {
                             file: written.file_name,
                             // The response (or revisit) record, as
@@ -266,7 +287,11 @@ fn write_record(
                         rec.payload_digest = Some(written.payload_digest);
                         summary.warc_records += 1;
                         if written.revisit {
-                            rec.annotations.push(REVISIT_ANNOTATION.to_owned());
+                            // A re-crawl's revisit is annotated by its verdict
+                            // (`not-modified`, `unchanged`) already.
+                            if !capture.is_caller_revisit() {
+                                rec.annotations.push(REVISIT_ANNOTATION.to_owned());
+                            }
                             summary.warc_revisits += 1;
                             revisits.fetch_add(1, Ordering::Relaxed);
                         }
@@ -283,8 +308,16 @@ fn write_record(
     Ok(())
 }
 
-fn sync(log: &mut CrawlLogWriter, warc: Option<&mut WarcWriter>) -> Result<Positions, String> {
+fn sync(
+    log: &mut CrawlLogWriter,
+    warc: Option<&mut WarcWriter>,
+    index: Option<&mut IndexWriter>,
+) -> Result<Positions, String> {
     let crawl_log_bytes = log.sync().map_err(|e| format!("{e}"))?;
+    // The re-crawl index is durable with the checkpoint that holds its captures.
+    if let Some(index) = index {
+        index.sync().map_err(|e| format!("{e}"))?;
+    }
     let warc = match warc {
         Some(w) => w
             .sync()

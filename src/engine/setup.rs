@@ -164,15 +164,18 @@ pub(super) fn prepare(
 ) -> Result<Prepared, CrawlError> {
     let out = config.out_dir.clone();
     let cp_root = out.join("checkpoint");
+    // A re-crawl's previous index first: a damaged one leaves no output behind.
+    let previous = super::recrawl::load(&config)?;
     let resumed = open_run(&mut config, resume)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
     let output = open_output(&config, resumed.as_ref())?;
     // URL filter scope from the seeds.
-    let seed_urls: Vec<Url> = config
+    let mut seed_urls: Vec<Url> = config
         .seeds
         .iter()
         .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
         .collect();
+    super::recrawl::add_seeds(previous.as_ref(), &mut seed_urls, &mut config.sitemaps);
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
@@ -183,7 +186,8 @@ pub(super) fn prepare(
         fingerprints,
         handler,
         Arc::clone(&output.revisits),
-    );
+    )
+    .with_previous(previous);
     // Farm: this node's link, and on a resume the links its checkpoint still owed
     // other nodes (`farm-outbox.bin`), sent again when the bus starts.
     let farm_ends = match farm {
@@ -383,7 +387,8 @@ fn open_output(
     } else {
         None
     };
-    OutputThread::spawn(log_path, warc_cfg, 4096).map_err(CrawlError::Output)
+    let index = super::recrawl::open_index(config, resumed.is_some())?;
+    OutputThread::spawn(log_path, warc_cfg, index, 4096).map_err(CrawlError::Output)
 }
 
 /// One empty frontier per shard, in `OUT/frontier/shard-NNNN` (a previous run's
@@ -426,6 +431,7 @@ fn restore_counters(shared: &Shared, c: &Counters) {
     ] {
         counter.store(value, Ordering::Release);
     }
+    shared.recrawl.restore(&c.recrawl);
 }
 
 /// Queues the checkpoint's URLs (`frontier-NNNN.seg`) in the frontiers of the shards

@@ -217,7 +217,15 @@ impl Shard {
                 }
                 Action::Log(rec) => self.log(*rec),
                 Action::Record(r) => {
-                    self.record(&r.outcome, r.via(), r.hops(), r.page(), &r.annotations)
+                    let previous =
+                        self.record(&r.outcome, r.via(), r.hops(), r.page(), &r.annotations);
+                    if let (Some(links), Some((item, _))) = (previous, r.page()) {
+                        // A 304 in a re-crawl: its links come from the previous crawl.
+                        let mut more = Vec::new();
+                        self.core
+                            .on_previous_links(item, &links, clock(), &mut more);
+                        self.execute(&mut more);
+                    }
                 }
                 Action::Route { shard, host, item } => self.route(shard, host, item),
             }
@@ -373,7 +381,8 @@ impl Shard {
             .push(OutputRecord::Log(Box::new(rec)));
     }
 
-    /// Writes the crawl-log line (and the WARC capture) of a finished fetch.
+    /// Writes the crawl-log line (and the WARC capture) of a finished fetch. Returns
+    /// the links of a page answered 304 in a re-crawl, read from the previous crawl.
     fn record(
         &self,
         o: &FetchOutcome,
@@ -381,7 +390,7 @@ impl Shard {
         hops: &str,
         page: Option<(&QueuedUrl, &[(String, Hop)])>,
         annotations: &[String],
-    ) {
+    ) -> Option<Vec<(String, Hop)>> {
         let outcome = match &o.error {
             None => Outcome::Fetched,
             Some(r) => outcome_of(r),
@@ -401,11 +410,26 @@ impl Shard {
             rec.truncated = Some(crate::warc::Truncation::Length);
         }
         let skip = self.shared.config.skip_noindex && annotations.iter().any(|a| a == "noindex");
+        // A re-crawl judges a page answer against the previous capture
+        // (`engine/recrawl.rs`): annotated, counted, maybe a revisit.
+        let judgement = page.and_then(|_| super::recrawl::judge_page(&self.shared, o));
+        if let Some(note) = judgement.as_ref().and_then(|j| j.annotation()) {
+            rec.annotations.push(note.to_owned());
+        }
+        let previous_links = judgement
+            .as_ref()
+            .and_then(|j| super::recrawl::previous_links(&self.shared, o, j, &mut rec.annotations));
+        let date = WarcDate::now();
+        let index = page
+            .filter(|_| self.shared.config.warc && !skip)
+            .and_then(|_| super::recrawl::index_facts(&self.shared, o, date, judgement.as_ref()))
+            .map(Box::new);
         // The capture shares the outcome's buffers (request, head, payload): no copy.
         let capture = (self.shared.config.warc && !skip)
-            .then(|| Capture::from_outcome(o, WarcDate::now()))
+            .then(|| Capture::from_outcome(o, date))
             .flatten()
             .map(|mut capture| {
+                capture.revisit = judgement.as_ref().and_then(|j| j.revisit.clone());
                 capture.metadata = page.map(|(it, links)| crate::warc::CaptureMetadata {
                     via: it.via.clone(),
                     hops_path: it.hops.clone(),
@@ -445,7 +469,9 @@ impl Shard {
         self.output.borrow_mut().push(OutputRecord::Fetched {
             log: Box::new(rec),
             capture,
+            index,
         });
+        previous_links
     }
 
     /// The checkpoint protocol (see `docs/architecture.md`): stop, flush links to

@@ -107,6 +107,10 @@ pub struct Stats {
     /// This node's farm figures (issue 13), absent outside a farm.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub farm: Option<crate::farm::FarmStats>,
+    /// A re-crawl's verdicts (`not_modified`, `unchanged`, `changed`, `gone`, `new`)
+    /// and `bytes_saved`; absent when the crawl is not a re-crawl.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recrawl: Option<crate::recrawl::RecrawlStats>,
 }
 
 pub(super) const OUTCOMES: [Outcome; 11] = [
@@ -225,6 +229,7 @@ pub(super) fn stats(
         peak_rss_less_presence_bits_bytes: memory.peak_less_bits,
         resumed_from: resumed,
         finish: finish.to_owned(),
+        recrawl: shared.previous.as_ref().map(|_| c.recrawl),
         // The coordinator's disk watch fills these (`space::DiskWatch::fill`).
         ..Stats::default()
     }

@@ -15,9 +15,12 @@
 
 pub mod drop_dir;
 pub mod index;
+pub mod outlinks;
 pub mod plan;
+pub mod previous;
 
 pub use plan::{classify, plan, revisit_fields, LastmodPolicy, Plan, RecrawlStats, Verdict};
+pub use previous::{judge, IndexFacts, Judgement, Previous, RecrawlCounters};
 
 pub use index::{
     fuzz_read, read_latest, IndexEntry, IndexError, IndexReader, IndexWriter, Recovered,

@@ -2,7 +2,7 @@
 //! ([`plan`]), what the answer means ([`classify`]), the counts `stats.json` reports
 //! ([`RecrawlStats`]) and the WARC fields of a revisit record ([`revisit_fields`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::index::{IndexEntry, Validators};
 use crate::sitemap::LastMod;
@@ -109,7 +109,7 @@ pub fn classify(prev: Option<&IndexEntry>, status: u16, payload_digest: Option<&
 }
 
 /// The re-crawl counts of `stats.json`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecrawlStats {
     /// Answered `304`.
     pub not_modified: u64,

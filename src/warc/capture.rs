@@ -26,6 +26,9 @@ pub const WARC_FIELDS_TYPE: &str = "application/warc-fields";
 /// The revisit profile trawl writes (WARC 1.1, "Profile: Identical Payload Digest").
 pub const IDENTICAL_PAYLOAD_PROFILE: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+/// The revisit profile of a `304 Not Modified` answer to a conditional request.
+pub const SERVER_NOT_MODIFIED_PROFILE: &str =
+    "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
 /// The `conformsTo` value of the `warcinfo` record.
 pub const WARC_1_1_SPEC_URL: &str =
     "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/";
@@ -105,6 +108,30 @@ pub struct RevisitOf {
     pub date: WarcDate,
     /// `WARC-Refers-To`: the original response record's id, when known.
     pub record_id: Option<RecordId>,
+    /// Why the payload is not stored again (`WARC-Profile`).
+    pub profile: RevisitProfile,
+}
+
+/// The WARC 1.1 revisit profiles trawl writes (§6.7).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RevisitProfile {
+    /// §6.7.2: the payload digest equals an earlier capture's. The block is the
+    /// response head only, so the record says `WARC-Truncated: length`.
+    #[default]
+    IdenticalPayload,
+    /// §6.7.3: the server answered `304 Not Modified` to a conditional request built
+    /// from an earlier capture's validators. The block is the whole 304 response.
+    ServerNotModified,
+}
+
+impl RevisitProfile {
+    /// The `WARC-Profile` URI.
+    pub const fn uri(self) -> &'static str {
+        match self {
+            Self::IdenticalPayload => IDENTICAL_PAYLOAD_PROFILE,
+            Self::ServerNotModified => SERVER_NOT_MODIFIED_PROFILE,
+        }
+    }
 }
 
 /// A link found in the response, for the `metadata` record.
@@ -536,7 +563,7 @@ impl<'c> Envelope<'c> {
                 .map_err(invalid)?;
         }
         let mut record = Ok::<_, FieldValueError>(record)
-            .and_then(|r| r.field("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE))
+            .and_then(|r| r.field("WARC-Profile", revisit.profile.uri()))
             .and_then(|r| {
                 r.field(
                     "WARC-Refers-To-Target-URI",
@@ -545,10 +572,14 @@ impl<'c> Envelope<'c> {
             })
             .and_then(|r| r.field("WARC-Refers-To-Date", refers_date))
             .and_then(|r| r.field("WARC-Payload-Digest", revisit.payload_digest.to_string()))
-            // WARC 1.1 identical-payload-digest profile: a block cut to the headers
-            // "shall" say so with WARC-Truncated: length.
-            .and_then(|r| r.field("WARC-Truncated", Truncation::Length.as_str()))
             .map_err(invalid)?;
+        if revisit.profile == RevisitProfile::IdenticalPayload {
+            // WARC 1.1 identical-payload-digest profile: a block cut to the headers
+            // "shall" say so with WARC-Truncated: length. A 304's block is whole.
+            record = record
+                .field("WARC-Truncated", Truncation::Length.as_str())
+                .map_err(invalid)?;
+        }
         if let Some(original) = revisit.record_id {
             record = record
                 .field("WARC-Refers-To", original.to_string())

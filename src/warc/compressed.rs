@@ -106,6 +106,12 @@ impl CompressedCapture {
         &self.target_uri
     }
 
+    /// True when the caller chose the revisit (`Capture::revisit`, a re-crawl's
+    /// verdict) rather than the writer's payload-digest index.
+    pub fn is_caller_revisit(&self) -> bool {
+        self.caller_revisit
+    }
+
     /// Compressed bytes of all its members.
     pub fn compressed_bytes(&self) -> usize {
         self.members.len()

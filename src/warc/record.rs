@@ -90,6 +90,20 @@ impl fmt::Display for RecordId {
     }
 }
 
+/// Reads back what [`fmt::Display`] writes (`<urn:uuid:...>`), e.g. a record id kept
+/// in the re-crawl index for `WARC-Refers-To`.
+impl std::str::FromStr for RecordId {
+    type Err = uuid::Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let inner = s
+            .strip_prefix("<urn:uuid:")
+            .and_then(|r| r.strip_suffix('>'))
+            .unwrap_or(s);
+        uuid::Uuid::parse_str(inner).map(Self)
+    }
+}
+
 /// A record field value that cannot be written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("warc field {name} has a line break or control byte in its value")]

@@ -341,6 +341,7 @@ impl WarcWriter {
             target_uri: original.target_uri,
             date: original.date,
             record_id: Some(original.record_id),
+            profile: super::capture::RevisitProfile::IdenticalPayload,
         });
         let Some(file) = self.current.as_mut() else {
             return Err(WarcError::Stopped);

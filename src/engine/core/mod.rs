@@ -22,6 +22,7 @@
 //!   redirects, link extraction, link admission and routing.
 
 mod page;
+mod recrawl;
 mod robots;
 mod schedule;
 mod sitemaps;

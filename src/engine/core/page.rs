@@ -137,7 +137,7 @@ impl Core {
     /// The links of a fetched page: redirect targets past `max_redirects` are logged
     /// as filtered; the rest go through one pass over the presence bits, and the new
     /// ones to [`Core::admit`].
-    fn admit_links(
+    pub(super) fn admit_links(
         &mut self,
         item: &QueuedUrl,
         outlinks: &[(String, Hop)],

@@ -109,6 +109,7 @@ impl Core {
     fn fetch_page(&mut self, host: String, item: QueuedUrl, url: Url, out: &mut Vec<Action>) {
         let mut head = request_head(&self.shared.config, url);
         head.referer.clone_from(&item.via);
+        crate::engine::recrawl::condition(&self.shared, &item.url, &mut head);
         let id = self.next_id();
         let mut req = FetchRequest {
             id,

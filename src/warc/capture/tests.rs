@@ -259,6 +259,7 @@ fn revisit_has_profile_refers_to_and_head_only() {
         target_uri: "http://b.example/first".into(),
         date: WarcDate::from_unix_micros(1_700_000_000_000_000),
         record_id: Some(original),
+        profile: RevisitProfile::IdenticalPayload,
     });
     let (records, digest) = encode(&dup);
     assert_eq!(digest, Digest::of(b"hello"));

@@ -1,0 +1,21 @@
+//! Re-crawls in the core: the links of a page answered `304 Not Modified`, read back by
+//! the driver from the previous crawl's `metadata` record (`engine/recrawl.rs`), are
+//! admitted like the links of a fetched page (presence bits, filters, routing), so the
+//! site's shape is kept without the body.
+
+use super::{Action, Core, Now};
+use crate::crawllog::Hop;
+use crate::frontier::QueuedUrl;
+
+impl Core {
+    /// Admits `links` (canonical URLs and hops) as found on `item`'s page.
+    pub(crate) fn on_previous_links(
+        &mut self,
+        item: &QueuedUrl,
+        links: &[(String, Hop)],
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
+        self.admit_links(item, links, now, out);
+    }
+}

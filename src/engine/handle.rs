@@ -1,0 +1,88 @@
+//! Adding URLs to a running crawl from the library (issue 14: `Crawler::handle().add`).
+//!
+//! The handle writes through the same drop directory as `trawl add` (`OUT/add/`,
+//! `crate::recrawl::drop_dir`): a batch file written atomically, picked up by the
+//! coordinator about once a second, and deleted only once a checkpoint holds its URLs.
+//! So an add survives a kill -9 of the crawl exactly as `trawl add` does, and the
+//! embedder need not keep the URLs itself; the price is a file and two fsyncs per call
+//! (add URLs in batches, not one by one).
+
+use std::path::PathBuf;
+
+use crate::recrawl::drop_dir::{check_url, write_batch, DropError};
+
+/// Most URLs one [`CrawlHandle::add`] takes (as `trawl add`).
+pub const MAX_ADD_URLS: usize = 1_000_000;
+
+/// A handle to a crawl for adding URLs while it runs, from any thread
+/// ([`super::Crawler::handle`]). Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct CrawlHandle {
+    out: PathBuf,
+}
+
+/// Why [`CrawlHandle::add`] added nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum AddError {
+    /// A URL that is not an absolute http(s) URL with a host (index in the input).
+    #[error("url {index} ({url:?}): {reason}; nothing was added")]
+    BadUrl {
+        /// Position in the input, from 0.
+        index: usize,
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// More than [`MAX_ADD_URLS`] URLs in one call.
+    #[error("{0} URLs in one add; at most {MAX_ADD_URLS}")]
+    TooMany(usize),
+    /// The crawl has not written its start file yet (it is not running), so nothing
+    /// would read the batch.
+    #[error("the crawl in {0} has not started (no start.json)")]
+    NotStarted(PathBuf),
+    /// Writing the batch failed.
+    #[error(transparent)]
+    Write(#[from] DropError),
+}
+
+impl CrawlHandle {
+    pub(super) fn new(out: PathBuf) -> Self {
+        Self { out }
+    }
+
+    /// Hands `urls` to the running crawl. Each is checked first (one bad URL adds
+    /// nothing); the crawl then canonicalizes them and applies its scope, filters,
+    /// presence bits, robots.txt and politeness as for any link. Returns the number of
+    /// URLs handed over.
+    ///
+    /// # Errors
+    /// [`AddError`]: a bad URL, too many, the crawl not started, or the write failed.
+    pub fn add<I, S>(&self, urls: I) -> Result<usize, AddError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut checked = Vec::new();
+        for (index, url) in urls.into_iter().enumerate() {
+            let url = url.as_ref().trim();
+            check_url(url).map_err(|reason| AddError::BadUrl {
+                index,
+                url: url.to_owned(),
+                reason,
+            })?;
+            checked.push(url.to_owned());
+            if checked.len() > MAX_ADD_URLS {
+                return Err(AddError::TooMany(checked.len()));
+            }
+        }
+        if checked.is_empty() {
+            return Ok(0);
+        }
+        if !crate::checkpoint::start::start_path(&self.out).is_file() {
+            return Err(AddError::NotStarted(self.out.clone()));
+        }
+        write_batch(&self.out, &checked)?;
+        Ok(checked.len())
+    }
+}

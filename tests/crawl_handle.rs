@@ -1,0 +1,87 @@
+//! `Crawler::handle().add(urls)` (issue 14): a library crawl of a synthweb world on
+//! loopback is handed, while it runs, pages no link reaches; they are fetched, a bad
+//! URL adds nothing, and the drop directory is empty at the end (the batch was
+//! deleted once the final checkpoint held its URLs).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod crawl_support;
+
+use std::time::{Duration, Instant};
+
+use crawl_support::{crawl_log, Synthweb};
+use trawl::engine::{AddError, CrawlConfig, Crawler};
+
+#[test]
+fn urls_added_through_the_handle_are_fetched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sw = Synthweb::start_with(
+        &tmp.path().join("web"),
+        &[
+            "--hosts",
+            "3",
+            "--pages-per-host",
+            "20-40",
+            "--out-degree",
+            "5-15",
+        ],
+        false,
+    );
+    let out = tmp.path().join("crawl");
+    let mut config = CrawlConfig::new(&out);
+    config.seeds = std::fs::read_to_string(sw.path("seeds.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect();
+    let hosts = std::fs::read_to_string(sw.path("hosts.txt")).unwrap();
+    config
+        .fetcher
+        .dns
+        .overrides
+        .extend(trawl::net::parse_hosts_file(&hosts).unwrap());
+    config.fetcher.allow_private_addresses = true;
+    config.delay = Duration::from_millis(60);
+    config.seen_capacity = 100_000;
+    config.progress_interval = Duration::ZERO;
+    config.from = Some("ops@example.org".to_owned());
+    let crawler = Crawler::builder().config(config).build().unwrap();
+    let handle = crawler.handle();
+    let url = |path: String| format!("http://h000001.synth.test:{}{path}", sw.port);
+    let hidden: Vec<String> = (0..3)
+        .map(|k| url(format!("/hidden/comment/{k}")))
+        .collect();
+
+    let crawl = std::thread::spawn(move || crawler.run());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !out.join("start.json").is_file() {
+        assert!(Instant::now() < deadline, "the crawl did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let bad = handle.add(["http://h000001.synth.test/x", "not a url"]);
+    assert!(
+        matches!(bad, Err(AddError::BadUrl { index: 1, .. })),
+        "{bad:?}"
+    );
+    assert_eq!(handle.add(&hidden).unwrap(), 3);
+    let stats = crawl.join().unwrap().unwrap();
+    sw.stop();
+    assert_eq!(stats.finish, "exhausted");
+
+    let log = crawl_log(&out);
+    for u in &hidden {
+        assert!(
+            log.iter()
+                .any(|r| r["url"].as_str() == Some(u.as_str()) && r["status"] == 200),
+            "{u} not fetched"
+        );
+    }
+    assert!(
+        !log.iter()
+            .any(|r| r["url"] == "http://h000001.synth.test/x"),
+        "a URL of a refused add was fetched"
+    );
+    let left: Vec<_> = std::fs::read_dir(out.join("add")).unwrap().collect();
+    assert!(left.is_empty(), "batch files left: {left:?}");
+}
