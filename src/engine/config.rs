@@ -287,18 +287,20 @@ impl CrawlConfig {
         })
     }
 
-    /// RAM each shard's frontier may use: a quarter of the budget left after fixed
+    /// RAM each shard's frontier may use: an eighth of the budget left after fixed
     /// costs (fetch buffers, robots caches, writer queues, the WARC revisit index), split
-    /// across shards. The rest is headroom for what moves through a shard (pages being parsed, their
-    /// links, batches between shards, allocator slack): with half, the wide memory
-    /// test (`tests/crawl_memory.rs`, 24 million queued URLs) peaked at the 256 MiB
-    /// budget itself; with a quarter it stays under (docs/benchmarks.md).
+    /// across shards. The rest is headroom for what moves through a shard (pages being
+    /// parsed, their links and the core's actions on them, batches between shards,
+    /// allocator slack): with half, the wide memory test (`tests/crawl_memory.rs`, 24
+    /// million queued URLs) peaked at the 256 MiB budget itself; a quarter held until
+    /// the crawl core's per-page action buffers took part of the headroom
+    /// (docs/benchmarks.md, "Frontier memory").
     pub fn frontier_ram_bytes_per_shard(&self) -> usize {
         let fixed = (48u64 << 20) + self.warc_dedup_budget();
         let robots = self.robots_cache_bytes as u64 * self.shards as u64;
         let per_conn = 64 * 1024 * self.concurrency_per_shard as u64 * self.shards as u64;
         let left = self.memory_bytes.saturating_sub(fixed + robots + per_conn);
-        let per_shard = left / 4 / self.shards.max(1) as u64;
+        let per_shard = left / 8 / self.shards.max(1) as u64;
         usize::try_from(per_shard.max(1 << 20)).unwrap_or(usize::MAX)
     }
 }

@@ -162,6 +162,7 @@ impl Shard {
                 let mut actions = std::mem::take(&mut self.actions);
                 self.core.schedule(now, &mut actions);
                 self.execute(&mut actions);
+                actions.shrink_to(super::core::RETAINED_ACTIONS);
                 self.actions = actions;
             }
             self.flush_outboxes();
@@ -198,6 +199,7 @@ impl Shard {
                     self.core.on_fetched(outcome, now, &mut actions);
                     self.execute(&mut actions);
                 }
+                actions.shrink_to(super::core::RETAINED_ACTIONS);
                 self.actions = actions;
             }
             self.publish_in_flight();
@@ -285,6 +287,7 @@ impl Shard {
             self.core.push(&host, item, now, &mut actions);
         }
         self.execute(&mut actions);
+        actions.shrink_to(super::core::RETAINED_ACTIONS);
         self.actions = actions;
     }
 

@@ -109,6 +109,10 @@ pub(crate) enum Action {
     },
 }
 
+/// Capacity an action buffer keeps between turns; a page of thousands of links grows
+/// one past it for that page only (the memory test's pages have 5,000).
+pub(crate) const RETAINED_ACTIONS: usize = 256;
+
 /// A finished fetch to write out: the driver's `record` turns it into a crawl-log line
 /// and, when WARC is on, a capture.
 #[derive(Debug)]

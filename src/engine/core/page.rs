@@ -108,6 +108,9 @@ impl Core {
         self.admit_links(&item, &outlinks, now, &mut links);
         out.push(page_record(o, item, outlinks, annotations));
         out.append(&mut links);
+        // Kept for the next page, but not at the size of the largest page's links
+        // (thousands of actions of a few hundred bytes each, for good).
+        links.shrink_to(super::RETAINED_ACTIONS);
         self.link_actions = links;
         self.finish_url();
     }
