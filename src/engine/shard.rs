@@ -214,7 +214,7 @@ impl Shard {
         for action in actions.drain(..) {
             match action {
                 Action::Fetch(req) | Action::FetchRobots(req) => {
-                    self.fetcher.submit(req);
+                    self.fetcher.submit(*req);
                     submitted = true;
                 }
                 Action::Log(rec) => self.log(*rec),

@@ -92,10 +92,12 @@ impl Now {
 #[derive(Debug)]
 pub(crate) enum Action {
     /// Submit a page fetch to the fetcher; its outcome comes back through
-    /// [`Core::on_fetched`] under the request's id.
-    Fetch(FetchRequest),
+    /// [`Core::on_fetched`] under the request's id. Boxed, so that an action is the
+    /// size of a link's `Route` (112 bytes, not 416): a page of thousands of links
+    /// makes thousands of actions.
+    Fetch(Box<FetchRequest>),
     /// Submit a robots.txt fetch (or a hop of its redirects) for a host held waiting.
-    FetchRobots(FetchRequest),
+    FetchRobots(Box<FetchRequest>),
     /// Write a crawl-log line for a decision made without a fetch.
     Log(Box<LogRecord>),
     /// Write the crawl-log line and the WARC capture of a finished fetch.

@@ -124,7 +124,7 @@ impl Core {
         self.shared.pages_started.fetch_add(1, Ordering::AcqRel);
         self.tallies.entry(host.clone()).or_default().pages += 1;
         self.in_flight.insert(id, InFlight::Page { host, item });
-        out.push(Action::Fetch(req));
+        out.push(Action::Fetch(Box::new(req)));
     }
 
     /// The politeness instant after a fetch of `url`'s host that took `elapsed`:
@@ -312,5 +312,5 @@ pub(super) fn robots_request(
             via,
         }),
     );
-    Action::FetchRobots(fetch)
+    Action::FetchRobots(Box::new(fetch))
 }
