@@ -263,6 +263,14 @@ pub struct Report {
     pub not_modified: u64,
     /// Body bytes the server wrote for `page_requests` (after content coding).
     pub page_body_bytes: u64,
+    /// Of `page_requests`, those for URLs that serve a page: URLs some request of
+    /// this log found answered 2xx or 304. Redirects and error URLs, which carry no
+    /// validators a re-crawl could send back, are not counted.
+    pub requests_for_pages: u64,
+    /// Of `requests_for_pages`, those carrying `If-None-Match` or `If-Modified-Since`.
+    pub conditional_for_pages: u64,
+    /// Of `requests_for_pages`, those answered `304 Not Modified`.
+    pub not_modified_for_pages: u64,
     /// Requests for the sitemap files the manifest names (`sitemap_files=`).
     pub sitemap_requests: u64,
     /// `S` URLs in the manifest (pages only sitemaps list).
@@ -517,6 +525,8 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
     let mut fetched_must: HashSet<&str> = HashSet::new();
     let mut fetched_sitemap_only: HashSet<&str> = HashSet::new();
     let mut unlisted: HashSet<String> = HashSet::new();
+    // Per URL: (requests, conditional, 304, served a page).
+    let mut by_url: HashMap<String, (u64, u64, u64, bool)> = HashMap::new();
     for line in order {
         if robots_files.contains(line.target.as_str()) {
             report.robots_requests += 1;
@@ -535,6 +545,13 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
             report.not_modified += 1;
         }
         let canonical = canonical_target(&line.target);
+        let tally = by_url
+            .entry(format!("{}://{}{}", line.scheme, line.host, canonical))
+            .or_default();
+        tally.0 += 1;
+        tally.1 += u64::from(line.is_conditional());
+        tally.2 += u64::from(line.status == 304);
+        tally.3 |= matches!(line.status, 200..=299 | 304);
         // A crawler sends origin-form targets (RFC 9112 3.2.1); anything else is as wrong
         // as an alias.
         if canonical != line.target || !line.target.starts_with('/') {
@@ -586,6 +603,11 @@ fn check_urls(order: &[&LogLine], manifest: &Manifest, policy: &CheckPolicy, rep
                 state.last_status = line.status;
             }
         }
+    }
+    for (requests, conditional, not_modified, _) in by_url.values().filter(|t| t.3) {
+        report.requests_for_pages += requests;
+        report.conditional_for_pages += conditional;
+        report.not_modified_for_pages += not_modified;
     }
     report.must_fetched = len_u64(fetched_must.len());
     for url in &manifest.must {
@@ -860,6 +882,11 @@ impl fmt::Display for Report {
             f,
             "conditional: {} of {} page requests conditional, {} answered 304; {} page body bytes",
             self.conditional_requests, self.page_requests, self.not_modified, self.page_body_bytes
+        )?;
+        writeln!(
+            f,
+            "pages: {} of {} requests for pages conditional, {} answered 304 (redirects and error URLs apart)",
+            self.conditional_for_pages, self.requests_for_pages, self.not_modified_for_pages
         )?;
         if self.sitemap_only > 0 || self.sitemap_requests > 0 {
             writeln!(
@@ -1463,6 +1490,32 @@ mod tests {
         assert!(report.to_string().contains(&format!(
             "conditional: 3 of {} page requests conditional, 2 answered 304",
             report.page_requests
+        )));
+    }
+
+    #[test]
+    fn requests_for_pages_leave_redirects_and_errors_apart() {
+        let mut crawl = Crawl::clean();
+        let before = judge(&crawl);
+        // A re-crawl: a page answered 304 after a conditional request, a redirect and
+        // an error URL asked again unconditionally (they carried no validators).
+        crawl.req(60, 1, A, "/p/1", 304).if_none_match = Some("\"e\"".to_owned());
+        crawl.req(61, 1, A, "/r/301/1", 301);
+        crawl.req(62, 1, A, "/missing", 404);
+        let report = judge(&crawl);
+        assert_eq!(report.page_requests, before.page_requests + 3);
+        assert_eq!(report.requests_for_pages, before.requests_for_pages + 1);
+        assert_eq!(
+            report.conditional_for_pages,
+            before.conditional_for_pages + 1
+        );
+        assert_eq!(
+            report.not_modified_for_pages,
+            before.not_modified_for_pages + 1
+        );
+        assert!(report.to_string().contains(&format!(
+            "pages: {} of {} requests for pages conditional",
+            report.conditional_for_pages, report.requests_for_pages
         )));
     }
 
