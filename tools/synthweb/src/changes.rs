@@ -86,6 +86,80 @@ pub fn changed_last_modified_secs(cfg: &SiteConfig, index: u32, path: &str) -> i
     START + i64::from(cfg.generation) * 86_400 + (h % 86_400) as i64
 }
 
+/// The `M` sets (URLs a crawl must fetch) of generation 0 and of this generation.
+#[derive(Debug, Default)]
+pub struct Reach {
+    /// What a crawl of generation 0 fetches: a page changed or gone is seen as such
+    /// only by a re-crawl of a crawl that fetched it.
+    pub before: std::collections::BTreeSet<String>,
+    /// What a crawl of this generation fetches: a new page is found only if reached.
+    pub now: std::collections::BTreeSet<String>,
+}
+
+impl Reach {
+    /// Both manifests (empty without a change rate).
+    ///
+    /// # Errors
+    /// The manifest of either generation cannot be computed.
+    pub fn of(
+        site: &crate::site::Site,
+        policy: &crate::manifest::ManifestPolicy,
+    ) -> Result<Self, crate::manifest::ManifestError> {
+        if !active(site.config()) {
+            return Ok(Self::default());
+        }
+        let mut base_cfg = site.config().clone();
+        base_cfg.change_rate_bp = 0;
+        let base = crate::site::Site::new(base_cfg).map_err(|_| {
+            crate::manifest::ManifestError::Policy("the generation-0 configuration is invalid")
+        })?;
+        Ok(Self {
+            before: crate::manifest::compute(&base, policy)?.must,
+            now: crate::manifest::compute(site, policy)?.must,
+        })
+    }
+
+    /// Whether a re-crawl can see `change` of `url` at all.
+    pub fn sees(&self, url: &str, change: Change) -> bool {
+        match change {
+            Change::New => self.now.contains(url),
+            Change::Changed | Change::Gone(_) => self.before.contains(url),
+        }
+    }
+
+    /// The pages a crawl of this generation fetches that a crawl of generation 0 did
+    /// not, besides the `/new/k` pages `listed` already, answered 2xx. A changed page
+    /// can make them: a page that was a copy of it (whose links a crawler does not
+    /// follow) is no longer one once it gains a revision line, so its links now lead
+    /// somewhere. Each is `new` in a re-crawl's eyes, so the list names them.
+    pub fn appeared(
+        &self,
+        site: &crate::site::Site,
+        listed: &[(String, Change)],
+    ) -> Vec<(String, Change)> {
+        let known: std::collections::HashSet<&str> =
+            listed.iter().map(|(u, _)| u.as_str()).collect();
+        self.now
+            .difference(&self.before)
+            .filter(|u| !known.contains(u.as_str()))
+            .filter(|u| status_of(site, u).is_some_and(|s| (200..300).contains(&s)))
+            .map(|u| (u.clone(), Change::New))
+            .collect()
+    }
+}
+
+/// The status this generation answers for an absolute URL of the web.
+fn status_of(site: &crate::site::Site, url: &str) -> Option<u16> {
+    let (scheme, rest) = if let Some(r) = url.strip_prefix("http://") {
+        (crate::site::Scheme::Http, r)
+    } else {
+        (crate::site::Scheme::Https, url.strip_prefix("https://")?)
+    };
+    let slash = rest.find('/')?;
+    let index = site.host_index(rest.get(..slash)?)?;
+    Some(site.page(scheme, index, rest.get(slash..)?).response.status)
+}
+
 /// Counts of a changes list, robots-allowed URLs only (the ones a crawler can see).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChangeCounts {
@@ -100,22 +174,29 @@ pub struct ChangeCounts {
 /// The magic of the changes file's header line.
 pub const CHANGES_MAGIC: &str = "# synthweb changes v1";
 
-/// Write synthweb's own list of changes: a header line with the counts of URLs that
-/// robots.txt lets `agent` fetch, then one line per changed URL,
-/// `changed|gone|new URL [status] allowed|disallowed`. A re-crawl's counts of
-/// changed, gone and new pages are checked against the `allowed` lines.
+/// Write synthweb's own list of changes: a header line with the counts of the URLs a
+/// re-crawl sees change, then one line per changed URL,
+/// `changed|gone|new URL [status] allowed|disallowed|unreached`. `allowed`: robots.txt
+/// lets `agent` fetch it and a crawl following links reaches it (a changed or gone
+/// page in generation 0, a new one in this generation: [`Reach`]); `unreached`:
+/// allowed, but no crawl finds it (its host is not reached, or only past the budget).
+/// A re-crawl's counts of changed, gone and new pages are checked against the
+/// `allowed` lines.
 ///
 /// # Errors
-/// The writer's I/O error.
+/// The writer's I/O error, or a manifest that cannot be computed.
 pub fn write_changes<W: std::io::Write>(
     mut out: W,
     site: &crate::site::Site,
-    agent: &str,
-    robots_4xx_disallow: bool,
+    policy: &crate::manifest::ManifestPolicy,
 ) -> std::io::Result<ChangeCounts> {
+    let (agent, robots_4xx_disallow) = (policy.agent.as_str(), policy.robots_4xx_disallow);
     let mut counts = ChangeCounts::default();
     let mut lines = Vec::new();
-    for (url, change) in site.changes() {
+    let listed: Vec<(String, Change)> = site.changes().collect();
+    let reach = Reach::of(site, policy).map_err(std::io::Error::other)?;
+    let also_new = reach.appeared(site, &listed);
+    for (url, change) in listed.into_iter().chain(also_new) {
         let path_at = url.find("://").map_or(0, |i| i + 3);
         let path = url
             .get(path_at..)
@@ -124,8 +205,9 @@ pub fn write_changes<W: std::io::Write>(
         let host = site
             .host_index(url.get(path_at..).unwrap_or(""))
             .unwrap_or(0);
-        let allowed = site.robots_allows(host, agent, path, robots_4xx_disallow)
+        let robots_allowed = site.robots_allows(host, agent, path, robots_4xx_disallow)
             == crate::robots::RobotsVerdict::Allowed;
+        let allowed = robots_allowed && reach.sees(&url, change);
         if allowed {
             match change {
                 Change::Changed => counts.changed += 1,
@@ -137,7 +219,11 @@ pub fn write_changes<W: std::io::Write>(
             Change::Gone(s) => format!(" {s}"),
             _ => String::new(),
         };
-        let verdict = if allowed { "allowed" } else { "disallowed" };
+        let verdict = match (robots_allowed, allowed) {
+            (_, true) => "allowed",
+            (true, false) => "unreached",
+            (false, _) => "disallowed",
+        };
         lines.push(format!("{} {url}{status} {verdict}", change.word()));
     }
     let cfg = site.config();

@@ -222,7 +222,7 @@ fn write_changes(
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
     let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-    synthweb::changes::write_changes(&mut out, &site, &policy.agent, policy.robots_4xx_disallow)?;
+    synthweb::changes::write_changes(&mut out, &site, &policy)?;
     out.into_inner()
         .map_err(std::io::IntoInnerError::into_error)?
         .sync_all()?;

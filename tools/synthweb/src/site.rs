@@ -1308,9 +1308,13 @@ impl Site {
                 plan.push(Planned::Same("/".to_owned(), Element::A, LinkKind::Follow));
             }
         }
+        // A page new in this generation links only to pages generation 0 has (no
+        // special URLs): its own URL is then the only one it adds to the web, and the
+        // changes file's `new` lines are every URL a re-crawl finds new.
+        let new_page = kind == PageKind::Small && self.change_at(index, full) == Some(Change::New);
         while plan.len() < degree {
             let roll = prng.below(100);
-            if roll < 55 || !b.quirks {
+            if roll < 55 || !b.quirks || (new_page && roll >= 67) {
                 let j = prng.range(1, u64::from(n_pages - 1)) as u32;
                 plan.push(Planned::Same(
                     format!("/p/{j}"),

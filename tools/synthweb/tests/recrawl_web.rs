@@ -134,7 +134,7 @@ fn changed_gone_and_new_pages_match_the_list_of_changes() {
 
     // The written list: header counts agree with the lines marked allowed.
     let mut out = Vec::new();
-    let counts = synthweb::changes::write_changes(&mut out, &next, "trawl", false).unwrap();
+    let counts = synthweb::changes::write_changes(&mut out, &next, &trawl_policy()).unwrap();
     let text = String::from_utf8(out).unwrap();
     let mut lines = text.lines();
     let header = lines.next().unwrap();
@@ -272,4 +272,67 @@ fn manifest_lists_sitemap_only_pages_and_forbids_the_cross_host_ones() {
     assert!(plain.sitemap_only.is_empty());
     assert!(!plain.header.params.contains_key("sitemap_files"));
     assert_eq!(plain.must, m.must);
+}
+
+/// The URLs a crawl of generation 1 must fetch that a crawl of generation 0 did not
+/// are exactly the `new` lines of the changes list (robots-allowed), so a re-crawl's
+/// count of new pages can be checked against the list: a new page links only to pages
+/// generation 0 has, never to a special URL no generation-0 page linked.
+#[test]
+fn the_new_urls_of_a_generation_are_the_new_lines_of_its_changes() {
+    for (hosts, seed) in [(3, 42), (30, 7)] {
+        let cfg = |rate_bp| SiteConfig {
+            seed,
+            hosts,
+            profiles: Profiles::parse("default").unwrap(),
+            http_port: 8080,
+            change_rate_bp: rate_bp,
+            ..SiteConfig::default()
+        };
+        let base = Site::new(cfg(0)).unwrap();
+        let next = Site::new(cfg(1_000)).unwrap();
+        let policy = trawl_policy();
+        let m0 = manifest::compute(&base, &policy).unwrap().must;
+        let m1 = manifest::compute(&next, &policy).unwrap().must;
+        // Redirects and error URLs that appeared are not pages: a re-crawl counts only
+        // 2xx answers as new.
+        let appeared: Vec<&String> = m1
+            .difference(&m0)
+            .filter(|u| (200..300).contains(&status(&next, u)))
+            .collect();
+        let mut out = Vec::new();
+        let counts = synthweb::changes::write_changes(&mut out, &next, &policy).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut listed: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("new ")?.strip_suffix(" allowed"))
+            .map(str::to_owned)
+            .collect();
+        listed.sort();
+        assert_eq!(listed.len() as u64, counts.new);
+        let mut appeared: Vec<String> = appeared.into_iter().cloned().collect();
+        appeared.sort();
+        assert!(!listed.is_empty());
+        let only_appeared: Vec<&String> = appeared.iter().filter(|u| !listed.contains(u)).collect();
+        let only_listed: Vec<&String> = listed.iter().filter(|u| !appeared.contains(u)).collect();
+        assert_eq!(appeared, listed, "hosts={hosts} seed={seed}: appeared only {only_appeared:?}, listed only {only_listed:?}");
+    }
+}
+
+fn trawl_policy() -> ManifestPolicy {
+    ManifestPolicy {
+        agent: "trawl".to_owned(),
+        robots_4xx_disallow: false,
+        ..ManifestPolicy::default()
+    }
+}
+
+/// The status `site` answers for an absolute `http://` URL of the web.
+fn status(site: &Site, url: &str) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap();
+    let slash = rest.find('/').unwrap();
+    let host = site.host_index(&rest[..slash]).unwrap();
+    site.page(Scheme::Http, host, &rest[slash..])
+        .response
+        .status
 }
