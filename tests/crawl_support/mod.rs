@@ -109,11 +109,18 @@ impl Synthweb {
     /// As [`Synthweb::start`]; without `manifest` (large worlds) no manifest is
     /// computed and no request log is written.
     pub fn start_with(dir: &Path, world: &[&str], manifest: bool) -> Self {
+        Self::start_on(dir, 0, world, manifest)
+    }
+
+    /// As [`Synthweb::start_with`] on a given `port` (0: any free one). A re-crawl's
+    /// second server takes the first one's port: absolute links carry it.
+    pub fn start_on(dir: &Path, port: u16, world: &[&str], manifest: bool) -> Self {
         fs::create_dir_all(dir).unwrap();
+        let _ = fs::remove_file(dir.join("req.log"));
         let mut cmd = Command::new(synthweb_bin());
         cmd.current_dir(dir).args([
             "--port",
-            "0",
+            &port.to_string(),
             "--hosts-file",
             "hosts.txt",
             "--seeds",
