@@ -38,13 +38,11 @@ pub enum Hop {
     /// Inferred by the crawler (e.g. `/favicon.ico`, a parent directory).
     #[serde(rename = "I")]
     Inferred,
-    /// A form submission.
-    #[serde(rename = "S")]
-    Submit,
-    /// A sitemap reference (Heritrix's "manifest" hop): a `Sitemap:` line of
-    /// robots.txt, or an entry of a sitemap index or of a sitemap. (`S`, which issue 14
-    /// names, is already `Submit`.)
-    #[serde(rename = "M")]
+    /// A sitemap reference: a `Sitemap:` line of robots.txt, `--sitemap`, or an entry
+    /// of a sitemap index or of a sitemap. Code `S`, as issue 14 names it (Heritrix
+    /// has `S` for form submissions, which trawl never makes, and `M` for manifests);
+    /// `M`, which an earlier build wrote, is read as this hop too.
+    #[serde(rename = "S", alias = "M")]
     Manifest,
 }
 
@@ -58,8 +56,7 @@ impl Hop {
             Self::Speculative => 'X',
             Self::Prerequisite => 'P',
             Self::Inferred => 'I',
-            Self::Submit => 'S',
-            Self::Manifest => 'M',
+            Self::Manifest => 'S',
         }
     }
 
@@ -72,8 +69,9 @@ impl Hop {
             'X' => Self::Speculative,
             'P' => Self::Prerequisite,
             'I' => Self::Inferred,
-            'S' => Self::Submit,
-            'M' => Self::Manifest,
+            // `M`: the sitemap hop of an earlier build (a WARC metadata record or a
+            // checkpoint it wrote).
+            'S' | 'M' => Self::Manifest,
             _ => return None,
         })
     }

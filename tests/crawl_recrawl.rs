@@ -710,7 +710,7 @@ fn sitemaps_are_read_again_in_a_recrawl() {
         .find(|(u, _)| u.ends_with("/sitemap_index.xml"))
         .map(|(_, l)| &l[0])
         .expect("the sitemap index was fetched");
-    assert_eq!(index["hops"], "M", "{index}");
+    assert_eq!(index["hops"], "S", "{index}");
     let read = lines
         .values()
         .filter(|l| annotations(&l[0]).iter().any(|a| a.starts_with("sitemap:")))

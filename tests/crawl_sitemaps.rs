@@ -87,7 +87,7 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
         .iter()
         .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/sm/29")))
         .unwrap();
-    assert!(sm["hops"].as_str().unwrap().ends_with('M'), "{sm}");
+    assert!(sm["hops"].as_str().unwrap().ends_with('S'), "{sm}");
 }
 
 /// `--sitemap URL`: the 60,000-URL sitemap is cut at 50,000 with a crawl-log
@@ -127,7 +127,7 @@ fn operator_sitemaps_over_the_caps_are_cut_and_logged() {
             .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with(suffix)))
             .unwrap_or_else(|| panic!("no crawl-log line for {suffix}"));
         assert_eq!(rec["status"], 200, "{rec}");
-        assert_eq!(rec["hops"], "M", "{rec}");
+        assert_eq!(rec["hops"], "S", "{rec}");
         annotations(rec)
     };
     let big = notes("/sitemap-big.xml");

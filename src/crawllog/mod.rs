@@ -357,11 +357,12 @@ mod tests {
             Hop::Speculative,
             Hop::Prerequisite,
             Hop::Inferred,
-            Hop::Submit,
             Hop::Manifest,
         ] {
             assert_eq!(Hop::from_code(hop.code()), Some(hop));
         }
+        assert_eq!(Hop::Manifest.code(), 'S');
+        assert_eq!(Hop::from_code('M'), Some(Hop::Manifest));
         assert_eq!(Hop::from_code('Z'), None);
     }
 
