@@ -532,3 +532,23 @@ fn seed_frontiers(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A re-crawl's table is a fixed cost: the frontiers' share (an eighth of what
+    /// fixed costs leave) shrinks by an eighth of it, split across shards, never below
+    /// the 1 MiB floor.
+    #[test]
+    fn the_previous_table_is_charged_to_the_frontier_budget() {
+        let mut c = CrawlConfig::new("/nonexistent");
+        c.memory_bytes = 1 << 30;
+        c.shards = 2;
+        let share = c.frontier_ram_bytes_per_shard();
+        assert_eq!(frontier_ram_bytes_per_shard(&c, 0), share);
+        let table = 160u64 << 20; // 10 million URLs at 16 bytes
+        assert_eq!(frontier_ram_bytes_per_shard(&c, table), share - (10 << 20));
+        assert_eq!(frontier_ram_bytes_per_shard(&c, 1 << 40), 1 << 20);
+    }
+}

@@ -214,24 +214,16 @@ pub fn encode(entry: &IndexEntry) -> io::Result<Vec<u8>> {
 
 /// The payload of `entry`'s version-2 record.
 fn encode_payload(entry: &IndexEntry) -> io::Result<Vec<u8>> {
-    let v = &entry.validators;
     let mut p = Vec::with_capacity(64 + entry.url.len() + entry.warc_file.len());
-    p.push(u8::from(v.etag.is_some()) | (u8::from(v.last_modified.is_some()) << 1));
+    p.push(entry.flags());
     p.extend_from_slice(&entry.status.to_le_bytes());
     p.extend_from_slice(&entry.fetched_at_us.to_le_bytes());
     disk::put_varint(&mut p, entry.warc_offset);
     disk::put_varint(&mut p, entry.payload_bytes);
-    for s in [
-        entry.url.as_str(),
-        v.etag.as_deref().unwrap_or(""),
-        v.last_modified.as_deref().unwrap_or(""),
-        entry.payload_digest.as_str(),
-        entry.record_id.as_str(),
-        entry.warc_file.as_str(),
-        entry.hops.as_deref().unwrap_or(""),
-    ] {
+    for s in entry.strings() {
         disk::put_bytes(&mut p, s.as_bytes());
     }
+    disk::put_bytes(&mut p, entry.hops.as_deref().unwrap_or("").as_bytes());
     if p.len() > MAX_RECORD_BYTES {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -268,34 +260,96 @@ pub fn decode_payload(payload: &[u8], offset: u64) -> Result<IndexEntry, IndexEr
         return Err(bad("bytes after the last field"));
     }
     let [url, etag, last_modified, payload_digest, record_id, warc_file, hops] = strings;
-    if url.is_empty() {
-        return Err(bad("empty url"));
-    }
-    if (flags & 1 == 0 && !etag.is_empty()) || (flags & 2 == 0 && !last_modified.is_empty()) {
-        return Err(bad("validator text without its flag"));
-    }
     if hops
         .chars()
         .any(|c| crate::provenance::Hop::from_code(c).is_none())
     {
         return Err(bad("unknown hop code"));
     }
-    let present = |bit: u8, s: &str| (flags & bit != 0).then(|| s.to_owned());
-    Ok(IndexEntry {
-        url: url.to_owned(),
+    let mut entry = Fields {
+        flags,
         status: u16::from_le_bytes(*status),
         fetched_at_us: i64::from_le_bytes(*date),
-        validators: Validators {
-            etag: present(1, etag),
-            last_modified: present(2, last_modified),
-        },
-        payload_digest: payload_digest.to_owned(),
-        record_id: record_id.to_owned(),
-        warc_file: warc_file.to_owned(),
         warc_offset,
         payload_bytes,
-        hops: Some(hops.to_owned()),
-    })
+        strings: [
+            url,
+            etag,
+            last_modified,
+            payload_digest,
+            record_id,
+            warc_file,
+        ],
+    }
+    .entry(offset)?;
+    entry.hops = Some(hops.to_owned());
+    Ok(entry)
+}
+
+/// The fields both layouts hold, as decoded.
+pub(crate) struct Fields<'a> {
+    pub flags: u8,
+    pub status: u16,
+    pub fetched_at_us: i64,
+    pub warc_offset: u64,
+    pub payload_bytes: u64,
+    /// In [`IndexEntry::strings`] order.
+    pub strings: [&'a str; 6],
+}
+
+impl Fields<'_> {
+    /// The entry (without a hop path), once the fields check out.
+    ///
+    /// # Errors
+    /// [`IndexError::BadRecord`] for an empty URL or validator text without its flag.
+    pub fn entry(self, offset: u64) -> Result<IndexEntry, IndexError> {
+        let bad = |reason| IndexError::BadRecord { offset, reason };
+        let flags = self.flags;
+        let [url, etag, last_modified, payload_digest, record_id, warc_file] = self.strings;
+        if url.is_empty() {
+            return Err(bad("empty url"));
+        }
+        if (flags & 1 == 0 && !etag.is_empty()) || (flags & 2 == 0 && !last_modified.is_empty()) {
+            return Err(bad("validator text without its flag"));
+        }
+        let present = |bit: u8, s: &str| (flags & bit != 0).then(|| s.to_owned());
+        Ok(IndexEntry {
+            url: url.to_owned(),
+            status: self.status,
+            fetched_at_us: self.fetched_at_us,
+            validators: Validators {
+                etag: present(1, etag),
+                last_modified: present(2, last_modified),
+            },
+            payload_digest: payload_digest.to_owned(),
+            record_id: record_id.to_owned(),
+            warc_file: warc_file.to_owned(),
+            warc_offset: self.warc_offset,
+            payload_bytes: self.payload_bytes,
+            hops: None,
+        })
+    }
+}
+
+impl IndexEntry {
+    /// The string fields both layouts write, in their order: URL, ETag, Last-Modified,
+    /// payload digest, record id, WARC file (absent validators empty).
+    pub(crate) fn strings(&self) -> [&str; 6] {
+        [
+            self.url.as_str(),
+            self.validators.etag.as_deref().unwrap_or(""),
+            self.validators.last_modified.as_deref().unwrap_or(""),
+            self.payload_digest.as_str(),
+            self.record_id.as_str(),
+            self.warc_file.as_str(),
+        ]
+    }
+
+    /// The flags byte: bit 0 ETag present, bit 1 Last-Modified present.
+    pub(crate) fn flags(&self) -> u8 {
+        u8::from(self.validators.etag.is_some())
+            | (u8::from(self.validators.last_modified.is_some()) << 1)
+    }
 }
 
 /// Bytes of `v` as a shortest-form varint.

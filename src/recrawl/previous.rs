@@ -779,6 +779,38 @@ mod tests {
         assert!((0..40).all(|i| previous.get(&synth(i).url) == Some(synth(i))));
     }
 
+    /// A version-1 index (the build before) loads: lookups work, entries have no hop
+    /// path; a version-2 file on disk is read back with `pread`.
+    #[test]
+    fn previous_loads_both_versions_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = super::super::index::legacy::header().to_vec();
+        for i in 0..5 {
+            bytes.extend_from_slice(&super::super::index::legacy::encode(&synth(i)).unwrap());
+        }
+        std::fs::write(dir.path().join(INDEX_FILE), &bytes).unwrap();
+        let previous = Previous::load(dir.path()).unwrap();
+        assert_eq!(previous.version(), IndexVersion::V1);
+        assert_eq!(
+            previous.get(&synth(3).url),
+            Some(IndexEntry {
+                hops: None,
+                ..synth(3)
+            })
+        );
+        std::fs::remove_file(dir.path().join(INDEX_FILE)).unwrap();
+        let mut w = IndexWriter::create(&dir.path().join(INDEX_FILE)).unwrap();
+        for i in 0..5 {
+            w.append(&synth(i)).unwrap();
+        }
+        w.sync().unwrap();
+        let previous = Previous::load(dir.path()).unwrap();
+        assert_eq!(previous.version(), IndexVersion::V2);
+        assert_eq!(previous.len(), 5);
+        assert_eq!(previous.get(&synth(4).url), Some(synth(4)));
+        assert_eq!(previous.warc_dir(), dir.path().join("warc"));
+    }
+
     /// The table holds 16 bytes per URL, whatever the URL (the entries stay on disk).
     #[test]
     fn previous_table_takes_16_bytes_per_url() {

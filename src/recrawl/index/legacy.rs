@@ -16,7 +16,7 @@
 
 use std::io::{self, Read};
 
-use super::{FrameError, IndexEntry, IndexError, Validators, INDEX_MAGIC, MAX_RECORD_BYTES};
+use super::{Fields, FrameError, IndexEntry, IndexError, INDEX_MAGIC, MAX_RECORD_BYTES};
 use crate::disk::read_full;
 
 /// The format version of this layout.
@@ -103,22 +103,13 @@ pub(super) fn frame_head(head: [u8; FRAME_HEAD_BYTES]) -> (u32, u32) {
 /// [`io::ErrorKind::InvalidInput`] when a string is longer than 65,535 bytes or the
 /// record longer than the maximum.
 pub fn encode(entry: &IndexEntry) -> io::Result<Vec<u8>> {
-    let v = &entry.validators;
     let mut p = Vec::with_capacity(64 + entry.url.len() + entry.warc_file.len());
-    let flags = u8::from(v.etag.is_some()) | (u8::from(v.last_modified.is_some()) << 1);
-    p.push(flags);
+    p.push(entry.flags());
     p.extend_from_slice(&entry.fetched_at_us.to_le_bytes());
     p.extend_from_slice(&entry.status.to_le_bytes());
     p.extend_from_slice(&entry.warc_offset.to_le_bytes());
     p.extend_from_slice(&entry.payload_bytes.to_le_bytes());
-    for s in [
-        entry.url.as_str(),
-        v.etag.as_deref().unwrap_or(""),
-        v.last_modified.as_deref().unwrap_or(""),
-        entry.payload_digest.as_str(),
-        entry.record_id.as_str(),
-        entry.warc_file.as_str(),
-    ] {
+    for s in entry.strings() {
         let len = u16::try_from(s.len()).map_err(|_| {
             io::Error::new(io::ErrorKind::InvalidInput, "index field over 65535 bytes")
         })?;
@@ -162,29 +153,15 @@ pub(super) fn decode(payload: &[u8], offset: u64) -> Result<IndexEntry, IndexErr
     if r.at != payload.len() {
         return Err(bad("bytes after the last field"));
     }
-    let [url, etag, last_modified, payload_digest, record_id, warc_file] = strings;
-    if url.is_empty() {
-        return Err(bad("empty url"));
-    }
-    if (flags & 1 == 0 && !etag.is_empty()) || (flags & 2 == 0 && !last_modified.is_empty()) {
-        return Err(bad("validator text without its flag"));
-    }
-    let present = |bit: u8, s: &str| (flags & bit != 0).then(|| s.to_owned());
-    Ok(IndexEntry {
-        url: url.to_owned(),
+    Fields {
+        flags,
         status,
         fetched_at_us,
-        validators: Validators {
-            etag: present(1, etag),
-            last_modified: present(2, last_modified),
-        },
-        payload_digest: payload_digest.to_owned(),
-        record_id: record_id.to_owned(),
-        warc_file: warc_file.to_owned(),
         warc_offset,
         payload_bytes,
-        hops: None,
-    })
+        strings,
+    }
+    .entry(offset)
 }
 
 struct Cursor<'a> {
