@@ -773,7 +773,10 @@ fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
         let r = &l[0];
         assert!(has(r, "not-modified"), "{url}: {r}");
         let n = links1[url];
-        assert!(has(r, &format!("previous-links:{n}")), "{url}: {r}, c1 had {n}");
+        assert!(
+            has(r, &format!("previous-links:{n}")),
+            "{url}: {r}, c1 had {n}"
+        );
         linked += usize::from(n > 0);
         assert_eq!(r["hops"], lines1[url][0]["hops"], "{url}: hop path");
         assert_eq!(
