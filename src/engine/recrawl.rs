@@ -54,9 +54,9 @@ pub(super) fn add_scope(previous: Option<&mut Previous>, seeds: &mut Vec<Url>) {
     }
 }
 
-/// The hop path a previous URL is queued with: the one it had (so `--max-hops`, the
-/// scope's hop rules and sitemap hops behave as in the first crawl: a URL whose path
-/// ends in `M` is read as a sitemap when its answer is one). A version-1 index kept
+/// The hop path a previous URL is queued with: the one it had (so `--max-hops` and
+/// sitemap hops behave as in the first crawl: a URL whose path ends in `M` is read as
+/// a sitemap when its answer is one). A version-1 index kept
 /// none: a URL named like a sitemap file (`….xml`, `….xml.gz`) then gets `M` (as
 /// `--sitemap`), any other an empty path (a seed).
 fn hops_of(entry: &IndexEntry, url: &Url) -> String {
