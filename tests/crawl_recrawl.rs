@@ -446,6 +446,7 @@ fn a_damaged_previous_index_stops_the_crawl_with_exit_2() {
             warc_file: "x.warc.gz".to_owned(),
             warc_offset: 0,
             payload_bytes: 10,
+            hops: Some(String::new()),
         })
         .unwrap();
     }
@@ -716,4 +717,99 @@ fn sitemaps_are_read_again_in_a_recrawl() {
         .filter(|l| annotations(&l[0]).iter().any(|a| a.starts_with("sitemap:")))
         .count();
     assert!(read > 0, "no sitemap was read as one");
+}
+
+/// Three crawls of an unchanged web (c1; c2 `--recrawl c1`; c3 `--recrawl c2`): in c3
+/// every page is a 304 whose links are c1's, read from c2's revisit and its metadata
+/// record (the page was not fetched in full since c1), every URL keeps c1's hop path,
+/// and c3's index still refers to c1's captures.
+#[test]
+fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
+    let tmp = tempfile::tempdir().unwrap();
+    let web_dir = tmp.path().join("web");
+    let crawls = [
+        tmp.path().join("c1"),
+        tmp.path().join("c2"),
+        tmp.path().join("c3"),
+    ];
+    let (port, _) = first_crawl(&web_dir, &crawls[0]);
+    for pair in crawls.windows(2) {
+        let mut web = Web::start(&web_dir, port, &[]);
+        run(
+            &web_dir,
+            &crawl_args(&pair[1]),
+            &["--recrawl", pair[0].to_str().unwrap(), "--delay-ms", "5"],
+        );
+        web.stop();
+    }
+    let index1 = trawl::recrawl::read_latest(&crawls[0].join("recrawl.idx"))
+        .unwrap()
+        .0;
+    let index3 = trawl::recrawl::read_latest(&crawls[2].join("recrawl.idx"))
+        .unwrap()
+        .0;
+    // c1's links per page, from its own metadata records.
+    let links1: BTreeMap<&String, usize> = index1
+        .iter()
+        .map(|(url, e)| {
+            let (links, _) =
+                trawl::recrawl::outlinks::read_outlinks(&crawls[0].join("warc"), e, usize::MAX)
+                    .unwrap();
+            (url, links.len())
+        })
+        .collect();
+    let (lines1, lines2, lines3) = (
+        page_lines(&crawls[0]),
+        page_lines(&crawls[1]),
+        page_lines(&crawls[2]),
+    );
+    assert_eq!(
+        lines3.keys().collect::<BTreeSet<_>>(),
+        lines1.keys().collect::<BTreeSet<_>>()
+    );
+    let mut linked = 0;
+    for (url, l) in &lines3 {
+        assert_eq!(l.len(), 1, "{url}");
+        let r = &l[0];
+        assert!(has(r, "not-modified"), "{url}: {r}");
+        let n = links1[url];
+        assert!(
+            has(r, &format!("previous-links:{n}")),
+            "{url}: {r}, c1 had {n}"
+        );
+        linked += usize::from(n > 0);
+        assert_eq!(r["hops"], lines1[url][0]["hops"], "{url}: hop path");
+        assert_eq!(
+            lines2[url][0]["hops"], lines1[url][0]["hops"],
+            "{url}: c2 hop path"
+        );
+        // c3's entry: c1's capture (what revisits refer to), c3's revisit record.
+        let (e1, e3) = (&index1[url], &index3[url]);
+        assert_eq!(
+            (&e3.record_id, e3.fetched_at_us, &e3.payload_digest),
+            (&e1.record_id, e1.fetched_at_us, &e1.payload_digest),
+            "{url}"
+        );
+        assert!(crawls[2].join("warc").join(&e3.warc_file).exists(), "{url}");
+        assert_eq!(e3.hops, e1.hops, "{url}");
+    }
+    for out in &crawls[1..] {
+        for r in crawl_log(out) {
+            assert!(!has(&r, "previous-links-error"), "{r}");
+        }
+    }
+    let stats = stats_json(&crawls[2]);
+    assert_eq!(
+        stats["recrawl"]["not_modified"].as_u64(),
+        Some(lines1.len() as u64),
+        "{}",
+        stats["recrawl"]
+    );
+    warcio_check_dir(&crawls[2].join("warc"));
+    eprintln!(
+        "crawl_recrawl (three crawls): {} pages, all 304 in c3, {linked} with links \
+         ({} links in all) read from c2's revisits; hop paths as in c1",
+        lines3.len(),
+        links1.values().sum::<usize>()
+    );
 }

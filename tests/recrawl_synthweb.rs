@@ -143,6 +143,7 @@ fn first_pass(port: u16, index: &Path) -> (u64, u64) {
                 warc_file: "first.warc.gz".to_owned(),
                 warc_offset: 0,
                 payload_bytes: a.body.len() as u64,
+                hops: Some(String::new()),
             })
             .unwrap();
             k += 1;

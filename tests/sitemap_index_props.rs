@@ -149,6 +149,7 @@ proptest! {
             warc_file: "a.warc.gz".to_owned(),
             warc_offset: i as u64 * 1000,
             payload_bytes: i as u64,
+            hops: Some("LM".repeat(i % 3)),
         }).collect();
         let mut file = trawl::recrawl::index::header().to_vec();
         let mut ends = vec![HEADER_BYTES];

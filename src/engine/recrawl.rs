@@ -1,21 +1,26 @@
 //! The engine's side of a re-crawl (`--recrawl PREV_OUT`, issue 14): each hook is one
 //! call from the place it serves, so the files shared with other work keep small
-//! hunks. Start-up reads the previous index and adds its URLs to the seeds
-//! ([`load`], [`add_seeds`]); the core's request building adds the validators
+//! hunks. Start-up reads the previous index into its table ([`load`]), widens the
+//! scope to its hosts ([`add_scope`]) and queues its URLs with their hop paths
+//! ([`queue_previous`]); the core's request building adds the validators
 //! ([`condition`]); the shard driver judges each page answer ([`judge_page`]) and
 //! hands the output thread the facts of this crawl's own index entry
 //! ([`index_facts`]); the output thread appends it (`output.rs`). The decisions are
 //! `crate::recrawl`'s pure functions.
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use url::Url;
 
 use crate::crawllog::Hop;
+use crate::frontier::{Frontier, QueuedUrl};
 use crate::http::RequestHead;
 use crate::net::FetchOutcome;
 use crate::recrawl::{
-    judge, plan, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan, Previous, Verdict,
+    judge, plan, IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan,
+    Previous, Verdict,
 };
 use crate::warc::WarcDate;
 
@@ -27,45 +32,98 @@ pub(super) fn load(config: &CrawlConfig) -> Result<Option<Previous>, CrawlError>
     let Some(prev_out) = &config.recrawl else {
         return Ok(None);
     };
-    let previous = Previous::load(prev_out).map_err(|e| {
-        CrawlError::Config(format!(
-            "--recrawl {}: cannot use its re-crawl index: {e}{}",
-            prev_out.display(),
-            std::error::Error::source(&e).map_or(String::new(), |s| format!(": {s}"))
-        ))
-    })?;
-    tracing::info!(urls = previous.len(), path = %previous.path.display(), "re-crawl: previous captures read");
+    let previous = Previous::load(prev_out).map_err(|e| index_error(prev_out, &e))?;
+    tracing::info!(urls = previous.len(), table_bytes = previous.table_bytes(),
+        path = %previous.path.display(), "re-crawl: previous captures read");
     Ok(Some(previous))
 }
 
-/// Adds the URLs the previous crawl fetched to the seeds of a fresh crawl (after the
-/// given ones; the presence bits drop repeats). They also widen the scope to the
-/// previous crawl's hosts, as its seeds did. Previous URLs named like sitemap files
-/// (`….xml`, `….xml.gz`) are queued as sitemaps instead (hop `M`, as `--sitemap`), so
-/// a changed sitemap is read as one and leads to its new pages; the index keeps no
-/// hop path, and one that is not a sitemap is a page like any other
-/// (`core/sitemaps.rs`).
-pub(super) fn add_seeds(
-    previous: Option<&Previous>,
-    seeds: &mut Vec<Url>,
-    sitemaps: &mut Vec<String>,
-) {
-    let Some(previous) = previous else {
-        return;
+fn index_error(prev_out: &Path, e: &IndexError) -> CrawlError {
+    CrawlError::Config(format!(
+        "--recrawl {}: cannot use its re-crawl index: {e}{}",
+        prev_out.display(),
+        std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"))
+    ))
+}
+
+/// Widens the scope to the previous crawl's hosts, as its seeds did: one URL per host
+/// joins `seeds` (the URLs themselves are queued by [`queue_previous`]).
+pub(super) fn add_scope(previous: Option<&mut Previous>, seeds: &mut Vec<Url>) {
+    if let Some(previous) = previous {
+        seeds.extend(previous.take_host_urls());
+    }
+}
+
+/// The hop path a previous URL is queued with: the one it had (so `--max-hops` and
+/// sitemap hops behave as in the first crawl: a URL whose path ends in `M` is read as
+/// a sitemap when its answer is one). A version-1 index kept
+/// none: a URL named like a sitemap file (`….xml`, `….xml.gz`) then gets `M` (as
+/// `--sitemap`), any other an empty path (a seed).
+fn hops_of(entry: &IndexEntry, url: &Url) -> String {
+    if let Some(hops) = &entry.hops {
+        return hops.clone();
+    }
+    let path = url.path().to_ascii_lowercase();
+    if path.ends_with(".xml") || path.ends_with(".xml.gz") {
+        Hop::Manifest.code().to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// Queues the URLs the previous crawl fetched (a fresh crawl, after its own seeds: the
+/// presence bits drop repeats), streamed from its index in the order they were
+/// fetched, each with its hop path ([`hops_of`]) and no referrer.
+///
+/// # Errors
+/// An index that changed since it was loaded and no longer reads, or a frontier that
+/// cannot take a URL.
+pub(super) fn queue_previous(
+    shared: &Shared,
+    frontiers: &mut [Frontier],
+) -> Result<(), CrawlError> {
+    let Some(previous) = &shared.previous else {
+        return Ok(());
     };
-    seeds.reserve(previous.len());
-    for url in previous
-        .urls()
-        .into_iter()
-        .filter_map(|u| Url::parse(u).ok())
-    {
-        let path = url.path().to_ascii_lowercase();
-        if path.ends_with(".xml") || path.ends_with(".xml.gz") {
-            sitemaps.push(url.into());
-        } else {
-            seeds.push(url);
+    let prev_out = previous.path.parent().unwrap_or(Path::new("."));
+    let now = Instant::now();
+    let n = frontiers.len();
+    let (mut queued, mut repeats) = (0u64, 0u64);
+    for entry in previous.entries().map_err(|e| index_error(prev_out, &e))? {
+        let entry = entry.map_err(|e| index_error(prev_out, &e))?;
+        let Ok(url) = Url::parse(&entry.url) else {
+            continue;
+        };
+        // Farm: every node reads the same previous crawl and keeps its own.
+        if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
+            continue;
+        }
+        if shared.seen.test_and_set(url.as_str().as_bytes()) {
+            repeats += 1;
+            continue;
+        }
+        let Some(key) = super::shard::host_key(&url) else {
+            continue;
+        };
+        let item = QueuedUrl {
+            hops: hops_of(&entry, &url),
+            url: entry.url,
+            via: None,
+            attempts: 0,
+        };
+        if let Some(f) = frontiers.get_mut(super::shard::shard_of(&key, n)) {
+            f.push(&key, item, now)?;
+            shared.outstanding.fetch_add(1, Ordering::AcqRel);
+            shared.discovered.fetch_add(1, Ordering::AcqRel);
+            queued += 1;
         }
     }
+    tracing::info!(
+        queued,
+        repeats,
+        "re-crawl: previous URLs queued with their hop paths"
+    );
+    Ok(())
 }
 
 /// This crawl's index (`OUT/recrawl.idx`), written by the output thread when WARC
@@ -96,7 +154,7 @@ pub(crate) fn condition(shared: &Shared, url: &str, head: &mut RequestHead) {
     if let Plan::Fetch {
         if_none_match,
         if_modified_since,
-    } = plan(previous.get(url), None, LastmodPolicy::Conditional)
+    } = plan(previous.get(url).as_ref(), None, LastmodPolicy::Conditional)
     {
         head.if_none_match = if_none_match;
         head.if_modified_since = if_modified_since;
@@ -112,17 +170,17 @@ pub(crate) fn judge_page(shared: &Shared, o: &FetchOutcome) -> Option<Judgement>
     if o.error.is_some() {
         return None;
     }
-    let prev = previous.get(o.url.as_str());
-    let j = judge(prev, status, o.payload.as_deref());
-    shared.recrawl.record(prev, j.verdict);
+    let j = judge(previous.get(o.url.as_str()), status, o.payload.as_deref());
+    shared.recrawl.record(j.previous.as_ref(), j.verdict);
     Some(j)
 }
 
-/// The facts of this crawl's index entry for a page answer (see
-/// [`IndexFacts::of`]); `None` without a response head or after a failure.
+/// The facts of this crawl's index entry for a page answer with hop path `hops` (see
+/// [`IndexFacts::of`]; the previous capture is the judgement's); `None` without a
+/// response head or after a failure.
 pub(crate) fn index_facts(
-    shared: &Shared,
     o: &FetchOutcome,
+    hops: &str,
     date: WarcDate,
     judgement: Option<&Judgement>,
 ) -> Option<IndexFacts> {
@@ -130,10 +188,11 @@ pub(crate) fn index_facts(
     if o.error.is_some() {
         return None;
     }
-    let prev = shared.previous.as_ref().and_then(|p| p.get(o.url.as_str()));
+    let prev = judgement.and_then(|j| j.previous.as_ref());
     let payload_bytes = o.payload.as_ref().map_or(0, |p| p.len() as u64);
     Some(IndexFacts::of(
         o.url.as_str(),
+        hops,
         head,
         date,
         payload_bytes,
@@ -142,8 +201,9 @@ pub(crate) fn index_facts(
     ))
 }
 
-/// The links of a page answered `304 Not Modified`, read from the previous crawl's
-/// `metadata` record of its capture (`recrawl::outlinks`), at most
+/// The links of a page answered `304 Not Modified`, read from the `metadata` record
+/// that follows the record the previous crawl wrote for it (`recrawl::outlinks`; a
+/// revisit's carries the links it was given, so they last), at most
 /// `max_links_per_page`. Annotates the line: `previous-links:N`, plus
 /// `links-truncated:M` past the cap, or `previous-links-error` when they could not be
 /// read (the page's links are then only those the seeds give).
@@ -157,7 +217,7 @@ pub(crate) fn previous_links(
         return None;
     }
     let previous = shared.previous.as_ref()?;
-    let entry = previous.get(o.url.as_str())?;
+    let entry = judgement.previous.as_ref()?;
     match crate::recrawl::outlinks::read_outlinks(
         &previous.warc_dir(),
         entry,

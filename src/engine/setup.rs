@@ -165,7 +165,7 @@ pub(super) fn prepare(
     let out = config.out_dir.clone();
     let cp_root = out.join("checkpoint");
     // A re-crawl's previous index first: a damaged one leaves no output behind.
-    let previous = super::recrawl::load(&config)?;
+    let mut previous = super::recrawl::load(&config)?;
     let resumed = open_run(&mut config, resume)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
     let output = open_output(&config, resumed.as_ref())?;
@@ -175,7 +175,7 @@ pub(super) fn prepare(
         .iter()
         .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
         .collect();
-    super::recrawl::add_seeds(previous.as_ref(), &mut seed_urls, &mut config.sitemaps);
+    super::recrawl::add_scope(previous.as_mut(), &mut seed_urls);
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
@@ -204,7 +204,7 @@ pub(super) fn prepare(
     };
     let shared = Arc::new(shared);
     log_presence_sizing(&shared);
-    let mut frontiers = new_frontiers(&shared.config)?;
+    let mut frontiers = new_frontiers(&shared.config, previous_table_bytes(&shared))?;
     let n = shared.config.shards;
     let mut prepared = Prepared {
         out,
@@ -238,6 +238,7 @@ pub(super) fn prepare(
                 Instant::now(),
             )?;
             seed_frontiers(&shared, &seed_urls, &mut frontiers)?;
+            super::recrawl::queue_previous(&shared, &mut frontiers)?;
         }
     }
     prepared.frontiers = frontiers;
@@ -391,15 +392,57 @@ fn open_output(
     OutputThread::spawn(log_path, warc_cfg, index, 4096).map_err(CrawlError::Output)
 }
 
+/// Bytes of a re-crawl's table of previous URLs (`recrawl::Previous`), logged: a fixed
+/// cost charged to `--memory` like the fetch buffers ([`new_frontiers`]).
+fn previous_table_bytes(shared: &Shared) -> u64 {
+    let Some(previous) = &shared.previous else {
+        return 0;
+    };
+    let bytes = previous.table_bytes();
+    let line = format!(
+        "re-crawl: table of {} previous URLs takes {:.1} MiB ({:.1} bytes per URL), \
+         counted against --memory",
+        previous.len(),
+        bytes as f64 / f64::from(1u32 << 20),
+        bytes as f64 / previous.len().max(1) as f64,
+    );
+    tracing::info!(urls = previous.len(), table_bytes = bytes, "{line}");
+    if !shared.config.progress_interval.is_zero() {
+        eprintln!("trawl: {line}");
+    }
+    bytes
+}
+
+/// RAM each shard's frontier may use: `CrawlConfig::frontier_ram_bytes_per_shard`
+/// with `reserved_bytes` (a re-crawl's table) counted among the fixed costs: the
+/// frontiers share an eighth of what fixed costs leave, so that share shrinks by an
+/// eighth of the table (never below the 1 MiB floor; a table beyond the budget is
+/// warned about).
+fn frontier_ram_bytes_per_shard(config: &CrawlConfig, reserved_bytes: u64) -> usize {
+    let share = config.frontier_ram_bytes_per_shard();
+    let less = reserved_bytes / 8 / config.shards.max(1) as u64;
+    let less = usize::try_from(less).unwrap_or(usize::MAX);
+    if less > 0 && share.saturating_sub(less) < 1 << 20 {
+        tracing::warn!(
+            reserved_bytes,
+            memory_bytes = config.memory_bytes,
+            "re-crawl: the previous crawl's table leaves the frontiers their 1 MiB floor: \
+             raise --memory"
+        );
+    }
+    share.saturating_sub(less).max(1 << 20)
+}
+
 /// One empty frontier per shard, in `OUT/frontier/shard-NNNN` (a previous run's
-/// segments are removed: a resume refills from the checkpoint).
-fn new_frontiers(config: &CrawlConfig) -> Result<Vec<Frontier>, CrawlError> {
+/// segments are removed: a resume refills from the checkpoint). `reserved_bytes` of
+/// the budget are taken already ([`frontier_ram_bytes_per_shard`]).
+fn new_frontiers(config: &CrawlConfig, reserved_bytes: u64) -> Result<Vec<Frontier>, CrawlError> {
     let frontier_root = config.out_dir.join("frontier");
     let _ = fs::remove_dir_all(&frontier_root);
     let mut frontiers = Vec::with_capacity(config.shards);
     for i in 0..config.shards {
         let mut fc = FrontierConfig::new(frontier_root.join(format!("shard-{i:04}")));
-        fc.ram_budget_bytes = config.frontier_ram_bytes_per_shard();
+        fc.ram_budget_bytes = frontier_ram_bytes_per_shard(config, reserved_bytes);
         fc.max_in_flight_per_host = config.per_host_connections.max(1);
         frontiers.push(Frontier::new(fc)?);
     }
@@ -488,4 +531,24 @@ fn seed_frontiers(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A re-crawl's table is a fixed cost: the frontiers' share (an eighth of what
+    /// fixed costs leave) shrinks by an eighth of it, split across shards, never below
+    /// the 1 MiB floor.
+    #[test]
+    fn the_previous_table_is_charged_to_the_frontier_budget() {
+        let mut c = CrawlConfig::new("/nonexistent");
+        c.memory_bytes = 1 << 30;
+        c.shards = 2;
+        let share = c.frontier_ram_bytes_per_shard();
+        assert_eq!(frontier_ram_bytes_per_shard(&c, 0), share);
+        let table = 160u64 << 20; // 10 million URLs at 16 bytes
+        assert_eq!(frontier_ram_bytes_per_shard(&c, table), share - (10 << 20));
+        assert_eq!(frontier_ram_bytes_per_shard(&c, 1 << 40), 1 << 20);
+    }
 }

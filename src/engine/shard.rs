@@ -425,7 +425,7 @@ impl Shard {
         let date = WarcDate::now();
         let index = page
             .filter(|_| self.shared.config.warc && !skip)
-            .and_then(|_| super::recrawl::index_facts(&self.shared, o, date, judgement.as_ref()))
+            .and_then(|_| super::recrawl::index_facts(o, hops, date, judgement.as_ref()))
             .map(Box::new);
         // The capture shares the outcome's buffers (request, head, payload): no copy.
         let capture = (self.shared.config.warc && !skip)
@@ -436,8 +436,11 @@ impl Shard {
                 capture.metadata = page.map(|(it, links)| crate::warc::CaptureMetadata {
                     via: it.via.clone(),
                     hops_path: it.hops.clone(),
+                    // A 304's links are the previous crawl's: written again, so the
+                    // next re-crawl finds them after this revisit.
                     outlinks: links
                         .iter()
+                        .chain(previous_links.iter().flatten())
                         .map(|(url, hop)| Outlink {
                             url: url.to_string(),
                             hop: *hop,

@@ -1,47 +1,67 @@
-//! The re-crawl index: URL → validators, fetch date, payload digest, WARC location.
+//! The re-crawl index: URL → validators, fetch date, payload digest, hop path, WARC
+//! location.
 //!
 //! Written append-only while a crawl runs, read by the next crawl without opening a
-//! WARC file. Layout (all integers little-endian):
+//! WARC file. Version 2 is built on the shared on-disk records (`crate::disk`): a
+//! [`Format`] header and `varint len | crc32 | payload` frames.
 //!
 //! ```text
-//! header  16 bytes: magic "TRAWLRIX" | version u32 (1) | crc32 of the 12 bytes before
-//! record  len u32 | crc32 u32 of the payload | payload (len bytes, at most 64 KiB)
+//! header  12 bytes: magic "TRAWLRIX" | version u32 LE (2)
+//! record  varint payload_len | crc32(payload) u32 LE | payload (at most 64 KiB)
 //! payload flags u8 (bit 0: ETag present, bit 1: Last-Modified present)
-//!         fetched_at_us i64 (Unix microseconds, the WARC-Date of the capture)
-//!         status u16
-//!         warc_offset u64 (byte offset of the response record in its file)
-//!         payload_bytes u64 (entity body length: what a 304 saves)
-//!         url, etag, last_modified, payload_digest, record_id, warc_file:
-//!             each u16 length + UTF-8 bytes (absent validators have length 0)
+//!         status u16 LE | fetched_at_us i64 LE
+//!         warc_offset varint | payload_bytes varint
+//!         url, etag, last_modified, payload_digest, record_id, warc_file, hops:
+//!             each varint length + UTF-8 bytes (absent validators have length 0)
 //! ```
 //!
-//! A later record for the same URL supersedes an earlier one. A record cut short at the
-//! end of the file (a crash in the middle of an append) is a torn tail: the reader
-//! stops before it and says so ([`Recovered`]), and [`IndexWriter::open_append`]
-//! truncates it. Anything else that does not check out (magic, version, a checksum in
-//! the middle of the file, an impossible length) is an [`IndexError`] naming the byte
-//! offset, never a panic.
+//! Every varint is in its shortest form, so an entry has exactly one encoding (the
+//! fuzz check re-encodes what it reads). What the fields mean is on [`IndexEntry`]:
+//! `record_id`, `fetched_at_us` and `payload_digest` are those of the capture that
+//! holds the payload; `warc_file` and `warc_offset` the record the crawl that wrote the
+//! index wrote for the URL (its response, or its revisit), followed in that file by its
+//! `metadata` record.
 //!
-//! The framing (length + CRC32 records behind a magic/version header) is what the
-//! shared on-disk records module (`src/disk/`, issue 12) provides; this file carries
-//! its own until that module is merged, and should move onto it then.
+//! A later record for the same URL supersedes an earlier one. A record cut short at the
+//! end of the file (a crash in the middle of an append), or a zero-filled tail, is a
+//! torn tail: the reader stops before it and says so ([`Recovered`]), and
+//! [`IndexWriter::open_append`] truncates it. Anything else that does not check out
+//! (magic, version, a checksum in the middle of the file, an impossible length, fields
+//! that do not parse) is an [`IndexError`] naming the byte offset, never a panic.
+//!
+//! Version 1 (the build before, its own framing) is still read: [`legacy`].
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use crate::disk::{self, Format, RecordError, RecordReader};
+
+pub mod legacy;
 
 /// File name of the index inside a crawl's output directory.
 pub const INDEX_FILE: &str = "recrawl.idx";
 /// The first eight bytes of an index file.
 pub const INDEX_MAGIC: &[u8; 8] = b"TRAWLRIX";
-/// The format version this code writes and reads.
-pub const INDEX_VERSION: u32 = 1;
-/// Header size in bytes.
-pub const HEADER_BYTES: usize = 16;
-/// Largest record payload accepted, in bytes: six strings of at most a few KiB each.
-pub const MAX_RECORD_BYTES: u32 = 64 * 1024;
+/// The format version this code writes (it also reads [`legacy::VERSION`]).
+pub const INDEX_VERSION: u32 = 2;
+/// Largest record payload accepted, in bytes: seven strings of at most a few KiB each.
+pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+/// The file format written: magic, version, payload cap.
+pub const FORMAT: Format = Format::new(*INDEX_MAGIC, INDEX_VERSION, MAX_RECORD_BYTES);
 
-const FIXED_PAYLOAD_BYTES: usize = 1 + 8 + 2 + 8 + 8;
+/// Header bytes of a version-2 file, where its first record starts.
+pub const HEADER_BYTES: usize = disk::HEADER_BYTES;
+
+/// The header of a version-2 file.
+pub fn header() -> [u8; HEADER_BYTES] {
+    FORMAT.header()
+}
+
+/// Bytes read at once by [`read_entry_at`]: a typical record (about 200 bytes) and its
+/// frame in one positioned read.
+const READ_AT_BYTES: usize = 512;
 
 /// The validators of one capture, sent back as `If-None-Match` / `If-Modified-Since`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -53,27 +73,54 @@ pub struct Validators {
     pub last_modified: Option<String>,
 }
 
-/// One capture as the re-crawl needs it.
+/// One URL as the re-crawl needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexEntry {
     /// The canonical URL fetched.
     pub url: String,
     /// HTTP status of the capture.
     pub status: u16,
-    /// When it was fetched (the WARC-Date of the response record), Unix microseconds.
+    /// When the capture holding the payload was made (its WARC-Date, what a revisit's
+    /// `WARC-Refers-To-Date` names), Unix microseconds.
     pub fetched_at_us: i64,
-    /// ETag and Last-Modified.
+    /// ETag and Last-Modified of the latest answer that sent any.
     pub validators: Validators,
-    /// `WARC-Payload-Digest` of the capture (e.g. `sha1:BASE32`), empty when none.
+    /// `WARC-Payload-Digest` of the capture holding the payload (e.g. `sha1:BASE32`),
+    /// empty when none.
     pub payload_digest: String,
-    /// `WARC-Record-ID` of the response record, for `WARC-Refers-To` in a revisit.
+    /// `WARC-Record-ID` of the capture holding the payload (its response record), what
+    /// a revisit's `WARC-Refers-To` names.
     pub record_id: String,
-    /// WARC file name, relative to the crawl's output directory.
+    /// WARC file of the record the crawl that wrote this index wrote for the URL (a
+    /// response, or a revisit), relative to that crawl's `warc/` directory.
     pub warc_file: String,
-    /// Byte offset of the response record in `warc_file`.
+    /// Byte offset of that record in `warc_file`; its `metadata` record (outlinks)
+    /// follows it.
     pub warc_offset: u64,
     /// Length of the payload (entity body): the bytes a `304` saves next time.
     pub payload_bytes: u64,
+    /// The hop path from the seed (`QueuedUrl::hops`, e.g. `LLM`); `None` in a
+    /// version-1 index, which did not keep it.
+    pub hops: Option<String>,
+}
+
+/// Which layout a file is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexVersion {
+    /// The build before: its own framing, no hop paths ([`legacy`]).
+    V1,
+    /// [`FORMAT`].
+    V2,
+}
+
+impl IndexVersion {
+    /// Bytes of the header, where the first record starts.
+    pub fn header_bytes(self) -> u64 {
+        match self {
+            Self::V1 => legacy::HEADER_BYTES as u64,
+            Self::V2 => disk::HEADER_BYTES as u64,
+        }
+    }
 }
 
 /// Why an index cannot be read.
@@ -83,9 +130,16 @@ pub enum IndexError {
     #[error("not a trawl re-crawl index (bad magic)")]
     BadMagic,
     /// A version this code does not read.
-    #[error("re-crawl index version {0} is not supported (this trawl reads version 1)")]
+    #[error("re-crawl index version {0} is not supported (this trawl reads versions 1 and 2)")]
     UnsupportedVersion(u32),
-    /// The header's checksum does not match.
+    /// A version-1 index (read, but never appended to: a resume of a crawl started by
+    /// the build before).
+    #[error(
+        "re-crawl index {0} is version 1 and cannot be appended to (this trawl writes \
+         version 2): resume with the trawl that started the crawl"
+    )]
+    OldVersion(PathBuf),
+    /// The header's checksum does not match (version 1).
     #[error("re-crawl index header is damaged (checksum mismatch)")]
     HeaderChecksum,
     /// Shorter than a header.
@@ -98,12 +152,10 @@ pub enum IndexError {
         offset: u64,
     },
     /// A record length over [`MAX_RECORD_BYTES`] (or under the fixed part).
-    #[error("re-crawl index record at byte {offset} has an impossible length {len}")]
+    #[error("re-crawl index record at byte {offset} has an impossible length")]
     RecordLength {
         /// Offset of the record.
         offset: u64,
-        /// The length read.
-        len: u32,
     },
     /// A record whose checksum is right but whose fields do not parse.
     #[error("re-crawl index record at byte {offset} is malformed: {reason}")]
@@ -134,156 +186,137 @@ pub struct Recovered {
     pub torn_bytes: u64,
 }
 
-/// The header bytes of a version-1 index.
-#[must_use]
-pub fn header() -> [u8; HEADER_BYTES] {
-    let mut h = [0u8; HEADER_BYTES];
-    let (magic, rest) = h.split_at_mut(8);
-    magic.copy_from_slice(INDEX_MAGIC);
-    let (version, crc) = rest.split_at_mut(4);
-    version.copy_from_slice(&INDEX_VERSION.to_le_bytes());
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(INDEX_MAGIC);
-    hasher.update(&INDEX_VERSION.to_le_bytes());
-    crc.copy_from_slice(&hasher.finalize().to_le_bytes());
-    h
+/// Why a frame could not be read (both layouts), before it is told whether that is a
+/// torn tail or damage.
+#[derive(Debug)]
+pub(crate) enum FrameError {
+    /// The input ends inside the frame.
+    Truncated,
+    /// The length is beyond the maximum (or, in version 1, below the minimum).
+    TooLong,
+    /// Read whole, but the checksum does not match.
+    Checksum,
+    /// Reading failed.
+    Io(io::Error),
 }
 
-/// Check a header.
+/// Encodes one entry as a framed version-2 record.
 ///
 /// # Errors
-/// [`IndexError::TruncatedHeader`], [`IndexError::BadMagic`],
-/// [`IndexError::HeaderChecksum`] or [`IndexError::UnsupportedVersion`].
-pub fn check_header(bytes: &[u8]) -> Result<(), IndexError> {
-    let h = bytes
-        .get(..HEADER_BYTES)
-        .ok_or(IndexError::TruncatedHeader)?;
-    let (magic, rest) = h.split_at(8);
-    if magic != INDEX_MAGIC {
-        return Err(IndexError::BadMagic);
-    }
-    let (version, crc) = rest.split_at(4);
-    let version = u32::from_le_bytes(
-        version
-            .try_into()
-            .map_err(|_| IndexError::TruncatedHeader)?,
-    );
-    let crc = u32::from_le_bytes(crc.try_into().map_err(|_| IndexError::TruncatedHeader)?);
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(magic);
-    hasher.update(&version.to_le_bytes());
-    if hasher.finalize() != crc {
-        return Err(IndexError::HeaderChecksum);
-    }
-    if version != INDEX_VERSION {
-        return Err(IndexError::UnsupportedVersion(version));
-    }
-    Ok(())
-}
-
-/// Encode one entry as a framed record (length, CRC, payload).
-///
-/// # Errors
-/// [`io::ErrorKind::InvalidInput`] when a string is longer than 65,535 bytes or the
-/// record longer than [`MAX_RECORD_BYTES`].
+/// [`io::ErrorKind::InvalidInput`] when the payload is longer than
+/// [`MAX_RECORD_BYTES`].
 pub fn encode(entry: &IndexEntry) -> io::Result<Vec<u8>> {
-    let v = &entry.validators;
-    let mut p = Vec::with_capacity(64 + entry.url.len() + entry.warc_file.len());
-    let flags = u8::from(v.etag.is_some()) | (u8::from(v.last_modified.is_some()) << 1);
-    p.push(flags);
-    p.extend_from_slice(&entry.fetched_at_us.to_le_bytes());
-    p.extend_from_slice(&entry.status.to_le_bytes());
-    p.extend_from_slice(&entry.warc_offset.to_le_bytes());
-    p.extend_from_slice(&entry.payload_bytes.to_le_bytes());
-    for s in [
-        entry.url.as_str(),
-        v.etag.as_deref().unwrap_or(""),
-        v.last_modified.as_deref().unwrap_or(""),
-        entry.payload_digest.as_str(),
-        entry.record_id.as_str(),
-        entry.warc_file.as_str(),
-    ] {
-        let len = u16::try_from(s.len()).map_err(|_| {
-            io::Error::new(io::ErrorKind::InvalidInput, "index field over 65535 bytes")
-        })?;
-        p.extend_from_slice(&len.to_le_bytes());
-        p.extend_from_slice(s.as_bytes());
-    }
-    let len = u32::try_from(p.len())
-        .ok()
-        .filter(|l| *l <= MAX_RECORD_BYTES)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "index record too large"))?;
-    let mut out = Vec::with_capacity(8 + p.len());
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&p).to_le_bytes());
-    out.extend_from_slice(&p);
+    let payload = encode_payload(entry)?;
+    let mut out = Vec::with_capacity(payload.len() + disk::MAX_FRAME_HEAD_BYTES);
+    disk::write_record(&mut out, &payload)?;
     Ok(out)
 }
 
-/// What [`decode`] found at the front of a buffer.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Decoded {
-    /// A record and the bytes it took.
-    Entry(IndexEntry, usize),
-    /// The buffer holds only the start of a record (or nothing): more bytes needed, or
-    /// at the end of the file a torn tail.
-    Incomplete,
-    /// A complete frame of this many bytes whose checksum does not match: damaged, or
-    /// at the very end of the file a torn write.
-    BadChecksum(usize),
+/// The payload of `entry`'s version-2 record.
+fn encode_payload(entry: &IndexEntry) -> io::Result<Vec<u8>> {
+    let mut p = Vec::with_capacity(64 + entry.url.len() + entry.warc_file.len());
+    p.push(entry.flags());
+    p.extend_from_slice(&entry.status.to_le_bytes());
+    p.extend_from_slice(&entry.fetched_at_us.to_le_bytes());
+    disk::put_varint(&mut p, entry.warc_offset);
+    disk::put_varint(&mut p, entry.payload_bytes);
+    for s in entry.strings() {
+        disk::put_bytes(&mut p, s.as_bytes());
+    }
+    disk::put_bytes(&mut p, entry.hops.as_deref().unwrap_or("").as_bytes());
+    if p.len() > MAX_RECORD_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "index record too large",
+        ));
+    }
+    Ok(p)
 }
 
-/// Decode the record at the front of `buf` (sans-IO; `offset` only names positions in
-/// errors).
+/// Decodes a version-2 payload (its checksum already checked); `offset` names the
+/// record in errors.
 ///
 /// # Errors
-/// [`IndexError::RecordLength`] or [`IndexError::BadRecord`].
-pub fn decode(buf: &[u8], offset: u64) -> Result<Decoded, IndexError> {
-    let (Some(len), Some(crc)) = (read_u32(buf, 0), read_u32(buf, 4)) else {
-        return Ok(Decoded::Incomplete);
-    };
-    if len > MAX_RECORD_BYTES || (len as usize) < FIXED_PAYLOAD_BYTES + 12 {
-        return Err(IndexError::RecordLength { offset, len });
-    }
-    let Some(payload) = buf.get(8..8 + len as usize) else {
-        return Ok(Decoded::Incomplete);
-    };
-    if crc32fast::hash(payload) != crc {
-        return Ok(Decoded::BadChecksum(8 + len as usize));
-    }
+/// [`IndexError::BadRecord`].
+pub fn decode_payload(payload: &[u8], offset: u64) -> Result<IndexEntry, IndexError> {
     let bad = |reason| IndexError::BadRecord { offset, reason };
-    let mut r = Cursor {
-        buf: payload,
-        at: 0,
-    };
-    let flags = r.u8().ok_or(bad("short fixed fields"))?;
+    let (&flags, rest) = payload.split_first().ok_or(bad("short fixed fields"))?;
     if flags & !0b11 != 0 {
         return Err(bad("unknown flags"));
     }
-    let fetched_at_us = r.i64().ok_or(bad("short fixed fields"))?;
-    let status = r.u16().ok_or(bad("short fixed fields"))?;
-    let warc_offset = r.u64().ok_or(bad("short fixed fields"))?;
-    let payload_bytes = r.u64().ok_or(bad("short fixed fields"))?;
-    let mut strings = [""; 6];
+    let (status, rest) = rest
+        .split_first_chunk::<2>()
+        .ok_or(bad("short fixed fields"))?;
+    let (date, mut rest) = rest
+        .split_first_chunk::<8>()
+        .ok_or(bad("short fixed fields"))?;
+    let warc_offset = take_uvarint(&mut rest).ok_or(bad("bad varint"))?;
+    let payload_bytes = take_uvarint(&mut rest).ok_or(bad("bad varint"))?;
+    let mut strings = [""; 7];
     for s in &mut strings {
-        *s = r.string().ok_or(bad("string field runs past the record"))?;
+        *s = take_str(&mut rest).ok_or(bad("bad string field"))?;
     }
-    if r.at != payload.len() {
+    if !rest.is_empty() {
         return Err(bad("bytes after the last field"));
     }
-    let [url, etag, last_modified, payload_digest, record_id, warc_file] = strings;
-    if url.is_empty() {
-        return Err(bad("empty url"));
+    let [url, etag, last_modified, payload_digest, record_id, warc_file, hops] = strings;
+    if hops
+        .chars()
+        .any(|c| crate::provenance::Hop::from_code(c).is_none())
+    {
+        return Err(bad("unknown hop code"));
     }
-    let present = |bit: u8, s: &str| (flags & bit != 0).then(|| s.to_owned());
-    if (flags & 1 == 0 && !etag.is_empty()) || (flags & 2 == 0 && !last_modified.is_empty()) {
-        return Err(bad("validator text without its flag"));
+    let mut entry = Fields {
+        flags,
+        status: u16::from_le_bytes(*status),
+        fetched_at_us: i64::from_le_bytes(*date),
+        warc_offset,
+        payload_bytes,
+        strings: [
+            url,
+            etag,
+            last_modified,
+            payload_digest,
+            record_id,
+            warc_file,
+        ],
     }
-    Ok(Decoded::Entry(
-        IndexEntry {
+    .entry(offset)?;
+    entry.hops = Some(hops.to_owned());
+    Ok(entry)
+}
+
+/// The fields both layouts hold, as decoded.
+pub(crate) struct Fields<'a> {
+    pub flags: u8,
+    pub status: u16,
+    pub fetched_at_us: i64,
+    pub warc_offset: u64,
+    pub payload_bytes: u64,
+    /// In [`IndexEntry::strings`] order.
+    pub strings: [&'a str; 6],
+}
+
+impl Fields<'_> {
+    /// The entry (without a hop path), once the fields check out.
+    ///
+    /// # Errors
+    /// [`IndexError::BadRecord`] for an empty URL or validator text without its flag.
+    pub fn entry(self, offset: u64) -> Result<IndexEntry, IndexError> {
+        let bad = |reason| IndexError::BadRecord { offset, reason };
+        let flags = self.flags;
+        let [url, etag, last_modified, payload_digest, record_id, warc_file] = self.strings;
+        if url.is_empty() {
+            return Err(bad("empty url"));
+        }
+        if (flags & 1 == 0 && !etag.is_empty()) || (flags & 2 == 0 && !last_modified.is_empty()) {
+            return Err(bad("validator text without its flag"));
+        }
+        let present = |bit: u8, s: &str| (flags & bit != 0).then(|| s.to_owned());
+        Ok(IndexEntry {
             url: url.to_owned(),
-            status,
-            fetched_at_us,
+            status: self.status,
+            fetched_at_us: self.fetched_at_us,
             validators: Validators {
                 etag: present(1, etag),
                 last_modified: present(2, last_modified),
@@ -291,58 +324,125 @@ pub fn decode(buf: &[u8], offset: u64) -> Result<Decoded, IndexError> {
             payload_digest: payload_digest.to_owned(),
             record_id: record_id.to_owned(),
             warc_file: warc_file.to_owned(),
-            warc_offset,
-            payload_bytes,
-        },
-        8 + len as usize,
-    ))
+            warc_offset: self.warc_offset,
+            payload_bytes: self.payload_bytes,
+            hops: None,
+        })
+    }
 }
 
-fn read_u32(buf: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(buf.get(at..at + 4)?.try_into().ok()?))
+impl IndexEntry {
+    /// The string fields both layouts write, in their order: URL, ETag, Last-Modified,
+    /// payload digest, record id, WARC file (absent validators empty).
+    pub(crate) fn strings(&self) -> [&str; 6] {
+        [
+            self.url.as_str(),
+            self.validators.etag.as_deref().unwrap_or(""),
+            self.validators.last_modified.as_deref().unwrap_or(""),
+            self.payload_digest.as_str(),
+            self.record_id.as_str(),
+            self.warc_file.as_str(),
+        ]
+    }
+
+    /// The flags byte: bit 0 ETag present, bit 1 Last-Modified present.
+    pub(crate) fn flags(&self) -> u8 {
+        u8::from(self.validators.etag.is_some())
+            | (u8::from(self.validators.last_modified.is_some()) << 1)
+    }
 }
 
-struct Cursor<'a> {
-    buf: &'a [u8],
-    at: usize,
+/// Bytes of `v` as a shortest-form varint.
+fn varint_bytes(v: u64) -> usize {
+    (64 - v.leading_zeros()).max(1).div_ceil(7) as usize
 }
 
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.buf.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(s)
+/// A varint in its shortest form (anything longer is refused: one encoding per entry).
+fn take_uvarint(input: &mut &[u8]) -> Option<u64> {
+    let before = input.len();
+    let v = disk::take_varint(input).ok()?;
+    (before - input.len() == varint_bytes(v)).then_some(v)
+}
+
+fn take_str<'a>(input: &mut &'a [u8]) -> Option<&'a str> {
+    let len = usize::try_from(take_uvarint(input)?).ok()?;
+    if len > input.len() {
+        return None;
     }
-    fn u8(&mut self) -> Option<u8> {
-        self.take(1)?.first().copied()
+    let (s, rest) = input.split_at(len);
+    *input = rest;
+    std::str::from_utf8(s).ok()
+}
+
+/// Bytes a version-2 frame of a `len`-byte payload takes.
+fn frame_bytes(len: usize) -> u64 {
+    (varint_bytes(len as u64) + 4 + len) as u64
+}
+
+/// Reads and checks the header at the start of `input`.
+///
+/// # Errors
+/// [`IndexError::TruncatedHeader`], [`IndexError::BadMagic`],
+/// [`IndexError::HeaderChecksum`] (version 1), [`IndexError::UnsupportedVersion`], or
+/// an I/O error (`path` names the file).
+pub fn read_header(input: &mut impl Read, path: &Path) -> Result<IndexVersion, IndexError> {
+    let io_err = |source| IndexError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut h = [0u8; disk::HEADER_BYTES];
+    let n = disk::read_full(input, &mut h).map_err(io_err)?;
+    let got = h.get(..n).unwrap_or_default();
+    let magic_n = n.min(INDEX_MAGIC.len());
+    if got.get(..magic_n) != INDEX_MAGIC.get(..magic_n) {
+        return Err(IndexError::BadMagic);
     }
-    fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+    let version = disk::u32_at(got, 8).ok_or(IndexError::TruncatedHeader)?;
+    match version {
+        INDEX_VERSION => Ok(IndexVersion::V2),
+        legacy::VERSION => {
+            let mut crc = [0u8; 4];
+            if disk::read_full(input, &mut crc).map_err(io_err)? != crc.len() {
+                return Err(IndexError::TruncatedHeader);
+            }
+            legacy::check_header_crc(crc)?;
+            Ok(IndexVersion::V1)
+        }
+        other => Err(IndexError::UnsupportedVersion(other)),
     }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn string(&mut self) -> Option<&'a str> {
-        let n = self.u16()? as usize;
-        std::str::from_utf8(self.take(n)?).ok()
+}
+
+/// A reader that counts the bytes taken and where the last non-zero byte was, so a
+/// zero-filled tail (the file grew, its data never reached the disk) is told from
+/// damage.
+struct Tracked<R> {
+    inner: R,
+    pos: u64,
+    /// Position just past the last non-zero byte read.
+    nonzero_end: u64,
+}
+
+impl<R: Read> Read for Tracked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(i) = buf.get(..n).and_then(|b| b.iter().rposition(|&x| x != 0)) {
+            self.nonzero_end = self.pos + i as u64 + 1;
+        }
+        self.pos += n as u64;
+        Ok(n)
     }
 }
 
 /// Reads an index file record by record, without holding it in memory.
 pub struct IndexReader<R> {
-    input: R,
+    input: Tracked<BufReader<R>>,
     path: PathBuf,
-    buf: Vec<u8>,
-    /// Start of unconsumed bytes in `buf`.
-    start: usize,
-    /// File offset of `buf[start]`.
+    version: IndexVersion,
+    /// File offset of the next record.
     offset: u64,
-    eof: bool,
+    payload: Vec<u8>,
     recovered: Option<Recovered>,
-    failed: bool,
+    done: bool,
 }
 
 impl IndexReader<File> {
@@ -350,7 +450,7 @@ impl IndexReader<File> {
     ///
     /// # Errors
     /// [`IndexError::Io`] when the file cannot be read, or the header errors of
-    /// [`check_header`].
+    /// [`read_header`].
     pub fn open(path: &Path) -> Result<Self, IndexError> {
         let file = File::open(path).map_err(|source| IndexError::Io {
             path: path.to_owned(),
@@ -365,26 +465,28 @@ impl<R: Read> IndexReader<R> {
     ///
     /// # Errors
     /// As [`IndexReader::open`].
-    pub fn new(mut input: R, path: &Path) -> Result<Self, IndexError> {
-        let mut h = Vec::with_capacity(HEADER_BYTES);
-        (&mut input)
-            .take(HEADER_BYTES as u64)
-            .read_to_end(&mut h)
-            .map_err(|source| IndexError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
-        check_header(&h)?;
+    pub fn new(input: R, path: &Path) -> Result<Self, IndexError> {
+        let mut input = BufReader::with_capacity(64 * 1024, input);
+        let version = read_header(&mut input, path)?;
+        let offset = version.header_bytes();
         Ok(Self {
-            input,
+            input: Tracked {
+                inner: input,
+                pos: offset,
+                nonzero_end: offset,
+            },
             path: path.to_owned(),
-            buf: Vec::with_capacity(128 * 1024),
-            start: 0,
-            offset: HEADER_BYTES as u64,
-            eof: false,
+            version,
+            offset,
+            payload: Vec::new(),
             recovered: None,
-            failed: false,
+            done: false,
         })
+    }
+
+    /// The file's layout.
+    pub fn version(&self) -> IndexVersion {
+        self.version
     }
 
     /// The torn tail found at the end, once the reader has reached it.
@@ -397,30 +499,113 @@ impl<R: Read> IndexReader<R> {
         self.offset
     }
 
-    fn fill(&mut self) -> Result<(), IndexError> {
-        if self.start > 0 {
-            self.buf.drain(..self.start);
-            self.start = 0;
+    /// The next entry and the offset of its record; `None` at the end (or after an
+    /// error, or a torn tail, see [`IndexReader::recovered`]).
+    pub fn next_entry(&mut self) -> Option<Result<(u64, IndexEntry), IndexError>> {
+        if self.done {
+            return None;
         }
-        let mut chunk = [0u8; 64 * 1024];
-        let n = loop {
-            match self.input.read(&mut chunk) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(IndexError::Io {
-                        path: self.path.clone(),
-                        source,
-                    })
+        let at = self.offset;
+        let frame = match self.version {
+            IndexVersion::V2 => self.next_frame(at),
+            IndexVersion::V1 => legacy::next_frame(&mut self.input, &mut self.payload),
+        };
+        match frame {
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Ok(Some(bytes)) => {
+                let decoded = match self.version {
+                    IndexVersion::V2 if bytes != frame_bytes(self.payload.len()) => {
+                        Err(IndexError::BadRecord {
+                            offset: at,
+                            reason: "length not in its shortest form",
+                        })
+                    }
+                    IndexVersion::V2 => decode_payload(&self.payload, at),
+                    IndexVersion::V1 => legacy::decode(&self.payload, at),
+                };
+                match decoded {
+                    Ok(entry) => {
+                        self.offset = at + bytes;
+                        Some(Ok((at, entry)))
+                    }
+                    Err(e) => self.torn_if_zeros(at, at, e),
                 }
             }
-        };
-        if n == 0 {
-            self.eof = true;
+            Err(FrameError::Truncated) => self.torn(at),
+            Err(FrameError::Checksum) => {
+                // Only zeros (or nothing) after the frame: a torn write.
+                let end = self.input.pos;
+                self.torn_if_zeros(at, end, IndexError::RecordChecksum { offset: at })
+            }
+            Err(FrameError::TooLong) => {
+                self.torn_if_zeros(at, at, IndexError::RecordLength { offset: at })
+            }
+            Err(FrameError::Io(source)) => self.fail(IndexError::Io {
+                path: self.path.clone(),
+                source,
+            }),
         }
-        self.buf
-            .extend_from_slice(chunk.get(..n).unwrap_or_default());
-        Ok(())
+    }
+
+    fn next_frame(&mut self, at: u64) -> Result<Option<u64>, FrameError> {
+        let mut frames = RecordReader::headless(&mut self.input, at, MAX_RECORD_BYTES);
+        match frames.next_record(&mut self.payload) {
+            Ok(Some(_)) => Ok(Some(frames.offset() - at)),
+            Ok(None) => Ok(None),
+            Err(RecordError::Truncated { .. }) => Err(FrameError::Truncated),
+            Err(RecordError::TooLong { .. }) => Err(FrameError::TooLong),
+            Err(RecordError::Checksum { .. }) => Err(FrameError::Checksum),
+            Err(RecordError::Io(e)) => Err(FrameError::Io(e)),
+            Err(RecordError::Header(_)) => Err(FrameError::TooLong),
+        }
+    }
+
+    /// Reads to the end: if every byte from `zeros_from` on is zero, the record at
+    /// `at` starts a torn tail; otherwise `err` stands.
+    fn torn_if_zeros(
+        &mut self,
+        at: u64,
+        zeros_from: u64,
+        err: IndexError,
+    ) -> Option<Result<(u64, IndexEntry), IndexError>> {
+        if let Err(source) = io::copy(&mut self.input, &mut io::sink()) {
+            return self.fail(IndexError::Io {
+                path: self.path.clone(),
+                source,
+            });
+        }
+        if self.input.nonzero_end <= zeros_from {
+            self.torn(at)
+        } else {
+            self.fail(err)
+        }
+    }
+
+    /// The record at `at` and everything after it is a torn tail.
+    fn torn(&mut self, at: u64) -> Option<Result<(u64, IndexEntry), IndexError>> {
+        if let Err(source) = io::copy(&mut self.input, &mut io::sink()) {
+            return self.fail(IndexError::Io {
+                path: self.path.clone(),
+                source,
+            });
+        }
+        self.done = true;
+        let torn = self.input.pos.saturating_sub(at);
+        if torn > 0 {
+            self.recovered = Some(Recovered {
+                valid_bytes: at,
+                torn_bytes: torn,
+            });
+        }
+        None
+    }
+
+    fn fail(&mut self, err: IndexError) -> Option<Result<(u64, IndexEntry), IndexError>> {
+        self.done = true;
+        Some(Err(err))
     }
 }
 
@@ -428,78 +613,127 @@ impl<R: Read> Iterator for IndexReader<R> {
     type Item = Result<IndexEntry, IndexError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.recovered.is_some() {
-            return None;
-        }
-        loop {
-            let pending = self.buf.get(self.start..).unwrap_or_default();
-            let pending_len = pending.len();
-            let zeros = pending.iter().all(|b| *b == 0);
-            let decoded = decode(pending, self.offset);
-            match decoded {
-                Ok(Decoded::Entry(entry, used)) => {
-                    self.start += used;
-                    self.offset += used as u64;
-                    return Some(Ok(entry));
-                }
-                Ok(Decoded::Incomplete) if !self.eof => {
-                    if let Err(e) = self.fill() {
-                        self.failed = true;
-                        return Some(Err(e));
-                    }
-                }
-                // Bytes after the bad frame: damage in the middle of the file.
-                Ok(Decoded::BadChecksum(frame)) if pending_len > frame => {
-                    self.failed = true;
-                    return Some(Err(IndexError::RecordChecksum {
-                        offset: self.offset,
-                    }));
-                }
-                // Whether more bytes follow decides torn write vs damage.
-                Ok(Decoded::BadChecksum(_)) if !self.eof => {
-                    if let Err(e) = self.fill() {
-                        self.failed = true;
-                        return Some(Err(e));
-                    }
-                }
-                Ok(Decoded::Incomplete | Decoded::BadChecksum(_)) => {
-                    let torn = (self.buf.len() - self.start) as u64;
-                    if torn > 0 {
-                        self.recovered = Some(Recovered {
-                            valid_bytes: self.offset,
-                            torn_bytes: torn,
-                        });
-                    }
-                    return None;
-                }
-                // A zero-filled tail (the file grew, its data never reached the disk)
-                // is a torn tail too, once the end of the file shows it is all zeros.
-                Err(_) if zeros && !self.eof => {
-                    if let Err(e) = self.fill() {
-                        self.failed = true;
-                        return Some(Err(e));
-                    }
-                }
-                Err(_) if zeros => {
-                    self.recovered = Some(Recovered {
-                        valid_bytes: self.offset,
-                        torn_bytes: pending_len as u64,
-                    });
-                    return None;
-                }
-                Err(e) => {
-                    self.failed = true;
-                    return Some(Err(e));
-                }
-            }
-        }
+        self.next_entry().map(|r| r.map(|(_, e)| e))
     }
 }
 
-/// The previous crawl as a re-crawl starts from it: the latest entry of every URL
+/// Something an entry can be read from at an offset, by several threads at once: the
+/// index file (`pread`), or its bytes in memory.
+pub trait ReadAt {
+    /// Reads into `buf` from `offset`; returns the bytes read (0 at the end).
+    ///
+    /// # Errors
+    /// Any I/O error.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+}
+
+impl ReadAt for File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        FileExt::read_at(self, buf, offset)
+    }
+}
+
+impl ReadAt for [u8] {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let from = usize::try_from(offset).unwrap_or(usize::MAX);
+        let src = self.get(from..).unwrap_or_default();
+        let n = src.len().min(buf.len());
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), src.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        Ok(n)
+    }
+}
+
+/// Reads until `buf` is full or the source ends (retrying `Interrupted`).
+fn read_full_at(src: &(impl ReadAt + ?Sized), buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
+        match src.read_at(rest, offset + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// The entry whose record starts at `offset` of an index in layout `version`, read
+/// with positioned reads (one for a typical record), so threads share one open file.
+///
+/// # Errors
+/// [`IndexError::Io`] (`path` names the file), or the record errors of the reader
+/// (the file changed since it was checked).
+pub fn read_entry_at(
+    src: &(impl ReadAt + ?Sized),
+    version: IndexVersion,
+    offset: u64,
+    path: &Path,
+) -> Result<IndexEntry, IndexError> {
+    let io_err = |source| IndexError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let short = IndexError::BadRecord {
+        offset,
+        reason: "the record ends past the end of the file",
+    };
+    let mut first = [0u8; READ_AT_BYTES];
+    let n = read_full_at(src, &mut first, offset).map_err(io_err)?;
+    let got = first.get(..n).unwrap_or_default();
+    // (payload length, frame head bytes, checksum)
+    let (len, head, crc) = match version {
+        IndexVersion::V2 => {
+            let mut rest = got;
+            let len =
+                disk::take_varint(&mut rest).map_err(|_| IndexError::RecordLength { offset })?;
+            let varint = got.len() - rest.len();
+            let crc = disk::u32_at(got, varint).ok_or(short)?;
+            (len, varint + 4, crc)
+        }
+        IndexVersion::V1 => {
+            let head: [u8; legacy::FRAME_HEAD_BYTES] = got
+                .get(..legacy::FRAME_HEAD_BYTES)
+                .and_then(|h| h.try_into().ok())
+                .ok_or(short)?;
+            let (len, crc) = legacy::frame_head(head);
+            (u64::from(len), legacy::FRAME_HEAD_BYTES, crc)
+        }
+    };
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|l| *l <= MAX_RECORD_BYTES)
+        .ok_or(IndexError::RecordLength { offset })?;
+    let whole;
+    let payload = match got.get(head..head + len) {
+        Some(p) => p,
+        None => {
+            let mut buf = vec![0u8; len];
+            let m = read_full_at(src, &mut buf, offset + head as u64).map_err(io_err)?;
+            if m != len {
+                return Err(IndexError::BadRecord {
+                    offset,
+                    reason: "the record ends past the end of the file",
+                });
+            }
+            whole = buf;
+            &whole
+        }
+    };
+    if disk::crc32(payload) != crc {
+        return Err(IndexError::RecordChecksum { offset });
+    }
+    match version {
+        IndexVersion::V2 => decode_payload(payload, offset),
+        IndexVersion::V1 => legacy::decode(payload, offset),
+    }
+}
+
+/// The previous crawl as a test or tool reads it whole: the latest entry of every URL
 /// (a later record supersedes an earlier one), and the torn tail if there was one.
-/// Holds every URL in memory; a re-crawl of more URLs than fit streams the
-/// [`IndexReader`] instead.
+/// Holds every URL in memory; the crawl itself uses `recrawl::Previous`, which holds
+/// 16 bytes per URL.
 ///
 /// # Errors
 /// Any [`IndexError`]: a damaged index is refused whole, never half-used.
@@ -544,7 +778,7 @@ impl IndexWriter {
             .create_new(true)
             .open(path)
             .map_err(io_err)?;
-        file.write_all(&header()).map_err(io_err)?;
+        file.write_all(&FORMAT.header()).map_err(io_err)?;
         file.sync_all().map_err(io_err)?;
         Ok(Self {
             out: BufWriter::new(file),
@@ -557,13 +791,17 @@ impl IndexWriter {
     /// and cut a torn tail (returned, for the crawl log).
     ///
     /// # Errors
-    /// Any [`IndexError`] of the existing file: a damaged index is not appended to.
+    /// Any [`IndexError`] of the existing file: a damaged index is not appended to,
+    /// nor one of version 1 ([`IndexError::OldVersion`]).
     pub fn open_append(path: &Path) -> Result<(Self, Option<Recovered>), IndexError> {
         let io_err = |source| IndexError::Io {
             path: path.to_owned(),
             source,
         };
         let mut reader = IndexReader::open(path)?;
+        if reader.version() != IndexVersion::V2 {
+            return Err(IndexError::OldVersion(path.to_owned()));
+        }
         let mut entries = 0;
         for entry in &mut reader {
             entry?;
@@ -592,16 +830,12 @@ impl IndexWriter {
     /// # Errors
     /// [`IndexError::Io`], also for an entry too large to encode.
     pub fn append(&mut self, entry: &IndexEntry) -> Result<(), IndexError> {
-        let record = encode(entry).map_err(|source| IndexError::Io {
+        let io_err = |source| IndexError::Io {
             path: self.path.clone(),
             source,
-        })?;
-        self.out
-            .write_all(&record)
-            .map_err(|source| IndexError::Io {
-                path: self.path.clone(),
-                source,
-            })?;
+        };
+        let payload = encode_payload(entry).map_err(io_err)?;
+        disk::write_record(&mut self.out, &payload).map_err(io_err)?;
         self.entries += 1;
         Ok(())
     }
@@ -626,20 +860,26 @@ impl IndexWriter {
     }
 }
 
-/// Fuzz entry point for the reader: `data` is taken as a whole index file. Nothing may
-/// panic; every entry read must encode back to the bytes it was read from.
+/// Fuzz entry point for the reader: `data` is taken as a whole index file (either
+/// version). Nothing may panic; every entry read must encode back to exactly the bytes
+/// it was read from, and read back the same at its offset by [`read_entry_at`].
 pub fn fuzz_read(data: &[u8]) {
-    let Ok(reader) = IndexReader::new(data, Path::new("fuzz")) else {
+    let path = Path::new("fuzz");
+    let Ok(mut reader) = IndexReader::new(data, path) else {
         return;
     };
-    let mut at = HEADER_BYTES;
-    for entry in reader {
-        let Ok(entry) = entry else { return };
-        let bytes = encode(&entry);
+    let version = reader.version();
+    while let Some(Ok((at, entry))) = reader.next_entry() {
+        let bytes = match version {
+            IndexVersion::V2 => encode(&entry),
+            IndexVersion::V1 => legacy::encode(&entry),
+        };
         let Ok(bytes) = bytes else { return };
-        let original = data.get(at..at + bytes.len());
+        let from = usize::try_from(at).unwrap_or(usize::MAX);
+        let original = data.get(from..from.saturating_add(bytes.len()));
         assert_eq!(original, Some(bytes.as_slice()), "re-encoding differs");
-        at += bytes.len();
+        let again = read_entry_at(data, version, at, path);
+        assert_eq!(again.ok().as_ref(), Some(&entry), "positioned read differs");
     }
 }
 

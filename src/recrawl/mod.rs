@@ -2,8 +2,9 @@
 //! changed.
 //!
 //! [`index`] is the compact, versioned, checksummed file of URL → validators (ETag,
-//! Last-Modified), fetch date, payload digest and WARC location that a crawl appends to
-//! as it goes, and that a re-crawl reads instead of every WARC file. [`drop_dir`] is
+//! Last-Modified), fetch date, payload digest, hop path and WARC location that a crawl
+//! appends to as it goes, and that a re-crawl reads instead of every WARC file, through
+//! [`Previous`]'s table of 16 bytes per URL. [`drop_dir`] is
 //! the drop directory through which `trawl add` hands URLs to a running crawl.
 //! [`plan`] holds the re-crawl's decisions (conditional request, verdict, counts,
 //! revisit fields) as pure functions.
@@ -23,6 +24,6 @@ pub use plan::{classify, plan, revisit_fields, LastmodPolicy, Plan, RecrawlStats
 pub use previous::{judge, IndexFacts, Judgement, Previous, RecrawlCounters};
 
 pub use index::{
-    fuzz_read, read_latest, IndexEntry, IndexError, IndexReader, IndexWriter, Recovered,
-    Validators, INDEX_FILE, INDEX_MAGIC, INDEX_VERSION,
+    fuzz_read, read_entry_at, read_latest, IndexEntry, IndexError, IndexReader, IndexVersion,
+    IndexWriter, Recovered, Validators, INDEX_FILE, INDEX_MAGIC, INDEX_VERSION,
 };

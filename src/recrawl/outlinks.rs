@@ -2,16 +2,20 @@
 //! page answered `304 Not Modified` in a re-crawl still leads to the pages it links
 //! (issue 14: "the site's shape is kept without re-reading bodies").
 //!
-//! trawl writes a capture's records in one write, `request`, `response`, `metadata`,
-//! each its own gzip member; the re-crawl index gives the response record's offset.
-//! So the reader inflates the member at that offset (the response, to skip it), then
-//! the next member, and takes its `outlink: URL HOP` lines if it is the `metadata`
-//! record that refers to that response (`WARC-Concurrent-To`). Two small inflates and
-//! one seek per 304; the body of the response is inflated only to be skipped (a
-//! `BufRead` gzip decoder must run to the member's end to find the next one).
+//! trawl writes a capture's records in one write, `request`, `response` (or
+//! `revisit`), `metadata`, each its own gzip member; the re-crawl index gives the
+//! offset of the response or revisit record the previous crawl wrote for the URL. So
+//! the reader inflates the member at that offset (to skip it, keeping its header's
+//! `WARC-Record-ID`), then the next member, and takes its `outlink: URL HOP` lines if
+//! it is the `metadata` record concurrent to the record skipped
+//! (`WARC-Concurrent-To`). A revisit's metadata record carries the links it was given
+//! (the previous crawl's), so links survive any number of re-crawls of an unchanged
+//! page. Two small inflates and one seek per 304; the body of a response is inflated
+//! only to be skipped (a `BufRead` gzip decoder must run to the member's end to find
+//! the next one).
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use flate2::bufread::GzDecoder;
@@ -21,6 +25,9 @@ use crate::provenance::Hop;
 
 /// Largest metadata record read, in bytes: far above `max_links_per_page` lines.
 const MAX_METADATA_BYTES: u64 = 16 << 20;
+
+/// Bytes kept of the record skipped, to read its WARC header: far above trawl's.
+const MAX_SKIPPED_HEAD_BYTES: usize = 16 << 10;
 
 /// Why an earlier capture's outlinks could not be read (logged; the page's links
 /// are then only those the seeds already give).
@@ -35,7 +42,9 @@ pub enum OutlinksError {
         #[source]
         source: io::Error,
     },
-    /// The record after the response is not its `metadata` record.
+    /// The record at the offset is not one of the URL's (no `WARC-Record-ID`, or
+    /// another `WARC-Target-URI`), or the record after it is not its `metadata`
+    /// record.
     #[error("no metadata record follows the capture in {file} at byte {offset}")]
     NoMetadata {
         /// The WARC file.
@@ -71,8 +80,13 @@ pub fn read_outlinks(
     file.seek(SeekFrom::Start(entry.warc_offset))
         .map_err(io_err)?;
     let mut input = BufReader::new(file);
-    // Skip the response (or revisit) member whole.
-    io::copy(&mut GzDecoder::new(&mut input), &mut io::sink()).map_err(io_err)?;
+    // Skip the response (or revisit) member whole, keeping the start of its header.
+    let mut skipped = Head(Vec::new());
+    io::copy(&mut GzDecoder::new(&mut input), &mut skipped).map_err(io_err)?;
+    let id = match record_fields(&skipped.0) {
+        Some((Some(id), target)) if target.as_deref().is_none_or(|t| t == entry.url) => id,
+        _ => return Err(no_metadata(entry)),
+    };
     if input.fill_buf().map_err(io_err)?.is_empty() {
         return Err(no_metadata(entry));
     }
@@ -81,7 +95,42 @@ pub fn read_outlinks(
         .take(MAX_METADATA_BYTES)
         .read_to_end(&mut record)
         .map_err(io_err)?;
-    parse_metadata(&record, &entry.record_id, max_links).ok_or_else(|| no_metadata(entry))
+    parse_metadata(&record, &id, max_links).ok_or_else(|| no_metadata(entry))
+}
+
+/// The first [`MAX_SKIPPED_HEAD_BYTES`] of what is written to it; the rest is dropped.
+struct Head(Vec<u8>);
+
+impl Write for Head {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = MAX_SKIPPED_HEAD_BYTES.saturating_sub(self.0.len());
+        self.0
+            .extend_from_slice(buf.get(..room.min(buf.len())).unwrap_or_default());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `WARC-Record-ID` and `WARC-Target-URI` of a record's header (`record` holds at
+/// least the header); `None` when it has no complete header.
+fn record_fields(record: &[u8]) -> Option<(Option<String>, Option<String>)> {
+    let end = memchr::memmem::find(record, b"\r\n\r\n")?;
+    let head = std::str::from_utf8(record.get(..end)?).ok()?;
+    let (mut id, mut target) = (None, None);
+    for line in head.split("\r\n") {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        if name.eq_ignore_ascii_case("WARC-Record-ID") {
+            id = Some(value.trim().to_owned());
+        } else if name.eq_ignore_ascii_case("WARC-Target-URI") {
+            target = Some(value.trim().to_owned());
+        }
+    }
+    Some((id, target))
 }
 
 fn no_metadata(entry: &IndexEntry) -> OutlinksError {
@@ -91,8 +140,8 @@ fn no_metadata(entry: &IndexEntry) -> OutlinksError {
     }
 }
 
-/// The outlinks of a `metadata` record (one record's bytes) concurrent to the response
-/// `response_id`; `None` when it is another record.
+/// The outlinks of a `metadata` record (one record's bytes) concurrent to the record
+/// `response_id` (a response or a revisit); `None` when it is another record.
 pub fn parse_metadata(
     record: &[u8],
     response_id: &str,
@@ -110,7 +159,7 @@ pub fn parse_metadata(
         if name.eq_ignore_ascii_case("WARC-Type") {
             is_metadata = value == "metadata";
         } else if name.eq_ignore_ascii_case("WARC-Concurrent-To") {
-            concurrent |= response_id.is_empty() || value == response_id;
+            concurrent |= value == response_id;
         }
     }
     if !(is_metadata && concurrent) {
@@ -162,5 +211,24 @@ outlink: http://a/z R\r\noutlink: bad\r\n\r\n\r\n";
         assert!(parse_metadata(rec, "<urn:uuid:2>", 9).is_none());
         assert!(parse_metadata(b"WARC/1.1\r\nWARC-Type: response\r\n\r\n", "", 9).is_none());
         assert!(parse_metadata(b"\xff\xfe", "", 9).is_none());
+        assert!(parse_metadata(rec, "", 9).is_none(), "an id is required");
+    }
+
+    #[test]
+    fn the_skipped_record_names_its_id_and_target() {
+        let rec = b"WARC/1.1\r\nWARC-Type: revisit\r\nWARC-Record-ID: <urn:uuid:9>\r\n\
+WARC-Target-URI: http://a/x\r\n\r\nHTTP/1.1 304\r\n";
+        assert_eq!(
+            record_fields(rec),
+            Some((
+                Some("<urn:uuid:9>".to_owned()),
+                Some("http://a/x".to_owned())
+            ))
+        );
+        assert_eq!(record_fields(b"WARC/1.1\r\nWARC-Type: x"), None);
+        let mut head = Head(Vec::new());
+        head.write_all(&vec![b'a'; MAX_SKIPPED_HEAD_BYTES + 10])
+            .unwrap();
+        assert_eq!(head.0.len(), MAX_SKIPPED_HEAD_BYTES);
     }
 }

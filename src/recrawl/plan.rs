@@ -191,6 +191,7 @@ mod tests {
             warc_file: "a.warc.gz".to_owned(),
             warc_offset: 0,
             payload_bytes: 12_345,
+            hops: Some(String::new()),
         }
     }
 

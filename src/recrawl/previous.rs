@@ -7,67 +7,237 @@
 //! core's request building, `engine/core/schedule.rs`); the decisions themselves are
 //! the pure functions of [`super::plan`].
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::index::{read_latest, IndexEntry, IndexError, IndexWriter, Validators, INDEX_FILE};
+use url::Url;
+
+use super::index::{
+    read_entry_at, IndexEntry, IndexError, IndexReader, IndexVersion, IndexWriter, ReadAt,
+    Validators, INDEX_FILE,
+};
 use super::plan::{classify, RecrawlStats, Verdict};
 use crate::http::ResponseHead;
 use crate::warc::{Digest, RecordId, RevisitOf, RevisitProfile, WarcDate};
 
-/// The previous crawl's latest capture of every URL it fetched, read once at start
-/// from `PREV_OUT/recrawl.idx` and shared read-only by the shards.
+/// One URL of the previous crawl in [`Previous`]'s table: the hash of its URL and the
+/// offset of its latest record in the index file. 16 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
+    hash: u64,
+    offset: u64,
+}
+
+/// Where [`Previous`] reads its records back from.
+#[derive(Debug)]
+enum Store {
+    /// The index file, read with `pread` by every shard at once.
+    File(File),
+    /// The bytes of an index (tests, library users).
+    Memory(Vec<u8>),
+}
+
+impl ReadAt for Store {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        match self {
+            Self::File(f) => ReadAt::read_at(f, buf, offset),
+            Self::Memory(m) => m.as_slice().read_at(buf, offset),
+        }
+    }
+}
+
+/// A `Read` over a [`Store`] from an offset on (the streaming passes).
+struct StoreReader<'a> {
+    store: &'a Store,
+    pos: u64,
+}
+
+impl io::Read for StoreReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.store.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// The hash of a URL in the table (xxh3, 64 bits).
+fn url_hash(url: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(url.as_bytes())
+}
+
+/// The previous crawl's latest capture of every URL it fetched, shared read-only by
+/// the shards: a compact table read once at start from `PREV_OUT/recrawl.idx`.
 ///
-/// Memory: one `IndexEntry` per URL plus its key: the struct is 176 bytes, the key a
-/// second copy of the URL, seven heap strings and the hash table's slack; measured at
-/// about 700 bytes per synthweb URL (`memory::previous_memory_per_url`), 70 MB per
-/// 100,000 URLs. A
-/// re-crawl of more URLs than `--memory` allows for this is not supported yet (the
-/// index could be streamed into a sorted on-disk table instead).
-#[derive(Debug, Default)]
+/// Memory: the table is a sorted `Vec` of (64-bit URL hash, record offset), 16 bytes
+/// per URL (test `previous_table_takes_16_bytes_per_url`); a lookup binary-searches
+/// the hash and reads the record back from the index file with a positioned read
+/// (`pread`, no lock: the shards share the file), comparing the URL, so two URLs with
+/// the same hash are both found. The entry returned is owned. The table's bytes are
+/// counted against `--memory` (`engine/setup.rs`).
+#[derive(Debug)]
 pub struct Previous {
-    entries: HashMap<String, IndexEntry>,
+    store: Store,
+    version: IndexVersion,
+    table: Vec<Slot>,
+    hash: fn(&str) -> u64,
+    /// One URL per host of the previous crawl, for the scope (taken once).
+    host_urls: Vec<Url>,
+    /// A read-back failure was logged (once).
+    read_failed: AtomicBool,
     /// Where it was read from (for messages).
     pub path: PathBuf,
 }
 
 impl Previous {
-    /// Reads `prev_out/recrawl.idx` (the latest entry per URL). A torn tail (the
-    /// previous crawl was killed mid-append) is cut off with a warning; any other
-    /// damage refuses the whole file.
+    /// Reads `prev_out/recrawl.idx` into the table (a later entry of a URL supersedes
+    /// an earlier one). A torn tail (the previous crawl was killed mid-append) is cut
+    /// off with a warning; any other damage refuses the whole file.
     ///
     /// # Errors
     /// Any [`IndexError`], including a missing file (`Io`).
     pub fn load(prev_out: &Path) -> Result<Self, IndexError> {
         let path = prev_out.join(INDEX_FILE);
-        let (entries, recovered) = read_latest(&path)?;
-        if let Some(r) = recovered {
+        let file = File::open(&path).map_err(|source| IndexError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Self::build(Store::File(file), path, url_hash)
+    }
+
+    /// From entries in memory (tests, library users): encoded as a version-2 index
+    /// and read like one.
+    ///
+    /// # Errors
+    /// [`IndexError::Io`] for an entry too large to encode.
+    pub fn from_entries(entries: impl IntoIterator<Item = IndexEntry>) -> Result<Self, IndexError> {
+        Self::from_entries_with(entries, url_hash)
+    }
+
+    fn from_entries_with(
+        entries: impl IntoIterator<Item = IndexEntry>,
+        hash: fn(&str) -> u64,
+    ) -> Result<Self, IndexError> {
+        let mut bytes = super::index::FORMAT.header().to_vec();
+        for e in entries {
+            let record = super::index::encode(&e).map_err(|source| IndexError::Io {
+                path: PathBuf::new(),
+                source,
+            })?;
+            bytes.extend_from_slice(&record);
+        }
+        Self::build(Store::Memory(bytes), PathBuf::new(), hash)
+    }
+
+    /// Streams the index once: one slot per record, sorted by hash; then, where hashes
+    /// repeat (the same URL written twice, or two URLs with one hash), the URLs are
+    /// read back and only the latest record of each kept.
+    fn build(store: Store, path: PathBuf, hash: fn(&str) -> u64) -> Result<Self, IndexError> {
+        let mut reader = IndexReader::new(
+            StoreReader {
+                store: &store,
+                pos: 0,
+            },
+            &path,
+        )?;
+        let version = reader.version();
+        let mut table = Vec::new();
+        let mut hosts: BTreeMap<String, Url> = BTreeMap::new();
+        while let Some(next) = reader.next_entry() {
+            let (offset, entry) = next?;
+            table.push(Slot {
+                hash: hash(&entry.url),
+                offset,
+            });
+            if let Ok(url) = Url::parse(&entry.url) {
+                if let Some(host) = url.host_str() {
+                    if !hosts.contains_key(host) {
+                        hosts.insert(host.to_owned(), url);
+                    }
+                }
+            }
+        }
+        if let Some(r) = reader.recovered() {
             tracing::warn!(path = %path.display(), valid_bytes = r.valid_bytes, torn_bytes = r.torn_bytes,
                 "re-crawl index ends in a torn record (the crawl that wrote it was killed): ignored");
         }
-        Ok(Self { entries, path })
+        drop(reader);
+        table.sort_unstable_by_key(|s| (s.hash, s.offset));
+        let table = latest_only(table, |offset| {
+            read_entry_at(&store, version, offset, &path).map(|e| e.url)
+        })?;
+        Ok(Self {
+            store,
+            version,
+            table,
+            hash,
+            host_urls: hosts.into_values().collect(),
+            read_failed: AtomicBool::new(false),
+            path,
+        })
     }
 
-    /// From entries already in memory (tests, library users).
-    pub fn from_entries(entries: impl IntoIterator<Item = IndexEntry>) -> Self {
-        Self {
-            entries: entries.into_iter().map(|e| (e.url.clone(), e)).collect(),
-            path: PathBuf::new(),
+    /// The previous capture of `url` (canonical form), if any: read back from the
+    /// index. A read that fails (the file changed under the crawl) is logged once and
+    /// the URL treated as new.
+    pub fn get(&self, url: &str) -> Option<IndexEntry> {
+        let h = (self.hash)(url);
+        let start = self.table.partition_point(|s| s.hash < h);
+        let run = self.table.get(start..)?.iter().take_while(|s| s.hash == h);
+        for slot in run {
+            match self.read(slot.offset) {
+                Ok(entry) if entry.url == url => return Some(entry),
+                Ok(_) => {}
+                Err(e) => {
+                    if !self.read_failed.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(path = %self.path.display(), error = %e,
+                            "re-crawl index: a record cannot be read back; its URL is fetched as new");
+                    }
+                    return None;
+                }
+            }
         }
+        None
     }
 
-    /// The previous capture of `url` (canonical form), if any.
-    pub fn get(&self, url: &str) -> Option<&IndexEntry> {
-        self.entries.get(url)
+    fn read(&self, offset: u64) -> Result<IndexEntry, IndexError> {
+        read_entry_at(&self.store, self.version, offset, &self.path)
     }
 
-    /// The URLs the previous crawl fetched: the seeds of the re-crawl, sorted so
-    /// the seeding order does not depend on the hash table.
-    pub fn urls(&self) -> Vec<&str> {
-        let mut urls: Vec<&str> = self.entries.keys().map(String::as_str).collect();
-        urls.sort_unstable();
-        urls
+    /// Every record of the index in file order (the order the previous crawl fetched
+    /// in), streamed, superseded ones included (a caller that queues URLs drops
+    /// repeats by the presence bits).
+    ///
+    /// # Errors
+    /// Any [`IndexError`] of the header; the iterator yields the errors of records
+    /// (checked at load: only if the file changed since).
+    pub fn entries(
+        &self,
+    ) -> Result<impl Iterator<Item = Result<IndexEntry, IndexError>> + '_, IndexError> {
+        IndexReader::new(
+            StoreReader {
+                store: &self.store,
+                pos: 0,
+            },
+            &self.path,
+        )
+    }
+
+    /// One URL per host of the previous crawl (taken: the scope is built once).
+    pub fn take_host_urls(&mut self) -> Vec<Url> {
+        std::mem::take(&mut self.host_urls)
+    }
+
+    /// The index layout read (a version-1 index has no hop paths).
+    pub fn version(&self) -> IndexVersion {
+        self.version
+    }
+
+    /// Bytes the table takes in memory (what `--memory` is charged).
+    pub fn table_bytes(&self) -> u64 {
+        (self.table.capacity() * std::mem::size_of::<Slot>()) as u64
     }
 
     /// The previous crawl's WARC directory (where its captures' outlinks are read back).
@@ -79,13 +249,59 @@ impl Previous {
 
     /// URLs held.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.table.len()
     }
 
     /// True when the previous crawl fetched nothing.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.table.is_empty()
     }
+}
+
+/// Keeps, of `table` (sorted by hash, then offset), the latest slot of every URL: a
+/// run of one hash is the common case and kept as is; a longer run has its URLs read
+/// back (`url_at`) and keeps the last offset of each. Compacts in place.
+fn latest_only(
+    mut table: Vec<Slot>,
+    url_at: impl Fn(u64) -> Result<String, IndexError>,
+) -> Result<Vec<Slot>, IndexError> {
+    let n = table.len();
+    let (mut read, mut write) = (0, 0);
+    while let Some(&first) = table.get(read) {
+        let run = table
+            .get(read..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|s| s.hash == first.hash)
+            .count();
+        let mut keep: Vec<(String, u64)> = Vec::new();
+        if run > 1 {
+            for slot in table.get(read..read + run).unwrap_or_default() {
+                let url = url_at(slot.offset)?;
+                match keep.iter_mut().find(|(u, _)| *u == url) {
+                    Some(k) => k.1 = slot.offset,
+                    None => keep.push((url, slot.offset)),
+                }
+            }
+        } else {
+            keep.push((String::new(), first.offset));
+        }
+        keep.sort_unstable_by_key(|k| k.1);
+        for (_, offset) in keep {
+            if let Some(w) = table.get_mut(write) {
+                *w = Slot {
+                    hash: first.hash,
+                    offset,
+                };
+            }
+            write += 1;
+        }
+        read += run;
+    }
+    debug_assert!(write <= n);
+    table.truncate(write);
+    table.shrink_to_fit();
+    Ok(table)
 }
 
 /// The re-crawl verdict of one page answer and what the capture needs for it.
@@ -96,6 +312,9 @@ pub struct Judgement {
     /// The revisit the capture is written as (a 304, or a 2xx with the previous
     /// payload digest), referring to the earlier capture.
     pub revisit: Option<RevisitOf>,
+    /// The previous crawl's entry of the URL (read once per answer: the links of a
+    /// 304 and this crawl's index entry come from it too).
+    pub previous: Option<IndexEntry>,
 }
 
 impl Judgement {
@@ -114,9 +333,10 @@ impl Judgement {
 }
 
 /// Judges a page answer (`status`, `payload` without transfer coding) against the
-/// previous capture `prev`. The payload digest is computed only for a 2xx with a
-/// previous capture (the one case it decides).
-pub fn judge(prev: Option<&IndexEntry>, status: u16, payload: Option<&[u8]>) -> Judgement {
+/// previous capture `previous`, which the judgement keeps. The payload digest is
+/// computed only for a 2xx with a previous capture (the one case it decides).
+pub fn judge(previous: Option<IndexEntry>, status: u16, payload: Option<&[u8]>) -> Judgement {
+    let prev = previous.as_ref();
     let digest = match (prev, status) {
         (Some(_), 200..=299) => payload.map(Digest::of),
         _ => None,
@@ -145,7 +365,11 @@ pub fn judge(prev: Option<&IndexEntry>, status: u16, payload: Option<&[u8]>) -> 
             profile,
         })
     });
-    Judgement { verdict, revisit }
+    Judgement {
+        verdict,
+        revisit,
+        previous,
+    }
 }
 
 /// The re-crawl counts, shared by the shards (lock-free) and carried across a resume
@@ -237,11 +461,14 @@ pub enum IndexFacts {
         fetched_at_us: i64,
         validators: Validators,
         payload_bytes: u64,
+        hops: String,
     },
-    /// A re-crawl revisit (304, or the previous payload again): the entry is the
-    /// earlier capture's, carried forward with the validators of this answer where it
-    /// sent any, so the next re-crawl refers to the capture that holds the payload
-    /// (its file is then the earlier crawl's, named relative to that crawl's output).
+    /// A re-crawl revisit (304, or the previous payload again): the entry keeps the
+    /// earlier capture's record id, date and digest (what the next re-crawl's revisit
+    /// refers to: the capture that holds the payload), with the validators of this
+    /// answer where it sent any and this crawl's hop path; its WARC file and offset
+    /// become those of the revisit record written now, which its `metadata` record
+    /// (the links carried forward) follows.
     CarryForward(IndexEntry),
 }
 
@@ -250,6 +477,7 @@ impl IndexFacts {
     /// revisit, else the capture's own.
     pub fn of(
         url: &str,
+        hops: &str,
         head: &ResponseHead,
         date: WarcDate,
         payload_bytes: u64,
@@ -271,6 +499,7 @@ impl IndexFacts {
             if validators.etag.is_some() || validators.last_modified.is_some() {
                 entry.validators = validators;
             }
+            entry.hops = Some(hops.to_owned());
             return Self::CarryForward(entry);
         }
         Self::Capture {
@@ -279,11 +508,13 @@ impl IndexFacts {
             fetched_at_us: date.unix_micros(),
             validators,
             payload_bytes,
+            hops: hops.to_owned(),
         }
     }
 
     /// The entry once the capture is written (`record_id`, `payload_digest`,
-    /// `warc_file`, `warc_offset` of the response or revisit record).
+    /// `warc_file`, `warc_offset` of the response or revisit record): a carried
+    /// forward entry takes only the file and offset.
     pub fn entry(
         self,
         record_id: String,
@@ -292,13 +523,18 @@ impl IndexFacts {
         warc_offset: u64,
     ) -> IndexEntry {
         match self {
-            Self::CarryForward(entry) => entry,
+            Self::CarryForward(entry) => IndexEntry {
+                warc_file,
+                warc_offset,
+                ..entry
+            },
             Self::Capture {
                 url,
                 status,
                 fetched_at_us,
                 validators,
                 payload_bytes,
+                hops,
             } => IndexEntry {
                 url,
                 status,
@@ -309,6 +545,7 @@ impl IndexFacts {
                 warc_file,
                 warc_offset,
                 payload_bytes,
+                hops: Some(hops),
             },
         }
     }
@@ -363,15 +600,35 @@ mod tests {
             warc_file: "x.warc.gz".to_owned(),
             warc_offset: 7,
             payload_bytes: body.len() as u64,
+            hops: Some("L".to_owned()),
+        }
+    }
+
+    fn synth(i: usize) -> IndexEntry {
+        IndexEntry {
+            url: format!("http://h{:06}.synth.test:40123/p/{i}", i % 1000),
+            status: 200,
+            fetched_at_us: 1_764_000_000_000_000 + i as i64,
+            validators: Validators {
+                etag: Some(format!("\"{i:016x}-br\"")),
+                last_modified: Some("Fri, 21 Feb 2020 14:22:46 GMT".to_owned()),
+            },
+            payload_digest: "sha1:3DNNVLSLRQXZMT24WPIPEESIW24CFHAZ".to_owned(),
+            record_id: format!("<urn:uuid:00000000-0000-4000-8000-{i:012}>"),
+            warc_file: "trawl-20261125180451-00000-0.warc.gz".to_owned(),
+            warc_offset: i as u64 * 1000,
+            payload_bytes: 6000,
+            hops: Some("LL".to_owned()),
         }
     }
 
     #[test]
     fn judgements_and_their_revisits() {
         let p = prev(200, b"hello");
-        let j = judge(Some(&p), 304, Some(b""));
+        let j = judge(Some(p.clone()), 304, Some(b""));
         assert_eq!(j.verdict, Verdict::NotModified);
         assert_eq!(j.annotation(), Some("not-modified"));
+        assert_eq!(j.previous.as_ref(), Some(&p));
         let r = j.revisit.expect("a 304 is a revisit");
         assert_eq!(r.profile, RevisitProfile::ServerNotModified);
         assert_eq!(r.payload_digest, Digest::of(b"hello"));
@@ -380,17 +637,70 @@ mod tests {
             Some(p.record_id.clone())
         );
         assert_eq!(r.date.unix_micros(), p.fetched_at_us);
-        let j = judge(Some(&p), 200, Some(b"hello"));
+        let j = judge(Some(p.clone()), 200, Some(b"hello"));
         assert_eq!(j.verdict, Verdict::Unchanged);
         assert_eq!(
             j.revisit.map(|r| r.profile),
             Some(RevisitProfile::IdenticalPayload)
         );
-        let j = judge(Some(&p), 200, Some(b"hello!"));
+        let j = judge(Some(p.clone()), 200, Some(b"hello!"));
         assert_eq!((j.verdict, j.revisit.is_none()), (Verdict::Changed, true));
-        assert_eq!(judge(Some(&p), 410, None).annotation(), Some("gone"));
+        assert_eq!(judge(Some(p), 410, None).annotation(), Some("gone"));
         assert_eq!(judge(None, 200, Some(b"x")).annotation(), Some("new"));
         assert_eq!(judge(None, 404, None).annotation(), None);
+    }
+
+    /// A 304's entry keeps the earlier capture's id, date and digest (what the next
+    /// revisit refers to) but points at the revisit record written now, with this
+    /// crawl's hop path; a full capture's entry is its own.
+    #[test]
+    fn a_carried_forward_entry_points_at_the_new_revisit_record() {
+        let p = prev(200, b"hello");
+        let head =
+            ResponseHead::parse(b"HTTP/1.1 304 Not Modified\r\nETag: \"e2\"\r\n\r\n").unwrap();
+        let j = judge(Some(p.clone()), 304, Some(b""));
+        let date = WarcDate::from_unix_micros(1_800_000_000_000_000);
+        let facts = IndexFacts::of(&p.url, "LM", &head, date, 0, j.previous.as_ref(), Some(&j));
+        let e = facts.entry(
+            "<urn:uuid:new>".to_owned(),
+            "sha1:NEW".to_owned(),
+            "c2.warc.gz".to_owned(),
+            4242,
+        );
+        assert_eq!(
+            (
+                e.record_id.as_str(),
+                e.fetched_at_us,
+                e.payload_digest.as_str()
+            ),
+            (
+                p.record_id.as_str(),
+                p.fetched_at_us,
+                p.payload_digest.as_str()
+            )
+        );
+        assert_eq!((e.warc_file.as_str(), e.warc_offset), ("c2.warc.gz", 4242));
+        assert_eq!(e.validators.etag.as_deref(), Some("\"e2\""));
+        assert_eq!(e.hops.as_deref(), Some("LM"));
+        assert_eq!(e.payload_bytes, p.payload_bytes);
+        let head = ResponseHead::parse(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
+        let j = judge(Some(p.clone()), 200, Some(b"changed"));
+        let facts = IndexFacts::of(&p.url, "L", &head, date, 7, j.previous.as_ref(), Some(&j));
+        let e = facts.entry(
+            "<urn:uuid:new>".to_owned(),
+            "sha1:NEW".to_owned(),
+            "c2.warc.gz".to_owned(),
+            9,
+        );
+        assert_eq!(
+            (
+                e.record_id.as_str(),
+                e.fetched_at_us,
+                e.payload_bytes,
+                e.hops.as_deref()
+            ),
+            ("<urn:uuid:new>", date.unix_micros(), 7, Some("L"))
+        );
     }
 
     #[test]
@@ -412,59 +722,103 @@ mod tests {
     }
 
     #[test]
-    fn previous_urls_are_sorted_and_looked_up() {
-        let mut a = prev(200, b"a");
-        a.url = "http://b.test/".to_owned();
-        let prev = Previous::from_entries([a, prev(200, b"b")]);
-        assert_eq!(prev.urls(), ["http://a.test/p/1", "http://b.test/"]);
-        assert_eq!(prev.get("http://b.test/").map(|e| e.status), Some(200));
-        assert!(prev.get("http://c.test/").is_none());
-    }
-}
-
-/// Measures the memory a [`Previous`] takes per URL (`cargo test --lib
-/// previous_memory -- --ignored --nocapture`; the figure is in docs/recrawl.md).
-#[cfg(test)]
-mod memory {
-    use super::*;
-
-    fn rss_bytes() -> u64 {
-        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-        let pages: u64 = statm
-            .split_whitespace()
-            .nth(1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        pages * 4096
-    }
-
-    #[test]
-    #[ignore = "a measurement, not a check"]
-    fn previous_memory_per_url() {
-        const N: usize = 200_000;
-        let before = rss_bytes();
-        let entries = (0..N).map(|i| IndexEntry {
-            url: format!("http://h{:06}.synth.test:40123/p/{i}", i % 1000),
-            status: 200,
-            fetched_at_us: 1_764_000_000_000_000 + i as i64,
-            validators: Validators {
-                etag: Some(format!("\"{i:016x}-br\"")),
-                last_modified: Some("Fri, 21 Feb 2020 14:22:46 GMT".to_owned()),
-            },
-            payload_digest: "sha1:3DNNVLSLRQXZMT24WPIPEESIW24CFHAZ".to_owned(),
-            record_id: RecordId::new_v4().to_string(),
-            warc_file: "trawl-20261125180451-00000-0.warc.gz".to_owned(),
-            warc_offset: i as u64 * 1000,
-            payload_bytes: 6000,
-        });
-        let previous = Previous::from_entries(entries);
-        let after = rss_bytes();
-        eprintln!(
-            "Previous: {} URLs, {} bytes per URL (IndexEntry {} bytes)",
-            previous.len(),
-            (after - before) / N as u64,
-            std::mem::size_of::<IndexEntry>()
+    fn previous_entries_are_looked_up_and_the_latest_wins() {
+        let mut b = prev(200, b"a");
+        b.url = "http://b.test/".to_owned();
+        let mut again = prev(304, b"b");
+        again.warc_offset = 99;
+        let previous = Previous::from_entries([b.clone(), prev(200, b"b"), again.clone()]).unwrap();
+        assert_eq!(previous.len(), 2);
+        assert_eq!(previous.get("http://b.test/"), Some(b));
+        assert_eq!(previous.get("http://a.test/p/1"), Some(again));
+        assert!(previous.get("http://c.test/").is_none());
+        let urls: Vec<String> = previous
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().url)
+            .collect();
+        assert_eq!(
+            urls,
+            ["http://b.test/", "http://a.test/p/1", "http://a.test/p/1"]
         );
+        let mut previous = previous;
+        let hosts: Vec<String> = previous
+            .take_host_urls()
+            .iter()
+            .map(|u| u.host_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(hosts, ["a.test", "b.test"]);
+    }
+
+    /// Every URL hashing to the same value: lookups read the records back and compare
+    /// URLs, and the latest record of each URL wins.
+    #[test]
+    fn hash_collisions_are_told_apart_by_the_url() {
+        let mut entries: Vec<IndexEntry> = (0..40).map(synth).collect();
+        let later: Vec<IndexEntry> = (0..40)
+            .filter(|i| i % 3 == 0)
+            .map(|i| IndexEntry {
+                status: 304,
+                ..synth(i)
+            })
+            .collect();
+        entries.extend(later);
+        let previous = Previous::from_entries_with(entries, |_| 7).unwrap();
+        assert_eq!(previous.len(), 40);
+        for i in 0..40 {
+            let e = previous.get(&synth(i).url).expect("found");
+            assert_eq!(e.url, synth(i).url);
+            assert_eq!(e.status, if i % 3 == 0 { 304 } else { 200 }, "{i}");
+        }
+        assert!(previous
+            .get("http://h000001.synth.test:40123/p/41")
+            .is_none());
+        // Two hashes, half the URLs each.
+        let previous =
+            Previous::from_entries_with((0..40).map(synth), |u| u.len() as u64 % 2).unwrap();
+        assert!((0..40).all(|i| previous.get(&synth(i).url) == Some(synth(i))));
+    }
+
+    /// A version-1 index (the build before) loads: lookups work, entries have no hop
+    /// path; a version-2 file on disk is read back with `pread`.
+    #[test]
+    fn previous_loads_both_versions_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = super::super::index::legacy::header().to_vec();
+        for i in 0..5 {
+            bytes.extend_from_slice(&super::super::index::legacy::encode(&synth(i)).unwrap());
+        }
+        std::fs::write(dir.path().join(INDEX_FILE), &bytes).unwrap();
+        let previous = Previous::load(dir.path()).unwrap();
+        assert_eq!(previous.version(), IndexVersion::V1);
+        assert_eq!(
+            previous.get(&synth(3).url),
+            Some(IndexEntry {
+                hops: None,
+                ..synth(3)
+            })
+        );
+        std::fs::remove_file(dir.path().join(INDEX_FILE)).unwrap();
+        let mut w = IndexWriter::create(&dir.path().join(INDEX_FILE)).unwrap();
+        for i in 0..5 {
+            w.append(&synth(i)).unwrap();
+        }
+        w.sync().unwrap();
+        let previous = Previous::load(dir.path()).unwrap();
+        assert_eq!(previous.version(), IndexVersion::V2);
+        assert_eq!(previous.len(), 5);
+        assert_eq!(previous.get(&synth(4).url), Some(synth(4)));
+        assert_eq!(previous.warc_dir(), dir.path().join("warc"));
+    }
+
+    /// The table holds 16 bytes per URL, whatever the URL (the entries stay on disk).
+    #[test]
+    fn previous_table_takes_16_bytes_per_url() {
+        const N: usize = 100_000;
+        let previous = Previous::from_entries((0..N).map(synth)).unwrap();
         assert_eq!(previous.len(), N);
+        let per_url = previous.table_bytes() as f64 / N as f64;
+        assert!(per_url <= 16.0, "{per_url} bytes per URL");
+        assert_eq!(previous.get(&synth(12_345).url), Some(synth(12_345)));
     }
 }

@@ -1,4 +1,5 @@
-//! Tests of the re-crawl index: round trips, torn tails, damaged files.
+//! Tests of the re-crawl index: round trips, torn tails, damaged files, the version-1
+//! legacy path, positioned reads, and the fuzz corpus's seeds.
 
 use super::*;
 
@@ -13,9 +14,10 @@ fn entry(k: u32) -> IndexEntry {
         },
         payload_digest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ".to_owned(),
         record_id: format!("<urn:uuid:00000000-0000-4000-8000-{k:012}>"),
-        warc_file: "warc/trawl-0-00000.warc.gz".to_owned(),
+        warc_file: "trawl-0-00000.warc.gz".to_owned(),
         warc_offset: u64::from(k) * 4_096,
         payload_bytes: 20_000 + u64::from(k),
+        hops: Some(["", "L", "LL", "LLM"][k as usize % 4].to_owned()),
     }
 }
 
@@ -27,10 +29,23 @@ fn write(path: &Path, n: u32) {
     w.sync().unwrap();
 }
 
+/// A version-1 file as the build before wrote it.
+fn v1_bytes(n: u32) -> Vec<u8> {
+    let mut bytes = legacy::header().to_vec();
+    for k in 0..n {
+        bytes.extend_from_slice(&legacy::encode(&entry(k)).unwrap());
+    }
+    bytes
+}
+
 fn read_all(path: &Path) -> (Vec<IndexEntry>, Option<Recovered>) {
     let mut r = IndexReader::open(path).unwrap();
     let entries = (&mut r).collect::<Result<Vec<_>, _>>().unwrap();
     (entries, r.recovered())
+}
+
+fn read_bytes(bytes: &[u8]) -> Result<Vec<IndexEntry>, IndexError> {
+    IndexReader::new(bytes, Path::new("t"))?.collect()
 }
 
 #[test]
@@ -42,9 +57,12 @@ fn round_trip() {
     assert_eq!(entries.len(), 1_000);
     assert_eq!(entries[7], entry(7));
     assert_eq!(recovered, None);
-    // Compact: about a hundred bytes per capture beyond its strings.
-    let size = std::fs::metadata(&path).unwrap().len();
-    assert!(size < 1_000 * 230, "{size} bytes");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[..12], b"TRAWLRIX\x02\x00\x00\x00");
+    // Compact: varints and one-byte string lengths save about 20 bytes a record on
+    // version 1, although version 2 also keeps the hop path.
+    let v1 = v1_bytes(1_000).len();
+    assert!(bytes.len() + 15_000 < v1, "{} bytes, v1 {v1}", bytes.len());
     assert!(IndexWriter::create(&path).is_err(), "never overwrites");
 }
 
@@ -88,10 +106,10 @@ fn torn_tail_is_reported_and_cut_on_append() {
         // A zero-filled tail (file grown, data never written) is torn too.
         let f = OpenOptions::new().write(true).open(&path).unwrap();
         f.set_len(full).unwrap();
+        let (entries, recovered) = read_all(&path);
+        assert_eq!(entries.len(), 9, "zero-filled cut {cut}");
+        assert_eq!(recovered.map(|r| r.torn_bytes), Some(last));
     }
-    let (entries, recovered) = read_all(&path);
-    assert_eq!(entries.len(), 9);
-    assert!(recovered.is_some());
     // Zeros at a record boundary (no length written at all).
     let f = OpenOptions::new().write(true).open(&path).unwrap();
     f.set_len(full - last).unwrap();
@@ -123,13 +141,12 @@ fn damage_is_a_clear_error() {
     write(&path, 10);
     let good = std::fs::read(&path).unwrap();
     let first = encode(&entry(0)).unwrap().len();
+    let h = disk::HEADER_BYTES;
     let cases: Vec<(usize, u8, &str)> = vec![
         (0, b'X', "bad magic"),
-        (9, 7, "damaged (checksum mismatch)"),
-        (8, 2, "damaged (checksum mismatch)"),
-        (HEADER_BYTES + 8 + 20, 0x55, "record at byte 16 is damaged"),
-        (HEADER_BYTES + 3, 0x7F, "impossible length"),
-        (HEADER_BYTES + first + 8, 0xFF, "record at byte"),
+        (8, 7, "version 5 is not supported"),
+        (h + 20, 0x55, "record at byte 12 is damaged"),
+        (h + first + 8, 0xFF, "record at byte"),
     ];
     for (at, xor, message) in cases {
         let mut bad = good.clone();
@@ -141,40 +158,226 @@ fn damage_is_a_clear_error() {
         assert!(err.to_string().contains(message), "byte {at}: {err}");
         assert!(IndexWriter::open_append(&path).is_err());
     }
-    // A newer version is refused by name.
-    let mut v2 = good.clone();
-    v2[8] = 2;
-    let crc = {
-        let mut h = crc32fast::Hasher::new();
-        h.update(&v2[..12]);
-        h.finalize()
-    };
-    v2[12..16].copy_from_slice(&crc.to_le_bytes());
-    std::fs::write(&path, &v2).unwrap();
+    // A length beyond the cap, with records after it.
+    let mut bad = good.clone();
+    bad[h..h + 4].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0x7F]);
+    let err = read_bytes(&bad).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("record at byte 12 has an impossible length"),
+        "{err}"
+    );
+    // A version-1 header with a wrong checksum.
+    let mut v1 = v1_bytes(2);
+    v1[13] ^= 1;
+    assert!(matches!(read_bytes(&v1), Err(IndexError::HeaderChecksum)));
+    let mut v3 = good.clone();
+    v3[8] = 3;
     assert!(matches!(
-        IndexReader::open(&path),
-        Err(IndexError::UnsupportedVersion(2))
+        read_bytes(&v3),
+        Err(IndexError::UnsupportedVersion(3))
     ));
+    assert!(read_bytes(&v3)
+        .unwrap_err()
+        .to_string()
+        .contains("reads versions 1 and 2"));
     std::fs::write(&path, &good[..10]).unwrap();
     assert!(matches!(
         IndexReader::open(&path),
         Err(IndexError::TruncatedHeader)
     ));
+    assert!(matches!(read_bytes(b"GIF89a"), Err(IndexError::BadMagic)));
+}
+
+/// Frames a payload (a right checksum) behind a version-2 header.
+fn file_of(payload: &[u8]) -> Vec<u8> {
+    let mut bytes = FORMAT.header().to_vec();
+    disk::write_record(&mut bytes, payload).unwrap();
+    bytes
+}
+
+fn bad_reason(bytes: &[u8]) -> &'static str {
+    match read_bytes(bytes) {
+        Err(IndexError::BadRecord { reason, offset: 12 }) => reason,
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
 fn fields_are_checked_even_with_a_right_checksum() {
-    let mut rec = encode(&entry(2)).unwrap();
-    // Set an unknown flag bit and fix the checksum.
-    rec[8] |= 0x80;
-    let crc = crc32fast::hash(&rec[8..]);
-    rec[4..8].copy_from_slice(&crc.to_le_bytes());
+    let good = encode_payload(&entry(2)).unwrap();
+    let mut p = good.clone();
+    p[0] |= 0x80;
+    assert_eq!(bad_reason(&file_of(&p)), "unknown flags");
+    // warc_offset (8,192 = two varint bytes) written in three.
+    let mut p = good[..11].to_vec();
+    p.extend_from_slice(&[0x80, 0xC0, 0x00]);
+    p.extend_from_slice(&good[13..]);
+    assert_eq!(bad_reason(&file_of(&p)), "bad varint");
+    let mut p = good.clone();
+    p.push(0);
+    assert_eq!(bad_reason(&file_of(&p)), "bytes after the last field");
+    let mut e = entry(2);
+    e.hops = Some("LQ".to_owned());
+    assert_eq!(
+        bad_reason(&file_of(&encode_payload(&e).unwrap())),
+        "unknown hop code"
+    );
+    e.hops = None;
+    e.url = String::new();
+    assert_eq!(
+        bad_reason(&file_of(&encode_payload(&e).unwrap())),
+        "empty url"
+    );
+    // The frame's length in a longer form than needed.
+    let short = encode_payload(&IndexEntry {
+        record_id: String::new(),
+        payload_digest: String::new(),
+        warc_file: String::new(),
+        ..entry(3)
+    })
+    .unwrap();
+    assert!(short.len() < 128);
+    let mut bytes = FORMAT.header().to_vec();
+    bytes.extend_from_slice(&[short.len() as u8 | 0x80, 0x00]);
+    bytes.extend_from_slice(&disk::crc32(&short).to_le_bytes());
+    bytes.extend_from_slice(&short);
+    assert_eq!(bad_reason(&bytes), "length not in its shortest form");
+    assert_eq!(read_bytes(&file_of(&short)).unwrap().len(), 1);
+}
+
+/// A version-1 index (the build before) is read: same entries without hop paths,
+/// torn tails and damage as before; never appended to.
+#[test]
+fn version_1_files_are_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(INDEX_FILE);
+    let bytes = v1_bytes(10);
+    std::fs::write(&path, &bytes).unwrap();
+    let (entries, recovered) = read_all(&path);
+    assert_eq!(recovered, None);
+    assert_eq!(entries.len(), 10);
+    assert_eq!(
+        entries[5],
+        IndexEntry {
+            hops: None,
+            ..entry(5)
+        }
+    );
+    let mut r = IndexReader::open(&path).unwrap();
+    assert_eq!(r.version(), IndexVersion::V1);
+    let (at, _) = r.nth(3).map(|_| ()).and(r.next_entry()).unwrap().unwrap();
+    let file = File::open(&path).unwrap();
+    let again = read_entry_at(&file, IndexVersion::V1, at, &path).unwrap();
+    assert_eq!(again.url, entry(4).url);
+    let last = legacy::encode(&entry(9)).unwrap().len();
+    std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+    let (entries, recovered) = read_all(&path);
+    assert_eq!(entries.len(), 9);
+    assert_eq!(recovered.map(|r| r.torn_bytes), Some(last as u64 - 3));
+    let mut bad = bytes.clone();
+    bad[16 + 20] ^= 0x55;
+    assert!(read_bytes(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("record at byte 16 is damaged"));
     assert!(matches!(
-        decode(&rec, 16),
-        Err(IndexError::BadRecord {
-            reason: "unknown flags",
-            ..
-        })
+        IndexWriter::open_append(&path),
+        Err(IndexError::OldVersion(_))
     ));
-    assert_eq!(decode(&rec[..5], 16).unwrap(), Decoded::Incomplete);
+}
+
+/// Positioned reads give back what the stream gave, for short records (one read) and
+/// long ones (two), from a file and from memory.
+#[test]
+fn entries_read_back_at_their_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(INDEX_FILE);
+    let mut w = IndexWriter::create(&path).unwrap();
+    let mut long = entry(7);
+    long.url = format!("http://a.test/{}", "x".repeat(2_000));
+    for e in [entry(1), long.clone(), entry(2)] {
+        w.append(&e).unwrap();
+    }
+    w.sync().unwrap();
+    let mut r = IndexReader::open(&path).unwrap();
+    let file = File::open(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut n = 0;
+    while let Some(next) = r.next_entry() {
+        let (at, e) = next.unwrap();
+        assert_eq!(
+            read_entry_at(&file, IndexVersion::V2, at, &path).unwrap(),
+            e
+        );
+        assert_eq!(
+            read_entry_at(bytes.as_slice(), IndexVersion::V2, at, &path).unwrap(),
+            e
+        );
+        n += 1;
+    }
+    assert_eq!(n, 3);
+    assert!(read_entry_at(&file, IndexVersion::V2, 13, &path).is_err());
+    assert!(read_entry_at(&file, IndexVersion::V2, 1 << 40, &path).is_err());
+}
+
+/// The seeds of the fuzz corpus (`fuzz/corpus/recrawl_index/`, named by the first 16
+/// hex digits of their SHA-1): valid, torn, zero-filled, damaged, other-version files
+/// of both versions. The committed corpus must hold every one (write them with
+/// `TRAWL_WRITE_CORPUS=1 cargo test --lib corpus_holds`).
+#[test]
+fn corpus_holds_the_current_seeds() {
+    use sha1::Digest as _;
+    let mut v2 = FORMAT.header().to_vec();
+    for k in 0..4 {
+        v2.extend_from_slice(&encode(&entry(k)).unwrap());
+    }
+    let mut long = entry(9);
+    long.url = format!("http://a.test/{}", "y".repeat(700));
+    long.validators.etag = None;
+    let mut with_long = v2.clone();
+    with_long.extend_from_slice(&encode(&long).unwrap());
+    let mut seeds: Vec<Vec<u8>> = vec![
+        v2.clone(),
+        with_long,
+        v2[..v2.len() - 7].to_vec(),
+        v2[..12].to_vec(),
+        v2[..9].to_vec(),
+        [v2.as_slice(), &[0u8; 40]].concat(),
+        v1_bytes(3),
+    ];
+    let mut flipped = v2.clone();
+    flipped[30] ^= 0x10;
+    seeds.push(flipped);
+    let mut zero_len = v2.clone();
+    zero_len.splice(12..12, [0u8, 0, 0, 0, 0]);
+    seeds.push(zero_len);
+    let mut v9 = v2.clone();
+    v9[8] = 9;
+    seeds.push(v9);
+    let mut dup = v2.clone();
+    dup.extend_from_slice(
+        &encode(&IndexEntry {
+            status: 304,
+            ..entry(1)
+        })
+        .unwrap(),
+    );
+    seeds.push(dup);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/recrawl_index");
+    let write = std::env::var_os("TRAWL_WRITE_CORPUS").is_some();
+    for seed in &seeds {
+        fuzz_read(seed);
+        let digest = sha1::Sha1::digest(seed);
+        let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let path = dir.join(name);
+        if write {
+            std::fs::write(&path, seed).unwrap();
+        }
+        assert!(
+            std::fs::read(&path).ok().as_ref() == Some(seed),
+            "{} missing",
+            path.display()
+        );
+    }
 }
