@@ -34,6 +34,11 @@ pub struct CrawlArgs {
     /// become WARC revisit records (docs/recrawl.md).
     #[arg(long, value_name = "PREV_OUT")]
     pub recrawl: Option<PathBuf>,
+    /// With --recrawl: a URL whose sitemap `<lastmod>` is not newer than its previous
+    /// fetch is fetched `conditional`ly (default) or `skip`ped, its previous links
+    /// followed as for a 304 (docs/recrawl.md).
+    #[arg(long, value_name = "conditional|skip", default_value = "conditional")]
+    pub sitemap_lastmod: String,
     /// Output directory: warc/, crawl.log.jsonl, checkpoint/, stats.json, start.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -280,6 +285,11 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     }
     c.seeds = seeds.usable;
     c.recrawl.clone_from(&args.recrawl);
+    c.sitemap_lastmod = match args.sitemap_lastmod.as_str() {
+        "conditional" => trawl::recrawl::LastmodPolicy::Conditional,
+        "skip" => trawl::recrawl::LastmodPolicy::Skip,
+        other => bail!("--sitemap-lastmod must be conditional or skip, not {other:?}"),
+    };
     for s in &args.sitemap {
         match url::Url::parse(s.trim()) {
             Ok(u) if matches!(u.scheme(), "http" | "https") => c.sitemaps.push(u.to_string()),

@@ -4,10 +4,13 @@
 //! of HTML, and its entries become outlinks with hop `M` (an index's entries are
 //! sitemaps again, one level deeper: the depth is the run of trailing `M`s less one).
 //!
-//! The sitemaps.org host rule (`crate::sitemap::admit`) is applied with the origin of
-//! the URL the sitemap was found on (its robots.txt, or the index that listed it) as
-//! the robots.txt permission: a sitemap named by host H's robots.txt may list any URL
-//! of H. Caps, refusals and errors are crawl-log annotations on the sitemap's line:
+//! The sitemaps.org host rule (`crate::sitemap::admit`) is applied with the sitemap's
+//! grant as the robots.txt permission ([`SitemapMemory`], shared by the shards): the
+//! origins whose robots.txt named it or an index above it (an operator's `--sitemap`
+//! is granted its own origin). A sitemap named by host H's robots.txt, or listed by an
+//! index H's robots.txt named, may list any URL of H. A grant that arrives after the
+//! sitemap was read (a second robots.txt names it, a second index lists it) queues it
+//! once more, so the wider permission is used. Caps, refusals and errors are crawl-log annotations on the sitemap's line:
 //! `sitemap:KIND:N` (entries taken), `sitemap-cut:urls:CAP:DROPPED`,
 //! `sitemap-cut:bytes:CAP`, `sitemap-refused:N`, `sitemap-skipped:N`,
 //! `sitemap-error:WHY`. A sitemap file is fetched with its body caps raised to the
@@ -15,7 +18,8 @@
 //! decompression. A `….xml.gz` reached by a
 //! sitemap hop passes the extension filter (`.gz` is on its list of binaries).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use url::Url;
@@ -24,7 +28,10 @@ use super::{body_of, Action, Core, Now};
 use crate::crawllog::Hop;
 use crate::frontier::QueuedUrl;
 use crate::net::FetchOutcome;
-use crate::sitemap::{self, Cut, Limits, SitemapError, SitemapKind};
+use crate::recrawl::{IndexEntry, LastmodPolicy};
+use crate::sitemap::{
+    self, Cut, Granted, Grants, LastMod, Lastmods, Limits, SitemapError, SitemapKind,
+};
 use crate::url::Reject;
 
 /// A gzipped sitemap (`….xml.gz`) reached through a sitemap hop is not the binary
@@ -65,6 +72,117 @@ pub(super) fn widen_limits(limits: &mut crate::net::FetchLimits) {
     *decoded = (*decoded).max(SITEMAP_MAX_BYTES);
 }
 
+/// What the crawl remembers of sitemaps, for all shards (a chain robots.txt → index →
+/// sitemap → page crosses hosts, hence shards): each sitemap's robots.txt grant
+/// ([`Grants`]) and, in a re-crawl with `--sitemap-lastmod skip`, each listed URL's
+/// `<lastmod>` ([`Lastmods`]). Both are capped; a grant or date the cap keeps out is
+/// counted (`stats.json` `sitemap_grants_dropped`, `sitemap_lastmods_dropped`) and
+/// said once on stderr. Locked briefly per sitemap read or listed URL, never per page
+/// link.
+///
+/// Not in the checkpoint: after a resume both are empty. A sitemap queued before the
+/// checkpoint and read after the resume is then judged with its referrer's origin as
+/// permission (the rule before grants existed), and the URLs it lists are fetched
+/// conditionally rather than skipped.
+#[derive(Debug, Default)]
+pub(crate) struct SitemapMemory {
+    grants: Mutex<Grants>,
+    lastmods: Mutex<Lastmods>,
+    /// URLs skipped on their `<lastmod>` (`stats.json` `recrawl.skipped`).
+    pub(crate) skipped: AtomicU64,
+    grants_warned: AtomicBool,
+    lastmods_warned: AtomicBool,
+}
+
+impl SitemapMemory {
+    /// Adds `origins` to `sitemap`'s grant.
+    pub(super) fn grant(&self, sitemap: &str, origins: &[String]) -> Granted {
+        let granted = match self.grants.lock() {
+            Ok(mut g) => g.grant(sitemap, origins),
+            Err(_) => Granted::Full,
+        };
+        if granted == Granted::Full && !self.grants_warned.swap(true, Ordering::AcqRel) {
+            tracing::warn!(
+                sitemap,
+                max_sitemaps = Grants::DEFAULT_MAX_SITEMAPS,
+                max_origins = Grants::DEFAULT_MAX_ORIGINS,
+                "sitemap grants full: further robots.txt permissions are not recorded \
+                 (counted in stats.json sitemap_grants_dropped)"
+            );
+        }
+        granted
+    }
+
+    /// `sitemap`'s grant, marked read; `None` when none is known.
+    pub(super) fn read(&self, sitemap: &str) -> Option<Vec<String>> {
+        self.grants.lock().ok()?.read(sitemap)
+    }
+
+    /// Records `lastmod` for `url`; false when the cap kept it out.
+    fn record_lastmod(&self, url: &str, lastmod: LastMod) -> bool {
+        let kept = self
+            .lastmods
+            .lock()
+            .is_ok_and(|mut m| m.record(url, lastmod));
+        if !kept && !self.lastmods_warned.swap(true, Ordering::AcqRel) {
+            tracing::warn!(
+                url,
+                max_urls = Lastmods::DEFAULT_MAX_URLS,
+                "sitemap lastmod dates full: further URLs are fetched conditionally, not \
+                 skipped (counted in stats.json sitemap_lastmods_dropped)"
+            );
+        }
+        kept
+    }
+
+    /// The `<lastmod>` recorded for `url`.
+    pub(super) fn lastmod(&self, url: &str) -> Option<LastMod> {
+        self.lastmods.lock().ok()?.get(url)
+    }
+
+    /// Grants and dates the caps kept out, for `stats.json`.
+    pub(crate) fn dropped(&self) -> (u64, u64) {
+        let g = self.grants.lock().map_or(0, |g| g.dropped());
+        let l = self.lastmods.lock().map_or(0, |l| l.dropped());
+        (g, l)
+    }
+}
+
+/// The previous crawl's capture of `url`, in a re-crawl: the one place sitemap code
+/// asks the previous index.
+fn previous_capture(shared: &crate::engine::Shared, url: &str) -> Option<IndexEntry> {
+    shared.previous.as_ref()?.get(url).cloned()
+}
+
+/// Whether `<lastmod>` dates are kept and used: a re-crawl with
+/// `--sitemap-lastmod skip` (under the default a date changes nothing).
+fn lastmod_skips(shared: &crate::engine::Shared) -> bool {
+    shared.previous.is_some() && shared.config.sitemap_lastmod == LastmodPolicy::Skip
+}
+
+/// `--sitemap-lastmod skip`: the previous capture of `item`'s URL when the request is
+/// not to be made (`recrawl::plan` says `Skip`: its `<lastmod>` is not newer than the
+/// previous fetch). Only URLs whose date a sitemap gave before their turn qualify.
+pub(super) fn skip_on_lastmod(
+    shared: &crate::engine::Shared,
+    item: &QueuedUrl,
+) -> Option<IndexEntry> {
+    if !lastmod_skips(shared) {
+        return None;
+    }
+    let lastmod = shared.sitemap_memory.lastmod(&item.url)?;
+    let prev = previous_capture(shared, &item.url)?;
+    let plan = crate::recrawl::plan(Some(&prev), Some(lastmod), LastmodPolicy::Skip);
+    (plan == crate::recrawl::Plan::Skip).then_some(prev)
+}
+
+/// Whether a request for `item` goes without validators: with `--sitemap-lastmod
+/// skip` a sitemap file is asked for in full, since a `304` would leave its
+/// `<lastmod>` dates unread and nothing could be skipped.
+pub(super) fn unconditional(shared: &crate::engine::Shared, item: &QueuedUrl, url: &Url) -> bool {
+    lastmod_skips(shared) && may_be_sitemap(item, url)
+}
+
 /// `--sitemap URL`: queue the operator's sitemaps before the seeds, each as a sitemap
 /// fetch (hop `M`, no referrer: `sitemap_links` then trusts the sitemap's own origin).
 ///
@@ -85,6 +203,8 @@ pub(crate) fn queue_operator_sitemaps(
         if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
             continue;
         }
+        let own = vec![url.origin().ascii_serialization()];
+        shared.sitemap_memory.grant(url.as_str(), &own);
         if shared.seen.test_and_set(url.as_str().as_bytes()) {
             continue;
         }
@@ -137,11 +257,17 @@ impl Core {
         if let Some(farm) = &self.shared.farm {
             farm.route(&mut listed, robots.as_str(), "");
         }
+        let origin = vec![robots.origin().ascii_serialization()];
         for (url, _) in listed {
             let Ok(url) = Url::parse(&url) else {
                 continue;
             };
-            if self.shared.seen.test_and_set(url.as_str().as_bytes()) {
+            // The grant first: a sitemap already queued (another robots.txt named it,
+            // or a re-crawl re-seeded it) is read with this origin too; one already
+            // read is read again.
+            let granted = self.shared.sitemap_memory.grant(url.as_str(), &origin);
+            let seen = self.shared.seen.test_and_set(url.as_str().as_bytes());
+            if seen && granted != Granted::AfterRead {
                 continue;
             }
             self.admit(
@@ -190,14 +316,7 @@ impl Core {
             .take_while(|&c| c == Hop::Manifest.code())
             .count();
         let depth = u8::try_from(run.saturating_sub(1)).unwrap_or(u8::MAX);
-        // The referrer's origin (a robots.txt, or the index above); with none, an
-        // operator's `--sitemap`: its own origin.
-        let permitted: Vec<String> = match item.via.as_deref() {
-            Some(v) => Url::parse(v)
-                .map(|v| vec![v.origin().ascii_serialization()])
-                .unwrap_or_default(),
-            None => vec![o.url.origin().ascii_serialization()],
-        };
+        let permitted = self.permission(o, item);
         let map = match sitemap::parse(body_of(o), depth, &Limits::default()) {
             Ok(map) => map,
             Err(e) => {
@@ -227,7 +346,8 @@ impl Core {
         if skipped > 0 {
             annotations.push(format!("sitemap-skipped:{skipped}"));
         }
-        let (mut taken, mut refused) = (0u64, 0u64);
+        let (mut taken, mut refused, mut lastmods_dropped) = (0u64, 0u64, 0u64);
+        let dates = map.kind == SitemapKind::UrlSet && lastmod_skips(&self.shared);
         for entry in map.entries {
             let listed = match Url::parse(&entry.loc) {
                 Ok(u) if sitemap::admit(&o.url, &u, &permitted).is_ok() => u,
@@ -236,13 +356,30 @@ impl Core {
                     continue;
                 }
             };
-            match crate::url::canonicalize_absolute(listed.as_str()) {
-                Ok(url) => {
-                    outlinks.push((url.into(), Hop::Manifest));
-                    taken += 1;
+            let Ok(url) = crate::url::canonicalize_absolute(listed.as_str()) else {
+                refused += 1;
+                continue;
+            };
+            let url = String::from(url);
+            if map.kind == SitemapKind::Index {
+                // The chain: a sitemap an index lists carries the index's grant.
+                if self.shared.sitemap_memory.grant(&url, &permitted) == Granted::AfterRead {
+                    self.reread_sitemap(&url, item);
                 }
-                Err(_) => refused += 1,
             }
+            if let (true, Some(lastmod)) = (dates, entry.lastmod) {
+                // Only a URL the previous crawl fetched can be skipped.
+                if previous_capture(&self.shared, &url).is_some()
+                    && !self.shared.sitemap_memory.record_lastmod(&url, lastmod)
+                {
+                    lastmods_dropped += 1;
+                }
+            }
+            outlinks.push((url, Hop::Manifest));
+            taken += 1;
+        }
+        if lastmods_dropped > 0 {
+            annotations.push(format!("sitemap-lastmod-cap:{lastmods_dropped}"));
         }
         let kind = match map.kind {
             SitemapKind::UrlSet => "urlset",
@@ -252,6 +389,44 @@ impl Core {
         if refused > 0 {
             annotations.push(format!("sitemap-refused:{refused}"));
             self.shared.sitemaps[3].fetch_add(refused, Ordering::AcqRel);
+        }
+    }
+
+    /// The robots.txt permission of the sitemap `o` answers: its grant
+    /// ([`SitemapMemory`]), or, when none is known (a cap, or a resume), the origin of
+    /// its referrer (a robots.txt or the index above), or its own origin for an
+    /// operator's `--sitemap` (no referrer).
+    fn permission(&self, o: &FetchOutcome, item: &QueuedUrl) -> Vec<String> {
+        if let Some(granted) = self.shared.sitemap_memory.read(o.url.as_str()) {
+            return granted;
+        }
+        match item.via.as_deref() {
+            Some(v) => Url::parse(v)
+                .map(|v| vec![v.origin().ascii_serialization()])
+                .unwrap_or_default(),
+            None => vec![o.url.origin().ascii_serialization()],
+        }
+    }
+
+    /// Queues `sitemap`, listed by the index `index`, once more: it was read before
+    /// this grant widened its permission. Held as outstanding until the next
+    /// [`Core::queue_rereads`] admits it (past the presence bits, which already hold
+    /// it).
+    fn reread_sitemap(&mut self, sitemap: &str, index: &QueuedUrl) {
+        let mut hops = index.hops.clone();
+        hops.push(Hop::Manifest.code());
+        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        self.sitemap_rereads
+            .push((sitemap.to_owned(), index.url.clone(), hops));
+    }
+
+    /// Admits the sitemaps [`Core::reread_sitemap`] held (from `schedule`).
+    pub(super) fn queue_rereads(&mut self, now: Now, out: &mut Vec<Action>) {
+        for (sitemap, via, hops) in std::mem::take(&mut self.sitemap_rereads) {
+            if let Ok(url) = Url::parse(&sitemap) {
+                self.admit(url, &via, hops, now, out);
+            }
+            self.finish_url();
         }
     }
 }
