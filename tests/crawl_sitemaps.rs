@@ -1,8 +1,11 @@
 //! A crawl of synthweb's `sitemaps` profile (issue 14): trawl follows host 0's
 //! robots.txt `Sitemap:` line through the index, the nested index and the gzipped
-//! sitemap, fetches all 30 pages that only the sitemaps list, refuses the 5 pages of
-//! the cross-host sitemap (host 2's robots.txt does not name it), and the referee
-//! passes, with every sitemap decision in the crawl log.
+//! sitemap, and host 1's `Sitemap:` line to the storage index on host 0 and its
+//! sitemap; it fetches all 34 pages that only the sitemaps list (host 1's 4 thanks to
+//! the robots.txt permission passed down the chain), refuses the 5 pages of the
+//! cross-host sitemap and host 2's page in the storage sitemap (host 2's robots.txt
+//! names neither), and the referee passes, with every sitemap decision in the crawl
+//! log. Then re-crawls of that crawl with `--sitemap-lastmod skip` and without.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -55,9 +58,9 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(o.status.code(), Some(0), "{report:#}");
-    assert_eq!(report["sitemap_only"], 30);
-    assert_eq!(report["sitemap_only_fetched"], 30);
-    assert_eq!(report["sitemap_requests"], 6, "{report:#}");
+    assert_eq!(report["sitemap_only"], 34);
+    assert_eq!(report["sitemap_only_fetched"], 34);
+    assert_eq!(report["sitemap_requests"], 8, "{report:#}");
     assert_eq!(report["forbidden_fetched"]["count"], 0);
 
     // The crawl log says what each sitemap gave.
@@ -77,11 +80,34 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
     let cross = notes("/sitemap-cross.xml");
     assert!(cross.contains(&"sitemap:urlset:0".to_owned()), "{cross:?}");
     assert!(cross.contains(&"sitemap-refused:5".to_owned()), "{cross:?}");
+    // The chain: host 1's robots.txt named the storage index on host 0; the sitemap
+    // that index lists may list host 1's pages (4 taken), not host 2's (1 refused).
+    assert!(notes("/sitemap-storage-index.xml").contains(&"sitemap:index:1".to_owned()));
+    let storage = notes("/sitemap-storage.xml");
+    assert!(
+        storage.contains(&"sitemap:urlset:4".to_owned()),
+        "{storage:?}"
+    );
+    assert!(
+        storage.contains(&"sitemap-refused:1".to_owned()),
+        "{storage:?}"
+    );
+    for k in 0..4 {
+        let page = format!("/smb/{k}");
+        let rec = log
+            .iter()
+            .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with(&page)))
+            .unwrap_or_else(|| panic!("{page} never fetched"));
+        assert_eq!(rec["status"], 200, "{rec}");
+        assert_eq!(rec["hops"], "MMM", "{rec}");
+        assert!(rec["url"].as_str().unwrap().contains("h000001."), "{rec}");
+    }
     let stats = stats_json(&out);
-    assert_eq!(stats["sitemaps_read"], 6, "{stats}");
+    assert_eq!(stats["sitemaps_read"], 8, "{stats}");
     assert_eq!(stats["sitemaps_cut"], 0, "{stats}");
     assert_eq!(stats["sitemaps_failed"], 0, "{stats}");
-    assert_eq!(stats["sitemap_urls_refused"], 5, "{stats}");
+    assert_eq!(stats["sitemap_urls_refused"], 6, "{stats}");
+    assert_eq!(stats["sitemap_grants_dropped"], 0, "{stats}");
     // Pages found through sitemaps carry hop M.
     let sm = log
         .iter()
