@@ -180,3 +180,139 @@ fn operator_sitemaps_over_the_caps_are_cut_and_logged() {
         .iter()
         .any(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/big/50000"))));
 }
+
+/// Re-crawls of a `--profile sitemaps` crawl (the web unchanged, the server the
+/// same). With `--sitemap-lastmod skip` every URL that synthweb's sitemaps list with a
+/// `<lastmod>` (all before the first crawl: checked) and that the first crawl fetched
+/// with a 2xx is skipped: no request, a `skipped` line with the previous links, the
+/// count in `stats.json`. The sitemap files are asked for in full (their dates must be
+/// read); host 1's undated pages are fetched conditionally. The default re-crawl
+/// skips nothing and asks for the same pages conditionally (304).
+#[test]
+fn a_recrawl_skips_what_the_sitemap_lastmod_says_is_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let budget = 300;
+    let mut sw = Synthweb::start(
+        &tmp.path().join("web"),
+        &[
+            "--hosts",
+            "4",
+            "--profile",
+            "sitemaps",
+            "--pages-per-host",
+            "5-10",
+            "--out-degree",
+            "5-10",
+            "--sitemap-lastmods",
+            "lastmods.txt",
+        ],
+    );
+    let crawl = |out: &std::path::Path, extra: &[&str]| {
+        let status = Command::new(crawl_support::trawl_bin())
+            .current_dir(&sw.dir)
+            .args(crawl_args(out, budget, 0))
+            .args(extra)
+            .status()
+            .unwrap();
+        assert!(status.success(), "trawl crawl failed: {status}");
+    };
+    let (first, skip, default) = (
+        tmp.path().join("c1"),
+        tmp.path().join("c2"),
+        tmp.path().join("c3"),
+    );
+    crawl(&first, &[]);
+    let prev = first.to_str().unwrap();
+    crawl(&skip, &["--recrawl", prev, "--sitemap-lastmod", "skip"]);
+    crawl(&default, &["--recrawl", prev]);
+    sw.stop();
+
+    // synthweb's list: URL and lastmod, each before the first crawl began.
+    let text = std::fs::read_to_string(sw.path("lastmods.txt")).unwrap();
+    let started = std::fs::read_to_string(first.join("start.json")).unwrap();
+    let started: serde_json::Value = serde_json::from_str(&started).unwrap();
+    let started = started["unix_time"].as_i64().unwrap();
+    let mut listed = std::collections::BTreeSet::new();
+    for line in text.lines().skip(1) {
+        let (url, secs) = line.split_once(' ').unwrap();
+        assert!(secs.parse::<i64>().unwrap() < started, "{line}");
+        listed.insert(url.to_owned());
+    }
+    assert!(listed.len() > 30, "{}", listed.len());
+    let ok = |r: &serde_json::Value| {
+        r["status"]
+            .as_u64()
+            .is_some_and(|s| (200..300).contains(&s))
+    };
+    let first_ok: std::collections::BTreeSet<String> = crawl_log(&first)
+        .iter()
+        .filter(|r| ok(r))
+        .map(|r| r["url"].as_str().unwrap().to_owned())
+        .collect();
+    let want: std::collections::BTreeSet<String> =
+        listed.intersection(&first_ok).cloned().collect();
+    // All 30 sitemap-only pages of host 0 among them.
+    assert_eq!(want.iter().filter(|u| u.contains("/sm/")).count(), 30);
+
+    let log = crawl_log(&skip);
+    let has = |r: &serde_json::Value, a: &str| annotations(r).iter().any(|x| x == a);
+    let skipped: Vec<&serde_json::Value> = log
+        .iter()
+        .filter(|r| has(r, "skipped") && has(r, "lastmod-not-newer"))
+        .collect();
+    let got: std::collections::BTreeSet<String> = skipped
+        .iter()
+        .map(|r| r["url"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(got.len(), skipped.len(), "a URL skipped twice");
+    assert_eq!(got, want);
+    for r in &skipped {
+        assert!(r["status"].is_null(), "{r}");
+        // The previous capture's links were read back, as for a 304.
+        assert!(
+            annotations(r)
+                .iter()
+                .any(|a| a.starts_with("previous-links:")),
+            "{r}"
+        );
+    }
+    let requested = crawl_support::fetched_urls(&log);
+    assert!(want.is_disjoint(&requested));
+    let stats = stats_json(&skip);
+    assert_eq!(
+        stats["recrawl"]["skipped"].as_u64(),
+        Some(want.len() as u64),
+        "{stats}"
+    );
+    assert_eq!(stats["sitemap_lastmods_dropped"], 0, "{stats}");
+    // Sitemap files in full (200), host 1's undated pages conditionally (304).
+    let line = |log: &[serde_json::Value], suffix: &str| {
+        log.iter()
+            .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with(suffix)))
+            .cloned()
+            .unwrap_or_else(|| panic!("no line for {suffix}"))
+    };
+    assert_eq!(line(&log, "/sitemap-pages.xml")["status"], 200);
+    assert_eq!(line(&log, "/smb/0")["status"], 304);
+
+    // The default: nothing skipped, the same pages asked for conditionally.
+    let log = crawl_log(&default);
+    assert!(!log.iter().any(|r| has(r, "skipped")));
+    for url in &want {
+        let r = line(&log, url);
+        assert_eq!(r["status"], 304, "{r}");
+        assert!(has(&r, "not-modified"), "{r}");
+    }
+    assert_eq!(line(&log, "/sitemap-pages.xml")["status"], 304);
+    let stats = stats_json(&default);
+    assert_eq!(stats["recrawl"]["skipped"], 0, "{stats}");
+    eprintln!(
+        "crawl_sitemaps: {} URLs listed with a lastmod, {} fetched 2xx before; skip mode \
+         skipped {} ({} URLs answered), default mode answered {}",
+        listed.len(),
+        want.len(),
+        got.len(),
+        requested.len(),
+        crawl_support::fetched_urls(&log).len()
+    );
+}
