@@ -86,10 +86,12 @@ impl Core {
         out: &mut Vec<Action>,
     ) {
         match verdict {
-            Verdict::Fetch(url) => match super::sitemaps::skip_on_lastmod(&self.shared, &item) {
-                Some(previous) => self.skip_page(&host, item, previous, now, out),
-                None => self.fetch_page(host, item, url, out),
-            },
+            Verdict::Fetch(url) => {
+                match super::sitemaps::skip_on_lastmod(&self.shared, &item, &url) {
+                    Some(previous) => self.skip_page(&host, item, previous, now, out),
+                    None => self.fetch_page(host, item, url, out),
+                }
+            }
             Verdict::Decline(outcome, note) => {
                 out.push(Self::log_decision(&item, outcome, note, now));
                 self.frontier.complete(&host, now.at);

@@ -162,12 +162,14 @@ fn lastmod_skips(shared: &crate::engine::Shared) -> bool {
 
 /// `--sitemap-lastmod skip`: the previous capture of `item`'s URL when the request is
 /// not to be made (`recrawl::plan` says `Skip`: its `<lastmod>` is not newer than the
-/// previous fetch). Only URLs whose date a sitemap gave before their turn qualify.
+/// previous fetch). Only URLs whose date a sitemap gave before their turn qualify,
+/// and never a sitemap file (its entries would go unread).
 pub(super) fn skip_on_lastmod(
     shared: &crate::engine::Shared,
     item: &QueuedUrl,
+    url: &Url,
 ) -> Option<IndexEntry> {
-    if !lastmod_skips(shared) {
+    if !lastmod_skips(shared) || may_be_sitemap(item, url) {
         return None;
     }
     let lastmod = shared.sitemap_memory.lastmod(&item.url)?;

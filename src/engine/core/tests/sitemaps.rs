@@ -306,11 +306,14 @@ fn entry(url: &str, status: u16, etag: &str) -> IndexEntry {
 }
 
 const SITEMAP: &str = "http://a.test/sitemap.xml";
+/// A sitemap file a urlset lists with an old date: never skipped.
+const SITEMAP2: &str = "http://a.test/more-sitemap.xml";
 
 /// A re-crawl of a.test: the sitemap is queued first (as a re-crawl queues previous
 /// sitemap files), then the previous pages. The sitemap lists `/old` (lastmod before
 /// the previous fetch), `/same-second` (the very second), `/newer` (after it),
-/// `/was-404` (not a 2xx before) and `/new` (no previous capture).
+/// `/was-404` (not a 2xx before), `/new` (no previous capture) and another sitemap
+/// file with an old date.
 fn recrawl(policy: LastmodPolicy) -> (Harness, Trace) {
     let previous = Previous::from_entries([
         entry(SITEMAP, 200, "\"s\""),
@@ -318,6 +321,7 @@ fn recrawl(policy: LastmodPolicy) -> (Harness, Trace) {
         entry("http://a.test/same-second", 200, "\"t\""),
         entry("http://a.test/newer", 200, "\"n\""),
         entry("http://a.test/was-404", 404, "\"x\""),
+        entry(SITEMAP2, 200, "\"s2\""),
     ]);
     let mut h = harness_of(
         &[],
@@ -351,10 +355,12 @@ fn recrawl(policy: LastmodPolicy) -> (Harness, Trace) {
         ("http://a.test/newer", Some("2023-11-13T23:13:20Z")),
         ("http://a.test/was-404", Some("2023-11-13")),
         ("http://a.test/new", Some("2023-11-13")),
+        (SITEMAP2, Some("2023-11-13")),
     ]);
     let robots = |_: &str| String::new();
     let web = move |url: &str| match url {
         SITEMAP => Some(listed.clone()),
+        SITEMAP2 => Some(urlset(&[])),
         _ => Some(b"<html></html>".to_vec()),
     };
     let mut trace = Trace::default();
@@ -382,10 +388,13 @@ fn skip_policy_skips_urls_whose_lastmod_is_not_newer() {
     );
     assert_eq!(req("http://a.test/was-404").map(|r| r.1), Some(None));
     assert_eq!(req("http://a.test/new").map(|r| r.1), Some(None));
+    // The listed sitemap file is read (in full), not skipped.
+    assert_eq!(req(SITEMAP2).map(|r| r.1), Some(None));
     assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 2);
     assert_eq!(h.shared.counters().recrawl.skipped, 2);
     // Skipped URLs cost no page budget.
-    assert_eq!(h.core.tallies()["http://a.test"].pages, 4);
+    assert_eq!(h.core.tallies()["http://a.test"].pages, 5);
+    assert_eq!(h.outstanding(), 0);
 }
 
 #[test]
@@ -401,7 +410,7 @@ fn the_default_fetches_them_conditionally() {
         req("http://a.test/old").and_then(|r| r.1).as_deref(),
         Some("\"o\"")
     );
-    assert_eq!(trace.requests.len(), 6);
+    assert_eq!(trace.requests.len(), 7);
     assert_eq!(h.shared.counters().recrawl.skipped, 0);
     // Under the default no date is kept.
     assert_eq!(h.shared.sitemap_memory.lastmod("http://a.test/old"), None);
