@@ -15,32 +15,40 @@ use std::process::Command;
 
 use crawl_support::{annotations, crawl_args, crawl_log, stats_json, synthweb_bin, Synthweb};
 
+/// The test web: 4 hosts (host 1's robots.txt names the storage index on host 0).
+const WEB: [&str; 8] = [
+    "--hosts",
+    "4",
+    "--profile",
+    "sitemaps",
+    "--pages-per-host",
+    "5-10",
+    "--out-degree",
+    "5-10",
+];
+
+/// `trawl crawl` of `sw` into `out`, `budget` pages per host, plus `extra` flags.
+fn crawl(sw: &Synthweb, out: &std::path::Path, budget: u64, extra: &[&str]) {
+    let status = Command::new(crawl_support::trawl_bin())
+        .current_dir(&sw.dir)
+        .args(crawl_args(out, budget, 0))
+        .args(extra)
+        .status()
+        .unwrap();
+    assert!(status.success(), "trawl crawl failed: {status}");
+}
+
 #[test]
 fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let budget = 300;
+    let budget_flag = budget.to_string();
     let mut sw = Synthweb::start(
         &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "4",
-            "--profile",
-            "sitemaps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-            "--manifest-max-pages-per-host",
-            &budget.to_string(),
-        ],
+        &[&WEB[..], &["--manifest-max-pages-per-host", &budget_flag]].concat(),
     );
     let out = tmp.path().join("crawl");
-    let status = Command::new(crawl_support::trawl_bin())
-        .current_dir(&sw.dir)
-        .args(crawl_args(&out, budget, 0))
-        .status()
-        .unwrap();
-    assert!(status.success(), "trawl crawl failed: {status}");
+    crawl(&sw, &out, budget, &[]);
     sw.stop();
 
     let o = Command::new(synthweb_bin())
@@ -194,37 +202,22 @@ fn a_recrawl_skips_what_the_sitemap_lastmod_says_is_unchanged() {
     let budget = 300;
     let mut sw = Synthweb::start(
         &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "4",
-            "--profile",
-            "sitemaps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-            "--sitemap-lastmods",
-            "lastmods.txt",
-        ],
+        &[&WEB[..], &["--sitemap-lastmods", "lastmods.txt"]].concat(),
     );
-    let crawl = |out: &std::path::Path, extra: &[&str]| {
-        let status = Command::new(crawl_support::trawl_bin())
-            .current_dir(&sw.dir)
-            .args(crawl_args(out, budget, 0))
-            .args(extra)
-            .status()
-            .unwrap();
-        assert!(status.success(), "trawl crawl failed: {status}");
-    };
     let (first, skip, default) = (
         tmp.path().join("c1"),
         tmp.path().join("c2"),
         tmp.path().join("c3"),
     );
-    crawl(&first, &[]);
+    crawl(&sw, &first, budget, &[]);
     let prev = first.to_str().unwrap();
-    crawl(&skip, &["--recrawl", prev, "--sitemap-lastmod", "skip"]);
-    crawl(&default, &["--recrawl", prev]);
+    crawl(
+        &sw,
+        &skip,
+        budget,
+        &["--recrawl", prev, "--sitemap-lastmod", "skip"],
+    );
+    crawl(&sw, &default, budget, &["--recrawl", prev]);
     sw.stop();
 
     // synthweb's list: URL and lastmod, each before the first crawl began.

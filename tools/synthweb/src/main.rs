@@ -227,11 +227,23 @@ fn write_changes(
     site.tls_port = tls_port;
     let site = synthweb::Site::new(site)?;
     let policy = args.manifest.policy()?;
-    let mut tmp = path.clone().into_os_string();
+    replace_file(path, |out| {
+        synthweb::changes::write_changes(out, &site, &policy.agent, policy.robots_4xx_disallow)?;
+        Ok(())
+    })
+}
+
+/// Writes `path` through `write` into a temporary file, synced and renamed into place:
+/// a reader sees the whole file or none.
+fn replace_file(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut tmp = path.to_path_buf().into_os_string();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
     let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-    synthweb::changes::write_changes(&mut out, &site, &policy.agent, policy.robots_4xx_disallow)?;
+    write(&mut out)?;
     out.into_inner()
         .map_err(std::io::IntoInnerError::into_error)?
         .sync_all()?;
@@ -257,16 +269,13 @@ fn write_lastmods(
     site.http_port = http_port;
     site.tls_port = tls_port;
     let site = synthweb::Site::new(site)?;
-    let mut text = String::from("# synthweb sitemap lastmods v1\n");
-    for (url, secs) in synthweb::sitemaps::listed_lastmods(&site) {
-        text.push_str(&format!("{url} {secs}\n"));
-    }
-    let mut tmp = path.clone().into_os_string();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    replace_file(path, |out| {
+        writeln!(out, "# synthweb sitemap lastmods v1")?;
+        for (url, secs) in synthweb::sitemaps::listed_lastmods(&site) {
+            writeln!(out, "{url} {secs}")?;
+        }
+        Ok(())
+    })
 }
 
 fn main() -> ExitCode {

@@ -107,6 +107,22 @@ fn run(
     panic!("the crawl did not finish: {} outstanding", h.outstanding());
 }
 
+/// Queues a sitemap fetch as the engine does (presence bit set, counted outstanding).
+fn queue_sitemap(h: &mut Harness, url: &str, via: Option<&str>, hops: &str) {
+    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+    h.shared.seen.test_and_set(url.as_bytes());
+    let key = host_key(&Url::parse(url).expect("url")).expect("host");
+    let item = QueuedUrl {
+        url: url.to_owned(),
+        via: via.map(str::to_owned),
+        hops: hops.to_owned(),
+        attempts: 0,
+    };
+    let mut out = Vec::new();
+    h.core.push(&key, item, h.t0, &mut out);
+    assert!(out.is_empty(), "{out:?}");
+}
+
 fn any_scope(c: &mut CrawlConfig) {
     c.filter.scope = Scope::Any;
 }
@@ -163,15 +179,12 @@ fn a_sitemap_listed_by_an_index_carries_the_robots_grant_of_the_index() {
 #[test]
 fn without_a_grant_the_referrers_origin_is_the_permission() {
     let mut h = harness_with(&[], any_scope, |_| {});
-    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-    let item = QueuedUrl {
-        url: "http://storage.b.test/maps/s1.xml".to_owned(),
-        via: Some("http://storage.b.test/idx/index.xml".to_owned()),
-        hops: "MM".to_owned(),
-        attempts: 0,
-    };
-    let mut out = Vec::new();
-    h.core.push("http://storage.b.test", item, h.t0, &mut out);
+    queue_sitemap(
+        &mut h,
+        "http://storage.b.test/maps/s1.xml",
+        Some("http://storage.b.test/idx/index.xml"),
+        "MM",
+    );
     let robots = |_: &str| String::new();
     let web = |url: &str| match url {
         "http://storage.b.test/maps/s1.xml" => Some(urlset(&[
@@ -259,15 +272,7 @@ fn a_child_on_another_shard_finds_its_grant_in_the_shared_memory() {
     // sitemap there, which carries both grants.
     let granted = vec![www.trim_end_matches('/').to_owned(), theirs.clone()];
     h.shared.sitemap_memory.grant(&idx, &granted);
-    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-    let mut out = Vec::new();
-    let item = QueuedUrl {
-        url: idx.clone(),
-        via: Some("http://www.a.test/robots.txt".to_owned()),
-        hops: "M".to_owned(),
-        attempts: 0,
-    };
-    h.core.push(&mine, item, h.t0, &mut out);
+    queue_sitemap(&mut h, &idx, Some("http://www.a.test/robots.txt"), "M");
     h.robots(h.t0, 200, "");
     let (id, url) = h.one_fetch(h.at(secs(1)));
     assert_eq!(url, idx);
@@ -332,16 +337,7 @@ fn recrawl(policy: LastmodPolicy) -> (Harness, Trace) {
         |_| {},
         Some(previous),
     );
-    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-    h.shared.seen.test_and_set(SITEMAP.as_bytes());
-    let mut out = Vec::new();
-    let item = QueuedUrl {
-        url: SITEMAP.to_owned(),
-        via: None,
-        hops: "M".to_owned(),
-        attempts: 0,
-    };
-    h.core.push("http://a.test", item, h.t0, &mut out);
+    queue_sitemap(&mut h, SITEMAP, None, "M");
     for p in ["/old", "/same-second", "/newer", "/was-404"] {
         h.seed(&format!("http://a.test{p}"));
     }
@@ -420,15 +416,7 @@ fn the_default_fetches_them_conditionally() {
 #[test]
 fn skip_policy_without_a_previous_crawl_changes_nothing() {
     let mut h = harness_with(&[], |c| c.sitemap_lastmod = LastmodPolicy::Skip, |_| {});
-    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-    let mut out = Vec::new();
-    let item = QueuedUrl {
-        url: SITEMAP.to_owned(),
-        via: None,
-        hops: "M".to_owned(),
-        attempts: 0,
-    };
-    h.core.push("http://a.test", item, h.t0, &mut out);
+    queue_sitemap(&mut h, SITEMAP, None, "M");
     let robots = |_: &str| String::new();
     let web = |url: &str| match url {
         SITEMAP => Some(urlset(&[("http://a.test/old", Some("2001-01-01"))])),
