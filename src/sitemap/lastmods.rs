@@ -3,21 +3,24 @@
 //! (`crate::recrawl::plan`). A URL listed twice keeps the newest date (a skip needs
 //! every listing to say "not newer").
 //!
-//! Bounded: at most `max_urls` entries (16 bytes each plus the table's slack); past
-//! it a date is not kept ([`Lastmods::record`] says so, the caller counts it) and its
-//! URL is fetched conditionally, as without the flag. The hash is 64-bit SipHash with
+//! Bounded: at most `max_urls` dates (16 bytes each plus the table's slack) and as many
+//! URLs that waited a turn (8 bytes each); past it a date is not kept
+//! ([`Lastmods::record`] says so, the caller counts it) or a URL does not wait, and
+//! the URL is fetched conditionally, as without the flag. The hash is 64-bit SipHash with
 //! fixed keys: two URLs of one crawl collide with odds of about n²/2⁶⁵ (10⁻⁸ at a
 //! million URLs), and a collision can only skip a URL the previous crawl fetched.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use super::LastMod;
 
-/// URL hash → newest `<lastmod>` seen for it. See the module docs.
+/// URL hash → newest `<lastmod>` seen for it, and the URLs that waited a turn for
+/// one ([`Lastmods::wait_once`]). See the module docs.
 #[derive(Debug)]
 pub struct Lastmods {
     map: HashMap<u64, i64>,
+    waited: HashSet<u64>,
     max_urls: usize,
     dropped: u64,
 }
@@ -31,6 +34,7 @@ impl Lastmods {
     pub fn new(max_urls: usize) -> Self {
         Self {
             map: HashMap::new(),
+            waited: HashSet::new(),
             max_urls,
             dropped: 0,
         }
@@ -55,6 +59,14 @@ impl Lastmods {
     #[must_use]
     pub fn get(&self, url: &str) -> Option<LastMod> {
         self.map.get(&key(url)).map(|&secs| LastMod { secs })
+    }
+
+    /// True the first time it is asked for `url` (and while fewer than `max_urls`
+    /// URLs have waited): the caller lets the URL wait one turn, so a sitemap behind
+    /// it in its host's queue is read first. False after (it never waits twice) or past
+    /// the cap (it is then fetched conditionally at once).
+    pub fn wait_once(&mut self, url: &str) -> bool {
+        self.waited.len() < self.max_urls && self.waited.insert(key(url))
     }
 
     /// URLs remembered.
@@ -107,5 +119,14 @@ mod tests {
         assert_eq!(m.get("http://a/3"), None);
         // A URL already held is updated even at the cap.
         assert!(m.record("http://a/2", LastMod { secs: 2 }));
+    }
+
+    #[test]
+    fn a_url_waits_once_and_the_waits_are_capped() {
+        let mut m = Lastmods::new(2);
+        assert!(m.wait_once("http://a/1"));
+        assert!(!m.wait_once("http://a/1"));
+        assert!(m.wait_once("http://a/2"));
+        assert!(!m.wait_once("http://a/3"));
     }
 }

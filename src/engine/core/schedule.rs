@@ -18,6 +18,7 @@ use crate::http::RequestHead;
 use crate::net::FetchRequest;
 use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 
+use super::sitemaps::LastmodTurn;
 use super::{hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, POLICY_PRIVATE};
 
 /// The verdict on a URL taken from the frontier.
@@ -86,12 +87,15 @@ impl Core {
         out: &mut Vec<Action>,
     ) {
         match verdict {
-            Verdict::Fetch(url) => {
-                match super::sitemaps::skip_on_lastmod(&self.shared, &item, &url) {
-                    Some(previous) => self.skip_page(&host, item, previous, now, out),
-                    None => self.fetch_page(host, item, url, out),
+            Verdict::Fetch(url) => match super::sitemaps::lastmod_turn(&self.shared, &item, &url) {
+                LastmodTurn::Fetch => self.fetch_page(host, item, url, out),
+                LastmodTurn::Skip(previous) => self.skip_page(&host, item, previous, now, out),
+                LastmodTurn::Wait => {
+                    // Behind its host's queue, the host free again at once.
+                    self.push(&host, item, now, out);
+                    self.frontier.complete(&host, now.at);
                 }
-            }
+            },
             Verdict::Decline(outcome, note) => {
                 out.push(Self::log_decision(&item, outcome, note, now));
                 self.frontier.complete(&host, now.at);

@@ -136,6 +136,7 @@ impl SitemapMemory {
     }
 
     /// The `<lastmod>` recorded for `url`.
+    #[cfg(test)]
     pub(super) fn lastmod(&self, url: &str) -> Option<LastMod> {
         self.lastmods.lock().ok()?.get(url)
     }
@@ -160,22 +161,54 @@ fn lastmod_skips(shared: &crate::engine::Shared) -> bool {
     shared.previous.is_some() && shared.config.sitemap_lastmod == LastmodPolicy::Skip
 }
 
-/// `--sitemap-lastmod skip`: the previous capture of `item`'s URL when the request is
-/// not to be made (`recrawl::plan` says `Skip`: its `<lastmod>` is not newer than the
-/// previous fetch). Only URLs whose date a sitemap gave before their turn qualify,
-/// and never a sitemap file (its entries would go unread).
-pub(super) fn skip_on_lastmod(
+/// What a URL whose turn has come does under `--sitemap-lastmod skip`.
+#[derive(Debug)]
+pub(super) enum LastmodTurn {
+    /// Fetch it (conditionally, from its previous capture, if it has one).
+    Fetch,
+    /// Do not: its `<lastmod>` is not newer than the previous fetch of this capture.
+    Skip(IndexEntry),
+    /// Go behind its host's queue once: no date is known yet, and a sitemap queued
+    /// behind it on its host may give one.
+    Wait,
+}
+
+/// `--sitemap-lastmod skip` (a re-crawl): whether `item`'s URL is fetched, skipped
+/// (`recrawl::plan` says `Skip`) or waits a turn. Only a URL the previous crawl
+/// fetched with a 2xx can be skipped, never a sitemap file (its entries would go
+/// unread). Such a URL whose date no sitemap gave yet waits once, behind its host's
+/// queue: the sitemaps of its host queued at that moment are read before its next
+/// turn, so the skip does not depend on the order URLs were queued in (a sitemap on
+/// another host may or may not have been read by then).
+pub(super) fn lastmod_turn(
     shared: &crate::engine::Shared,
     item: &QueuedUrl,
     url: &Url,
-) -> Option<IndexEntry> {
+) -> LastmodTurn {
     if !lastmod_skips(shared) || may_be_sitemap(item, url) {
-        return None;
+        return LastmodTurn::Fetch;
     }
-    let lastmod = shared.sitemap_memory.lastmod(&item.url)?;
-    let prev = previous_capture(shared, &item.url)?;
-    let plan = crate::recrawl::plan(Some(&prev), Some(lastmod), LastmodPolicy::Skip);
-    (plan == crate::recrawl::Plan::Skip).then_some(prev)
+    let Some(prev) = previous_capture(shared, &item.url) else {
+        return LastmodTurn::Fetch;
+    };
+    if !(200..300).contains(&prev.status) {
+        return LastmodTurn::Fetch;
+    }
+    let Ok(mut lastmods) = shared.sitemap_memory.lastmods.lock() else {
+        return LastmodTurn::Fetch;
+    };
+    match lastmods.get(&item.url) {
+        Some(lastmod) => {
+            let plan = crate::recrawl::plan(Some(&prev), Some(lastmod), LastmodPolicy::Skip);
+            if plan == crate::recrawl::Plan::Skip {
+                LastmodTurn::Skip(prev)
+            } else {
+                LastmodTurn::Fetch
+            }
+        }
+        None if lastmods.wait_once(&item.url) => LastmodTurn::Wait,
+        None => LastmodTurn::Fetch,
+    }
 }
 
 /// Whether a request for `item` goes without validators: with `--sitemap-lastmod

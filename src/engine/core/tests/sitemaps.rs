@@ -314,12 +314,12 @@ const SITEMAP: &str = "http://a.test/sitemap.xml";
 /// A sitemap file a urlset lists with an old date: never skipped.
 const SITEMAP2: &str = "http://a.test/more-sitemap.xml";
 
-/// A re-crawl of a.test: the sitemap is queued first (as a re-crawl queues previous
-/// sitemap files), then the previous pages. The sitemap lists `/old` (lastmod before
-/// the previous fetch), `/same-second` (the very second), `/newer` (after it),
-/// `/was-404` (not a 2xx before), `/new` (no previous capture) and another sitemap
-/// file with an old date.
-fn recrawl(policy: LastmodPolicy) -> (Harness, Trace) {
+/// A re-crawl of a.test: the sitemap is queued before the previous pages, or after
+/// them with `pages_first`. The sitemap lists `/old` (lastmod before the previous
+/// fetch), `/same-second` (the very second), `/newer` (after it), `/was-404` (not a
+/// 2xx before), `/new` (no previous capture) and another sitemap file with an old
+/// date; `/unlisted` was fetched before but no sitemap lists it.
+fn recrawl(policy: LastmodPolicy, pages_first: bool) -> (Harness, Trace) {
     let previous = Previous::from_entries([
         entry(SITEMAP, 200, "\"s\""),
         entry("http://a.test/old", 200, "\"o\""),
@@ -327,6 +327,7 @@ fn recrawl(policy: LastmodPolicy) -> (Harness, Trace) {
         entry("http://a.test/newer", 200, "\"n\""),
         entry("http://a.test/was-404", 404, "\"x\""),
         entry(SITEMAP2, 200, "\"s2\""),
+        entry("http://a.test/unlisted", 200, "\"u\""),
     ]);
     let mut h = harness_of(
         &[],
@@ -337,9 +338,14 @@ fn recrawl(policy: LastmodPolicy) -> (Harness, Trace) {
         |_| {},
         Some(previous),
     );
-    queue_sitemap(&mut h, SITEMAP, None, "M");
-    for p in ["/old", "/same-second", "/newer", "/was-404"] {
+    if !pages_first {
+        queue_sitemap(&mut h, SITEMAP, None, "M");
+    }
+    for p in ["/old", "/same-second", "/newer", "/was-404", "/unlisted"] {
         h.seed(&format!("http://a.test{p}"));
+    }
+    if pages_first {
+        queue_sitemap(&mut h, SITEMAP, None, "M");
     }
     // PREV_SECS is 2023-11-13T22:13:20Z.
     let listed = urlset(&[
@@ -366,7 +372,7 @@ fn recrawl(policy: LastmodPolicy) -> (Harness, Trace) {
 
 #[test]
 fn skip_policy_skips_urls_whose_lastmod_is_not_newer() {
-    let (h, trace) = recrawl(LastmodPolicy::Skip);
+    let (h, trace) = recrawl(LastmodPolicy::Skip, false);
     // The sitemap first, in full (a 304 would leave its dates unread).
     assert_eq!(trace.requests[0], (SITEMAP.to_owned(), None));
     let skipped: Vec<&str> = trace.skipped.iter().map(|(u, _)| u.as_str()).collect();
@@ -388,25 +394,57 @@ fn skip_policy_skips_urls_whose_lastmod_is_not_newer() {
     assert_eq!(req(SITEMAP2).map(|r| r.1), Some(None));
     assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 2);
     assert_eq!(h.shared.counters().recrawl.skipped, 2);
+    // A URL no sitemap dates waits a turn, then is asked for conditionally.
+    assert_eq!(
+        req("http://a.test/unlisted").and_then(|r| r.1).as_deref(),
+        Some("\"u\"")
+    );
     // Skipped URLs cost no page budget.
-    assert_eq!(h.core.tallies()["http://a.test"].pages, 5);
+    assert_eq!(h.core.tallies()["http://a.test"].pages, 6);
+    assert_eq!(h.outstanding(), 0);
+}
+
+/// The pages queued before their sitemap (a re-crawl queues previous URLs in the
+/// order they were fetched; a page reached by a link came before the sitemap that
+/// also lists it): each 2xx page without a date waits one turn, behind the sitemap,
+/// and is skipped after all. A previous 404 does not wait.
+#[test]
+fn a_page_queued_before_its_sitemap_waits_a_turn_and_is_skipped() {
+    let (h, trace) = recrawl(LastmodPolicy::Skip, true);
+    let order: Vec<&str> = trace.requests.iter().map(|(u, _)| u.as_str()).collect();
+    assert_eq!(order[..2], ["http://a.test/was-404", SITEMAP]);
+    let skipped: Vec<&str> = trace.skipped.iter().map(|(u, _)| u.as_str()).collect();
+    assert_eq!(skipped, ["http://a.test/old", "http://a.test/same-second"]);
+    assert_eq!(trace.fetched("http://a.test/newer"), 1);
+    assert_eq!(trace.fetched("http://a.test/unlisted"), 1);
+    assert_eq!(h.shared.counters().recrawl.skipped, 2);
     assert_eq!(h.outstanding(), 0);
 }
 
 #[test]
 fn the_default_fetches_them_conditionally() {
-    let (h, trace) = recrawl(LastmodPolicy::Conditional);
+    let (h, trace) = recrawl(LastmodPolicy::Conditional, true);
     assert!(trace.skipped.is_empty());
+    // Nothing waits: the queue's order is kept, the sitemap asked for conditionally.
+    let order: Vec<&str> = trace.requests.iter().map(|(u, _)| u.as_str()).collect();
     assert_eq!(
-        trace.requests[0],
-        (SITEMAP.to_owned(), Some("\"s\"".to_owned()))
+        order[..6],
+        [
+            "http://a.test/old",
+            "http://a.test/same-second",
+            "http://a.test/newer",
+            "http://a.test/was-404",
+            "http://a.test/unlisted",
+            SITEMAP
+        ]
     );
+    assert_eq!(trace.requests[5].1.as_deref(), Some("\"s\""));
     let req = |u: &str| trace.requests.iter().find(|(x, _)| x == u).cloned();
     assert_eq!(
         req("http://a.test/old").and_then(|r| r.1).as_deref(),
         Some("\"o\"")
     );
-    assert_eq!(trace.requests.len(), 7);
+    assert_eq!(trace.requests.len(), 8);
     assert_eq!(h.shared.counters().recrawl.skipped, 0);
     // Under the default no date is kept.
     assert_eq!(h.shared.sitemap_memory.lastmod("http://a.test/old"), None);
