@@ -269,9 +269,9 @@ pub(crate) struct Core {
     seen_scratch: Vec<bool>,
     /// The actions on one page's links, reused between pages.
     link_actions: Vec<Action>,
-    /// Sitemaps to queue again (URL, referrer, hops): a robots.txt grant reached them
-    /// after they were read (`sitemaps.rs`). Counted outstanding while here.
-    sitemap_rereads: Vec<(String, String, String)>,
+    /// Sitemaps to queue again (host key, URL): a grant reached them after they were
+    /// read (`sitemaps.rs`). Counted outstanding, and checkpointed, while here.
+    sitemap_rereads: Vec<(String, QueuedUrl)>,
 }
 
 impl Core {
@@ -378,7 +378,8 @@ impl Core {
     }
 
     /// Every URL a checkpoint must keep: the pages in flight (fetched again after a
-    /// resume), then the frontier (held hosts' URLs included: they never left it).
+    /// resume), the sitemaps waiting to be read again, then the frontier (held hosts'
+    /// URLs included: they never left it).
     ///
     /// # Errors
     /// The frontier could not list its disk tier.
@@ -390,6 +391,9 @@ impl Core {
             if let InFlight::Page { host, item, .. } = fl {
                 f(host, item);
             }
+        }
+        for (host, item) in &self.sitemap_rereads {
+            f(host, item);
         }
         self.frontier.for_each_queued(f)
     }

@@ -149,6 +149,18 @@ impl SitemapMemory {
     }
 }
 
+/// A sitemap to read again (its host key and queued form), found on `via`.
+fn reread_item(url: &Url, via: &str, hops: String) -> Option<(String, QueuedUrl)> {
+    let host = super::host_key(url)?;
+    let item = QueuedUrl {
+        url: url.as_str().to_owned(),
+        via: Some(via.to_owned()),
+        hops,
+        attempts: 0,
+    };
+    Some((host, item))
+}
+
 /// The previous crawl's capture of `url`, in a re-crawl: the one place sitemap code
 /// asks the previous index.
 fn previous_capture(shared: &crate::engine::Shared, url: &str) -> Option<IndexEntry> {
@@ -301,17 +313,20 @@ impl Core {
             // or a re-crawl re-seeded it) is read with this origin too; one already
             // read is read again.
             let granted = self.shared.sitemap_memory.grant(url.as_str(), &origin);
-            let seen = self.shared.seen.test_and_set(url.as_str().as_bytes());
-            if seen && granted != Granted::AfterRead {
-                continue;
+            let hops = Hop::Manifest.code().to_string();
+            match (
+                self.shared.seen.test_and_set(url.as_str().as_bytes()),
+                granted,
+            ) {
+                (false, _) => self.admit(url, robots.as_str(), hops, now, out),
+                (true, Granted::AfterRead) => {
+                    if let Some((host, item)) = reread_item(&url, robots.as_str(), hops) {
+                        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+                        self.route(host, item, now, out);
+                    }
+                }
+                (true, _) => {}
             }
-            self.admit(
-                url,
-                robots.as_str(),
-                Hop::Manifest.code().to_string(),
-                now,
-                out,
-            );
         }
     }
 
@@ -444,24 +459,27 @@ impl Core {
     }
 
     /// Queues `sitemap`, listed by the index `index`, once more: it was read before
-    /// this grant widened its permission. Held as outstanding until the next
-    /// [`Core::queue_rereads`] admits it (past the presence bits, which already hold
-    /// it).
+    /// this grant widened its permission. Held (counted outstanding, and in a
+    /// checkpoint) until the next [`Core::queue_rereads`] routes it, past the presence
+    /// bits, which already hold it, and past the filters, which it passed when first
+    /// listed.
     fn reread_sitemap(&mut self, sitemap: &str, index: &QueuedUrl) {
         let mut hops = index.hops.clone();
         hops.push(Hop::Manifest.code());
+        let Some(reread) = Url::parse(sitemap)
+            .ok()
+            .and_then(|u| reread_item(&u, &index.url, hops))
+        else {
+            return;
+        };
         self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-        self.sitemap_rereads
-            .push((sitemap.to_owned(), index.url.clone(), hops));
+        self.sitemap_rereads.push(reread);
     }
 
-    /// Admits the sitemaps [`Core::reread_sitemap`] held (from `schedule`).
+    /// Routes the sitemaps [`Core::reread_sitemap`] held (from `schedule`).
     pub(super) fn queue_rereads(&mut self, now: Now, out: &mut Vec<Action>) {
-        for (sitemap, via, hops) in std::mem::take(&mut self.sitemap_rereads) {
-            if let Ok(url) = Url::parse(&sitemap) {
-                self.admit(url, &via, hops, now, out);
-            }
-            self.finish_url();
+        for (host, item) in std::mem::take(&mut self.sitemap_rereads) {
+            self.route(host, item, now, out);
         }
     }
 }

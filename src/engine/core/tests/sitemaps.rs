@@ -244,6 +244,45 @@ fn a_grant_after_the_read_reads_the_sitemap_again() {
     assert_eq!(h.outstanding(), 0);
 }
 
+/// A child to read again is held until the next schedule, outstanding and in a
+/// checkpoint, so neither the end of the crawl nor a resume loses it.
+#[test]
+fn a_child_to_read_again_is_held_in_the_checkpoint() {
+    let mut h = harness_with(&[], any_scope, |_| {});
+    let idx = "http://storage.b.test/index.xml";
+    let child = "http://storage.b.test/s1.xml";
+    h.shared
+        .sitemap_memory
+        .grant(idx, &["http://storage.b.test".to_owned()]);
+    h.shared
+        .sitemap_memory
+        .grant(child, &["http://storage.b.test".to_owned()]);
+    h.shared.sitemap_memory.read(child);
+    h.shared.seen.test_and_set(child.as_bytes());
+    // A second robots.txt granted the index www after the child was read.
+    h.shared
+        .sitemap_memory
+        .grant(idx, &["http://www.a.test".to_owned()]);
+    queue_sitemap(&mut h, idx, Some("http://www.a.test/robots.txt"), "M");
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    let body = index(&[child]);
+    let after = h.feed(
+        response(id, &url, 200, &[("Content-Type", "application/xml")], &body),
+        t1,
+    );
+    assert!(fetches(&after).is_empty());
+    assert_eq!(h.checkpointed(), [child]);
+    assert_eq!(h.outstanding(), 1);
+    let (_, again) = h.one_fetch(t1.plus(secs(2)));
+    assert_eq!(again, child);
+    assert_eq!(
+        h.shared.sitemap_memory.read(child).map(|o| o.len()),
+        Some(2)
+    );
+}
+
 /// A child sitemap on a host another shard owns (allowed: that host's robots.txt
 /// named the index too) leaves as a route; its grant is in the memory all shards
 /// share, so the shard that reads it uses www's permission as well.
