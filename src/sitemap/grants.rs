@@ -114,6 +114,14 @@ impl Grants {
         Some(entry.origins.iter().map(|o| o.to_string()).collect())
     }
 
+    /// The origins granted to `sitemap`, without marking it read (the grant of an
+    /// index, looked up for a child whose own grant is unknown).
+    #[must_use]
+    pub fn origins(&self, sitemap: &str) -> Option<Vec<String>> {
+        let entry = self.map.get(sitemap)?;
+        Some(entry.origins.iter().map(|o| o.to_string()).collect())
+    }
+
     /// Sitemaps remembered.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -167,6 +175,11 @@ mod tests {
         assert_eq!(g.grant(s, &o("http://c.test")), Granted::AfterRead);
         assert_eq!(g.grant(s, &o("http://d.test")), Granted::Added);
         assert_eq!(g.read(s).map(|v| v.len()), Some(4));
+        // Looking a grant up marks nothing read: a new origin is an ordinary grant.
+        assert_eq!(g.origins(s).map(|v| v.len()), Some(4));
+        assert_eq!(g.grant(s, &o("http://e.test")), Granted::AfterRead);
+        assert_eq!(g.origins(s).map(|v| v.len()), Some(5));
+        assert_eq!(g.grant(s, &o("http://f.test")), Granted::Added);
         assert_eq!(g.read("http://other.test/s.xml"), None);
         assert_eq!(g.dropped(), 0);
     }

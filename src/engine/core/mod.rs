@@ -280,6 +280,7 @@ impl Core {
         let mut robots = RobotsCache::new(config.robots.clone(), config.robots_cache_bytes);
         // Oldest first, so past the byte budget the most recently used hosts stay.
         for (key, policy) in p.robots {
+            sitemaps::regrant(&p.shared, &policy);
             robots.restore(key, policy);
         }
         let extract = ExtractOptions {

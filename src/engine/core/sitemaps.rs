@@ -118,6 +118,11 @@ impl SitemapMemory {
         self.grants.lock().ok()?.read(sitemap)
     }
 
+    /// `sitemap`'s grant, not marked read.
+    pub(super) fn origins(&self, sitemap: &str) -> Option<Vec<String>> {
+        self.grants.lock().ok()?.origins(sitemap)
+    }
+
     /// Records `lastmod` for `url`; false when the cap kept it out.
     fn record_lastmod(&self, url: &str, lastmod: LastMod) -> bool {
         let kept = self
@@ -228,6 +233,23 @@ pub(super) fn lastmod_turn(
 /// `<lastmod>` dates unread and nothing could be skipped.
 pub(super) fn unconditional(shared: &crate::engine::Shared, item: &QueuedUrl, url: &Url) -> bool {
     lastmod_skips(shared) && may_be_sitemap(item, url)
+}
+
+/// A resume: the grants are not in the checkpoint, but the robots.txt rules are (with
+/// their `Sitemap:` lines), so each restored robots.txt grants its origin to the
+/// sitemaps it names again, as when it was fetched. Indexes read before the
+/// checkpoint are not read again: their children find their grant through
+/// [`Core::permission`]'s lookup of the index above.
+pub(super) fn regrant(shared: &crate::engine::Shared, policy: &crate::robots::RobotsPolicy) {
+    let Some(rules) = policy.rules() else {
+        return;
+    };
+    let origin = vec![policy.robots_url().origin().ascii_serialization()];
+    for line in rules.sitemaps() {
+        if let Ok(url) = crate::url::canonicalize_absolute(line.trim()) {
+            shared.sitemap_memory.grant(url.as_str(), &origin);
+        }
+    }
 }
 
 /// `--sitemap URL`: queue the operator's sitemaps before the seeds, each as a sitemap
@@ -443,12 +465,20 @@ impl Core {
     }
 
     /// The robots.txt permission of the sitemap `o` answers: its grant
-    /// ([`SitemapMemory`]), or, when none is known (a cap, or a resume), the origin of
-    /// its referrer (a robots.txt or the index above), or its own origin for an
+    /// ([`SitemapMemory`]). When none is known (a cap, or a resume), the grant of the
+    /// index that listed it, taken as its own (after a resume the indexes robots.txt
+    /// named are granted again by [`regrant`]); else the origin of its referrer (a
+    /// robots.txt, or an index with no grant either), or its own origin for an
     /// operator's `--sitemap` (no referrer).
     fn permission(&self, o: &FetchOutcome, item: &QueuedUrl) -> Vec<String> {
-        if let Some(granted) = self.shared.sitemap_memory.read(o.url.as_str()) {
+        let memory = &self.shared.sitemap_memory;
+        let url = o.url.as_str();
+        if let Some(granted) = memory.read(url) {
             return granted;
+        }
+        if let Some(inherited) = item.via.as_deref().and_then(|v| memory.origins(v)) {
+            memory.grant(url, &inherited);
+            return memory.read(url).unwrap_or(inherited);
         }
         match item.via.as_deref() {
             Some(v) => Url::parse(v)

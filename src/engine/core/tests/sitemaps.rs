@@ -283,6 +283,67 @@ fn a_child_to_read_again_is_held_in_the_checkpoint() {
     );
 }
 
+/// A resume: the grants are gone, but the robots cache comes back from the checkpoint
+/// with www's `Sitemap:` line, which grants the storage index again; the storage
+/// child that was queued (its index read before the checkpoint) inherits that grant
+/// through its referrer, so www's page is still admitted.
+#[test]
+fn after_a_resume_the_restored_robots_txt_grants_again() {
+    let line = "User-agent: *\nAllow: /\nSitemap: http://storage.b.test/index.xml\n";
+    let mut before = harness_with(&["http://www.a.test/"], any_scope, |_| {});
+    before.robots(before.t0, 200, line);
+    let restored: Vec<_> = before
+        .core
+        .robots()
+        .entries_lru()
+        .map(|(k, p)| (k.clone(), p.clone()))
+        .collect();
+    assert_eq!(restored.len(), 1);
+
+    let mut h = harness_with(&[], any_scope, |_| {});
+    let filter = Arc::new(UrlFilter::new(h.shared.config.filter.clone(), &[]).expect("filter"));
+    let frontier = FrontierConfig::new(h._dir.path().join("frontier-resumed"));
+    h.core = Core::new(CoreParts {
+        index: 0,
+        shards: 1,
+        shared: Arc::clone(&h.shared),
+        frontier: Frontier::new(frontier).expect("frontier"),
+        filter,
+        tallies: Default::default(),
+        robots: restored,
+    });
+    assert_eq!(
+        h.shared
+            .sitemap_memory
+            .origins("http://storage.b.test/index.xml"),
+        Some(vec!["http://www.a.test".to_owned()])
+    );
+    queue_sitemap(
+        &mut h,
+        "http://storage.b.test/maps/s1.xml",
+        Some("http://storage.b.test/index.xml"),
+        "MM",
+    );
+    let robots = |_: &str| String::new();
+    let web = |url: &str| match url {
+        "http://storage.b.test/maps/s1.xml" => Some(urlset(&[
+            ("http://www.a.test/only-in-a-sitemap", None),
+            ("http://c.test/third-host", None),
+        ])),
+        _ => Some(b"<html></html>".to_vec()),
+    };
+    let mut trace = Trace::default();
+    run(&mut h, None, &robots, &web, &mut trace);
+    assert_eq!(trace.fetched("http://www.a.test/only-in-a-sitemap"), 1);
+    assert_eq!(trace.fetched("http://c.test/third-host"), 0);
+    assert_eq!(
+        h.shared
+            .sitemap_memory
+            .read("http://storage.b.test/maps/s1.xml"),
+        Some(vec!["http://www.a.test".to_owned()])
+    );
+}
+
 /// A child sitemap on a host another shard owns (allowed: that host's robots.txt
 /// named the index too) leaves as a route; its grant is in the memory all shards
 /// share, so the shard that reads it uses www's permission as well.
