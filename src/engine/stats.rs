@@ -46,9 +46,10 @@ pub struct Stats {
     /// robots.txt grants to sitemaps the grant memory's caps kept out (a warning on
     /// stderr; `docs/sitemaps.md`). Not carried across a resume (nor are the grants).
     pub sitemap_grants_dropped: u64,
-    /// Sitemap `<lastmod>` dates a re-crawl could not keep (its cap;
-    /// `sitemap-lastmod-cap:N` on the sitemap's line): those URLs are fetched
-    /// conditionally. Not carried across a resume (nor are the dates).
+    /// Sitemap `<lastmod>` dates a re-crawl could not keep, or URLs that could not
+    /// wait a turn for one (their caps; `sitemap-lastmod-cap:N` on a sitemap's line):
+    /// those URLs are fetched conditionally. Not carried across a resume (nor are the
+    /// dates).
     pub sitemap_lastmods_dropped: u64,
     /// Responses written as WARC `revisit` records (payload seen before).
     pub warc_revisits: u64,

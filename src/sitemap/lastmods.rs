@@ -66,7 +66,15 @@ impl Lastmods {
     /// it in its host's queue is read first. False after (it never waits twice) or past
     /// the cap (it is then fetched conditionally at once).
     pub fn wait_once(&mut self, url: &str) -> bool {
-        self.waited.len() < self.max_urls && self.waited.insert(key(url))
+        let key = key(url);
+        if self.waited.contains(&key) {
+            return false;
+        }
+        if self.waited.len() >= self.max_urls {
+            self.dropped += 1;
+            return false;
+        }
+        self.waited.insert(key)
     }
 
     /// URLs remembered.
@@ -81,7 +89,8 @@ impl Lastmods {
         self.map.is_empty()
     }
 
-    /// Dates not kept because of the cap, so far.
+    /// Dates not kept and waits refused because of the caps, so far: URLs that may
+    /// be asked for where they could have been skipped.
     #[must_use]
     pub fn dropped(&self) -> u64 {
         self.dropped
@@ -128,5 +137,7 @@ mod tests {
         assert!(!m.wait_once("http://a/1"));
         assert!(m.wait_once("http://a/2"));
         assert!(!m.wait_once("http://a/3"));
+        assert!(!m.wait_once("http://a/1"));
+        assert_eq!(m.dropped(), 1);
     }
 }

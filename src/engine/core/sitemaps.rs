@@ -224,7 +224,22 @@ pub(super) fn lastmod_turn(
             }
         }
         None if lastmods.wait_once(&item.url) => LastmodTurn::Wait,
-        None => LastmodTurn::Fetch,
+        None => {
+            if lastmods.dropped() > 0
+                && !shared
+                    .sitemap_memory
+                    .lastmods_warned
+                    .swap(true, Ordering::AcqRel)
+            {
+                tracing::warn!(
+                    url = %item.url,
+                    max_urls = Lastmods::DEFAULT_MAX_URLS,
+                    "sitemap lastmod waits full: further URLs are fetched conditionally, \
+                     not skipped (counted in stats.json sitemap_lastmods_dropped)"
+                );
+            }
+            LastmodTurn::Fetch
+        }
     }
 }
 
