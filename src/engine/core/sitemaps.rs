@@ -10,7 +10,11 @@
 //! is granted its own origin). A sitemap named by host H's robots.txt, or listed by an
 //! index H's robots.txt named, may list any URL of H. A grant that arrives after the
 //! sitemap was read (a second robots.txt names it, a second index lists it) queues it
-//! once more, so the wider permission is used. Caps, refusals and errors are crawl-log annotations on the sitemap's line:
+//! once more, so the wider permission is used. In a re-crawl with `--sitemap-lastmod
+//! skip` the `<lastmod>` of each listed URL is kept, and the schedule skips a URL it
+//! dates not newer than the previous fetch ([`lastmod_turn`]).
+//!
+//! Caps, refusals and errors are crawl-log annotations on the sitemap's line:
 //! `sitemap:KIND:N` (entries taken), `sitemap-cut:urls:CAP:DROPPED`,
 //! `sitemap-cut:bytes:CAP`, `sitemap-refused:N`, `sitemap-skipped:N`,
 //! `sitemap-error:WHY`. A sitemap file is fetched with its body caps raised to the
@@ -80,9 +84,10 @@ pub(super) fn widen_limits(limits: &mut crate::net::FetchLimits) {
 /// said once on stderr. Locked briefly per sitemap read or listed URL, never per page
 /// link.
 ///
-/// Not in the checkpoint: after a resume both are empty. A sitemap queued before the
-/// checkpoint and read after the resume is then judged with its referrer's origin as
-/// permission (the rule before grants existed), and the URLs it lists are fetched
+/// Not in the checkpoint: after a resume both start empty; the grants of the
+/// robots.txt files the checkpoint's robots cache holds are made again ([`regrant`])
+/// and a sitemap without one takes its index's ([`Core::permission`]); the dates are
+/// gone, so URLs whose sitemap was read before the checkpoint are asked for
 /// conditionally rather than skipped.
 #[derive(Debug, Default)]
 pub(crate) struct SitemapMemory {
