@@ -132,16 +132,7 @@ fn operator_sitemaps_over_the_caps_are_cut_and_logged() {
     let budget = 60;
     let sw = Synthweb::start_with(
         &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "3",
-            "--profile",
-            "sitemaps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-        ],
+        &[&["--hosts", "3"][..], &WEB[2..]].concat(),
         false,
     );
     let origin = format!("http://h000000.synth.test:{}", sw.port);
