@@ -667,7 +667,7 @@ fn an_identical_payload_becomes_an_identical_payload_revisit() {
     warcio_check_dir(&second.join("warc"));
 }
 
-/// Sitemap files of the previous crawl are queued as sitemaps again (hop `M`), so a
+/// Sitemap files of the previous crawl are queued as sitemaps again (hop `S`), so a
 /// changed sitemap is read as one: against synthweb's sitemap profile with changes, the
 /// re-crawl reads the changed sitemap files and still fetches every sitemap-only page.
 #[test]
@@ -702,7 +702,7 @@ fn sitemaps_are_read_again_in_a_recrawl() {
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "referee:\n{report}");
     assert!(
-        report.contains("30 of 30 sitemap-only URLs fetched"),
+        report.contains("34 of 34 sitemap-only URLs fetched"),
         "{report}"
     );
     let lines = page_lines(&second);

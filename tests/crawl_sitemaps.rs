@@ -1,8 +1,11 @@
 //! A crawl of synthweb's `sitemaps` profile (issue 14): trawl follows host 0's
 //! robots.txt `Sitemap:` line through the index, the nested index and the gzipped
-//! sitemap, fetches all 30 pages that only the sitemaps list, refuses the 5 pages of
-//! the cross-host sitemap (host 2's robots.txt does not name it), and the referee
-//! passes, with every sitemap decision in the crawl log.
+//! sitemap, and host 1's `Sitemap:` line to the storage index on host 0 and its
+//! sitemap; it fetches all 34 pages that only the sitemaps list (host 1's 4 thanks to
+//! the robots.txt permission passed down the chain), refuses the 5 pages of the
+//! cross-host sitemap and host 2's page in the storage sitemap (host 2's robots.txt
+//! names neither), and the referee passes, with every sitemap decision in the crawl
+//! log. Then re-crawls of that crawl with `--sitemap-lastmod skip` and without.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,32 +15,40 @@ use std::process::Command;
 
 use crawl_support::{annotations, crawl_args, crawl_log, stats_json, synthweb_bin, Synthweb};
 
+/// The test web: 4 hosts (host 1's robots.txt names the storage index on host 0).
+const WEB: [&str; 8] = [
+    "--hosts",
+    "4",
+    "--profile",
+    "sitemaps",
+    "--pages-per-host",
+    "5-10",
+    "--out-degree",
+    "5-10",
+];
+
+/// `trawl crawl` of `sw` into `out`, `budget` pages per host, plus `extra` flags.
+fn crawl(sw: &Synthweb, out: &std::path::Path, budget: u64, extra: &[&str]) {
+    let status = Command::new(crawl_support::trawl_bin())
+        .current_dir(&sw.dir)
+        .args(crawl_args(out, budget, 0))
+        .args(extra)
+        .status()
+        .unwrap();
+    assert!(status.success(), "trawl crawl failed: {status}");
+}
+
 #[test]
 fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let budget = 300;
+    let budget_flag = budget.to_string();
     let mut sw = Synthweb::start(
         &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "4",
-            "--profile",
-            "sitemaps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-            "--manifest-max-pages-per-host",
-            &budget.to_string(),
-        ],
+        &[&WEB[..], &["--manifest-max-pages-per-host", &budget_flag]].concat(),
     );
     let out = tmp.path().join("crawl");
-    let status = Command::new(crawl_support::trawl_bin())
-        .current_dir(&sw.dir)
-        .args(crawl_args(&out, budget, 0))
-        .status()
-        .unwrap();
-    assert!(status.success(), "trawl crawl failed: {status}");
+    crawl(&sw, &out, budget, &[]);
     sw.stop();
 
     let o = Command::new(synthweb_bin())
@@ -55,9 +66,9 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(o.status.code(), Some(0), "{report:#}");
-    assert_eq!(report["sitemap_only"], 30);
-    assert_eq!(report["sitemap_only_fetched"], 30);
-    assert_eq!(report["sitemap_requests"], 6, "{report:#}");
+    assert_eq!(report["sitemap_only"], 34);
+    assert_eq!(report["sitemap_only_fetched"], 34);
+    assert_eq!(report["sitemap_requests"], 8, "{report:#}");
     assert_eq!(report["forbidden_fetched"]["count"], 0);
 
     // The crawl log says what each sitemap gave.
@@ -77,11 +88,34 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
     let cross = notes("/sitemap-cross.xml");
     assert!(cross.contains(&"sitemap:urlset:0".to_owned()), "{cross:?}");
     assert!(cross.contains(&"sitemap-refused:5".to_owned()), "{cross:?}");
+    // The chain: host 1's robots.txt named the storage index on host 0; the sitemap
+    // that index lists may list host 1's pages (4 taken), not host 2's (1 refused).
+    assert!(notes("/sitemap-storage-index.xml").contains(&"sitemap:index:1".to_owned()));
+    let storage = notes("/sitemap-storage.xml");
+    assert!(
+        storage.contains(&"sitemap:urlset:4".to_owned()),
+        "{storage:?}"
+    );
+    assert!(
+        storage.contains(&"sitemap-refused:1".to_owned()),
+        "{storage:?}"
+    );
+    for k in 0..4 {
+        let page = format!("/smb/{k}");
+        let rec = log
+            .iter()
+            .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with(&page)))
+            .unwrap_or_else(|| panic!("{page} never fetched"));
+        assert_eq!(rec["status"], 200, "{rec}");
+        assert_eq!(rec["hops"], "SSS", "{rec}");
+        assert!(rec["url"].as_str().unwrap().contains("h000001."), "{rec}");
+    }
     let stats = stats_json(&out);
-    assert_eq!(stats["sitemaps_read"], 6, "{stats}");
+    assert_eq!(stats["sitemaps_read"], 8, "{stats}");
     assert_eq!(stats["sitemaps_cut"], 0, "{stats}");
     assert_eq!(stats["sitemaps_failed"], 0, "{stats}");
-    assert_eq!(stats["sitemap_urls_refused"], 5, "{stats}");
+    assert_eq!(stats["sitemap_urls_refused"], 6, "{stats}");
+    assert_eq!(stats["sitemap_grants_dropped"], 0, "{stats}");
     // Pages found through sitemaps carry hop M.
     let sm = log
         .iter()
@@ -98,16 +132,7 @@ fn operator_sitemaps_over_the_caps_are_cut_and_logged() {
     let budget = 60;
     let sw = Synthweb::start_with(
         &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "3",
-            "--profile",
-            "sitemaps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-        ],
+        &[&["--hosts", "3"][..], &WEB[2..]].concat(),
         false,
     );
     let origin = format!("http://h000000.synth.test:{}", sw.port);
@@ -153,4 +178,125 @@ fn operator_sitemaps_over_the_caps_are_cut_and_logged() {
     assert!(!log
         .iter()
         .any(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/big/50000"))));
+}
+
+/// Re-crawls of a `--profile sitemaps` crawl (the web unchanged, the server the
+/// same). With `--sitemap-lastmod skip` every URL that synthweb's sitemaps list with a
+/// `<lastmod>` (all before the first crawl: checked) and that the first crawl fetched
+/// with a 2xx is skipped: no request, a `skipped` line with the previous links, the
+/// count in `stats.json`. The sitemap files are asked for in full (their dates must be
+/// read); host 1's undated pages are fetched conditionally. The default re-crawl
+/// skips nothing and asks for the same pages conditionally (304).
+#[test]
+fn a_recrawl_skips_what_the_sitemap_lastmod_says_is_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let budget = 300;
+    let mut sw = Synthweb::start(
+        &tmp.path().join("web"),
+        &[&WEB[..], &["--sitemap-lastmods", "lastmods.txt"]].concat(),
+    );
+    let (first, skip, default) = (
+        tmp.path().join("c1"),
+        tmp.path().join("c2"),
+        tmp.path().join("c3"),
+    );
+    crawl(&sw, &first, budget, &[]);
+    let prev = first.to_str().unwrap();
+    crawl(
+        &sw,
+        &skip,
+        budget,
+        &["--recrawl", prev, "--sitemap-lastmod", "skip"],
+    );
+    crawl(&sw, &default, budget, &["--recrawl", prev]);
+    sw.stop();
+
+    // synthweb's list: URL and lastmod, each before the first crawl began.
+    let text = std::fs::read_to_string(sw.path("lastmods.txt")).unwrap();
+    let started = std::fs::read_to_string(first.join("start.json")).unwrap();
+    let started: serde_json::Value = serde_json::from_str(&started).unwrap();
+    let started = started["unix_time"].as_i64().unwrap();
+    let mut listed = std::collections::BTreeSet::new();
+    for line in text.lines().skip(1) {
+        let (url, secs) = line.split_once(' ').unwrap();
+        assert!(secs.parse::<i64>().unwrap() < started, "{line}");
+        listed.insert(url.to_owned());
+    }
+    assert!(listed.len() > 30, "{}", listed.len());
+    let ok = |r: &serde_json::Value| {
+        r["status"]
+            .as_u64()
+            .is_some_and(|s| (200..300).contains(&s))
+    };
+    let first_ok: std::collections::BTreeSet<String> = crawl_log(&first)
+        .iter()
+        .filter(|r| ok(r))
+        .map(|r| r["url"].as_str().unwrap().to_owned())
+        .collect();
+    let want: std::collections::BTreeSet<String> =
+        listed.intersection(&first_ok).cloned().collect();
+    // All 30 sitemap-only pages of host 0 among them.
+    assert_eq!(want.iter().filter(|u| u.contains("/sm/")).count(), 30);
+
+    let log = crawl_log(&skip);
+    let has = |r: &serde_json::Value, a: &str| annotations(r).iter().any(|x| x == a);
+    let skipped: Vec<&serde_json::Value> = log
+        .iter()
+        .filter(|r| has(r, "skipped") && has(r, "lastmod-not-newer"))
+        .collect();
+    let got: std::collections::BTreeSet<String> = skipped
+        .iter()
+        .map(|r| r["url"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(got.len(), skipped.len(), "a URL skipped twice");
+    assert_eq!(got, want);
+    for r in &skipped {
+        assert!(r["status"].is_null(), "{r}");
+        // The previous capture's links were read back, as for a 304.
+        assert!(
+            annotations(r)
+                .iter()
+                .any(|a| a.starts_with("previous-links:")),
+            "{r}"
+        );
+    }
+    let requested = crawl_support::fetched_urls(&log);
+    assert!(want.is_disjoint(&requested));
+    let stats = stats_json(&skip);
+    assert_eq!(
+        stats["recrawl"]["skipped"].as_u64(),
+        Some(want.len() as u64),
+        "{stats}"
+    );
+    assert_eq!(stats["sitemap_lastmods_dropped"], 0, "{stats}");
+    // Sitemap files in full (200), host 1's undated pages conditionally (304).
+    let line = |log: &[serde_json::Value], suffix: &str| {
+        log.iter()
+            .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with(suffix)))
+            .cloned()
+            .unwrap_or_else(|| panic!("no line for {suffix}"))
+    };
+    assert_eq!(line(&log, "/sitemap-pages.xml")["status"], 200);
+    assert_eq!(line(&log, "/smb/0")["status"], 304);
+
+    // The default: nothing skipped, the same pages asked for conditionally.
+    let log = crawl_log(&default);
+    assert!(!log.iter().any(|r| has(r, "skipped")));
+    for url in &want {
+        let r = line(&log, url);
+        assert_eq!(r["status"], 304, "{r}");
+        assert!(has(&r, "not-modified"), "{r}");
+    }
+    assert_eq!(line(&log, "/sitemap-pages.xml")["status"], 304);
+    let stats = stats_json(&default);
+    assert_eq!(stats["recrawl"]["skipped"], 0, "{stats}");
+    eprintln!(
+        "crawl_sitemaps: {} URLs listed with a lastmod, {} fetched 2xx before; skip mode \
+         skipped {} ({} URLs answered), default mode answered {}",
+        listed.len(),
+        want.len(),
+        got.len(),
+        requested.len(),
+        crawl_support::fetched_urls(&log).len()
+    );
 }

@@ -34,6 +34,11 @@ pub struct CrawlArgs {
     /// become WARC revisit records (docs/recrawl.md).
     #[arg(long, value_name = "PREV_OUT")]
     pub recrawl: Option<PathBuf>,
+    /// With --recrawl: a URL whose sitemap `<lastmod>` is not newer than its previous
+    /// fetch is fetched `conditional`ly (default) or `skip`ped, its previous links
+    /// followed as for a 304 (docs/recrawl.md).
+    #[arg(long, value_name = "conditional|skip", default_value = "conditional")]
+    pub sitemap_lastmod: String,
     /// Output directory: warc/, crawl.log.jsonl, checkpoint/, stats.json, start.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -280,6 +285,14 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     }
     c.seeds = seeds.usable;
     c.recrawl.clone_from(&args.recrawl);
+    c.sitemap_lastmod = match args.sitemap_lastmod.as_str() {
+        "conditional" => trawl::recrawl::LastmodPolicy::Conditional,
+        "skip" => trawl::recrawl::LastmodPolicy::Skip,
+        other => bail!("--sitemap-lastmod must be conditional or skip, not {other:?}"),
+    };
+    if c.recrawl.is_none() && c.sitemap_lastmod == trawl::recrawl::LastmodPolicy::Skip {
+        eprintln!("trawl: warning: --sitemap-lastmod skip has no effect without --recrawl");
+    }
     for s in &args.sitemap {
         match url::Url::parse(s.trim()) {
             Ok(u) if matches!(u.scheme(), "http" | "https") => c.sitemaps.push(u.to_string()),
@@ -733,6 +746,64 @@ mod tests {
         assert_eq!(
             format!("{err:#}"),
             "--warc-gzip-level: gzip level 13 is out of range: 0 (store) to 12 (smallest)"
+        );
+    }
+
+    /// `--sitemap-lastmod`: `conditional` by default, `skip` recorded in `start.json`
+    /// and replayed by a resume (which passes no flag), anything else refused.
+    #[test]
+    fn sitemap_lastmod_flag_is_recorded_and_replayed() {
+        use trawl::recrawl::LastmodPolicy;
+        let argv: Vec<String> = [
+            "trawl",
+            "crawl",
+            "--recrawl",
+            "/tmp/prev",
+            "--out",
+            "o",
+            "--sitemap-lastmod",
+            "skip",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let (args, matches) = parse_crawl_flags(crawl_flags(&argv)).unwrap();
+        assert_eq!(
+            config_from(&args).unwrap().sitemap_lastmod,
+            LastmodPolicy::Skip
+        );
+        let recorded = recordable_args(&matches);
+        assert!(
+            recorded.contains(&"--sitemap-lastmod=skip".to_owned()),
+            "{recorded:?}"
+        );
+        let mut replay = recorded;
+        replay.extend(["--resume".to_owned(), "o".to_owned()]);
+        let (args, _) = parse_crawl_flags(&replay).unwrap();
+        assert_eq!(
+            config_from(&args).unwrap().sitemap_lastmod,
+            LastmodPolicy::Skip
+        );
+        // Not given: the default, and nothing recorded.
+        let plain: Vec<String> = ["trawl", "crawl", "--recrawl", "/tmp/prev", "--out", "o"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let (args, matches) = parse_crawl_flags(crawl_flags(&plain)).unwrap();
+        assert_eq!(
+            config_from(&args).unwrap().sitemap_lastmod,
+            LastmodPolicy::Conditional
+        );
+        assert!(!recordable_args(&matches)
+            .iter()
+            .any(|a| a.starts_with("--sitemap-lastmod")));
+        let mut bad = plain;
+        bad.extend(["--sitemap-lastmod".to_owned(), "never".to_owned()]);
+        let (args, _) = parse_crawl_flags(crawl_flags(&bad)).unwrap();
+        let err = config_from(&args).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "--sitemap-lastmod must be conditional or skip, not \"never\""
         );
     }
 

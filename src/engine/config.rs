@@ -43,6 +43,10 @@ pub struct CrawlConfig {
     /// whose `recrawl.idx` gives the seeds and each request's validators
     /// (`docs/recrawl.md`).
     pub recrawl: Option<PathBuf>,
+    /// In a re-crawl, what a sitemap `<lastmod>` not newer than the previous fetch
+    /// does (`--sitemap-lastmod`): fetch conditionally (default) or skip the URL
+    /// (`docs/recrawl.md`). No effect outside a re-crawl.
+    pub sitemap_lastmod: crate::recrawl::LastmodPolicy,
     /// Output directory: `warc/`, `crawl.log.jsonl`, `checkpoint/`, `stats.json`,
     /// `frontier/`, `seen.bits`.
     pub out_dir: PathBuf,
@@ -152,6 +156,7 @@ impl CrawlConfig {
             seeds: Vec::new(),
             sitemaps: Vec::new(),
             recrawl: None,
+            sitemap_lastmod: crate::recrawl::LastmodPolicy::Conditional,
             out_dir: out_dir.into(),
             shards,
             concurrency_per_shard: 512,

@@ -118,6 +118,9 @@ pub(crate) struct Shared {
     pub previous: Option<crate::recrawl::Previous>,
     /// Re-crawl verdicts counted so far.
     pub recrawl: crate::recrawl::RecrawlCounters,
+    /// Sitemap grants (robots.txt permission along index chains) and, in a re-crawl,
+    /// `<lastmod>` dates, for all shards (`core/sitemaps.rs`).
+    pub sitemap_memory: core::SitemapMemory,
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -176,6 +179,7 @@ impl Shared {
             farm: None,
             previous: None,
             recrawl: crate::recrawl::RecrawlCounters::default(),
+            sitemap_memory: core::SitemapMemory::default(),
             config,
         }
     }
@@ -217,7 +221,13 @@ impl Shared {
             sitemaps_cut: self.sitemaps[1].load(Ordering::Acquire),
             sitemaps_failed: self.sitemaps[2].load(Ordering::Acquire),
             sitemap_urls_refused: self.sitemaps[3].load(Ordering::Acquire),
-            recrawl: self.recrawl.snapshot(),
+            recrawl: {
+                // URLs skipped on their sitemap `<lastmod>` are counted by the core;
+                // a resume restores the checkpoint's count into `recrawl`.
+                let mut r = self.recrawl.snapshot();
+                r.skipped += self.sitemap_memory.skipped.load(Ordering::Acquire);
+                r
+            },
         }
     }
 }

@@ -55,9 +55,9 @@ pub(super) fn add_scope(previous: Option<&mut Previous>, seeds: &mut Vec<Url>) {
 }
 
 /// The hop path a previous URL is queued with: the one it had (so `--max-hops` and
-/// sitemap hops behave as in the first crawl: a URL whose path ends in `M` is read as
+/// sitemap hops behave as in the first crawl: a URL whose path ends in `S` is read as
 /// a sitemap when its answer is one). A version-1 index kept
-/// none: a URL named like a sitemap file (`….xml`, `….xml.gz`) then gets `M` (as
+/// none: a URL named like a sitemap file (`….xml`, `….xml.gz`) then gets `S` (as
 /// `--sitemap`), any other an empty path (a seed).
 fn hops_of(entry: &IndexEntry, url: &Url) -> String {
     if let Some(hops) = &entry.hops {
@@ -234,6 +234,39 @@ pub(crate) fn previous_links(
             tracing::debug!(url = %o.url, error = %e, "re-crawl: previous outlinks not read");
             annotations.push("previous-links-error".to_owned());
             None
+        }
+    }
+}
+
+/// The links of a URL skipped on its sitemap `<lastmod>` (`--sitemap-lastmod skip`),
+/// read from the previous capture `previous` like those of a `304`
+/// ([`previous_links`]): annotated `previous-links:N` (and `links-truncated:M`), or
+/// `previous-links-error` and none. Its own index entry is not carried forward:
+/// `output.rs` appends entries only with a written capture.
+pub(crate) fn skipped_links(
+    shared: &Shared,
+    previous: &crate::recrawl::IndexEntry,
+    annotations: &mut Vec<String>,
+) -> Vec<(String, Hop)> {
+    let Some(p) = shared.previous.as_ref() else {
+        return Vec::new();
+    };
+    match crate::recrawl::outlinks::read_outlinks(
+        &p.warc_dir(),
+        previous,
+        shared.config.max_links_per_page,
+    ) {
+        Ok((links, more)) => {
+            annotations.push(format!("previous-links:{}", links.len()));
+            if more > 0 {
+                annotations.push(format!("links-truncated:{more}"));
+            }
+            links
+        }
+        Err(e) => {
+            tracing::debug!(url = %previous.url, error = %e, "re-crawl: previous outlinks not read");
+            annotations.push("previous-links-error".to_owned());
+            Vec::new()
         }
     }
 }

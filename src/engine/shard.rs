@@ -229,6 +229,25 @@ impl Shard {
                         self.execute(&mut more);
                     }
                 }
+                Action::Skip(skipped) => {
+                    // Skipped on its sitemap `<lastmod>`: its links come from the
+                    // previous crawl, as for a 304.
+                    let super::core::Skipped {
+                        item,
+                        mut log,
+                        previous,
+                    } = *skipped;
+                    let links = super::recrawl::skipped_links(
+                        &self.shared,
+                        &previous,
+                        &mut log.annotations,
+                    );
+                    self.log(log);
+                    let mut more = Vec::new();
+                    self.core
+                        .on_previous_links(&item, &links, clock(), &mut more);
+                    self.execute(&mut more);
+                }
                 Action::Route { shard, host, item } => self.route(shard, host, item),
             }
         }

@@ -43,6 +43,14 @@ pub struct Stats {
     pub sitemaps_failed: u64,
     /// Sitemap entries the host rule refused (`sitemap-refused:N`).
     pub sitemap_urls_refused: u64,
+    /// robots.txt grants to sitemaps the grant memory's caps kept out (a warning on
+    /// stderr; `docs/sitemaps.md`). Not carried across a resume (nor are the grants).
+    pub sitemap_grants_dropped: u64,
+    /// Sitemap `<lastmod>` dates a re-crawl could not keep, or URLs that could not
+    /// wait a turn for one (their caps; `sitemap-lastmod-cap:N` on a sitemap's line):
+    /// those URLs are fetched conditionally. Not carried across a resume (nor are the
+    /// dates).
+    pub sitemap_lastmods_dropped: u64,
     /// Responses written as WARC `revisit` records (payload seen before).
     pub warc_revisits: u64,
     pub queued: u64,
@@ -186,6 +194,8 @@ pub(super) fn stats(
         sitemaps_cut: c.sitemaps_cut,
         sitemaps_failed: c.sitemaps_failed,
         sitemap_urls_refused: c.sitemap_urls_refused,
+        sitemap_grants_dropped: shared.sitemap_memory.dropped().0,
+        sitemap_lastmods_dropped: shared.sitemap_memory.dropped().1,
         warc_revisits: c.warc_revisits,
         queued: shared.outstanding.load(Ordering::Acquire),
         frontier_ram_urls: sum(|s| s.ram_urls),

@@ -21,7 +21,7 @@ pub enum LastmodPolicy {
     /// Fetch conditionally anyway (the default: a lastmod can be wrong).
     #[default]
     Conditional,
-    /// Skip the URL (flag `--skip-unchanged-lastmod`, not yet wired).
+    /// Skip the URL (`trawl crawl --sitemap-lastmod skip`).
     Skip,
 }
 

@@ -11,9 +11,11 @@
 //! - [`SitemapWalk`] follows sitemaps from a robots.txt (or the operator's
 //!   `--sitemap`) through indexes to admitted pages, fetch by fetch, with a [`Note`]
 //!   for everything dropped, keeping per-walk state (the crawl itself queues sitemap
-//!   fetches as ordinary URLs with hop `M`: `src/engine/core/sitemaps.rs`).
+//!   fetches as ordinary URLs with hop `S`: `src/engine/core/sitemaps.rs`).
 //! - [`LastMod`] parses `<lastmod>` (W3C datetime) so a re-crawl can compare it with
-//!   the previous fetch date.
+//!   the previous fetch date; [`Lastmods`] keeps the dates a re-crawl read, per URL.
+//! - [`Grants`] remembers, per sitemap, the origins whose robots.txt named it or an
+//!   index above it: the permission [`admit`] takes, along the whole chain.
 //!
 //! Entity expansion is off by construction: a `<!DOCTYPE` (the only place entities can
 //! be declared) is refused, and only the five predefined entities and numeric
@@ -23,12 +25,16 @@
 // (STYLE.md §5). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
+mod grants;
 mod lastmod;
+mod lastmods;
 mod parse;
 mod scope;
 mod walk;
 
+pub use grants::{Granted, Grants};
 pub use lastmod::LastMod;
+pub use lastmods::Lastmods;
 pub use parse::{
     parse, Cut, Entry, Limits, Sitemap, SitemapError, SitemapKind, Skipped, MAX_LOC_BYTES,
 };

@@ -26,7 +26,7 @@ mod recrawl;
 mod robots;
 mod schedule;
 mod sitemaps;
-pub(crate) use sitemaps::queue_operator_sitemaps;
+pub(crate) use sitemaps::{queue_operator_sitemaps, SitemapMemory};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
@@ -102,6 +102,11 @@ pub(crate) enum Action {
     Log(Box<LogRecord>),
     /// Write the crawl-log line and the WARC capture of a finished fetch.
     Record(Box<Record>),
+    /// A re-crawl URL not requested: `--sitemap-lastmod skip` and its sitemap
+    /// `<lastmod>` is not newer than the previous fetch (`sitemaps.rs`). The driver
+    /// reads the previous capture's links (as for a `304`), writes the crawl-log line
+    /// and hands the links to [`Core::on_previous_links`].
+    Skip(Box<Skipped>),
     /// Send a newly admitted URL to the shard that owns its host (see
     /// [`Core::route`]).
     Route {
@@ -109,6 +114,17 @@ pub(crate) enum Action {
         host: String,
         item: QueuedUrl,
     },
+}
+
+/// A URL skipped on its sitemap `<lastmod>` (see [`Action::Skip`]).
+#[derive(Debug)]
+pub(crate) struct Skipped {
+    /// The URL as queued (the referrer of the links read back).
+    pub item: QueuedUrl,
+    /// Its crawl-log line, annotated `skipped` and `lastmod-not-newer`.
+    pub log: LogRecord,
+    /// The previous crawl's capture of it.
+    pub previous: crate::recrawl::IndexEntry,
 }
 
 /// Capacity an action buffer keeps between turns; a page of thousands of links grows
@@ -253,6 +269,9 @@ pub(crate) struct Core {
     seen_scratch: Vec<bool>,
     /// The actions on one page's links, reused between pages.
     link_actions: Vec<Action>,
+    /// Sitemaps to queue again (host key, URL): a grant reached them after they were
+    /// read (`sitemaps.rs`). Counted outstanding, and checkpointed, while here.
+    sitemap_rereads: Vec<(String, QueuedUrl)>,
 }
 
 impl Core {
@@ -261,6 +280,7 @@ impl Core {
         let mut robots = RobotsCache::new(config.robots.clone(), config.robots_cache_bytes);
         // Oldest first, so past the byte budget the most recently used hosts stay.
         for (key, policy) in p.robots {
+            sitemaps::regrant(&p.shared, &policy);
             robots.restore(key, policy);
         }
         let extract = ExtractOptions {
@@ -285,6 +305,7 @@ impl Core {
             next_id: 0,
             seen_scratch: Vec::new(),
             link_actions: Vec::new(),
+            sitemap_rereads: Vec::new(),
             shared: p.shared,
         }
     }
@@ -358,7 +379,8 @@ impl Core {
     }
 
     /// Every URL a checkpoint must keep: the pages in flight (fetched again after a
-    /// resume), then the frontier (held hosts' URLs included: they never left it).
+    /// resume), the sitemaps waiting to be read again, then the frontier (held hosts'
+    /// URLs included: they never left it).
     ///
     /// # Errors
     /// The frontier could not list its disk tier.
@@ -370,6 +392,9 @@ impl Core {
             if let InFlight::Page { host, item, .. } = fl {
                 f(host, item);
             }
+        }
+        for (host, item) in &self.sitemap_rereads {
+            f(host, item);
         }
         self.frontier.for_each_queued(f)
     }

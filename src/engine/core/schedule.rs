@@ -18,6 +18,7 @@ use crate::http::RequestHead;
 use crate::net::FetchRequest;
 use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 
+use super::sitemaps::LastmodTurn;
 use super::{hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, POLICY_PRIVATE};
 
 /// The verdict on a URL taken from the frontier.
@@ -36,6 +37,7 @@ impl Core {
     /// crawl budget sets `stopping` instead.
     pub fn schedule(&mut self, now: Now, out: &mut Vec<Action>) {
         self.send_due_robots_hops(now, out);
+        self.queue_rereads(now, out);
         let cap = self.shared.config.concurrency_per_shard;
         while self.in_flight.len() < cap {
             if self.shared.budget_spent() {
@@ -85,7 +87,15 @@ impl Core {
         out: &mut Vec<Action>,
     ) {
         match verdict {
-            Verdict::Fetch(url) => self.fetch_page(host, item, url, out),
+            Verdict::Fetch(url) => match super::sitemaps::lastmod_turn(&self.shared, &item, &url) {
+                LastmodTurn::Fetch => self.fetch_page(host, item, url, out),
+                LastmodTurn::Skip(previous) => self.skip_page(&host, item, previous, now, out),
+                LastmodTurn::Wait => {
+                    // Behind its host's queue, the host free again at once.
+                    self.push(&host, item, now, out);
+                    self.frontier.complete(&host, now.at);
+                }
+            },
             Verdict::Decline(outcome, note) => {
                 out.push(Self::log_decision(&item, outcome, note, now));
                 self.frontier.complete(&host, now.at);
@@ -109,7 +119,9 @@ impl Core {
     fn fetch_page(&mut self, host: String, item: QueuedUrl, url: Url, out: &mut Vec<Action>) {
         let mut head = request_head(&self.shared.config, url);
         head.referer.clone_from(&item.via);
-        crate::engine::recrawl::condition(&self.shared, &item.url, &mut head);
+        if !super::sitemaps::unconditional(&self.shared, &item, &head.url) {
+            crate::engine::recrawl::condition(&self.shared, &item.url, &mut head);
+        }
         let id = self.next_id();
         let mut req = FetchRequest {
             id,
@@ -125,6 +137,37 @@ impl Core {
         self.tallies.entry(host.clone()).or_default().pages += 1;
         self.in_flight.insert(id, InFlight::Page { host, item });
         out.push(Action::Fetch(Box::new(req)));
+    }
+
+    /// A URL not requested because its sitemap `<lastmod>` is not newer than the
+    /// previous fetch (`--sitemap-lastmod skip`): no request and no politeness wait;
+    /// a crawl-log line (outcome `filtered`, annotated `skipped` and
+    /// `lastmod-not-newer`), counted in `stats.json` `recrawl.skipped`; the driver
+    /// admits the previous capture's links as for a `304`.
+    fn skip_page(
+        &mut self,
+        host: &str,
+        item: QueuedUrl,
+        previous: crate::recrawl::IndexEntry,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
+        let mut log = LogRecord::new(now.wall, item.url.clone(), Outcome::Filtered);
+        log.hops = hops_path(&item.hops);
+        log.via.clone_from(&item.via);
+        log.annotations
+            .extend(["skipped".to_owned(), "lastmod-not-newer".to_owned()]);
+        self.shared
+            .sitemap_memory
+            .skipped
+            .fetch_add(1, Ordering::AcqRel);
+        self.frontier.complete(host, now.at);
+        out.push(Action::Skip(Box::new(super::Skipped {
+            item,
+            log,
+            previous,
+        })));
+        self.finish_url();
     }
 
     /// The politeness instant after a fetch of `url`'s host that took `elapsed`:

@@ -1,13 +1,20 @@
 //! Sitemaps in the crawl core (issue 14): the `Sitemap:` lines of a host's robots.txt are
-//! queued like links with hop `M`; a 2xx answer to a URL whose hop path ends in `M`
+//! queued like links with hop `S`; a 2xx answer to a URL whose hop path ends in `S`
 //! and whose body is XML or gzip is read as a sitemap (`crate::sitemap::parse`) instead
-//! of HTML, and its entries become outlinks with hop `M` (an index's entries are
-//! sitemaps again, one level deeper: the depth is the run of trailing `M`s less one).
+//! of HTML, and its entries become outlinks with hop `S` (an index's entries are
+//! sitemaps again, one level deeper: the depth is the run of trailing `S`s less one).
 //!
-//! The sitemaps.org host rule (`crate::sitemap::admit`) is applied with the origin of
-//! the URL the sitemap was found on (its robots.txt, or the index that listed it) as
-//! the robots.txt permission: a sitemap named by host H's robots.txt may list any URL
-//! of H. Caps, refusals and errors are crawl-log annotations on the sitemap's line:
+//! The sitemaps.org host rule (`crate::sitemap::admit`) is applied with the sitemap's
+//! grant as the robots.txt permission ([`SitemapMemory`], shared by the shards): the
+//! origins whose robots.txt named it or an index above it (an operator's `--sitemap`
+//! is granted its own origin). A sitemap named by host H's robots.txt, or listed by an
+//! index H's robots.txt named, may list any URL of H. A grant that arrives after the
+//! sitemap was read (a second robots.txt names it, a second index lists it) queues it
+//! once more, so the wider permission is used. In a re-crawl with `--sitemap-lastmod
+//! skip` the `<lastmod>` of each listed URL is kept, and the schedule skips a URL it
+//! dates not newer than the previous fetch ([`lastmod_turn`]).
+//!
+//! Caps, refusals and errors are crawl-log annotations on the sitemap's line:
 //! `sitemap:KIND:N` (entries taken), `sitemap-cut:urls:CAP:DROPPED`,
 //! `sitemap-cut:bytes:CAP`, `sitemap-refused:N`, `sitemap-skipped:N`,
 //! `sitemap-error:WHY`. A sitemap file is fetched with its body caps raised to the
@@ -15,7 +22,8 @@
 //! decompression. A `….xml.gz` reached by a
 //! sitemap hop passes the extension filter (`.gz` is on its list of binaries).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use url::Url;
@@ -24,7 +32,10 @@ use super::{body_of, Action, Core, Now};
 use crate::crawllog::Hop;
 use crate::frontier::QueuedUrl;
 use crate::net::FetchOutcome;
-use crate::sitemap::{self, Cut, Limits, SitemapError, SitemapKind};
+use crate::recrawl::{IndexEntry, LastmodPolicy};
+use crate::sitemap::{
+    self, Cut, Granted, Grants, LastMod, Lastmods, Limits, SitemapError, SitemapKind,
+};
 use crate::url::Reject;
 
 /// A gzipped sitemap (`….xml.gz`) reached through a sitemap hop is not the binary
@@ -44,7 +55,7 @@ pub(super) fn exempt(reason: Reject, url: &Url, hops: &str) -> Result<(), Reject
 const SITEMAP_MAX_BYTES: u64 = 50 * 1024 * 1024;
 
 /// Whether a URL reached by a sitemap hop looks like a sitemap file (not a page a
-/// sitemap lists, which also carries hop `M`): its path ends in `.xml`, `.xml.gz` or
+/// sitemap lists, which also carries hop `S`): its path ends in `.xml`, `.xml.gz` or
 /// `.gz`, or names a sitemap. Only these get the wider body caps of
 /// [`widen_limits`], so a page listed in a sitemap keeps the page cap.
 pub(super) fn may_be_sitemap(item: &QueuedUrl, url: &Url) -> bool {
@@ -65,8 +76,204 @@ pub(super) fn widen_limits(limits: &mut crate::net::FetchLimits) {
     *decoded = (*decoded).max(SITEMAP_MAX_BYTES);
 }
 
+/// What the crawl remembers of sitemaps, for all shards (a chain robots.txt → index →
+/// sitemap → page crosses hosts, hence shards): each sitemap's robots.txt grant
+/// ([`Grants`]) and, in a re-crawl with `--sitemap-lastmod skip`, each listed URL's
+/// `<lastmod>` ([`Lastmods`]). Both are capped; a grant or date the cap keeps out is
+/// counted (`stats.json` `sitemap_grants_dropped`, `sitemap_lastmods_dropped`) and
+/// said once on stderr. Locked briefly per sitemap read or listed URL, never per page
+/// link.
+///
+/// Not in the checkpoint: after a resume both start empty; the grants of the
+/// robots.txt files the checkpoint's robots cache holds are made again ([`regrant`])
+/// and a sitemap without one takes its index's ([`Core::permission`]); the dates are
+/// gone, so URLs whose sitemap was read before the checkpoint are asked for
+/// conditionally rather than skipped.
+#[derive(Debug, Default)]
+pub(crate) struct SitemapMemory {
+    grants: Mutex<Grants>,
+    lastmods: Mutex<Lastmods>,
+    /// URLs skipped on their `<lastmod>` (`stats.json` `recrawl.skipped`).
+    pub(crate) skipped: AtomicU64,
+    grants_warned: AtomicBool,
+    lastmods_warned: AtomicBool,
+}
+
+impl SitemapMemory {
+    /// Adds `origins` to `sitemap`'s grant.
+    pub(super) fn grant(&self, sitemap: &str, origins: &[String]) -> Granted {
+        let granted = match self.grants.lock() {
+            Ok(mut g) => g.grant(sitemap, origins),
+            Err(_) => Granted::Full,
+        };
+        if granted == Granted::Full && !self.grants_warned.swap(true, Ordering::AcqRel) {
+            tracing::warn!(
+                sitemap,
+                max_sitemaps = Grants::DEFAULT_MAX_SITEMAPS,
+                max_origins = Grants::DEFAULT_MAX_ORIGINS,
+                "sitemap grants full: further robots.txt permissions are not recorded \
+                 (counted in stats.json sitemap_grants_dropped)"
+            );
+        }
+        granted
+    }
+
+    /// `sitemap`'s grant, marked read; `None` when none is known.
+    pub(super) fn read(&self, sitemap: &str) -> Option<Vec<String>> {
+        self.grants.lock().ok()?.read(sitemap)
+    }
+
+    /// `sitemap`'s grant, not marked read.
+    pub(super) fn origins(&self, sitemap: &str) -> Option<Vec<String>> {
+        self.grants.lock().ok()?.origins(sitemap)
+    }
+
+    /// Records `lastmod` for `url`; false when the cap kept it out.
+    fn record_lastmod(&self, url: &str, lastmod: LastMod) -> bool {
+        let kept = self
+            .lastmods
+            .lock()
+            .is_ok_and(|mut m| m.record(url, lastmod));
+        if !kept && !self.lastmods_warned.swap(true, Ordering::AcqRel) {
+            tracing::warn!(
+                url,
+                max_urls = Lastmods::DEFAULT_MAX_URLS,
+                "sitemap lastmod dates full: further URLs are fetched conditionally, not \
+                 skipped (counted in stats.json sitemap_lastmods_dropped)"
+            );
+        }
+        kept
+    }
+
+    /// The `<lastmod>` recorded for `url`.
+    #[cfg(test)]
+    pub(super) fn lastmod(&self, url: &str) -> Option<LastMod> {
+        self.lastmods.lock().ok()?.get(url)
+    }
+
+    /// Grants and dates the caps kept out, for `stats.json`.
+    pub(crate) fn dropped(&self) -> (u64, u64) {
+        let g = self.grants.lock().map_or(0, |g| g.dropped());
+        let l = self.lastmods.lock().map_or(0, |l| l.dropped());
+        (g, l)
+    }
+}
+
+/// A sitemap to read again (its host key and queued form), found on `via`.
+fn reread_item(url: &Url, via: &str, hops: String) -> Option<(String, QueuedUrl)> {
+    let host = super::host_key(url)?;
+    let item = QueuedUrl {
+        url: url.as_str().to_owned(),
+        via: Some(via.to_owned()),
+        hops,
+        attempts: 0,
+    };
+    Some((host, item))
+}
+
+/// The previous crawl's capture of `url`, in a re-crawl: the one place sitemap code
+/// asks the previous index.
+fn previous_capture(shared: &crate::engine::Shared, url: &str) -> Option<IndexEntry> {
+    shared.previous.as_ref()?.get(url)
+}
+
+/// Whether `<lastmod>` dates are kept and used: a re-crawl with
+/// `--sitemap-lastmod skip` (under the default a date changes nothing).
+fn lastmod_skips(shared: &crate::engine::Shared) -> bool {
+    shared.previous.is_some() && shared.config.sitemap_lastmod == LastmodPolicy::Skip
+}
+
+/// What a URL whose turn has come does under `--sitemap-lastmod skip`.
+#[derive(Debug)]
+pub(super) enum LastmodTurn {
+    /// Fetch it (conditionally, from its previous capture, if it has one).
+    Fetch,
+    /// Do not: its `<lastmod>` is not newer than the previous fetch of this capture.
+    Skip(IndexEntry),
+    /// Go behind its host's queue once: no date is known yet, and a sitemap queued
+    /// behind it on its host may give one.
+    Wait,
+}
+
+/// `--sitemap-lastmod skip` (a re-crawl): whether `item`'s URL is fetched, skipped
+/// (`recrawl::plan` says `Skip`) or waits a turn. Only a URL the previous crawl
+/// fetched with a 2xx can be skipped, never a sitemap file (its entries would go
+/// unread). Such a URL whose date no sitemap gave yet waits once, behind its host's
+/// queue: the sitemaps of its host queued at that moment are read before its next
+/// turn, so the skip does not depend on the order URLs were queued in (a sitemap on
+/// another host may or may not have been read by then).
+pub(super) fn lastmod_turn(
+    shared: &crate::engine::Shared,
+    item: &QueuedUrl,
+    url: &Url,
+) -> LastmodTurn {
+    if !lastmod_skips(shared) || may_be_sitemap(item, url) {
+        return LastmodTurn::Fetch;
+    }
+    let Some(prev) = previous_capture(shared, &item.url) else {
+        return LastmodTurn::Fetch;
+    };
+    if !(200..300).contains(&prev.status) {
+        return LastmodTurn::Fetch;
+    }
+    let Ok(mut lastmods) = shared.sitemap_memory.lastmods.lock() else {
+        return LastmodTurn::Fetch;
+    };
+    match lastmods.get(&item.url) {
+        Some(lastmod) => {
+            let plan = crate::recrawl::plan(Some(&prev), Some(lastmod), LastmodPolicy::Skip);
+            if plan == crate::recrawl::Plan::Skip {
+                LastmodTurn::Skip(prev)
+            } else {
+                LastmodTurn::Fetch
+            }
+        }
+        None if lastmods.wait_once(&item.url) => LastmodTurn::Wait,
+        None => {
+            if lastmods.dropped() > 0
+                && !shared
+                    .sitemap_memory
+                    .lastmods_warned
+                    .swap(true, Ordering::AcqRel)
+            {
+                tracing::warn!(
+                    url = %item.url,
+                    max_urls = Lastmods::DEFAULT_MAX_URLS,
+                    "sitemap lastmod waits full: further URLs are fetched conditionally, \
+                     not skipped (counted in stats.json sitemap_lastmods_dropped)"
+                );
+            }
+            LastmodTurn::Fetch
+        }
+    }
+}
+
+/// Whether a request for `item` goes without validators: with `--sitemap-lastmod
+/// skip` a sitemap file is asked for in full, since a `304` would leave its
+/// `<lastmod>` dates unread and nothing could be skipped.
+pub(super) fn unconditional(shared: &crate::engine::Shared, item: &QueuedUrl, url: &Url) -> bool {
+    lastmod_skips(shared) && may_be_sitemap(item, url)
+}
+
+/// A resume: the grants are not in the checkpoint, but the robots.txt rules are (with
+/// their `Sitemap:` lines), so each restored robots.txt grants its origin to the
+/// sitemaps it names again, as when it was fetched. Indexes read before the
+/// checkpoint are not read again: their children find their grant through
+/// [`Core::permission`]'s lookup of the index above.
+pub(super) fn regrant(shared: &crate::engine::Shared, policy: &crate::robots::RobotsPolicy) {
+    let Some(rules) = policy.rules() else {
+        return;
+    };
+    let origin = vec![policy.robots_url().origin().ascii_serialization()];
+    for line in rules.sitemaps() {
+        if let Ok(url) = crate::url::canonicalize_absolute(line.trim()) {
+            shared.sitemap_memory.grant(url.as_str(), &origin);
+        }
+    }
+}
+
 /// `--sitemap URL`: queue the operator's sitemaps before the seeds, each as a sitemap
-/// fetch (hop `M`, no referrer: `sitemap_links` then trusts the sitemap's own origin).
+/// fetch (hop `S`, no referrer: `sitemap_links` then trusts the sitemap's own origin).
 ///
 /// # Errors
 /// A frontier that cannot take the URL (its disk tier failed).
@@ -85,6 +292,8 @@ pub(crate) fn queue_operator_sitemaps(
         if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
             continue;
         }
+        let own = vec![url.origin().ascii_serialization()];
+        shared.sitemap_memory.grant(url.as_str(), &own);
         if shared.seen.test_and_set(url.as_str().as_bytes()) {
             continue;
         }
@@ -137,24 +346,33 @@ impl Core {
         if let Some(farm) = &self.shared.farm {
             farm.route(&mut listed, robots.as_str(), "");
         }
+        let origin = vec![robots.origin().ascii_serialization()];
         for (url, _) in listed {
             let Ok(url) = Url::parse(&url) else {
                 continue;
             };
-            if self.shared.seen.test_and_set(url.as_str().as_bytes()) {
-                continue;
+            // The grant first: a sitemap already queued (another robots.txt named it,
+            // or a re-crawl re-seeded it) is read with this origin too; one already
+            // read is read again.
+            let granted = self.shared.sitemap_memory.grant(url.as_str(), &origin);
+            let hops = Hop::Manifest.code().to_string();
+            match (
+                self.shared.seen.test_and_set(url.as_str().as_bytes()),
+                granted,
+            ) {
+                (false, _) => self.admit(url, robots.as_str(), hops, now, out),
+                (true, Granted::AfterRead) => {
+                    if let Some((host, item)) = reread_item(&url, robots.as_str(), hops) {
+                        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+                        self.route(host, item, now, out);
+                    }
+                }
+                (true, _) => {}
             }
-            self.admit(
-                url,
-                robots.as_str(),
-                Hop::Manifest.code().to_string(),
-                now,
-                out,
-            );
         }
     }
 
-    /// Whether a 2xx answer to `item` is a sitemap to read (hop `M`, XML or gzip).
+    /// Whether a 2xx answer to `item` is a sitemap to read (hop `S`, XML or gzip).
     pub(super) fn is_sitemap_fetch(
         item: &QueuedUrl,
         head: &crate::http::ResponseHead,
@@ -175,7 +393,7 @@ impl Core {
         xml_type || body.starts_with(&[0x1F, 0x8B]) || start.starts_with(b"<?xml")
     }
 
-    /// Read a sitemap answer: its admitted entries become outlinks with hop `M`.
+    /// Read a sitemap answer: its admitted entries become outlinks with hop `S`.
     pub(super) fn sitemap_links(
         &mut self,
         o: &FetchOutcome,
@@ -190,14 +408,7 @@ impl Core {
             .take_while(|&c| c == Hop::Manifest.code())
             .count();
         let depth = u8::try_from(run.saturating_sub(1)).unwrap_or(u8::MAX);
-        // The referrer's origin (a robots.txt, or the index above); with none, an
-        // operator's `--sitemap`: its own origin.
-        let permitted: Vec<String> = match item.via.as_deref() {
-            Some(v) => Url::parse(v)
-                .map(|v| vec![v.origin().ascii_serialization()])
-                .unwrap_or_default(),
-            None => vec![o.url.origin().ascii_serialization()],
-        };
+        let permitted = self.permission(o, item);
         let map = match sitemap::parse(body_of(o), depth, &Limits::default()) {
             Ok(map) => map,
             Err(e) => {
@@ -227,7 +438,8 @@ impl Core {
         if skipped > 0 {
             annotations.push(format!("sitemap-skipped:{skipped}"));
         }
-        let (mut taken, mut refused) = (0u64, 0u64);
+        let (mut taken, mut refused, mut lastmods_dropped) = (0u64, 0u64, 0u64);
+        let dates = map.kind == SitemapKind::UrlSet && lastmod_skips(&self.shared);
         for entry in map.entries {
             let listed = match Url::parse(&entry.loc) {
                 Ok(u) if sitemap::admit(&o.url, &u, &permitted).is_ok() => u,
@@ -236,13 +448,30 @@ impl Core {
                     continue;
                 }
             };
-            match crate::url::canonicalize_absolute(listed.as_str()) {
-                Ok(url) => {
-                    outlinks.push((url.into(), Hop::Manifest));
-                    taken += 1;
+            let Ok(url) = crate::url::canonicalize_absolute(listed.as_str()) else {
+                refused += 1;
+                continue;
+            };
+            let url = String::from(url);
+            if map.kind == SitemapKind::Index {
+                // The chain: a sitemap an index lists carries the index's grant.
+                if self.shared.sitemap_memory.grant(&url, &permitted) == Granted::AfterRead {
+                    self.reread_sitemap(&url, item);
                 }
-                Err(_) => refused += 1,
             }
+            if let (true, Some(lastmod)) = (dates, entry.lastmod) {
+                // Only a URL the previous crawl fetched can be skipped.
+                if previous_capture(&self.shared, &url).is_some()
+                    && !self.shared.sitemap_memory.record_lastmod(&url, lastmod)
+                {
+                    lastmods_dropped += 1;
+                }
+            }
+            outlinks.push((url, Hop::Manifest));
+            taken += 1;
+        }
+        if lastmods_dropped > 0 {
+            annotations.push(format!("sitemap-lastmod-cap:{lastmods_dropped}"));
         }
         let kind = match map.kind {
             SitemapKind::UrlSet => "urlset",
@@ -252,6 +481,55 @@ impl Core {
         if refused > 0 {
             annotations.push(format!("sitemap-refused:{refused}"));
             self.shared.sitemaps[3].fetch_add(refused, Ordering::AcqRel);
+        }
+    }
+
+    /// The robots.txt permission of the sitemap `o` answers: its grant
+    /// ([`SitemapMemory`]). When none is known (a cap, or a resume), the grant of the
+    /// index that listed it, taken as its own (after a resume the indexes robots.txt
+    /// named are granted again by [`regrant`]); else the origin of its referrer (a
+    /// robots.txt, or an index with no grant either), or its own origin for an
+    /// operator's `--sitemap` (no referrer).
+    fn permission(&self, o: &FetchOutcome, item: &QueuedUrl) -> Vec<String> {
+        let memory = &self.shared.sitemap_memory;
+        let url = o.url.as_str();
+        if let Some(granted) = memory.read(url) {
+            return granted;
+        }
+        if let Some(inherited) = item.via.as_deref().and_then(|v| memory.origins(v)) {
+            memory.grant(url, &inherited);
+            return memory.read(url).unwrap_or(inherited);
+        }
+        match item.via.as_deref() {
+            Some(v) => Url::parse(v)
+                .map(|v| vec![v.origin().ascii_serialization()])
+                .unwrap_or_default(),
+            None => vec![o.url.origin().ascii_serialization()],
+        }
+    }
+
+    /// Queues `sitemap`, listed by the index `index`, once more: it was read before
+    /// this grant widened its permission. Held (counted outstanding, and in a
+    /// checkpoint) until the next [`Core::queue_rereads`] routes it, past the presence
+    /// bits, which already hold it, and past the filters, which it passed when first
+    /// listed.
+    fn reread_sitemap(&mut self, sitemap: &str, index: &QueuedUrl) {
+        let mut hops = index.hops.clone();
+        hops.push(Hop::Manifest.code());
+        let Some(reread) = Url::parse(sitemap)
+            .ok()
+            .and_then(|u| reread_item(&u, &index.url, hops))
+        else {
+            return;
+        };
+        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        self.sitemap_rereads.push(reread);
+    }
+
+    /// Routes the sitemaps [`Core::reread_sitemap`] held (from `schedule`).
+    pub(super) fn queue_rereads(&mut self, now: Now, out: &mut Vec<Action>) {
+        for (host, item) in std::mem::take(&mut self.sitemap_rereads) {
+            self.route(host, item, now, out);
         }
     }
 }

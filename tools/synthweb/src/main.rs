@@ -125,6 +125,11 @@ struct ServeArgs {
     /// are bound; robots verdicts for `--manifest-agent`.
     #[arg(long, value_name = "FILE")]
     changes: Option<PathBuf>,
+    /// Write the URLs the sitemaps list with a `<lastmod>` here (profile `sitemaps`),
+    /// one `URL SECONDS` line each, once the ports are bound: what a re-crawl with
+    /// `--sitemap-lastmod skip` may skip.
+    #[arg(long, value_name = "FILE")]
+    sitemap_lastmods: Option<PathBuf>,
     #[command(flatten)]
     manifest: synthweb::manifest::ManifestArgs,
 }
@@ -192,6 +197,10 @@ fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             eprintln!("synthweb: cannot write the changes file: {e:#}");
             std::process::exit(2);
         }
+        if let Err(e) = write_lastmods(args, site_cfg.clone(), ready.http_port, ready.tls_port) {
+            eprintln!("synthweb: cannot write the sitemap lastmods file: {e:#}");
+            std::process::exit(2);
+        }
         let mut out = std::io::stdout().lock();
         let _ = serde_json::to_writer(&mut out, ready);
         let _ = writeln!(out);
@@ -218,16 +227,55 @@ fn write_changes(
     site.tls_port = tls_port;
     let site = synthweb::Site::new(site)?;
     let policy = args.manifest.policy()?;
-    let mut tmp = path.clone().into_os_string();
+    replace_file(path, |out| {
+        synthweb::changes::write_changes(out, &site, &policy)?;
+        Ok(())
+    })
+}
+
+/// Writes `path` through `write` into a temporary file, synced and renamed into place:
+/// a reader sees the whole file or none.
+fn replace_file(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut tmp = path.to_path_buf().into_os_string();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
     let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-    synthweb::changes::write_changes(&mut out, &site, &policy)?;
+    write(&mut out)?;
     out.into_inner()
         .map_err(std::io::IntoInnerError::into_error)?
         .sync_all()?;
     std::fs::rename(&tmp, path)?;
     Ok(())
+}
+
+/// `--sitemap-lastmods FILE`: `URL SECONDS` lines for the bound ports (see
+/// `synthweb::sitemaps::listed_lastmods`), written to a temporary file renamed into
+/// place.
+fn write_lastmods(
+    args: &ServeArgs,
+    mut site: SiteConfig,
+    http_port: u16,
+    tls_port: Option<u16>,
+) -> anyhow::Result<()> {
+    let Some(path) = &args.sitemap_lastmods else {
+        return Ok(());
+    };
+    if !site.profiles.sitemaps {
+        anyhow::bail!("--sitemap-lastmods needs --profile sitemaps");
+    }
+    site.http_port = http_port;
+    site.tls_port = tls_port;
+    let site = synthweb::Site::new(site)?;
+    replace_file(path, |out| {
+        writeln!(out, "# synthweb sitemap lastmods v1")?;
+        for (url, secs) in synthweb::sitemaps::listed_lastmods(&site) {
+            writeln!(out, "{url} {secs}")?;
+        }
+        Ok(())
+    })
 }
 
 fn main() -> ExitCode {

@@ -482,7 +482,7 @@ impl Site {
     /// The robots catalogue entry of a host.
     #[must_use]
     pub fn robots_entry(&self, index: u32) -> RobotsEntry {
-        robots::entry_for(self.role(index), index)
+        robots::host_entry(self.cfg.profiles, index)
     }
 
     /// What `/robots.txt` of a host answers.
@@ -665,8 +665,10 @@ impl Site {
         let m = self.robots(scheme, index);
         let mut resp = if m.status == 200 {
             let mut body = m.body;
-            if self.cfg.profiles.sitemaps && index == crate::sitemaps::HOST {
-                body.extend_from_slice(crate::sitemaps::robots_line(self, scheme).as_bytes());
+            if self.cfg.profiles.sitemaps {
+                if let Some(line) = crate::sitemaps::robots_line(self, scheme, index) {
+                    body.extend_from_slice(line.as_bytes());
+                }
             }
             let mut r = simple(200, "text/plain; charset=utf-8", body);
             self.validators(&mut r, index, "/robots.txt");
@@ -866,6 +868,14 @@ impl Site {
                     && self.cfg.profiles.sitemaps
                     && index == crate::sitemaps::HOST
                     && crate::sitemaps::sitemap_only_page(full).is_some() =>
+            {
+                self.html_page(scheme, index, role, full, PageKind::SitemapOnly)
+            }
+            ["smb", _]
+                if q_none
+                    && self.cfg.profiles.sitemaps
+                    && index == crate::sitemaps::CHAIN_HOST
+                    && crate::sitemaps::chain_page(full).is_some() =>
             {
                 self.html_page(scheme, index, role, full, PageKind::SitemapOnly)
             }

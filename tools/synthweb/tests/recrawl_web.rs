@@ -222,6 +222,31 @@ fn sitemap_files_are_as_documented() {
     assert!(cross.contains("<loc>http://h000002.synth.test:8080/smx/0</loc>"));
     assert_eq!(s.page(Scheme::Http, 2, "/smx/0").response.status, 200);
 
+    // Host 1's robots.txt names the storage index on host 0; its sitemap lists host
+    // 1's pages and one of host 2's, without dates.
+    let robots1 = String::from_utf8(s.page(Scheme::Http, 1, "/robots.txt").response.body).unwrap();
+    assert!(
+        robots1.ends_with("\nSitemap: http://h000000.synth.test:8080/sitemap-storage-index.xml\n"),
+        "{robots1}"
+    );
+    let storage = String::from_utf8(body(&s, "/sitemap-storage-index.xml").2).unwrap();
+    assert!(storage.contains("<loc>http://h000000.synth.test:8080/sitemap-storage.xml</loc>"));
+    let leaf = String::from_utf8(body(&s, "/sitemap-storage.xml").2).unwrap();
+    assert_eq!(leaf.matches("<url>").count(), 5);
+    assert!(leaf.contains("<loc>http://h000001.synth.test:8080/smb/0</loc>"));
+    assert!(leaf.contains("<loc>http://h000002.synth.test:8080/smx/0</loc>"));
+    assert!(!leaf.contains("<lastmod>"));
+    for k in 0..4 {
+        assert_eq!(
+            s.page(Scheme::Http, 1, &format!("/smb/{k}"))
+                .response
+                .status,
+            200
+        );
+    }
+    assert_eq!(s.page(Scheme::Http, 1, "/smb/4").response.status, 404);
+    assert_eq!(s.page(Scheme::Http, 0, "/smb/0").response.status, 404);
+
     let big = String::from_utf8(body(&s, "/sitemap-big.xml").2).unwrap();
     assert_eq!(big.matches("<url>").count(), 60_000);
 
@@ -260,10 +285,14 @@ fn the_sitemap_bomb_inflates_past_the_cap() {
 fn manifest_lists_sitemap_only_pages_and_forbids_the_cross_host_ones() {
     let s = site("sitemaps", 0);
     let m = manifest::compute(&s, &ManifestPolicy::default()).unwrap();
-    assert_eq!(m.sitemap_only.len(), 30);
+    assert_eq!(m.sitemap_only.len(), 34);
     assert!(m
         .sitemap_only
         .contains("http://h000000.synth.test:8080/sm/29"));
+    // Host 1's pages, listed only by the storage sitemap on host 0.
+    assert!(m
+        .sitemap_only
+        .contains("http://h000001.synth.test:8080/smb/3"));
     assert!(!m.must.iter().any(|u| u.contains("/sm/")));
     assert!(m.forbidden.contains("http://h000002.synth.test:8080/smx/4"));
     assert!(m.header.params["sitemap_files"].starts_with("/sitemap_index.xml,"));
@@ -335,4 +364,28 @@ fn status(site: &Site, url: &str) -> u16 {
     site.page(Scheme::Http, host, &rest[slash..])
         .response
         .status
+}
+
+/// The dated entries a re-crawl may skip: host 0's pages only, the same for a seed,
+/// every date before 2025-07 (so before any crawl run now), and each one the date the
+/// sitemap file itself says.
+#[test]
+fn listed_lastmods_are_host_0_pages_dated_before_the_first_crawl() {
+    let s = site("sitemaps", 0);
+    let listed = synthweb::sitemaps::listed_lastmods(&s);
+    assert_eq!(
+        listed,
+        synthweb::sitemaps::listed_lastmods(&site("sitemaps", 0))
+    );
+    // `/`, the /p/k pages, /sm/0..30.
+    assert_eq!(listed.len() as u32, s.page_count(0) + 30);
+    let july_2025 = 1_751_328_000;
+    for (url, secs) in &listed {
+        assert!(url.starts_with("http://h000000.synth.test:8080/"), "{url}");
+        assert!(*secs < july_2025, "{url} {secs}");
+    }
+    let pages = String::from_utf8(body(&s, "/sitemap-pages.xml").2).unwrap();
+    let (url, secs) = listed.iter().find(|(u, _)| u.ends_with("/sm/3")).unwrap();
+    let date = synthweb::coding::format_w3c_date(*secs);
+    assert!(pages.contains(&format!("<loc>{url}</loc>\n    <lastmod>{date}</lastmod>")));
 }

@@ -48,6 +48,16 @@ fn harness_with(
     tweak: impl FnOnce(&mut CrawlConfig),
     frontier: impl FnOnce(&mut FrontierConfig),
 ) -> Harness {
+    harness_of(seeds, tweak, frontier, None)
+}
+
+/// [`harness_with`], in a re-crawl of `previous` when given.
+fn harness_of(
+    seeds: &[&str],
+    tweak: impl FnOnce(&mut CrawlConfig),
+    frontier: impl FnOnce(&mut FrontierConfig),
+    previous: Option<crate::recrawl::Previous>,
+) -> Harness {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = CrawlConfig::new(dir.path().join("out"));
     config.shards = 1;
@@ -66,14 +76,17 @@ fn harness_with(
         ContentSeen::create_backed(dir.path().join("fp.bits"), 10_000, 1e-6, Backing::Memory)
             .expect("fingerprints");
     let shards = config.shards;
-    let shared = Arc::new(Shared::new(
-        config,
-        FetchLimits::default(),
-        seen,
-        fingerprints,
-        None,
-        Arc::new(AtomicU64::new(0)),
-    ));
+    let shared = Arc::new(
+        Shared::new(
+            config,
+            FetchLimits::default(),
+            seen,
+            fingerprints,
+            None,
+            Arc::new(AtomicU64::new(0)),
+        )
+        .with_previous(previous),
+    );
     let mut fc = FrontierConfig::new(dir.path().join("frontier"));
     frontier(&mut fc);
     let core = Core::new(CoreParts {
@@ -273,3 +286,4 @@ mod checkpoints;
 mod pages;
 mod politeness;
 mod robots;
+mod sitemaps;
