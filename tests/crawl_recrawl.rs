@@ -753,7 +753,7 @@ fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
         .iter()
         .map(|(url, e)| {
             let (links, _) =
-                trawl::recrawl::outlinks::read_outlinks(&crawls[0].join("warc"), e, usize::MAX)
+                trawl::recrawl::outlinks::read_outlinks(&[crawls[0].join("warc")], e, usize::MAX)
                     .unwrap();
             (url, links.len())
         })

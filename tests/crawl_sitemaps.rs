@@ -209,6 +209,21 @@ fn a_recrawl_skips_what_the_sitemap_lastmod_says_is_unchanged() {
         &["--recrawl", prev, "--sitemap-lastmod", "skip"],
     );
     crawl(&sw, &default, budget, &["--recrawl", prev]);
+    // A skip re-crawl of the skip re-crawl: the URLs skipped in c2 are in its index
+    // (their entries kept), and their links are found in c1's WARC files through
+    // c2's record of the crawl it re-crawled.
+    let again = tmp.path().join("c4");
+    crawl(
+        &sw,
+        &again,
+        budget,
+        &[
+            "--recrawl",
+            skip.to_str().unwrap(),
+            "--sitemap-lastmod",
+            "skip",
+        ],
+    );
     sw.stop();
 
     // synthweb's list: URL and lastmod, each before the first crawl began.
@@ -290,6 +305,33 @@ fn a_recrawl_skips_what_the_sitemap_lastmod_says_is_unchanged() {
     assert_eq!(line(&log, "/sitemap-pages.xml")["status"], 304);
     let stats = stats_json(&default);
     assert_eq!(stats["recrawl"]["skipped"], 0, "{stats}");
+
+    // c4: the same URLs skipped again, with the same links as in c2.
+    let links = |log: &[serde_json::Value]| -> std::collections::BTreeMap<String, String> {
+        log.iter()
+            .filter(|r| has(r, "skipped"))
+            .map(|r| {
+                let n = annotations(r)
+                    .into_iter()
+                    .find(|a| a.starts_with("previous-links"))
+                    .unwrap_or_default();
+                (r["url"].as_str().unwrap().to_owned(), n)
+            })
+            .collect()
+    };
+    let (in_c2, in_c4) = (links(&crawl_log(&skip)), links(&crawl_log(&again)));
+    assert_eq!(
+        in_c4
+            .keys()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>(),
+        want
+    );
+    assert_eq!(in_c4, in_c2);
+    assert!(
+        in_c4.values().all(|n| n.starts_with("previous-links:")),
+        "{in_c4:?}"
+    );
     eprintln!(
         "crawl_sitemaps: {} URLs listed with a lastmod, {} fetched 2xx before; skip mode \
          skipped {} ({} URLs answered), default mode answered {}",

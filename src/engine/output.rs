@@ -265,6 +265,16 @@ fn write_record(
             if let (Some(w), Some(WarcItem::Refused)) = (warc.as_deref_mut(), &capture) {
                 w.count_rejected();
             }
+            // A URL not fetched (a re-crawl's lastmod skip) keeps its previous entry.
+            let (index, facts) = match (capture.is_none(), index, facts) {
+                (true, Some(index), Some(facts)) => {
+                    if let Some(entry) = facts.without_capture() {
+                        index.append(&entry).map_err(|e| format!("{e}"))?;
+                    }
+                    (None, None)
+                }
+                (_, index, facts) => (index, facts),
+            };
             if let (Some(w), Some(WarcItem::Compressed(capture))) = (warc, capture) {
                 match stall.retry(|| w.append_compressed(&capture)) {
                     Ok(written) => {

@@ -46,6 +46,17 @@ fn index_error(prev_out: &Path, e: &IndexError) -> CrawlError {
     ))
 }
 
+/// Records which crawl this one re-crawls (`OUT/recrawl.prev`, its absolute path), so
+/// that a later re-crawl of this one can follow entries kept without a fetch back to
+/// the crawl whose WARC files hold them (`Previous::warc_dirs`).
+pub(super) fn record_previous(config: &CrawlConfig) -> Result<(), CrawlError> {
+    let Some(prev_out) = &config.recrawl else {
+        return Ok(());
+    };
+    crate::recrawl::previous::write_previous_out(&config.out_dir, prev_out)
+        .map_err(|e| CrawlError::Output(format!("{e}")))
+}
+
 /// Widens the scope to the previous crawl's hosts, as its seeds did: one URL per host
 /// joins `seeds` (the URLs themselves are queued by [`queue_previous`]).
 pub(super) fn add_scope(previous: Option<&mut Previous>, seeds: &mut Vec<Url>) {
@@ -201,25 +212,42 @@ pub(crate) fn index_facts(
     ))
 }
 
-/// The links of a page answered `304 Not Modified`, read from the `metadata` record
-/// that follows the record the previous crawl wrote for it (`recrawl::outlinks`; a
-/// revisit's carries the links it was given, so they last), at most
-/// `max_links_per_page`. Annotates the line: `previous-links:N`, plus
-/// `links-truncated:M` past the cap, or `previous-links-error` when they could not be
-/// read (the page's links are then only those the seeds give).
+/// The links of a page answered `304 Not Modified`, read from the previous crawl's
+/// `metadata` record of its capture ([`read_previous_links`]).
 pub(crate) fn previous_links(
     shared: &Shared,
-    o: &FetchOutcome,
     judgement: &Judgement,
     annotations: &mut Vec<String>,
 ) -> Option<Vec<(String, Hop)>> {
     if judgement.verdict != Verdict::NotModified {
         return None;
     }
+    read_previous_links(shared, judgement.previous.as_ref()?, annotations)
+}
+
+/// The links of a URL skipped on its sitemap `<lastmod>` (`--sitemap-lastmod skip`),
+/// read from its previous capture like those of a `304` ([`read_previous_links`]).
+pub(crate) fn skipped_links(
+    shared: &Shared,
+    previous: &crate::recrawl::IndexEntry,
+    annotations: &mut Vec<String>,
+) -> Vec<(String, Hop)> {
+    read_previous_links(shared, previous, annotations).unwrap_or_default()
+}
+
+/// The links of the previous capture `entry`, read back from its `metadata` record
+/// (`recrawl::outlinks`, looked up along the chain of previous crawls), at most
+/// `max_links_per_page`. Annotates the line: `previous-links:N`, plus
+/// `links-truncated:M` past the cap, or `previous-links-error` when they could not be
+/// read (the page's links are then only those the previous URLs give).
+fn read_previous_links(
+    shared: &Shared,
+    entry: &crate::recrawl::IndexEntry,
+    annotations: &mut Vec<String>,
+) -> Option<Vec<(String, Hop)>> {
     let previous = shared.previous.as_ref()?;
-    let entry = judgement.previous.as_ref()?;
     match crate::recrawl::outlinks::read_outlinks(
-        &previous.warc_dir(),
+        previous.warc_dirs(),
         entry,
         shared.config.max_links_per_page,
     ) {
@@ -231,42 +259,9 @@ pub(crate) fn previous_links(
             Some(links)
         }
         Err(e) => {
-            tracing::debug!(url = %o.url, error = %e, "re-crawl: previous outlinks not read");
+            tracing::debug!(url = %entry.url, error = %e, "re-crawl: previous outlinks not read");
             annotations.push("previous-links-error".to_owned());
             None
-        }
-    }
-}
-
-/// The links of a URL skipped on its sitemap `<lastmod>` (`--sitemap-lastmod skip`),
-/// read from the previous capture `previous` like those of a `304`
-/// ([`previous_links`]): annotated `previous-links:N` (and `links-truncated:M`), or
-/// `previous-links-error` and none. Its own index entry is not carried forward:
-/// `output.rs` appends entries only with a written capture.
-pub(crate) fn skipped_links(
-    shared: &Shared,
-    previous: &crate::recrawl::IndexEntry,
-    annotations: &mut Vec<String>,
-) -> Vec<(String, Hop)> {
-    let Some(p) = shared.previous.as_ref() else {
-        return Vec::new();
-    };
-    match crate::recrawl::outlinks::read_outlinks(
-        &p.warc_dir(),
-        previous,
-        shared.config.max_links_per_page,
-    ) {
-        Ok((links, more)) => {
-            annotations.push(format!("previous-links:{}", links.len()));
-            if more > 0 {
-                annotations.push(format!("links-truncated:{more}"));
-            }
-            links
-        }
-        Err(e) => {
-            tracing::debug!(url = %previous.url, error = %e, "re-crawl: previous outlinks not read");
-            annotations.push("previous-links-error".to_owned());
-            Vec::new()
         }
     }
 }

@@ -167,6 +167,7 @@ pub(super) fn prepare(
     // A re-crawl's previous index first: a damaged one leaves no output behind.
     let mut previous = super::recrawl::load(&config)?;
     let resumed = open_run(&mut config, resume)?;
+    super::recrawl::record_previous(&config)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
     let output = open_output(&config, resumed.as_ref())?;
     // URL filter scope from the seeds.

@@ -242,7 +242,17 @@ impl Shard {
                         &previous,
                         &mut log.annotations,
                     );
-                    self.log(log);
+                    // Its previous entry goes on into this crawl's index (with WARC
+                    // output, which the index needs), so the next re-crawl has it.
+                    let index = self.shared.config.warc.then(|| {
+                        Box::new(crate::recrawl::IndexFacts::Unfetched(
+                            crate::recrawl::IndexEntry {
+                                hops: Some(item.hops.clone()),
+                                ..previous
+                            },
+                        ))
+                    });
+                    self.log_with_index(log, index);
                     let mut more = Vec::new();
                     self.core
                         .on_previous_links(&item, &links, clock(), &mut more);
@@ -394,13 +404,24 @@ impl Shard {
     }
 
     fn log(&self, rec: LogRecord) {
+        self.log_with_index(rec, None);
+    }
+
+    /// A crawl-log line with no capture, and maybe a re-crawl index entry to keep.
+    fn log_with_index(&self, rec: LogRecord, index: Option<Box<crate::recrawl::IndexFacts>>) {
         if let Some(h) = &self.shared.handler {
             h.on_outcome(&rec);
         }
         self.shared.count_outcome(rec.outcome);
-        self.output
-            .borrow_mut()
-            .push(OutputRecord::Log(Box::new(rec)));
+        let record = match index {
+            None => OutputRecord::Log(Box::new(rec)),
+            Some(index) => OutputRecord::Fetched {
+                log: Box::new(rec),
+                capture: None,
+                index: Some(index),
+            },
+        };
+        self.output.borrow_mut().push(record);
     }
 
     /// Writes the crawl-log line (and the WARC capture) of a finished fetch. Returns
@@ -440,7 +461,7 @@ impl Shard {
         }
         let previous_links = judgement
             .as_ref()
-            .and_then(|j| super::recrawl::previous_links(&self.shared, o, j, &mut rec.annotations));
+            .and_then(|j| super::recrawl::previous_links(&self.shared, j, &mut rec.annotations));
         let date = WarcDate::now();
         let index = page
             .filter(|_| self.shared.config.warc && !skip)

@@ -55,13 +55,13 @@ pub enum OutlinksError {
 }
 
 /// The outlinks (at most `max_links`, in the order written) of the capture `entry`
-/// describes, its WARC file looked up in `warc_dir`. `Ok(links, more)`: `more` counts
+/// describes, its WARC file looked up in the first of `warc_dirs` that holds it. `Ok(links, more)`: `more` counts
 /// the links past `max_links` that were not returned.
 ///
 /// # Errors
 /// [`OutlinksError`] when the file cannot be read or holds no metadata record there.
 pub fn read_outlinks(
-    warc_dir: &Path,
+    warc_dirs: &[std::path::PathBuf],
     entry: &IndexEntry,
     max_links: usize,
 ) -> Result<(Vec<(String, Hop)>, usize), OutlinksError> {
@@ -76,7 +76,15 @@ pub fn read_outlinks(
             "not a plain file name",
         )));
     }
-    let mut file = File::open(warc_dir.join(&entry.warc_file)).map_err(io_err)?;
+    // The first directory of the chain that holds the file (see
+    // `Previous::warc_dirs`); the previous crawl's own when none does.
+    let path = warc_dirs
+        .iter()
+        .map(|d| d.join(&entry.warc_file))
+        .find(|p| p.exists())
+        .or_else(|| warc_dirs.first().map(|d| d.join(&entry.warc_file)))
+        .unwrap_or_else(|| Path::new(&entry.warc_file).to_path_buf());
+    let mut file = File::open(path).map_err(io_err)?;
     file.seek(SeekFrom::Start(entry.warc_offset))
         .map_err(io_err)?;
     let mut input = BufReader::new(file);

@@ -89,6 +89,8 @@ pub struct Previous {
     read_failed: AtomicBool,
     /// Where it was read from (for messages).
     pub path: PathBuf,
+    /// [`Previous::warc_dirs`], found once.
+    chain: std::sync::OnceLock<Vec<PathBuf>>,
 }
 
 impl Previous {
@@ -176,6 +178,7 @@ impl Previous {
             host_urls: hosts.into_values().collect(),
             read_failed: AtomicBool::new(false),
             path,
+            chain: std::sync::OnceLock::new(),
         })
     }
 
@@ -245,6 +248,35 @@ impl Previous {
         self.path
             .parent()
             .map_or_else(|| PathBuf::from("warc"), |d| d.join("warc"))
+    }
+
+    /// The WARC directories where the previous crawl's entries may point: its own,
+    /// then those of the crawls it re-crawled in turn ([`PREVIOUS_FILE`], at most
+    /// [`MAX_CHAIN`] crawls back). An entry a re-crawl kept without fetching the URL
+    /// (a lastmod skip) names a file of an earlier crawl; WARC file names carry their
+    /// creation time, so the first directory holding the name is the right one.
+    pub fn warc_dirs(&self) -> &[PathBuf] {
+        self.chain.get_or_init(|| self.find_warc_dirs())
+    }
+
+    fn find_warc_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.warc_dir()];
+        let mut out = self.path.parent().map(Path::to_path_buf);
+        while let Some(dir) = out.take() {
+            if dirs.len() > MAX_CHAIN {
+                break;
+            }
+            let Some(earlier) = read_previous_out(&dir) else {
+                break;
+            };
+            let warc = earlier.join("warc");
+            if dirs.contains(&warc) {
+                break;
+            }
+            dirs.push(warc);
+            out = Some(earlier);
+        }
+        dirs
     }
 
     /// URLs held.
@@ -470,6 +502,11 @@ pub enum IndexFacts {
     /// become those of the revisit record written now, which its `metadata` record
     /// (the links carried forward) follows.
     CarryForward(IndexEntry),
+    /// A URL this crawl did not fetch (skipped on its sitemap `<lastmod>`): the
+    /// previous entry kept whole, with this crawl's hop path, so the next re-crawl has
+    /// the URL, its validators and its date. Its WARC file is the earlier crawl's:
+    /// [`Previous::warc_dirs`] follows the chain of previous crawls to find it.
+    Unfetched(IndexEntry),
 }
 
 impl IndexFacts {
@@ -512,6 +549,15 @@ impl IndexFacts {
         }
     }
 
+    /// The entry of a URL nothing was written for, if it has one
+    /// ([`IndexFacts::Unfetched`]).
+    pub fn without_capture(self) -> Option<IndexEntry> {
+        match self {
+            Self::Unfetched(entry) => Some(entry),
+            Self::Capture { .. } | Self::CarryForward(_) => None,
+        }
+    }
+
     /// The entry once the capture is written (`record_id`, `payload_digest`,
     /// `warc_file`, `warc_offset` of the response or revisit record): a carried
     /// forward entry takes only the file and offset.
@@ -528,6 +574,8 @@ impl IndexFacts {
                 warc_offset,
                 ..entry
             },
+            // Nothing was written for it: the earlier location stands.
+            Self::Unfetched(entry) => entry,
             Self::Capture {
                 url,
                 status,
@@ -580,6 +628,34 @@ pub fn open_index(out: &Path, resumed: bool) -> Result<IndexWriter, IndexError> 
         Err(source) => return Err(IndexError::Io { path, source }),
     }
     IndexWriter::create(&path)
+}
+
+/// File in a re-crawl's output directory naming (absolute path, one line) the output
+/// directory of the crawl it re-crawled: how [`Previous::warc_dirs`] walks back.
+pub const PREVIOUS_FILE: &str = "recrawl.prev";
+
+/// Most crawls [`Previous::warc_dirs`] walks back.
+pub const MAX_CHAIN: usize = 16;
+
+/// Records, in a re-crawl's output directory `out`, which crawl it re-crawled
+/// (`prev_out` made absolute).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_previous_out(out: &Path, prev_out: &Path) -> Result<(), crate::disk::DiskError> {
+    let abs = std::fs::canonicalize(prev_out).unwrap_or_else(|_| prev_out.to_path_buf());
+    let mut text = abs.to_string_lossy().into_owned();
+    text.push('\n');
+    crate::disk::replace_atomic(&out.join(PREVIOUS_FILE), |w| {
+        std::io::Write::write_all(w, text.as_bytes())
+    })
+}
+
+/// The crawl `out` re-crawled, if it was a re-crawl that recorded it.
+fn read_previous_out(out: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(out.join(PREVIOUS_FILE)).ok()?;
+    let line = text.lines().next()?.trim();
+    (!line.is_empty()).then(|| PathBuf::from(line))
 }
 
 #[cfg(test)]
