@@ -686,7 +686,14 @@ fn sitemaps_are_read_again_in_a_recrawl() {
     let mut web = Web::start(
         &web_dir,
         port,
-        &["--profile", "sitemaps", "--change-rate", "10%"],
+        &[
+            "--profile",
+            "sitemaps",
+            "--change-rate",
+            "10%",
+            "--changes",
+            "changes.txt",
+        ],
     );
     run(
         &web_dir,
@@ -717,6 +724,22 @@ fn sitemaps_are_read_again_in_a_recrawl() {
         .filter(|l| annotations(&l[0]).iter().any(|a| a.starts_with("sitemap:")))
         .count();
     assert!(read > 0, "no sitemap was read as one");
+    // Sitemap files are judged but not counted: the page verdicts equal synthweb's
+    // list of changed pages.
+    let text = std::fs::read_to_string(web_dir.join("changes.txt")).unwrap();
+    let header = text.lines().next().unwrap();
+    let rc = stats_json(&second)["recrawl"].clone();
+    for word in ["changed", "gone", "new"] {
+        let listed = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{word} ")) && l.ends_with(" allowed"))
+            .count() as u64;
+        assert_eq!(
+            rc[word].as_u64(),
+            Some(listed),
+            "{word}: {rc} against {header}"
+        );
+    }
 }
 
 /// Three crawls of an unchanged web (c1; c2 `--recrawl c1`; c3 `--recrawl c2`): in c3

@@ -175,14 +175,20 @@ pub(crate) fn condition(shared: &Shared, url: &str, head: &mut RequestHead) {
 /// Judges a page answer against the previous capture and counts it: `None` when this
 /// is not a re-crawl or no response arrived. The verdict's annotation goes on the
 /// crawl-log line; a revisit turns the capture into a `revisit` record.
-pub(crate) fn judge_page(shared: &Shared, o: &FetchOutcome) -> Option<Judgement> {
+///
+/// A sitemap file read as one (`sitemap` true) is judged (its line annotated, a 304 or
+/// the same payload written as a revisit) but not counted: `stats.json`'s verdicts
+/// count pages, so that they compare with a list of changed pages.
+pub(crate) fn judge_page(shared: &Shared, o: &FetchOutcome, sitemap: bool) -> Option<Judgement> {
     let previous = shared.previous.as_ref()?;
     let status = o.status()?;
     if o.error.is_some() {
         return None;
     }
     let j = judge(previous.get(o.url.as_str()), status, o.payload.as_deref());
-    shared.recrawl.record(j.previous.as_ref(), j.verdict);
+    if !sitemap {
+        shared.recrawl.record(j.previous.as_ref(), j.verdict);
+    }
     Some(j)
 }
 

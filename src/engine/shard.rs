@@ -455,7 +455,13 @@ impl Shard {
         let skip = self.shared.config.skip_noindex && annotations.iter().any(|a| a == "noindex");
         // A re-crawl judges a page answer against the previous capture
         // (`engine/recrawl.rs`): annotated, counted, maybe a revisit.
-        let judgement = page.and_then(|_| super::recrawl::judge_page(&self.shared, o));
+        let judgement = page.and_then(|(item, _)| {
+            let sitemap = o
+                .head
+                .as_ref()
+                .is_some_and(|h| super::core::Core::is_sitemap_fetch(item, h, &o.body));
+            super::recrawl::judge_page(&self.shared, o, sitemap)
+        });
         if let Some(note) = judgement.as_ref().and_then(|j| j.annotation()) {
             rec.annotations.push(note.to_owned());
         }

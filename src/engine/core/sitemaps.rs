@@ -373,7 +373,7 @@ impl Core {
     }
 
     /// Whether a 2xx answer to `item` is a sitemap to read (hop `S`, XML or gzip).
-    pub(super) fn is_sitemap_fetch(
+    pub(crate) fn is_sitemap_fetch(
         item: &QueuedUrl,
         head: &crate::http::ResponseHead,
         body: &[u8],
