@@ -114,6 +114,7 @@ fn capture(body: &[u8]) -> Capture {
         metadata: Some(CaptureMetadata {
             via: Some("http://bench.example/".into()),
             hops_path: "LL".into(),
+            outlinks_unknown: false,
             outlinks: (0..20)
                 .map(|i| Outlink {
                     url: format!("http://bench.example/p/{i}"),

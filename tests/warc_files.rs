@@ -173,6 +173,7 @@ fn sample_capture(i: u64) -> Capture {
         metadata: Some(CaptureMetadata {
             via: Some("http://host0.example/".into()),
             hops_path: "LL".into(),
+            outlinks_unknown: false,
             outlinks: vec![
                 Outlink {
                     url: format!("{uri}/next"),

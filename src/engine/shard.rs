@@ -468,6 +468,11 @@ impl Shard {
         let previous_links = judgement
             .as_ref()
             .and_then(|j| super::recrawl::previous_links(&self.shared, j, &mut rec.annotations));
+        // A 304 whose links could not be read back: the metadata record says so.
+        let links_unknown = previous_links.is_none()
+            && judgement
+                .as_ref()
+                .is_some_and(|j| j.verdict == crate::recrawl::Verdict::NotModified);
         let date = WarcDate::now();
         let index = page
             .filter(|_| self.shared.config.warc && !skip)
@@ -492,6 +497,7 @@ impl Shard {
                             hop: *hop,
                         })
                         .collect(),
+                    outlinks_unknown: links_unknown,
                     timings: timings_of(o),
                 });
                 capture

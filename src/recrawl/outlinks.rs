@@ -176,6 +176,13 @@ pub fn parse_metadata(
     let mut links = Vec::new();
     let mut more = 0usize;
     for line in block.split("\r\n") {
+        // A re-crawl that could not read this page's links said so: still unknown.
+        if line
+            .split_once(':')
+            .is_some_and(|(name, _)| name == crate::warc::OUTLINKS_UNKNOWN)
+        {
+            return None;
+        }
         let Some(rest) = line.strip_prefix("outlink: ") else {
             continue;
         };
@@ -201,6 +208,30 @@ pub fn parse_metadata(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A re-crawl that could not read a 304 page's links wrote
+    /// `outlinksUnknown`: the next one reports the loss again, not a page without links.
+    #[test]
+    fn links_written_as_unknown_stay_unknown() {
+        let block = crate::warc::capture::metadata_block(&crate::warc::CaptureMetadata {
+            outlinks_unknown: true,
+            ..Default::default()
+        });
+        let block = String::from_utf8(block).unwrap();
+        assert!(
+            block.contains("outlinksUnknown: previous-links-error\r\n"),
+            "{block}"
+        );
+        let rec = format!(
+            "WARC/1.1\r\nWARC-Type: metadata\r\nWARC-Concurrent-To: <urn:uuid:1>\r\n\r\n{block}\r\n\r\n"
+        );
+        assert_eq!(parse_metadata(rec.as_bytes(), "<urn:uuid:1>", 10), None);
+        let known = rec.replace("outlinksUnknown: previous-links-error\r\n", "");
+        assert_eq!(
+            parse_metadata(known.as_bytes(), "<urn:uuid:1>", 10),
+            Some((Vec::new(), 0))
+        );
+    }
 
     #[test]
     fn outlinks_of_the_concurrent_metadata_record() {

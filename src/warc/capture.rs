@@ -152,6 +152,11 @@ pub struct CaptureMetadata {
     pub hops_path: String,
     /// Links found in the response.
     pub outlinks: Vec<Outlink>,
+    /// The page's links are not known: a re-crawl's `304` whose links could not be
+    /// read back from the earlier capture. Written as `outlinksUnknown:
+    /// previous-links-error`, so a later re-crawl reports the loss again instead of
+    /// finding a page without links.
+    pub outlinks_unknown: bool,
     /// How long each step of the fetch took.
     pub timings: FetchTimings,
 }
@@ -607,6 +612,10 @@ fn invalid(err: FieldValueError) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, err)
 }
 
+/// The `metadata` field saying a page's links are not known
+/// ([`CaptureMetadata::outlinks_unknown`]).
+pub const OUTLINKS_UNKNOWN: &str = "outlinksUnknown";
+
 /// The `metadata` block: `warc-fields` lines in the style Heritrix writes and tools
 /// such as pywb and the Wayback Machine's indexers read.
 pub fn metadata_block(metadata: &CaptureMetadata) -> Vec<u8> {
@@ -629,6 +638,9 @@ pub fn metadata_block(metadata: &CaptureMetadata) -> Vec<u8> {
         if let Some(value) = value {
             push_warc_field(&mut out, name, &value.to_string());
         }
+    }
+    if metadata.outlinks_unknown {
+        push_warc_field(&mut out, OUTLINKS_UNKNOWN, "previous-links-error");
     }
     for link in &metadata.outlinks {
         let line = format!("{} {}", sanitize_uri(&link.url), link.hop.code());

@@ -38,7 +38,7 @@ pub use crate::provenance::{date, digest};
 
 pub use capture::{
     Capture, CaptureIds, CaptureMetadata, CaptureWritten, HttpResponse, Outlink, RevisitOf,
-    RevisitProfile, WarcinfoFields, RENAMED_TRANSFER_ENCODING,
+    RevisitProfile, WarcinfoFields, OUTLINKS_UNKNOWN, RENAMED_TRANSFER_ENCODING,
 };
 pub use compressed::{CaptureCompressor, CompressedCapture, WarcinfoSlot};
 pub use date::WarcDate;

@@ -292,6 +292,7 @@ fn metadata_lists_outlinks_and_timings() {
     with_meta.metadata = Some(CaptureMetadata {
         via: Some("http://a.example/".into()),
         hops_path: "LL".into(),
+        outlinks_unknown: false,
         outlinks: vec![
             Outlink {
                 url: "http://a.example/x".into(),
