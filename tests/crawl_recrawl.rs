@@ -155,17 +155,12 @@ fn crawl_args(out: &Path) -> Vec<String> {
 }
 
 fn run(dir: &Path, args: &[String], extra: &[&str]) {
-    let o = Command::new(trawl_bin())
-        .current_dir(dir)
-        .args(args)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "trawl crawl: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let all: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .chain(extra.iter().copied())
+        .collect();
+    crawl_support::run_trawl(dir, &all);
 }
 
 /// A first crawl of the base web; returns the server's port and its request figures.

@@ -15,25 +15,16 @@ mod crawl_support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
-use crawl_support::{annotations, crawl_args, crawl_log, stats_json, trawl_bin, Synthweb};
+use crawl_support::{annotations, crawl_args, crawl_log, run_trawl, stats_json, Synthweb};
 
 const WORLD: [&str; 2] = ["--hosts", "3"];
 
 fn crawl(dir: &Path, out: &str, extra: &[&str]) {
-    let o = Command::new(trawl_bin())
-        .current_dir(dir)
-        .args(crawl_args(&dir.join(out), 100_000, 5))
-        .args(["--scope", "seed-hosts", "--checkpoint-secs", "1"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "trawl crawl: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let mut args = crawl_args(&dir.join(out), 100_000, 5);
+    args.extend(["--scope", "seed-hosts", "--checkpoint-secs", "1"].map(String::from));
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    run_trawl(dir, &args);
 }
 
 /// The numbers of a referee report line that starts with `prefix`.

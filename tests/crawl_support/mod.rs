@@ -267,6 +267,23 @@ pub fn crawl_args(out: &Path, per_host_budget: u64, delay_ms: u64) -> Vec<String
     v
 }
 
+/// Runs `trawl` with `args` in `dir` and waits; panics with its stderr unless it
+/// succeeded.
+pub fn run_trawl<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) {
+    let o = Command::new(trawl_bin())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "trawl {:?}: {}",
+        args.first()
+            .map(|a| a.as_ref().to_string_lossy().into_owned()),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Every crawl-log line as JSON.
 pub fn crawl_log(out: &Path) -> Vec<serde_json::Value> {
     let text = fs::read_to_string(out.join("crawl.log.jsonl")).unwrap_or_default();
