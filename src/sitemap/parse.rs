@@ -165,8 +165,9 @@ enum Field {
     LastMod,
 }
 
-/// Parse one sitemap body (plain or gzip, detected by magic) found at `depth` (0 for a
-/// sitemap named by robots.txt or the operator, parent + 1 for an index's children).
+/// Parse one sitemap body (plain or gzip, detected by magic; XML, or text with one URL
+/// a line) found at `depth` (0 for a sitemap named by robots.txt or the operator,
+/// parent + 1 for an index's children).
 ///
 /// # Errors
 /// A [`SitemapError`] when the file yields nothing usable: not a sitemap, a DOCTYPE, an
@@ -185,7 +186,147 @@ pub fn parse(body: &[u8], depth: u8, limits: &Limits) -> Result<Sitemap, Sitemap
         read: 0,
         hit: false,
     };
-    let mut reader = Reader::from_reader(BufReader::with_capacity(16 * 1024, capped));
+    let mut input = BufReader::with_capacity(16 * 1024, capped);
+    // The first byte that is not whitespace (or a byte order mark) says which kind of
+    // file this is: `<` an XML sitemap, anything else a text sitemap (one URL a line).
+    match first_byte(&mut input) {
+        Ok(Some(b'<')) => parse_xml(input, gzip, depth, limits),
+        Ok(Some(_)) => parse_text(input, gzip, limits),
+        Ok(None) => Err(SitemapError::NotASitemap),
+        Err(_) if gzip => Err(SitemapError::Gzip),
+        Err(_) => Err(SitemapError::Malformed {
+            offset: input.get_ref().read,
+        }),
+    }
+}
+
+type Input<'a> = BufReader<Capped<Box<dyn Read + 'a>>>;
+
+/// Skips a UTF-8 byte order mark and whitespace; the next byte, `None` at the end.
+fn first_byte(input: &mut Input<'_>) -> std::io::Result<Option<u8>> {
+    use std::io::BufRead;
+    if input.fill_buf()?.starts_with(b"\xEF\xBB\xBF") {
+        input.consume(3);
+    }
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => {
+                let first = buf.get(i).copied();
+                input.consume(i);
+                return Ok(first);
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
+}
+
+/// A text sitemap (sitemaps.org "Text file"): one absolute `http`/`https` URL a line,
+/// UTF-8, nothing else; under the same caps as XML (entries, bytes after
+/// decompression, [`MAX_LOC_BYTES`] a line). Blank lines are passed over; a line that
+/// is not such a URL is counted in `skipped.no_loc`. A file whose first line is not a
+/// URL is [`SitemapError::NotASitemap`] (a page or a robots.txt served as text).
+fn parse_text(mut input: Input<'_>, gzip: bool, limits: &Limits) -> Result<Sitemap, SitemapError> {
+    use std::io::BufRead;
+    let mut map = Sitemap {
+        kind: SitemapKind::UrlSet,
+        entries: Vec::new(),
+        skipped: Skipped::default(),
+        cuts: Vec::new(),
+        gzip,
+        uncompressed_bytes: 0,
+    };
+    let mut line: Vec<u8> = Vec::new();
+    let mut too_long = false;
+    let mut dropped: u64 = 0;
+    let mut first = true;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(buf) => buf,
+            Err(_) if gzip => return Err(SitemapError::Gzip),
+            Err(_) => {
+                return Err(SitemapError::Malformed {
+                    offset: input.get_ref().read,
+                })
+            }
+        };
+        let at_end = buf.is_empty();
+        let (chunk, used, ends_line) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (buf.get(..i).unwrap_or_default(), i + 1, true),
+            None => (buf, buf.len(), at_end),
+        };
+        if line.len() + chunk.len() > MAX_LOC_BYTES {
+            too_long = true;
+        } else {
+            line.extend_from_slice(chunk);
+        }
+        input.consume(used);
+        // A last line the byte cap cut short is not a URL: the cut says it was lost.
+        let cut_short = at_end && input.get_ref().hit;
+        if ends_line && !cut_short {
+            let text = line.trim_ascii();
+            if too_long {
+                map.skipped.too_long += 1;
+            } else if !text.is_empty() {
+                match text_url(text) {
+                    Some(_) if map.entries.len() >= limits.max_urls => dropped += 1,
+                    Some(url) => map.entries.push(Entry {
+                        loc: url.to_owned(),
+                        lastmod: None,
+                    }),
+                    None if first => return Err(SitemapError::NotASitemap),
+                    None => map.skipped.no_loc += 1,
+                }
+                first = false;
+            }
+            line.clear();
+            too_long = false;
+        }
+        if at_end {
+            break;
+        }
+    }
+    let capped = input.get_ref();
+    map.uncompressed_bytes = capped.read;
+    if dropped > 0 {
+        map.cuts.push(Cut::Urls {
+            cap: limits.max_urls,
+            dropped,
+        });
+    }
+    if capped.hit {
+        map.cuts.push(Cut::Bytes {
+            cap_bytes: limits.max_uncompressed_bytes,
+        });
+    }
+    Ok(map)
+}
+
+/// A text sitemap line as a URL: UTF-8, `http://` or `https://` (any case), no
+/// whitespace inside.
+fn text_url(line: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(line).ok()?;
+    let scheme_ok = ["http://", "https://"].iter().any(|p| {
+        text.get(..p.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(p))
+    });
+    (scheme_ok && text.len() > 8 && !text.contains(|c: char| c.is_whitespace())).then_some(text)
+}
+
+/// An XML sitemap or sitemap index, `input` at its first `<`.
+fn parse_xml(
+    input: Input<'_>,
+    gzip: bool,
+    depth: u8,
+    limits: &Limits,
+) -> Result<Sitemap, SitemapError> {
+    let mut reader = Reader::from_reader(input);
     let config = reader.config_mut();
     config.check_end_names = true;
     config.expand_empty_elements = false;
@@ -583,13 +724,61 @@ mod tests {
         assert_eq!(map.skipped.too_long, 1);
     }
 
+    /// sitemaps.org "Text file": one URL a line, UTF-8, the same caps.
+    #[test]
+    fn text_sitemaps_one_url_a_line() {
+        let text = "\u{FEFF}\n  http://a.test/1\r\nHTTPS://a.test/2\n\n# a comment\nnot a url\n\
+                    http://a.test/with space\nhttp://a.test/3";
+        let map = ok(text);
+        assert_eq!(map.kind, SitemapKind::UrlSet);
+        let locs: Vec<&str> = map.entries.iter().map(|e| e.loc.as_str()).collect();
+        assert_eq!(
+            locs,
+            ["http://a.test/1", "HTTPS://a.test/2", "http://a.test/3"]
+        );
+        assert!(map.entries.iter().all(|e| e.lastmod.is_none()));
+        assert_eq!(map.skipped.no_loc, 3);
+        assert!(map.cuts.is_empty());
+        // Gzip-compressed, like an XML one.
+        let map = parse(&gz(b"http://a.test/x\n"), 0, &Limits::default()).unwrap();
+        assert!(map.gzip);
+        assert_eq!(map.entries.len(), 1);
+        // Caps: entries, line length, bytes.
+        let limits = Limits {
+            max_urls: 2,
+            max_uncompressed_bytes: 1_000,
+            max_index_depth: 2,
+        };
+        let many: String = (0..5).map(|i| format!("http://a.test/{i}\n")).collect();
+        let map = parse(many.as_bytes(), 0, &limits).unwrap();
+        assert_eq!(map.entries.len(), 2);
+        assert_eq!(map.cuts, [Cut::Urls { cap: 2, dropped: 3 }]);
+        let long = format!(
+            "http://a.test/ok\nhttp://a.test/{}\n",
+            "x".repeat(MAX_LOC_BYTES)
+        );
+        let map = ok(&long);
+        assert_eq!((map.entries.len(), map.skipped.too_long), (1, 1));
+        let big: String = (0..200).map(|i| format!("http://a.test/{i}\n")).collect();
+        let map = parse(big.as_bytes(), 0, &limits).unwrap();
+        assert!(map.cuts.contains(&Cut::Bytes { cap_bytes: 1_000 }));
+        assert_eq!(map.uncompressed_bytes, 1_000);
+        // The line the cap cut in two is not taken as a shorter URL.
+        let cut = format!("http://a.test/first\nhttp://a.test/{}", "y".repeat(2_000));
+        let map = parse(cut.as_bytes(), 0, &limits).unwrap();
+        let locs: Vec<&str> = map.entries.iter().map(|e| e.loc.as_str()).collect();
+        assert_eq!(locs, ["http://a.test/first"]);
+    }
+
     #[test]
     fn refusals() {
         for (text, err) in [
             ("", SitemapError::NotASitemap),
             ("   ", SitemapError::NotASitemap),
             ("<html><body>hi</body></html>", SitemapError::NotASitemap),
-            ("User-agent: *\nDisallow:\n", SitemapError::Malformed { offset: 0 }),
+            // Text whose first line is not a URL: a robots.txt, a page served as text.
+            ("User-agent: *\nDisallow:\n", SitemapError::NotASitemap),
+            ("see http://a/x\n", SitemapError::NotASitemap),
             (
                 "<?xml version=\"1.0\"?><!DOCTYPE urlset [<!ENTITY a \"aaaa\">]><urlset><url><loc>&a;</loc></url></urlset>",
                 SitemapError::Doctype,

@@ -381,16 +381,27 @@ impl Core {
         if !item.hops.ends_with(Hop::Manifest.code()) {
             return false;
         }
-        let xml_type = head
-            .header("content-type")
-            .and_then(|v| std::str::from_utf8(v).ok())
-            .is_some_and(|t| t.to_ascii_lowercase().contains("xml"));
+        let media = head.media_type().unwrap_or_default();
         let start = body
             .iter()
             .position(|b| !b.is_ascii_whitespace())
             .and_then(|i| body.get(i..))
             .unwrap_or_default();
-        xml_type || body.starts_with(&[0x1F, 0x8B]) || start.starts_with(b"<?xml")
+        // A text sitemap (one URL a line) is plain text at a sitemap-like path, so a
+        // text page a sitemap lists is not read as one.
+        let text_sitemap = media == "text/plain" && {
+            let path = item
+                .url
+                .split(['?', '#'])
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            path.ends_with(".txt") && (path.contains("sitemap") || item.hops.len() == 1)
+        };
+        media.contains("xml")
+            || body.starts_with(&[0x1F, 0x8B])
+            || start.starts_with(b"<?xml")
+            || text_sitemap
     }
 
     /// Read a sitemap answer: its admitted entries become outlinks with hop `S`.

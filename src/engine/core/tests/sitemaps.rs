@@ -49,8 +49,8 @@ impl Trace {
 
 /// Runs the core from `from` (default: the start) until nothing is outstanding (at
 /// most 200 turns, 2 s apart): robots.txt
-/// answered 200 with `robots(host)`, pages with `web(url)` (`None`: 404). Sitemaps are
-/// `application/xml`, the rest HTML.
+/// answered 200 with `robots(host)`, pages with `web(url)` (`None`: 404). XML bodies are
+/// `application/xml`, bodies starting with `http` `text/plain`, the rest HTML.
 fn run(
     h: &mut Harness,
     from: Option<Now>,
@@ -84,6 +84,13 @@ fn run(
                             &[("Content-Type", "application/xml")],
                             &body,
                         ),
+                        Some(body) if body.starts_with(b"http") => response(
+                            r.id,
+                            &url,
+                            200,
+                            &[("Content-Type", "text/plain; charset=utf-8")],
+                            &body,
+                        ),
                         Some(body) => {
                             response(r.id, &url, 200, &[("Content-Type", "text/html")], &body)
                         }
@@ -105,6 +112,41 @@ fn run(
         now = now.plus(secs(2));
     }
     panic!("the crawl did not finish: {} outstanding", h.outstanding());
+}
+
+/// A text sitemap (one URL a line, `text/plain`) named by robots.txt is read as one;
+/// a text file that a sitemap lists as a page is not, though it holds URLs too.
+#[test]
+fn a_text_sitemap_is_read_and_a_listed_text_page_is_not() {
+    let www = "http://www.a.test/";
+    let mut h = harness_with(&[www], any_scope, |_| {});
+    let robots =
+        |_: &str| "User-agent: *\nAllow: /\nSitemap: http://www.a.test/sitemap.txt\n".to_owned();
+    let web = |url: &str| {
+        match url {
+        "http://www.a.test/sitemap.txt" => Some(
+            b"http://www.a.test/t1\nhttp://www.a.test/t2\r\n\nnot a url\nhttp://www.a.test/notes.txt\n"
+                .to_vec(),
+        ),
+        "http://www.a.test/notes.txt" => Some(b"http://www.a.test/never\n".to_vec()),
+        _ => Some(b"<html></html>".to_vec()),
+    }
+    };
+    let mut trace = Trace::default();
+    run(&mut h, None, &robots, &web, &mut trace);
+    for page in ["t1", "t2", "notes.txt"] {
+        assert_eq!(
+            trace.fetched(&format!("http://www.a.test/{page}")),
+            1,
+            "{page}"
+        );
+    }
+    assert_eq!(trace.fetched("http://www.a.test/never"), 0);
+    let map = &trace.notes["http://www.a.test/sitemap.txt"];
+    assert!(map.contains(&"sitemap:urlset:3".to_owned()), "{map:?}");
+    assert!(map.contains(&"sitemap-skipped:1".to_owned()), "{map:?}");
+    let notes = &trace.notes["http://www.a.test/notes.txt"];
+    assert!(!notes.iter().any(|n| n.starts_with("sitemap")), "{notes:?}");
 }
 
 /// Queues a sitemap fetch as the engine does (presence bit set, counted outstanding).
