@@ -442,6 +442,7 @@ fn a_damaged_previous_index_stops_the_crawl_with_exit_2() {
             warc_offset: 0,
             payload_bytes: 10,
             hops: Some(String::new()),
+            via: None,
         })
         .unwrap();
     }
