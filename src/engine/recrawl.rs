@@ -58,10 +58,12 @@ pub(super) fn record_previous(config: &CrawlConfig) -> Result<(), CrawlError> {
 }
 
 /// Widens the scope to the previous crawl's hosts, as its seeds did: one URL per host
-/// joins `seeds` (the URLs themselves are queued by [`queue_previous`]).
-pub(super) fn add_scope(previous: Option<&mut Previous>, seeds: &mut Vec<Url>) {
+/// joins `scope` (the URLs the scope is built from). They are not queued as seeds,
+/// which would give one previous URL per host an empty hop path and no referrer:
+/// [`queue_previous`] queues every previous URL with its own.
+pub(super) fn add_scope(previous: Option<&mut Previous>, scope: &mut Vec<Url>) {
     if let Some(previous) = previous {
-        seeds.extend(previous.take_host_urls());
+        scope.extend(previous.take_host_urls());
     }
 }
 
