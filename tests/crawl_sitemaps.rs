@@ -5,7 +5,9 @@
 //! the robots.txt permission passed down the chain), refuses the 5 pages of the
 //! cross-host sitemap and host 2's page in the storage sitemap (host 2's robots.txt
 //! names neither), and the referee passes, with every sitemap decision in the crawl
-//! log. Then re-crawls of that crawl with `--sitemap-lastmod skip` and without.
+//! log. Then re-crawls of that crawl with `--sitemap-lastmod skip` and without, which
+//! queue the previous URLs with their referrers (the storage index again with host 1's
+//! robots.txt, hence its permission).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
