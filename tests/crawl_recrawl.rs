@@ -442,6 +442,7 @@ fn a_damaged_previous_index_stops_the_crawl_with_exit_2() {
             warc_offset: 0,
             payload_bytes: 10,
             hops: Some(String::new()),
+            via: None,
         })
         .unwrap();
     }
@@ -739,8 +740,8 @@ fn sitemaps_are_read_again_in_a_recrawl() {
 
 /// Three crawls of an unchanged web (c1; c2 `--recrawl c1`; c3 `--recrawl c2`): in c3
 /// every page is a 304 whose links are c1's, read from c2's revisit and its metadata
-/// record (the page was not fetched in full since c1), every URL keeps c1's hop path,
-/// and c3's index still refers to c1's captures.
+/// record (the page was not fetched in full since c1), every URL keeps c1's hop path
+/// and referrer, and c3's index still refers to c1's captures.
 #[test]
 fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
     let tmp = tempfile::tempdir().unwrap();
@@ -785,7 +786,7 @@ fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
         lines3.keys().collect::<BTreeSet<_>>(),
         lines1.keys().collect::<BTreeSet<_>>()
     );
-    let mut linked = 0;
+    let (mut linked, mut with_via) = (0, 0);
     for (url, l) in &lines3 {
         assert_eq!(l.len(), 1, "{url}");
         let r = &l[0];
@@ -801,6 +802,15 @@ fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
             lines2[url][0]["hops"], lines1[url][0]["hops"],
             "{url}: c2 hop path"
         );
+        // The referrer, kept in the index: the same in every crawl's line and entry.
+        assert_eq!(r["via"], lines1[url][0]["via"], "{url}: referrer");
+        assert_eq!(lines2[url][0]["via"], lines1[url][0]["via"], "{url}: c2");
+        assert_eq!(
+            index1[url].via.as_deref(),
+            lines1[url][0]["via"].as_str(),
+            "{url}"
+        );
+        with_via += usize::from(index1[url].via.is_some());
         // c3's entry: c1's capture (what revisits refer to), c3's revisit record.
         let (e1, e3) = (&index1[url], &index3[url]);
         assert_eq!(
@@ -809,8 +819,22 @@ fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
             "{url}"
         );
         assert!(crawls[2].join("warc").join(&e3.warc_file).exists(), "{url}");
-        assert_eq!(e3.hops, e1.hops, "{url}");
+        assert_eq!((&e3.hops, &e3.via), (&e1.hops, &e1.via), "{url}");
     }
+    assert!(
+        with_via * 2 > lines3.len(),
+        "{with_via} of {}",
+        lines3.len()
+    );
+    let index_bytes = std::fs::metadata(crawls[0].join("recrawl.idx"))
+        .unwrap()
+        .len();
+    // What the referrers cost: a length byte and the URL each (the frames' own length
+    // varints stay two bytes: records of 128 to 16,383 bytes either way).
+    let via_bytes: usize = index1
+        .values()
+        .map(|e| 1 + e.via.as_ref().map_or(0, String::len))
+        .sum();
     for out in &crawls[1..] {
         for r in crawl_log(out) {
             assert!(!has(&r, "previous-links-error"), "{r}");
@@ -826,8 +850,12 @@ fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
     warcio_check_dir(&crawls[2].join("warc"));
     eprintln!(
         "crawl_recrawl (three crawls): {} pages, all 304 in c3, {linked} with links \
-         ({} links in all) read from c2's revisits; hop paths as in c1",
+         ({} links in all) read from c2's revisits; hop paths and referrers ({with_via} \
+         with one) as in c1; c1's index {index_bytes} bytes, {:.1} bytes per URL, \
+         {via_bytes} of them referrers ({:.1} per URL without)",
         lines3.len(),
-        links1.values().sum::<usize>()
+        links1.values().sum::<usize>(),
+        index_bytes as f64 / index1.len() as f64,
+        (index_bytes as f64 - via_bytes as f64) / index1.len() as f64
     );
 }

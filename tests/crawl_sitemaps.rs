@@ -5,12 +5,16 @@
 //! the robots.txt permission passed down the chain), refuses the 5 pages of the
 //! cross-host sitemap and host 2's page in the storage sitemap (host 2's robots.txt
 //! names neither), and the referee passes, with every sitemap decision in the crawl
-//! log. Then re-crawls of that crawl with `--sitemap-lastmod skip` and without.
+//! log. Then re-crawls of that crawl with `--sitemap-lastmod skip` and without, which
+//! queue the previous URLs with their referrers (the storage index again with host 1's
+//! robots.txt, hence its permission).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod crawl_support;
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::process::Command;
 
 use crawl_support::{annotations, crawl_args, crawl_log, stats_json, synthweb_bin, Synthweb};
@@ -332,6 +336,61 @@ fn a_recrawl_skips_what_the_sitemap_lastmod_says_is_unchanged() {
         in_c4.values().all(|n| n.starts_with("previous-links:")),
         "{in_c4:?}"
     );
+
+    // Referrers: every previous URL is queued with the referrer it had in c1, kept in
+    // the re-crawl index, so its line names it in every re-crawl (c4's came through
+    // c2's index).
+    let with_via = same_referrers(&first, &skip);
+    same_referrers(&first, &default);
+    same_referrers(&first, &again);
+    // The storage chain in the re-crawls that read the sitemap files in full (skip
+    // mode): the storage index is queued with host 1's robots.txt as its referrer, so it
+    // starts with that robots.txt's permission, as in c1 (not only its own origin's,
+    // as an operator's `--sitemap`): the storage sitemap is read once, takes host 1's 4
+    // pages and refuses only host 2's, and no re-read waits for host 1's robots.txt.
+    let refused = stats_json(&first)["sitemap_urls_refused"].clone();
+    for out in [&first, &skip, &again] {
+        let log = crawl_log(out);
+        let lines = |suffix: &str| -> Vec<&serde_json::Value> {
+            log.iter()
+                .filter(|r| r["url"].as_str().is_some_and(|u| u.ends_with(suffix)))
+                .collect()
+        };
+        let index = lines("/sitemap-storage-index.xml");
+        assert_eq!(index.len(), 1, "{index:?}");
+        let via = index[0]["via"].as_str().unwrap_or_default();
+        assert!(
+            via.contains("h000001.") && via.ends_with("/robots.txt"),
+            "{}",
+            index[0]
+        );
+        let storage = lines("/sitemap-storage.xml");
+        assert_eq!(storage.len(), 1, "read once: {storage:?}");
+        assert_eq!(storage[0]["status"], 200, "{}", storage[0]);
+        let notes = annotations(storage[0]);
+        for note in ["sitemap:urlset:4", "sitemap-refused:1"] {
+            assert!(
+                notes.contains(&note.to_owned()),
+                "{}: {notes:?}",
+                out.display()
+            );
+        }
+        for k in 0..4 {
+            let page = lines(&format!("/smb/{k}"));
+            assert!(!page.is_empty(), "/smb/{k} not in {}", out.display());
+            assert_eq!(page[0]["hops"], "SSS", "{}", page[0]);
+        }
+        assert_eq!(
+            stats_json(out)["sitemap_urls_refused"],
+            refused,
+            "{}",
+            out.display()
+        );
+    }
+    eprintln!(
+        "crawl_sitemaps: {with_via} previous URLs re-queued with their c1 referrer; the \
+         storage sitemap read once in each skip re-crawl (4 taken, 1 refused)"
+    );
     eprintln!(
         "crawl_sitemaps: {} URLs listed with a lastmod, {} fetched 2xx before; skip mode \
          skipped {} ({} URLs answered), default mode answered {}",
@@ -341,4 +400,48 @@ fn a_recrawl_skips_what_the_sitemap_lastmod_says_is_unchanged() {
         requested.len(),
         crawl_support::fetched_urls(&log).len()
     );
+}
+
+/// Checks that each previous URL's first line in the re-crawl `again` names the
+/// referrer the first crawl `first` gave it (its index entry's, and its first answered
+/// line's in `first`'s log), and that `again`'s own index keeps it. Returns how many
+/// of the URLs checked have a referrer.
+fn same_referrers(first: &Path, again: &Path) -> usize {
+    let index1 = trawl::recrawl::read_latest(&first.join("recrawl.idx"))
+        .unwrap()
+        .0;
+    let mut via1: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    for r in crawl_log(first) {
+        if !r["status"].is_null() && r["hops"] != "P" {
+            let url = r["url"].as_str().unwrap().to_owned();
+            via1.entry(url).or_insert_with(|| r["via"].clone());
+        }
+    }
+    let (mut checked, mut with_via) = (0, 0);
+    let mut seen = BTreeSet::new();
+    for r in crawl_log(again) {
+        let url = r["url"].as_str().unwrap();
+        if r["hops"] == "P" || !seen.insert(url.to_owned()) {
+            continue;
+        }
+        let Some(e) = index1.get(url) else { continue };
+        assert_eq!(
+            r["via"].as_str(),
+            e.via.as_deref(),
+            "{}: {r}",
+            again.display()
+        );
+        assert_eq!(r["via"], via1[url], "{}: {r}", again.display());
+        checked += 1;
+        with_via += usize::from(e.via.is_some());
+    }
+    assert_eq!(checked, index1.len(), "{}", again.display());
+    assert!(with_via * 2 > checked, "{with_via} of {checked}");
+    let index2 = trawl::recrawl::read_latest(&again.join("recrawl.idx"))
+        .unwrap()
+        .0;
+    for (url, e) in &index1 {
+        assert_eq!(index2[url].via, e.via, "{}: {url}", again.display());
+    }
+    with_via
 }

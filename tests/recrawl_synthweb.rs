@@ -144,6 +144,7 @@ fn first_pass(port: u16, index: &Path) -> (u64, u64) {
                 warc_offset: 0,
                 payload_bytes: a.body.len() as u64,
                 hops: Some(String::new()),
+                via: None,
             })
             .unwrap();
             k += 1;

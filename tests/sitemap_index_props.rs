@@ -150,6 +150,7 @@ proptest! {
             warc_offset: i as u64 * 1000,
             payload_bytes: i as u64,
             hops: Some("LM".repeat(i % 3)),
+            via: (i % 3 > 0).then(|| format!("http://a.example/{i}")),
         }).collect();
         let mut file = trawl::recrawl::index::header().to_vec();
         let mut ends = vec![HEADER_BYTES];

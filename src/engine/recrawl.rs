@@ -58,10 +58,12 @@ pub(super) fn record_previous(config: &CrawlConfig) -> Result<(), CrawlError> {
 }
 
 /// Widens the scope to the previous crawl's hosts, as its seeds did: one URL per host
-/// joins `seeds` (the URLs themselves are queued by [`queue_previous`]).
-pub(super) fn add_scope(previous: Option<&mut Previous>, seeds: &mut Vec<Url>) {
+/// joins `scope` (the URLs the scope is built from). They are not queued as seeds,
+/// which would give one previous URL per host an empty hop path and no referrer:
+/// [`queue_previous`] queues every previous URL with its own.
+pub(super) fn add_scope(previous: Option<&mut Previous>, scope: &mut Vec<Url>) {
     if let Some(previous) = previous {
-        seeds.extend(previous.take_host_urls());
+        scope.extend(previous.take_host_urls());
     }
 }
 
@@ -84,7 +86,10 @@ fn hops_of(entry: &IndexEntry, url: &Url) -> String {
 
 /// Queues the URLs the previous crawl fetched (a fresh crawl, after its own seeds: the
 /// presence bits drop repeats), streamed from its index in the order they were
-/// fetched, each with its hop path ([`hops_of`]) and no referrer.
+/// fetched, each with its hop path ([`hops_of`]) and its referrer (none in a version-1
+/// index): its crawl-log line names the same referrer as in the previous crawl, and a
+/// sitemap a robots.txt named starts with that robots.txt's permission again
+/// (`core/sitemaps.rs`, `Core::permission` takes the referrer's origin).
 ///
 /// # Errors
 /// An index that changed since it was loaded and no longer reads, or a frontier that
@@ -119,7 +124,7 @@ pub(super) fn queue_previous(
         let item = QueuedUrl {
             hops: hops_of(&entry, &url),
             url: entry.url,
-            via: None,
+            via: entry.via,
             attempts: 0,
         };
         if let Some(f) = frontiers.get_mut(super::shard::shard_of(&key, n)) {
@@ -132,7 +137,7 @@ pub(super) fn queue_previous(
     tracing::info!(
         queued,
         repeats,
-        "re-crawl: previous URLs queued with their hop paths"
+        "re-crawl: previous URLs queued with their hop paths and referrers"
     );
     Ok(())
 }
@@ -192,12 +197,12 @@ pub(crate) fn judge_page(shared: &Shared, o: &FetchOutcome, sitemap: bool) -> Op
     Some(j)
 }
 
-/// The facts of this crawl's index entry for a page answer with hop path `hops` (see
-/// [`IndexFacts::of`]; the previous capture is the judgement's); `None` without a
-/// response head or after a failure.
+/// The facts of this crawl's index entry for a page answer to `item` (its hop path
+/// and referrer are kept, see [`IndexFacts::of`]; the previous capture is the
+/// judgement's); `None` without a response head or after a failure.
 pub(crate) fn index_facts(
     o: &FetchOutcome,
-    hops: &str,
+    item: &QueuedUrl,
     date: WarcDate,
     judgement: Option<&Judgement>,
 ) -> Option<IndexFacts> {
@@ -209,7 +214,7 @@ pub(crate) fn index_facts(
     let payload_bytes = o.payload.as_ref().map_or(0, |p| p.len() as u64);
     Some(IndexFacts::of(
         o.url.as_str(),
-        hops,
+        item,
         head,
         date,
         payload_bytes,

@@ -171,13 +171,16 @@ pub(super) fn prepare(
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
     let output = open_output(&config, resumed.as_ref())?;
     // URL filter scope from the seeds.
-    let mut seed_urls: Vec<Url> = config
+    let seed_urls: Vec<Url> = config
         .seeds
         .iter()
         .filter_map(|s| crate::url::canonicalize_absolute(s).ok())
         .collect();
-    super::recrawl::add_scope(previous.as_mut(), &mut seed_urls);
-    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls)?);
+    // A re-crawl's hosts join the scope, not the seeds: their URLs are queued with
+    // their hop paths and referrers by `queue_previous`.
+    let mut scope_urls = seed_urls.clone();
+    super::recrawl::add_scope(previous.as_mut(), &mut scope_urls);
+    let filter = Arc::new(UrlFilter::new(config.filter.clone(), &scope_urls)?);
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
     let mut shared = Shared::new(

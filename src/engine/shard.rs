@@ -244,14 +244,10 @@ impl Shard {
                     );
                     // Its previous entry goes on into this crawl's index (with WARC
                     // output, which the index needs), so the next re-crawl has it.
-                    let index = self.shared.config.warc.then(|| {
-                        Box::new(crate::recrawl::IndexFacts::Unfetched(
-                            crate::recrawl::IndexEntry {
-                                hops: Some(item.hops.clone()),
-                                ..previous
-                            },
-                        ))
-                    });
+                    let index =
+                        self.shared.config.warc.then(|| {
+                            Box::new(crate::recrawl::IndexFacts::unfetched(previous, &item))
+                        });
                     self.log_with_index(log, index);
                     let mut more = Vec::new();
                     self.core
@@ -476,7 +472,7 @@ impl Shard {
         let date = WarcDate::now();
         let index = page
             .filter(|_| self.shared.config.warc && !skip)
-            .and_then(|_| super::recrawl::index_facts(o, hops, date, judgement.as_ref()))
+            .and_then(|(item, _)| super::recrawl::index_facts(o, item, date, judgement.as_ref()))
             .map(Box::new);
         // The capture shares the outcome's buffers (request, head, payload): no copy.
         let capture = (self.shared.config.warc && !skip)

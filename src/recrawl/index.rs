@@ -1,5 +1,5 @@
-//! The re-crawl index: URL → validators, fetch date, payload digest, hop path, WARC
-//! location.
+//! The re-crawl index: URL → validators, fetch date, payload digest, hop path,
+//! referrer, WARC location.
 //!
 //! Written append-only while a crawl runs, read by the next crawl without opening a
 //! WARC file. Version 2 is built on the shared on-disk records (`crate::disk`): a
@@ -11,8 +11,9 @@
 //! payload flags u8 (bit 0: ETag present, bit 1: Last-Modified present)
 //!         status u16 LE | fetched_at_us i64 LE
 //!         warc_offset varint | payload_bytes varint
-//!         url, etag, last_modified, payload_digest, record_id, warc_file, hops:
-//!             each varint length + UTF-8 bytes (absent validators have length 0)
+//!         url, etag, last_modified, payload_digest, record_id, warc_file, hops, via:
+//!             each varint length + UTF-8 bytes (absent validators have length 0,
+//!             no referrer too: a referrer is a URL, never empty)
 //! ```
 //!
 //! Every varint is in its shortest form, so an entry has exactly one encoding (the
@@ -46,7 +47,7 @@ pub const INDEX_FILE: &str = "recrawl.idx";
 pub const INDEX_MAGIC: &[u8; 8] = b"TRAWLRIX";
 /// The format version this code writes (it also reads [`legacy::VERSION`]).
 pub const INDEX_VERSION: u32 = 2;
-/// Largest record payload accepted, in bytes: seven strings of at most a few KiB each.
+/// Largest record payload accepted, in bytes: eight strings of at most a few KiB each.
 pub const MAX_RECORD_BYTES: usize = 64 * 1024;
 /// The file format written: magic, version, payload cap.
 pub const FORMAT: Format = Format::new(*INDEX_MAGIC, INDEX_VERSION, MAX_RECORD_BYTES);
@@ -59,7 +60,7 @@ pub fn header() -> [u8; HEADER_BYTES] {
     FORMAT.header()
 }
 
-/// Bytes read at once by [`read_entry_at`]: a typical record (about 200 bytes) and its
+/// Bytes read at once by [`read_entry_at`]: a typical record (about 250 bytes) and its
 /// frame in one positioned read.
 const READ_AT_BYTES: usize = 512;
 
@@ -102,6 +103,11 @@ pub struct IndexEntry {
     /// The hop path from the seed (`QueuedUrl::hops`, e.g. `LLM`); `None` in a
     /// version-1 index, which did not keep it.
     pub hops: Option<String>,
+    /// The referrer the URL was queued with (`QueuedUrl::via`), so a re-crawl queues it
+    /// with the same one: its crawl-log line names it, and a sitemap a robots.txt named
+    /// gets that robots.txt's permission again. `None` for a seed, and in a version-1
+    /// index, which did not keep it. Never `Some("")` (written as no referrer).
+    pub via: Option<String>,
 }
 
 /// Which layout a file is in.
@@ -224,6 +230,7 @@ fn encode_payload(entry: &IndexEntry) -> io::Result<Vec<u8>> {
         disk::put_bytes(&mut p, s.as_bytes());
     }
     disk::put_bytes(&mut p, entry.hops.as_deref().unwrap_or("").as_bytes());
+    disk::put_bytes(&mut p, entry.via.as_deref().unwrap_or("").as_bytes());
     if p.len() > MAX_RECORD_BYTES {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -252,14 +259,14 @@ pub fn decode_payload(payload: &[u8], offset: u64) -> Result<IndexEntry, IndexEr
         .ok_or(bad("short fixed fields"))?;
     let warc_offset = take_uvarint(&mut rest).ok_or(bad("bad varint"))?;
     let payload_bytes = take_uvarint(&mut rest).ok_or(bad("bad varint"))?;
-    let mut strings = [""; 7];
+    let mut strings = [""; 8];
     for s in &mut strings {
         *s = take_str(&mut rest).ok_or(bad("bad string field"))?;
     }
     if !rest.is_empty() {
         return Err(bad("bytes after the last field"));
     }
-    let [url, etag, last_modified, payload_digest, record_id, warc_file, hops] = strings;
+    let [url, etag, last_modified, payload_digest, record_id, warc_file, hops, via] = strings;
     if hops
         .chars()
         .any(|c| crate::provenance::Hop::from_code(c).is_none())
@@ -283,6 +290,7 @@ pub fn decode_payload(payload: &[u8], offset: u64) -> Result<IndexEntry, IndexEr
     }
     .entry(offset)?;
     entry.hops = Some(hops.to_owned());
+    entry.via = (!via.is_empty()).then(|| via.to_owned());
     Ok(entry)
 }
 
@@ -298,7 +306,7 @@ pub(crate) struct Fields<'a> {
 }
 
 impl Fields<'_> {
-    /// The entry (without a hop path), once the fields check out.
+    /// The entry (without a hop path or referrer), once the fields check out.
     ///
     /// # Errors
     /// [`IndexError::BadRecord`] for an empty URL or validator text without its flag.
@@ -327,6 +335,7 @@ impl Fields<'_> {
             warc_offset: self.warc_offset,
             payload_bytes: self.payload_bytes,
             hops: None,
+            via: None,
         })
     }
 }

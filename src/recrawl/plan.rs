@@ -192,6 +192,7 @@ mod tests {
             warc_offset: 0,
             payload_bytes: 12_345,
             hops: Some(String::new()),
+            via: None,
         }
     }
 

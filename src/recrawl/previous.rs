@@ -20,6 +20,7 @@ use super::index::{
     Validators, INDEX_FILE,
 };
 use super::plan::{classify, RecrawlStats, Verdict};
+use crate::frontier::QueuedUrl;
 use crate::http::ResponseHead;
 use crate::warc::{Digest, RecordId, RevisitOf, RevisitProfile, WarcDate};
 
@@ -494,33 +495,38 @@ pub enum IndexFacts {
         validators: Validators,
         payload_bytes: u64,
         hops: String,
+        via: Option<String>,
     },
     /// A re-crawl revisit (304, or the previous payload again): the entry keeps the
     /// earlier capture's record id, date and digest (what the next re-crawl's revisit
     /// refers to: the capture that holds the payload), with the validators of this
-    /// answer where it sent any and this crawl's hop path; its WARC file and offset
+    /// answer where it sent any and this crawl's hop path and referrer; its WARC file
+    /// and offset
     /// become those of the revisit record written now, which its `metadata` record
     /// (the links carried forward) follows.
     CarryForward(IndexEntry),
     /// A URL this crawl did not fetch (skipped on its sitemap `<lastmod>`): the
-    /// previous entry kept whole, with this crawl's hop path, so the next re-crawl has
+    /// previous entry kept whole, with this crawl's hop path and referrer, so the next
+    /// re-crawl has
     /// the URL, its validators and its date. Its WARC file is the earlier crawl's:
     /// [`Previous::warc_dirs`] follows the chain of previous crawls to find it.
     Unfetched(IndexEntry),
 }
 
 impl IndexFacts {
-    /// The facts of a page answer with head `head`: carried forward for a re-crawl
-    /// revisit, else the capture's own.
+    /// The facts of a page answer with head `head` to `queued` (whose hop path and
+    /// referrer the entry keeps): carried forward for a re-crawl revisit, else the
+    /// capture's own.
     pub fn of(
         url: &str,
-        hops: &str,
+        queued: &QueuedUrl,
         head: &ResponseHead,
         date: WarcDate,
         payload_bytes: u64,
         prev: Option<&IndexEntry>,
         judgement: Option<&Judgement>,
     ) -> Self {
+        let (hops, via) = (queued.hops.as_str(), queued.via.as_deref());
         let validators = Validators {
             etag: header_text(head, "etag"),
             last_modified: header_text(head, "last-modified"),
@@ -537,6 +543,7 @@ impl IndexFacts {
                 entry.validators = validators;
             }
             entry.hops = Some(hops.to_owned());
+            entry.via = referrer(via);
             return Self::CarryForward(entry);
         }
         Self::Capture {
@@ -546,7 +553,18 @@ impl IndexFacts {
             validators,
             payload_bytes,
             hops: hops.to_owned(),
+            via: referrer(via),
         }
+    }
+
+    /// The entry of a URL skipped on its sitemap `<lastmod>` (no request): `previous`,
+    /// with the hop path and referrer `queued` has in this crawl.
+    pub fn unfetched(previous: IndexEntry, queued: &QueuedUrl) -> Self {
+        Self::Unfetched(IndexEntry {
+            hops: Some(queued.hops.clone()),
+            via: referrer(queued.via.as_deref()),
+            ..previous
+        })
     }
 
     /// The entry of a URL nothing was written for, if it has one
@@ -583,6 +601,7 @@ impl IndexFacts {
                 validators,
                 payload_bytes,
                 hops,
+                via,
             } => IndexEntry {
                 url,
                 status,
@@ -594,9 +613,16 @@ impl IndexFacts {
                 warc_offset,
                 payload_bytes,
                 hops: Some(hops),
+                via,
             },
         }
     }
+}
+
+/// The referrer an entry keeps: `None` for none (an empty one would read back as
+/// none: one encoding per entry).
+fn referrer(via: Option<&str>) -> Option<String> {
+    via.filter(|v| !v.is_empty()).map(str::to_owned)
 }
 
 /// A header's value as text (validators are ASCII; anything else is not kept).
@@ -677,6 +703,7 @@ mod tests {
             warc_offset: 7,
             payload_bytes: body.len() as u64,
             hops: Some("L".to_owned()),
+            via: Some("http://a.test/".to_owned()),
         }
     }
 
@@ -695,6 +722,11 @@ mod tests {
             warc_offset: i as u64 * 1000,
             payload_bytes: 6000,
             hops: Some("LL".to_owned()),
+            via: Some(format!(
+                "http://h{:06}.synth.test:40123/p/{}",
+                i % 1000,
+                i / 2
+            )),
         }
     }
 
@@ -728,7 +760,8 @@ mod tests {
 
     /// A 304's entry keeps the earlier capture's id, date and digest (what the next
     /// revisit refers to) but points at the revisit record written now, with this
-    /// crawl's hop path; a full capture's entry is its own.
+    /// crawl's hop path and referrer; a full capture's entry is its own; a skipped
+    /// URL's is the previous one with this crawl's hop path and referrer.
     #[test]
     fn a_carried_forward_entry_points_at_the_new_revisit_record() {
         let p = prev(200, b"hello");
@@ -736,7 +769,15 @@ mod tests {
             ResponseHead::parse(b"HTTP/1.1 304 Not Modified\r\nETag: \"e2\"\r\n\r\n").unwrap();
         let j = judge(Some(p.clone()), 304, Some(b""));
         let date = WarcDate::from_unix_micros(1_800_000_000_000_000);
-        let facts = IndexFacts::of(&p.url, "LM", &head, date, 0, j.previous.as_ref(), Some(&j));
+        let queued = |hops: &str, via: Option<&str>| QueuedUrl {
+            url: p.url.clone(),
+            via: via.map(str::to_owned),
+            hops: hops.to_owned(),
+            attempts: 0,
+        };
+        let via = Some("http://b.test/sitemap.xml");
+        let q = queued("LM", via);
+        let facts = IndexFacts::of(&p.url, &q, &head, date, 0, j.previous.as_ref(), Some(&j));
         let e = facts.entry(
             "<urn:uuid:new>".to_owned(),
             "sha1:NEW".to_owned(),
@@ -758,10 +799,12 @@ mod tests {
         assert_eq!((e.warc_file.as_str(), e.warc_offset), ("c2.warc.gz", 4242));
         assert_eq!(e.validators.etag.as_deref(), Some("\"e2\""));
         assert_eq!(e.hops.as_deref(), Some("LM"));
+        assert_eq!(e.via.as_deref(), via);
         assert_eq!(e.payload_bytes, p.payload_bytes);
         let head = ResponseHead::parse(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
         let j = judge(Some(p.clone()), 200, Some(b"changed"));
-        let facts = IndexFacts::of(&p.url, "L", &head, date, 7, j.previous.as_ref(), Some(&j));
+        let q = queued("L", None);
+        let facts = IndexFacts::of(&p.url, &q, &head, date, 7, j.previous.as_ref(), Some(&j));
         let e = facts.entry(
             "<urn:uuid:new>".to_owned(),
             "sha1:NEW".to_owned(),
@@ -776,6 +819,26 @@ mod tests {
                 e.hops.as_deref()
             ),
             ("<urn:uuid:new>", date.unix_micros(), 7, Some("L"))
+        );
+        // A seed (no referrer): none kept, not the previous one; an empty one is none.
+        assert_eq!(e.via, None);
+        let facts = IndexFacts::of(&p.url, &queued("", Some("")), &head, date, 7, None, None);
+        assert_eq!(
+            facts
+                .entry(String::new(), String::new(), String::new(), 0)
+                .via,
+            None
+        );
+        let e = IndexFacts::unfetched(p.clone(), &queued("SS", Some("http://b.test/robots.txt")))
+            .without_capture()
+            .expect("an unfetched entry");
+        assert_eq!(
+            IndexEntry {
+                hops: Some("SS".to_owned()),
+                via: Some("http://b.test/robots.txt".to_owned()),
+                ..p
+            },
+            e
         );
     }
 
@@ -871,6 +934,7 @@ mod tests {
             previous.get(&synth(3).url),
             Some(IndexEntry {
                 hops: None,
+                via: None,
                 ..synth(3)
             })
         );

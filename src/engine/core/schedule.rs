@@ -89,7 +89,7 @@ impl Core {
         match verdict {
             Verdict::Fetch(url) => match super::sitemaps::lastmod_turn(&self.shared, &item, &url) {
                 LastmodTurn::Fetch => self.fetch_page(host, item, url, out),
-                LastmodTurn::Skip(previous) => self.skip_page(&host, item, previous, now, out),
+                LastmodTurn::Skip(previous) => self.skip_page(&host, item, *previous, now, out),
                 LastmodTurn::Wait => {
                     // Behind its host's queue, the host free again at once.
                     self.push(&host, item, now, out);

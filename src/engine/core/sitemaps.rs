@@ -189,7 +189,7 @@ pub(super) enum LastmodTurn {
     /// Fetch it (conditionally, from its previous capture, if it has one).
     Fetch,
     /// Do not: its `<lastmod>` is not newer than the previous fetch of this capture.
-    Skip(IndexEntry),
+    Skip(Box<IndexEntry>),
     /// Go behind its host's queue once: no date is known yet, and a sitemap queued
     /// behind it on its host may give one.
     Wait,
@@ -223,7 +223,7 @@ pub(super) fn lastmod_turn(
         Some(lastmod) => {
             let plan = crate::recrawl::plan(Some(&prev), Some(lastmod), LastmodPolicy::Skip);
             if plan == crate::recrawl::Plan::Skip {
-                LastmodTurn::Skip(prev)
+                LastmodTurn::Skip(Box::new(prev))
             } else {
                 LastmodTurn::Fetch
             }

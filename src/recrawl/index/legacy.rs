@@ -11,8 +11,9 @@
 //!             each u16 length + UTF-8 bytes (absent validators have length 0)
 //! ```
 //!
-//! A version-1 entry has no hop path (`hops` is `None`), and the WARC location of a
-//! carried-forward entry is the earlier capture's, in an earlier crawl's directory.
+//! A version-1 entry has no hop path (`hops` is `None`) and no referrer (`via` is
+//! `None`), and the WARC location of a carried-forward entry is the earlier capture's,
+//! in an earlier crawl's directory.
 
 use std::io::{self, Read};
 
@@ -97,7 +98,7 @@ pub(super) fn frame_head(head: [u8; FRAME_HEAD_BYTES]) -> (u32, u32) {
     )
 }
 
-/// Encodes one entry as a version-1 frame (its hop path is not kept).
+/// Encodes one entry as a version-1 frame (its hop path and referrer are not kept).
 ///
 /// # Errors
 /// [`io::ErrorKind::InvalidInput`] when a string is longer than 65,535 bytes or the

@@ -18,6 +18,8 @@ fn entry(k: u32) -> IndexEntry {
         warc_offset: u64::from(k) * 4_096,
         payload_bytes: 20_000 + u64::from(k),
         hops: Some(["", "L", "LL", "LLM"][k as usize % 4].to_owned()),
+        // A seed (hop path "") has no referrer; the others were found on a page.
+        via: (k % 4 != 0).then(|| format!("http://h000001.synth.test:8080/p/{}", k / 2)),
     }
 }
 
@@ -60,9 +62,17 @@ fn round_trip() {
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(&bytes[..12], b"TRAWLRIX\x02\x00\x00\x00");
     // Compact: varints and one-byte string lengths save about 20 bytes a record on
-    // version 1, although version 2 also keeps the hop path.
+    // version 1, besides the hop path and referrer version 2 also keeps.
     let v1 = v1_bytes(1_000).len();
-    assert!(bytes.len() + 15_000 < v1, "{} bytes, v1 {v1}", bytes.len());
+    let kept: usize = (0..1_000)
+        .map(entry)
+        .map(|e| 2 + e.hops.map_or(0, |h| h.len()) + e.via.map_or(0, |v| v.len()))
+        .sum();
+    assert!(
+        bytes.len() - kept + 15_000 < v1,
+        "{} bytes ({kept} of hop paths and referrers), v1 {v1}",
+        bytes.len()
+    );
     assert!(IndexWriter::create(&path).is_err(), "never overwrites");
 }
 
@@ -261,8 +271,13 @@ fn version_1_files_are_still_read() {
         entries[5],
         IndexEntry {
             hops: None,
+            via: None,
             ..entry(5)
         }
+    );
+    assert!(
+        entry(5).via.is_some(),
+        "the referrer is what version 1 drops"
     );
     let mut r = IndexReader::open(&path).unwrap();
     assert_eq!(r.version(), IndexVersion::V1);
@@ -285,6 +300,60 @@ fn version_1_files_are_still_read() {
         IndexWriter::open_append(&path),
         Err(IndexError::OldVersion(_))
     ));
+}
+
+/// The referrer round-trips, with and without one, through the stream and positioned
+/// reads; none costs one byte (an empty string), and a damaged referrer field is a
+/// clear error.
+#[test]
+fn referrers_are_kept() {
+    let robots = "http://h000001.synth.test:8080/robots.txt";
+    let with = IndexEntry {
+        hops: Some("S".to_owned()),
+        via: Some(robots.to_owned()),
+        ..entry(3)
+    };
+    let without = IndexEntry {
+        via: None,
+        ..with.clone()
+    };
+    let mut bytes = FORMAT.header().to_vec();
+    let offsets: Vec<u64> = [&with, &without]
+        .iter()
+        .map(|e| {
+            let at = bytes.len() as u64;
+            bytes.extend_from_slice(&encode(e).unwrap());
+            at
+        })
+        .collect();
+    assert_eq!(read_bytes(&bytes).unwrap(), [with.clone(), without.clone()]);
+    for (at, e) in offsets.iter().zip([&with, &without]) {
+        let again = read_entry_at(bytes.as_slice(), IndexVersion::V2, *at, Path::new("t"));
+        assert_eq!(again.unwrap(), *e);
+    }
+    let (p_with, p_without) = (
+        encode_payload(&with).unwrap(),
+        encode_payload(&without).unwrap(),
+    );
+    assert_eq!(p_with.len(), p_without.len() + robots.len());
+    assert_eq!(p_without.last(), Some(&0), "no referrer: an empty field");
+    // An empty referrer is written as none (one encoding per entry).
+    let empty = IndexEntry {
+        via: Some(String::new()),
+        ..with.clone()
+    };
+    assert_eq!(encode_payload(&empty).unwrap(), p_without);
+    // The referrer's length past the end, or bytes that are not UTF-8.
+    let mut p = p_with.clone();
+    let len_at = p.len() - robots.len() - 1;
+    p[len_at] += 1;
+    assert_eq!(bad_reason(&file_of(&p)), "bad string field");
+    let mut p = p_with.clone();
+    *p.last_mut().unwrap() = 0xFF;
+    assert_eq!(bad_reason(&file_of(&p)), "bad string field");
+    // A record without the field (the layout before the referrer) is refused.
+    let p = p_without[..p_without.len() - 1].to_vec();
+    assert_eq!(bad_reason(&file_of(&p)), "bad string field");
 }
 
 /// Positioned reads give back what the stream gave, for short records (one read) and

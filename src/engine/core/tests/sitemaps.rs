@@ -450,6 +450,7 @@ fn entry(url: &str, status: u16, etag: &str) -> IndexEntry {
         warc_offset: 0,
         payload_bytes: 100,
         hops: Some(String::new()),
+        via: None,
     }
 }
 
