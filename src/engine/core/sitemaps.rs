@@ -500,7 +500,7 @@ impl Core {
     /// index that listed it, taken as its own (after a resume the indexes robots.txt
     /// named are granted again by [`regrant`]); else the origin of its referrer (a
     /// robots.txt, or an index with no grant either), or its own origin for an
-    /// operator's `--sitemap` (no referrer).
+    /// operator's `--sitemap` (no referrer); either is then recorded as its grant.
     fn permission(&self, o: &FetchOutcome, item: &QueuedUrl) -> Vec<String> {
         let memory = &self.shared.sitemap_memory;
         let url = o.url.as_str();
@@ -511,12 +511,16 @@ impl Core {
             memory.grant(url, &inherited);
             return memory.read(url).unwrap_or(inherited);
         }
-        match item.via.as_deref() {
+        let fallback = match item.via.as_deref() {
             Some(v) => Url::parse(v)
                 .map(|v| vec![v.origin().ascii_serialization()])
                 .unwrap_or_default(),
             None => vec![o.url.origin().ascii_serialization()],
-        }
+        };
+        // Recorded as its grant and marked read, so a robots.txt that names it later
+        // widens the grant after the read and has it read again.
+        memory.grant(url, &fallback);
+        memory.read(url).unwrap_or(fallback)
     }
 
     /// Queues `sitemap`, listed by the index `index`, once more: it was read before

@@ -236,9 +236,25 @@ fn without_a_grant_the_referrers_origin_is_the_permission() {
         _ => Some(b"<html></html>".to_vec()),
     };
     let mut trace = Trace::default();
-    run(&mut h, None, &robots, &web, &mut trace);
+    let now = run(&mut h, None, &robots, &web, &mut trace);
     assert_eq!(trace.fetched("http://www.a.test/only-in-a-sitemap"), 0);
     assert_eq!(trace.fetched("http://storage.b.test/other/page"), 1);
+    // The fallback was recorded as the sitemap's grant, so www's robots.txt naming it
+    // later is a wider grant after the read: the sitemap is read again, and the www
+    // page it lists is fetched (a re-crawl meets this when a child sitemap comes
+    // before the robots.txt that named its index).
+    let line = "User-agent: *\nAllow: /\nSitemap: http://storage.b.test/maps/s1.xml\n";
+    let mut out = Vec::new();
+    h.core.queue_robots_sitemaps(
+        "http://www.a.test",
+        &response(0, "http://www.a.test/robots.txt", 200, &[], line.as_bytes()),
+        now,
+        &mut out,
+    );
+    let robots = |_: &str| line.to_owned();
+    run(&mut h, Some(now.plus(secs(5))), &robots, &web, &mut trace);
+    assert_eq!(trace.fetched("http://storage.b.test/maps/s1.xml"), 2);
+    assert_eq!(trace.fetched("http://www.a.test/only-in-a-sitemap"), 1);
 }
 
 /// A second robots.txt names a sitemap already read: the sitemap (and the child it
