@@ -32,14 +32,18 @@
 //!
 //! Version 1 (the build before, its own framing) is still read: [`legacy`].
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::disk::{self, Format, RecordError, RecordReader};
 
 pub mod legacy;
+mod read_at;
+mod writer;
+
+pub use read_at::{read_entry_at, ReadAt};
+pub use writer::IndexWriter;
 
 /// File name of the index inside a crawl's output directory.
 pub const INDEX_FILE: &str = "recrawl.idx";
@@ -626,119 +630,6 @@ impl<R: Read> Iterator for IndexReader<R> {
     }
 }
 
-/// Something an entry can be read from at an offset, by several threads at once: the
-/// index file (`pread`), or its bytes in memory.
-pub trait ReadAt {
-    /// Reads into `buf` from `offset`; returns the bytes read (0 at the end).
-    ///
-    /// # Errors
-    /// Any I/O error.
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
-}
-
-impl ReadAt for File {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        FileExt::read_at(self, buf, offset)
-    }
-}
-
-impl ReadAt for [u8] {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        let from = usize::try_from(offset).unwrap_or(usize::MAX);
-        let src = self.get(from..).unwrap_or_default();
-        let n = src.len().min(buf.len());
-        if let (Some(dst), Some(src)) = (buf.get_mut(..n), src.get(..n)) {
-            dst.copy_from_slice(src);
-        }
-        Ok(n)
-    }
-}
-
-/// Reads until `buf` is full or the source ends (retrying `Interrupted`).
-fn read_full_at(src: &(impl ReadAt + ?Sized), buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut filled = 0;
-    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
-        match src.read_at(rest, offset + filled as u64) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
-}
-
-/// The entry whose record starts at `offset` of an index in layout `version`, read
-/// with positioned reads (one for a typical record), so threads share one open file.
-///
-/// # Errors
-/// [`IndexError::Io`] (`path` names the file), or the record errors of the reader
-/// (the file changed since it was checked).
-pub fn read_entry_at(
-    src: &(impl ReadAt + ?Sized),
-    version: IndexVersion,
-    offset: u64,
-    path: &Path,
-) -> Result<IndexEntry, IndexError> {
-    let io_err = |source| IndexError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let short = IndexError::BadRecord {
-        offset,
-        reason: "the record ends past the end of the file",
-    };
-    let mut first = [0u8; READ_AT_BYTES];
-    let n = read_full_at(src, &mut first, offset).map_err(io_err)?;
-    let got = first.get(..n).unwrap_or_default();
-    // (payload length, frame head bytes, checksum)
-    let (len, head, crc) = match version {
-        IndexVersion::V2 => {
-            let mut rest = got;
-            let len =
-                disk::take_varint(&mut rest).map_err(|_| IndexError::RecordLength { offset })?;
-            let varint = got.len() - rest.len();
-            let crc = disk::u32_at(got, varint).ok_or(short)?;
-            (len, varint + 4, crc)
-        }
-        IndexVersion::V1 => {
-            let head: [u8; legacy::FRAME_HEAD_BYTES] = got
-                .get(..legacy::FRAME_HEAD_BYTES)
-                .and_then(|h| h.try_into().ok())
-                .ok_or(short)?;
-            let (len, crc) = legacy::frame_head(head);
-            (u64::from(len), legacy::FRAME_HEAD_BYTES, crc)
-        }
-    };
-    let len = usize::try_from(len)
-        .ok()
-        .filter(|l| *l <= MAX_RECORD_BYTES)
-        .ok_or(IndexError::RecordLength { offset })?;
-    let whole;
-    let payload = match got.get(head..head + len) {
-        Some(p) => p,
-        None => {
-            let mut buf = vec![0u8; len];
-            let m = read_full_at(src, &mut buf, offset + head as u64).map_err(io_err)?;
-            if m != len {
-                return Err(IndexError::BadRecord {
-                    offset,
-                    reason: "the record ends past the end of the file",
-                });
-            }
-            whole = buf;
-            &whole
-        }
-    };
-    if disk::crc32(payload) != crc {
-        return Err(IndexError::RecordChecksum { offset });
-    }
-    match version {
-        IndexVersion::V2 => decode_payload(payload, offset),
-        IndexVersion::V1 => legacy::decode(payload, offset),
-    }
-}
-
 /// The previous crawl as a test or tool reads it whole: the latest entry of every URL
 /// (a later record supersedes an earlier one), and the torn tail if there was one.
 /// Holds every URL in memory; the crawl itself uses `recrawl::Previous`, which holds
@@ -762,111 +653,6 @@ pub fn read_latest(
         latest.insert(entry.url.clone(), entry);
     }
     Ok((latest, reader.recovered()))
-}
-
-/// Appends entries to an index as a crawl goes.
-pub struct IndexWriter {
-    out: BufWriter<File>,
-    path: PathBuf,
-    entries: u64,
-}
-
-impl IndexWriter {
-    /// Create a new index at `path` (an existing file is an error: a crawl never
-    /// overwrites its predecessor's index).
-    ///
-    /// # Errors
-    /// [`IndexError::Io`].
-    pub fn create(path: &Path) -> Result<Self, IndexError> {
-        let io_err = |source| IndexError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(io_err)?;
-        file.write_all(&FORMAT.header()).map_err(io_err)?;
-        file.sync_all().map_err(io_err)?;
-        Ok(Self {
-            out: BufWriter::new(file),
-            path: path.to_owned(),
-            entries: 0,
-        })
-    }
-
-    /// Reopen the index of a resumed crawl for appending: check it, count its entries
-    /// and cut a torn tail (returned, for the crawl log).
-    ///
-    /// # Errors
-    /// Any [`IndexError`] of the existing file: a damaged index is not appended to,
-    /// nor one of version 1 ([`IndexError::OldVersion`]).
-    pub fn open_append(path: &Path) -> Result<(Self, Option<Recovered>), IndexError> {
-        let io_err = |source| IndexError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let mut reader = IndexReader::open(path)?;
-        if reader.version() != IndexVersion::V2 {
-            return Err(IndexError::OldVersion(path.to_owned()));
-        }
-        let mut entries = 0;
-        for entry in &mut reader {
-            entry?;
-            entries += 1;
-        }
-        let recovered = reader.recovered();
-        let valid = reader.valid_bytes();
-        let mut file = OpenOptions::new().write(true).open(path).map_err(io_err)?;
-        if recovered.is_some() {
-            file.set_len(valid).map_err(io_err)?;
-            file.sync_all().map_err(io_err)?;
-        }
-        file.seek(SeekFrom::Start(valid)).map_err(io_err)?;
-        Ok((
-            Self {
-                out: BufWriter::new(file),
-                path: path.to_owned(),
-                entries,
-            },
-            recovered,
-        ))
-    }
-
-    /// Append one entry (buffered; durable after [`IndexWriter::sync`]).
-    ///
-    /// # Errors
-    /// [`IndexError::Io`], also for an entry too large to encode.
-    pub fn append(&mut self, entry: &IndexEntry) -> Result<(), IndexError> {
-        let io_err = |source| IndexError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        let payload = encode_payload(entry).map_err(io_err)?;
-        disk::write_record(&mut self.out, &payload).map_err(io_err)?;
-        self.entries += 1;
-        Ok(())
-    }
-
-    /// Flush and fsync: called when a checkpoint commits, so every entry of a
-    /// committed capture is on disk.
-    ///
-    /// # Errors
-    /// [`IndexError::Io`].
-    pub fn sync(&mut self) -> Result<(), IndexError> {
-        let io_err = |source| IndexError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        self.out.flush().map_err(io_err)?;
-        self.out.get_ref().sync_data().map_err(io_err)
-    }
-
-    /// Entries in the file (read at open plus appended).
-    pub fn entries(&self) -> u64 {
-        self.entries
-    }
 }
 
 /// Fuzz entry point for the reader: `data` is taken as a whole index file (either

@@ -1,6 +1,8 @@
 //! Tests of the re-crawl index: round trips, torn tails, damaged files, the version-1
 //! legacy path, positioned reads, and the fuzz corpus's seeds.
 
+use std::fs::OpenOptions;
+
 use super::*;
 
 fn entry(k: u32) -> IndexEntry {
