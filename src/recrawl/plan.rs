@@ -308,4 +308,15 @@ mod tests {
         );
         assert!(revisit_fields(&p, Verdict::Changed).is_none());
     }
+
+    /// Review: a date-only `<lastmod>` names a whole day. A page fetched at 10:00 on
+    /// that day and changed at 15:00 still says that day: it must not be skipped
+    /// (else every later re-crawl skips it too, the date never moving).
+    #[test]
+    fn review_a_date_only_lastmod_of_the_fetch_day_does_not_skip() {
+        let day = crate::sitemap::LastMod::parse("2026-11-25").unwrap();
+        let mut p = prev(200);
+        p.fetched_at_us = (day.secs + 10 * 3600) * 1_000_000;
+        assert_ne!(plan(Some(&p), Some(day), LastmodPolicy::Skip), Plan::Skip);
+    }
 }
