@@ -50,6 +50,12 @@ pub(super) fn exempt(reason: Reject, url: &Url, hops: &str) -> Result<(), Reject
     }
 }
 
+/// A hop path with its trailing redirects dropped: a sitemap URL that redirects is
+/// still a sitemap.
+fn sitemap_hops(hops: &str) -> &str {
+    hops.trim_end_matches(Hop::Redirect.code())
+}
+
 /// The protocol's cap on a sitemap file, uncompressed (sitemaps.org: 50 MB,
 /// 52,428,800 bytes); the parser enforces it after decompression.
 const SITEMAP_MAX_BYTES: u64 = 50 * 1024 * 1024;
@@ -59,7 +65,7 @@ const SITEMAP_MAX_BYTES: u64 = 50 * 1024 * 1024;
 /// `.gz`, or names a sitemap. Only these get the wider body caps of
 /// [`widen_limits`], so a page listed in a sitemap keeps the page cap.
 pub(super) fn may_be_sitemap(item: &QueuedUrl, url: &Url) -> bool {
-    if !item.hops.ends_with(Hop::Manifest.code()) {
+    if !sitemap_hops(&item.hops).ends_with(Hop::Manifest.code()) {
         return false;
     }
     let path = url.path().to_ascii_lowercase();
@@ -378,10 +384,14 @@ impl Core {
         head: &crate::http::ResponseHead,
         body: &[u8],
     ) -> bool {
-        if !item.hops.ends_with(Hop::Manifest.code()) {
+        if !sitemap_hops(&item.hops).ends_with(Hop::Manifest.code()) {
             return false;
         }
         let media = head.media_type().unwrap_or_default();
+        // An (X)HTML page a sitemap lists is a page, XML prolog or not.
+        if media.contains("html") {
+            return false;
+        }
         let start = body
             .iter()
             .position(|b| !b.is_ascii_whitespace())
@@ -412,8 +422,7 @@ impl Core {
         outlinks: &mut Vec<(String, Hop)>,
         annotations: &mut Vec<String>,
     ) {
-        let run = item
-            .hops
+        let run = sitemap_hops(&item.hops)
             .chars()
             .rev()
             .take_while(|&c| c == Hop::Manifest.code())
