@@ -51,7 +51,9 @@ pub fn plan(prev: Option<&IndexEntry>, lastmod: Option<LastMod>, policy: Lastmod
         };
     };
     let fetched_secs = prev.fetched_at_us.div_euclid(1_000_000);
-    let unchanged_by_lastmod = lastmod.is_some_and(|l| l.secs <= fetched_secs);
+    // The lastmod's whole period must end by the fetch (a day-only date of the fetch
+    // day may name an edit after it).
+    let unchanged_by_lastmod = lastmod.is_some_and(|l| l.until <= fetched_secs);
     if policy == LastmodPolicy::Skip && unchanged_by_lastmod && (200..300).contains(&prev.status) {
         return Plan::Skip;
     }
@@ -313,7 +315,7 @@ mod tests {
     /// that day and changed at 15:00 still says that day: it must not be skipped
     /// (else every later re-crawl skips it too, the date never moving).
     #[test]
-    fn review_a_date_only_lastmod_of_the_fetch_day_does_not_skip() {
+    fn a_date_only_lastmod_of_the_fetch_day_does_not_skip() {
         let day = crate::sitemap::LastMod::parse("2026-11-25").unwrap();
         let mut p = prev(200);
         p.fetched_at_us = (day.secs + 10 * 3600) * 1_000_000;

@@ -6,10 +6,17 @@
 /// `YYYY-MM-DDThh:mmTZD`, `YYYY-MM-DDThh:mm:ssTZD`, `YYYY-MM-DDThh:mm:ss.sTZD`, where
 /// `TZD` is `Z` or `+hh:mm` / `-hh:mm`. A date without a time means its first second
 /// (UTC). Anything else is not a lastmod (the entry is kept without one).
+///
+/// A lastmod names a period as long as its precision (a year, a month, a day, a
+/// minute, a second): [`LastMod::until`] is its last second, what a re-crawl compares
+/// with the previous fetch (a page fetched at 10:00 and edited at 15:00 the same day
+/// still says that day: only a fetch after the day's end shows it unchanged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LastMod {
-    /// Seconds since 1970-01-01T00:00:00Z.
+    /// Seconds since 1970-01-01T00:00:00Z: the period's first second.
     pub secs: i64,
+    /// The period's last second (`secs` for a time with seconds).
+    pub until: i64,
 }
 
 impl LastMod {
@@ -37,10 +44,24 @@ impl LastMod {
             return None;
         }
         let mut secs = days_from_civil(year, month, day) * 86_400;
-        if let Some(rest) = rest.filter(|r| !r.is_empty()) {
-            secs += time_of_day(rest)?;
-        }
-        Some(Self { secs })
+        let until = match rest.filter(|r| !r.is_empty()) {
+            Some(rest) => {
+                secs += time_of_day(rest)?;
+                // `Thh:mm` names a minute; with `:ss` a second.
+                if rest.get(6) == Some(&b':') {
+                    secs
+                } else {
+                    secs + 59
+                }
+            }
+            None => match t.len() {
+                4 => days_from_civil(year + 1, 1, 1) * 86_400 - 1,
+                7 if month == 12 => days_from_civil(year + 1, 1, 1) * 86_400 - 1,
+                7 => days_from_civil(year, month + 1, 1) * 86_400 - 1,
+                _ => secs + 86_399,
+            },
+        };
+        Some(Self { secs, until })
     }
 }
 
@@ -128,6 +149,20 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The period a lastmod names ends at its last second.
+    #[test]
+    fn until_is_the_last_second_of_the_period() {
+        let until = |t: &str| LastMod::parse(t).map(|l| l.until - l.secs);
+        assert_eq!(until("2025-11-25T10:00:07Z"), Some(0));
+        assert_eq!(until("2025-11-25T10:00:07.25+01:00"), Some(0));
+        assert_eq!(until("2025-11-25T10:00Z"), Some(59));
+        assert_eq!(until("2025-11-25"), Some(86_399));
+        assert_eq!(until("2025-02"), Some(28 * 86_400 - 1));
+        assert_eq!(until("2024-02"), Some(29 * 86_400 - 1));
+        assert_eq!(until("2025-12"), Some(31 * 86_400 - 1));
+        assert_eq!(until("2025"), Some(365 * 86_400 - 1));
+    }
 
     #[test]
     fn w3c_datetimes() {

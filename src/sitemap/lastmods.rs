@@ -44,21 +44,23 @@ impl Lastmods {
     pub fn record(&mut self, url: &str, lastmod: LastMod) -> bool {
         let key = key(url);
         if let Some(secs) = self.map.get_mut(&key) {
-            *secs = (*secs).max(lastmod.secs);
+            *secs = (*secs).max(lastmod.until);
             return true;
         }
         if self.map.len() >= self.max_urls {
             self.dropped += 1;
             return false;
         }
-        self.map.insert(key, lastmod.secs);
+        self.map.insert(key, lastmod.until);
         true
     }
 
     /// The newest `<lastmod>` recorded for `url`.
     #[must_use]
     pub fn get(&self, url: &str) -> Option<LastMod> {
-        self.map.get(&key(url)).map(|&secs| LastMod { secs })
+        self.map
+            .get(&key(url))
+            .map(|&until| LastMod { secs: until, until })
     }
 
     /// True the first time it is asked for `url` (and while fewer than `max_urls`
@@ -117,17 +119,41 @@ mod tests {
     #[test]
     fn newest_wins_and_the_cap_counts() {
         let mut m = Lastmods::new(2);
-        assert!(m.record("http://a/1", LastMod { secs: 10 }));
-        assert!(m.record("http://a/1", LastMod { secs: 5 }));
-        assert_eq!(m.get("http://a/1"), Some(LastMod { secs: 10 }));
-        assert!(m.record("http://a/1", LastMod { secs: 20 }));
-        assert_eq!(m.get("http://a/1"), Some(LastMod { secs: 20 }));
-        assert!(m.record("http://a/2", LastMod { secs: 1 }));
-        assert!(!m.record("http://a/3", LastMod { secs: 1 }));
+        assert!(m.record(
+            "http://a/1",
+            LastMod {
+                secs: 10,
+                until: 10
+            }
+        ));
+        assert!(m.record("http://a/1", LastMod { secs: 5, until: 5 }));
+        assert_eq!(
+            m.get("http://a/1"),
+            Some(LastMod {
+                secs: 10,
+                until: 10
+            })
+        );
+        assert!(m.record(
+            "http://a/1",
+            LastMod {
+                secs: 20,
+                until: 20
+            }
+        ));
+        assert_eq!(
+            m.get("http://a/1"),
+            Some(LastMod {
+                secs: 20,
+                until: 20
+            })
+        );
+        assert!(m.record("http://a/2", LastMod { secs: 1, until: 1 }));
+        assert!(!m.record("http://a/3", LastMod { secs: 1, until: 1 }));
         assert_eq!((m.len(), m.dropped()), (2, 1));
         assert_eq!(m.get("http://a/3"), None);
         // A URL already held is updated even at the cap.
-        assert!(m.record("http://a/2", LastMod { secs: 2 }));
+        assert!(m.record("http://a/2", LastMod { secs: 2, until: 2 }));
     }
 
     #[test]

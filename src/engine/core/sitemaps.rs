@@ -69,7 +69,11 @@ pub(super) fn may_be_sitemap(item: &QueuedUrl, url: &Url) -> bool {
         return false;
     }
     let path = url.path().to_ascii_lowercase();
-    path.ends_with(".xml") || path.ends_with(".gz") || path.contains("sitemap")
+    path.ends_with(".xml")
+        || path.ends_with(".gz")
+        || path.contains("sitemap")
+        // A text sitemap robots.txt or `--sitemap` named (hop path `S`).
+        || (path.ends_with(".txt") && sitemap_hops(&item.hops).len() == 1)
 }
 
 /// Raises a fetch's body caps to the sitemap protocol's 50 MB (on the wire and
@@ -406,7 +410,8 @@ impl Core {
                 .next()
                 .unwrap_or_default()
                 .to_ascii_lowercase();
-            path.ends_with(".txt") && (path.contains("sitemap") || item.hops.len() == 1)
+            path.ends_with(".txt")
+                && (path.contains("sitemap") || sitemap_hops(&item.hops).len() == 1)
         };
         media.contains("xml")
             || body.starts_with(&[0x1F, 0x8B])
@@ -429,7 +434,7 @@ impl Core {
             .count();
         let depth = u8::try_from(run.saturating_sub(1)).unwrap_or(u8::MAX);
         let permitted = self.permission(o, item);
-        let map = match sitemap::parse(body_of(o), depth, &Limits::default()) {
+        let mut map = match sitemap::parse(body_of(o), depth, &Limits::default()) {
             Ok(map) => map,
             Err(e) => {
                 let why = match e {
@@ -444,6 +449,14 @@ impl Core {
                 return;
             }
         };
+        // A body the fetch cut short (a cap, or the connection): an XML one does not
+        // parse, but a text one does, and its last line may be a URL cut in two.
+        if o.body_truncated || !o.body_complete {
+            map.entries.pop();
+            map.cuts.push(Cut::Bytes {
+                cap_bytes: o.body.len() as u64,
+            });
+        }
         self.shared.sitemaps[0].fetch_add(1, Ordering::AcqRel);
         if !map.cuts.is_empty() {
             self.shared.sitemaps[1].fetch_add(1, Ordering::AcqRel);

@@ -627,10 +627,10 @@ fn skip_policy_without_a_previous_crawl_changes_nothing() {
     assert_eq!(trace.fetched("http://a.test/old"), 1);
 }
 
-/// Review: a robots.txt `Sitemap:` URL that redirects (http → https, or a moved file)
+/// a robots.txt `Sitemap:` URL that redirects (http → https, or a moved file)
 /// is still a sitemap: its target's entries must be read.
 #[test]
-fn review_a_redirected_sitemap_is_still_read() {
+fn a_redirected_sitemap_is_still_read() {
     let www = "http://www.a.test/";
     let mut h = harness_with(&[www], any_scope, |_| {});
     let mut now = h.t0;
@@ -640,19 +640,38 @@ fn review_a_redirected_sitemap_is_still_read() {
         for a in &actions {
             match a {
                 Action::FetchRobots(r) => {
-                    let body = "User-agent: *\nAllow: /\nSitemap: http://www.a.test/old-sitemap.xml\n";
-                    h.feed(response(r.id, r.head.url.as_str(), 200, &[], body.as_bytes()), now);
+                    let body =
+                        "User-agent: *\nAllow: /\nSitemap: http://www.a.test/old-sitemap.xml\n";
+                    h.feed(
+                        response(r.id, r.head.url.as_str(), 200, &[], body.as_bytes()),
+                        now,
+                    );
                 }
                 Action::Fetch(r) => {
                     let url = r.head.url.to_string();
                     fetched.push(url.clone());
                     let o = match url.as_str() {
                         "http://www.a.test/old-sitemap.xml" => response(
-                            r.id, &url, 301, &[("Location", "http://www.a.test/sitemap.xml")], b""),
+                            r.id,
+                            &url,
+                            301,
+                            &[("Location", "http://www.a.test/sitemap.xml")],
+                            b"",
+                        ),
                         "http://www.a.test/sitemap.xml" => response(
-                            r.id, &url, 200, &[("Content-Type", "application/xml")],
-                            &urlset(&[("http://www.a.test/only-in-sitemap", None)])),
-                        _ => response(r.id, &url, 200, &[("Content-Type", "text/html")], b"<html></html>"),
+                            r.id,
+                            &url,
+                            200,
+                            &[("Content-Type", "application/xml")],
+                            &urlset(&[("http://www.a.test/only-in-sitemap", None)]),
+                        ),
+                        _ => response(
+                            r.id,
+                            &url,
+                            200,
+                            &[("Content-Type", "text/html")],
+                            b"<html></html>",
+                        ),
                     };
                     h.feed(o, now);
                 }
@@ -664,9 +683,14 @@ fn review_a_redirected_sitemap_is_still_read() {
         }
         now = now.plus(secs(2));
     }
-    assert!(fetched.iter().any(|u| u == "http://www.a.test/sitemap.xml"), "{fetched:?}");
     assert!(
-        fetched.iter().any(|u| u == "http://www.a.test/only-in-sitemap"),
+        fetched.iter().any(|u| u == "http://www.a.test/sitemap.xml"),
+        "{fetched:?}"
+    );
+    assert!(
+        fetched
+            .iter()
+            .any(|u| u == "http://www.a.test/only-in-sitemap"),
         "the redirected sitemap was not read: {fetched:?}"
     );
 }
@@ -685,13 +709,17 @@ fn review_run(
         for a in &actions {
             match a {
                 Action::FetchRobots(r) => {
-                    h.feed(response(r.id, r.head.url.as_str(), 200, &[], robots.as_bytes()), now);
+                    h.feed(
+                        response(r.id, r.head.url.as_str(), 200, &[], robots.as_bytes()),
+                        now,
+                    );
                 }
                 Action::Fetch(r) => {
                     let url = r.head.url.to_string();
                     fetched.push(url.clone());
                     let (status, headers, body) = web(&url);
-                    let hs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    let hs: Vec<(&str, &str)> =
+                        headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
                     let mut o = response(r.id, &url, status, &hs, &body);
                     if headers.iter().any(|(k, _)| *k == "X-Review-Cut") {
                         o.body_truncated = true;
@@ -712,13 +740,14 @@ fn review_run(
     (fetched, notes)
 }
 
-/// Review: an XHTML page (XML prolog, served as text/html) that a sitemap lists is a
+/// an XHTML page (XML prolog, served as text/html) that a sitemap lists is a
 /// page: its links must be followed, not read as a failed sitemap.
 #[test]
-fn review_an_xhtml_page_listed_in_a_sitemap_keeps_its_links() {
+fn an_xhtml_page_listed_in_a_sitemap_keeps_its_links() {
     let mut h = harness_with(&["http://www.a.test/"], any_scope, |_| {});
     let robots = "User-agent: *\nAllow: /\nSitemap: http://www.a.test/sitemap.xml\n";
-    let web = |url: &str| match url {
+    let web = |url: &str| {
+        match url {
         "http://www.a.test/sitemap.xml" => (
             200,
             vec![("Content-Type", "application/xml".to_owned())],
@@ -730,6 +759,7 @@ fn review_an_xhtml_page_listed_in_a_sitemap_keeps_its_links() {
             b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><body><a href=\"/deep\">d</a></body></html>".to_vec(),
         ),
         _ => (200, vec![("Content-Type", "text/html".to_owned())], b"<html></html>".to_vec()),
+    }
     };
     let (fetched, notes) = review_run(&mut h, robots, &web);
     assert!(
@@ -739,22 +769,32 @@ fn review_an_xhtml_page_listed_in_a_sitemap_keeps_its_links() {
     );
 }
 
-/// Review: a text sitemap whose body the page cap cut (path without `sitemap`, so no
+/// a text sitemap whose body the page cap cut (path without `sitemap`, so no
 /// widened caps) must not queue the cut-off last line as a URL.
 #[test]
-fn review_a_cut_text_sitemap_does_not_queue_a_partial_url() {
+fn a_cut_text_sitemap_does_not_queue_a_partial_url() {
     let mut h = harness_with(&["http://www.a.test/"], any_scope, |_| {});
     let robots = "User-agent: *\nAllow: /\nSitemap: http://www.a.test/urls.txt\n";
     let web = |url: &str| match url {
         "http://www.a.test/urls.txt" => (
             200,
-            vec![("Content-Type", "text/plain".to_owned()), ("X-Review-Cut", "1".to_owned())],
+            vec![
+                ("Content-Type", "text/plain".to_owned()),
+                ("X-Review-Cut", "1".to_owned()),
+            ],
             b"http://www.a.test/one\nhttp://www.a.test/tw".to_vec(),
         ),
-        _ => (200, vec![("Content-Type", "text/html".to_owned())], b"<html></html>".to_vec()),
+        _ => (
+            200,
+            vec![("Content-Type", "text/html".to_owned())],
+            b"<html></html>".to_vec(),
+        ),
     };
     let (fetched, _) = review_run(&mut h, robots, &web);
-    assert!(fetched.iter().any(|u| u == "http://www.a.test/one"), "{fetched:?}");
+    assert!(
+        fetched.iter().any(|u| u == "http://www.a.test/one"),
+        "{fetched:?}"
+    );
     assert!(
         !fetched.iter().any(|u| u == "http://www.a.test/tw"),
         "the cut-off line was fetched as a URL: {fetched:?}"
