@@ -695,11 +695,15 @@ fn a_redirected_sitemap_is_still_read() {
     );
 }
 
-/// Review helper: runs until done; `web` gives (status, content type / location, body).
-fn review_run(
+/// A made-up answer: status, header fields, body.
+type Answer = (u16, Vec<(&'static str, String)>, Vec<u8>);
+
+/// Runs until done; `web` gives each URL's answer (status, header fields such as
+/// Content-Type or Location, body).
+fn answer_run(
     h: &mut Harness,
     robots: &str,
-    web: &dyn Fn(&str) -> (u16, Vec<(&'static str, String)>, Vec<u8>),
+    web: &dyn Fn(&str) -> Answer,
 ) -> (Vec<String>, HashMap<String, Vec<String>>) {
     let mut now = h.t0;
     let mut fetched: Vec<String> = Vec::new();
@@ -761,7 +765,7 @@ fn an_xhtml_page_listed_in_a_sitemap_keeps_its_links() {
         _ => (200, vec![("Content-Type", "text/html".to_owned())], b"<html></html>".to_vec()),
     }
     };
-    let (fetched, notes) = review_run(&mut h, robots, &web);
+    let (fetched, notes) = answer_run(&mut h, robots, &web);
     assert!(
         fetched.iter().any(|u| u == "http://www.a.test/deep"),
         "links of the XHTML page lost: {fetched:?} {:?}",
@@ -790,7 +794,7 @@ fn a_cut_text_sitemap_does_not_queue_a_partial_url() {
             b"<html></html>".to_vec(),
         ),
     };
-    let (fetched, _) = review_run(&mut h, robots, &web);
+    let (fetched, _) = answer_run(&mut h, robots, &web);
     assert!(
         fetched.iter().any(|u| u == "http://www.a.test/one"),
         "{fetched:?}"
