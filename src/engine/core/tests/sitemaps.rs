@@ -725,7 +725,7 @@ fn answer_run(
                     let hs: Vec<(&str, &str)> =
                         headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
                     let mut o = response(r.id, &url, status, &hs, &body);
-                    if headers.iter().any(|(k, _)| *k == "X-Review-Cut") {
+                    if headers.iter().any(|(k, _)| *k == "X-Test-Body-Cut") {
                         o.body_truncated = true;
                         o.body_complete = false;
                     }
@@ -784,7 +784,7 @@ fn a_cut_text_sitemap_does_not_queue_a_partial_url() {
             200,
             vec![
                 ("Content-Type", "text/plain".to_owned()),
-                ("X-Review-Cut", "1".to_owned()),
+                ("X-Test-Body-Cut", "1".to_owned()),
             ],
             b"http://www.a.test/one\nhttp://www.a.test/tw".to_vec(),
         ),
