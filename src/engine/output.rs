@@ -269,7 +269,9 @@ fn write_record(
             let (index, facts) = match (capture.is_none(), index, facts) {
                 (true, Some(index), Some(facts)) => {
                     if let Some(entry) = facts.without_capture() {
-                        index.append(&entry).map_err(|e| format!("{e}"))?;
+                        stall
+                            .retry(|| index.append(&entry))
+                            .map_err(|e| format!("{e}"))?;
                     }
                     (None, None)
                 }
@@ -285,7 +287,9 @@ fn write_record(
                                 written.file_name.clone(),
                                 written.response_offset,
                             );
-                            index.append(&entry).map_err(|e| format!("{e}"))?;
+                            stall
+                                .retry(|| index.append(&entry))
+                                .map_err(|e| format!("{e}"))?;
                         }
                         rec.warc = Some(WarcRef {
                             file: written.file_name,

@@ -105,7 +105,10 @@ pub(super) fn queue_previous(
     let now = Instant::now();
     let n = frontiers.len();
     let (mut queued, mut repeats) = (0u64, 0u64);
-    for entry in previous.entries().map_err(|e| index_error(prev_out, &e))? {
+    for entry in previous
+        .latest_entries()
+        .map_err(|e| index_error(prev_out, &e))?
+    {
         let entry = entry.map_err(|e| index_error(prev_out, &e))?;
         let Ok(url) = Url::parse(&entry.url) else {
             continue;

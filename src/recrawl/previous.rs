@@ -229,6 +229,46 @@ impl Previous {
         )
     }
 
+    /// The latest entry of every URL, streamed in file order (each at the place of
+    /// its latest record): what a re-crawl queues, with the hop path and referrer of
+    /// that latest capture. Older records of a URL are passed over by their offset
+    /// (the table holds the latest one's), with no read-back.
+    ///
+    /// # Errors
+    /// The index cannot be read again (it changed since it was loaded).
+    pub fn latest_entries(
+        &self,
+    ) -> Result<impl Iterator<Item = Result<IndexEntry, IndexError>> + '_, IndexError> {
+        let mut reader = IndexReader::new(
+            StoreReader {
+                store: &self.store,
+                pos: 0,
+            },
+            &self.path,
+        )?;
+        Ok(std::iter::from_fn(move || loop {
+            match reader.next_entry()? {
+                Ok((offset, entry)) if self.is_latest(&entry.url, offset) => {
+                    return Some(Ok(entry))
+                }
+                Ok(_) => {}
+                Err(e) => return Some(Err(e)),
+            }
+        }))
+    }
+
+    /// Whether the record at `offset` is the one the table keeps for `url`.
+    fn is_latest(&self, url: &str, offset: u64) -> bool {
+        let h = (self.hash)(url);
+        let start = self.table.partition_point(|s| s.hash < h);
+        self.table
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|s| s.hash == h)
+            .any(|s| s.offset == offset)
+    }
+
     /// One URL per host of the previous crawl (taken: the scope is built once).
     pub fn take_host_urls(&mut self) -> Vec<Url> {
         std::mem::take(&mut self.host_urls)

@@ -6,6 +6,12 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
+/// The writer's buffer: larger than the largest framed record, so every record goes
+/// through it whole. A flush that fails (no space left) then keeps the unwritten bytes
+/// buffered, and an append that fails leaves nothing of its record behind: the output
+/// thread can retry either once space is back without tearing the file.
+const BUFFER_BYTES: usize = MAX_RECORD_BYTES + 64 * 1024;
+
 /// Appends entries to an index as a crawl goes.
 pub struct IndexWriter {
     out: BufWriter<File>,
@@ -32,7 +38,7 @@ impl IndexWriter {
         file.write_all(&FORMAT.header()).map_err(io_err)?;
         file.sync_all().map_err(io_err)?;
         Ok(Self {
-            out: BufWriter::new(file),
+            out: BufWriter::with_capacity(BUFFER_BYTES, file),
             path: path.to_owned(),
             entries: 0,
         })
@@ -68,7 +74,7 @@ impl IndexWriter {
         file.seek(SeekFrom::Start(valid)).map_err(io_err)?;
         Ok((
             Self {
-                out: BufWriter::new(file),
+                out: BufWriter::with_capacity(BUFFER_BYTES, file),
                 path: path.to_owned(),
                 entries,
             },
@@ -86,7 +92,10 @@ impl IndexWriter {
             source,
         };
         let payload = encode_payload(entry).map_err(io_err)?;
-        disk::write_record(&mut self.out, &payload).map_err(io_err)?;
+        // The whole frame in one write (see `BUFFER_BYTES`).
+        let mut frame = Vec::with_capacity(payload.len() + 16);
+        disk::write_record(&mut frame, &payload).map_err(io_err)?;
+        self.out.write_all(&frame).map_err(io_err)?;
         self.entries += 1;
         Ok(())
     }

@@ -179,8 +179,8 @@ fn previous_entries_are_looked_up_and_the_latest_wins() {
     again.warc_offset = 99;
     let previous = Previous::from_entries([b.clone(), prev(200, b"b"), again.clone()]).unwrap();
     assert_eq!(previous.len(), 2);
-    assert_eq!(previous.get("http://b.test/"), Some(b));
-    assert_eq!(previous.get("http://a.test/p/1"), Some(again));
+    assert_eq!(previous.get("http://b.test/"), Some(b.clone()));
+    assert_eq!(previous.get("http://a.test/p/1"), Some(again.clone()));
     assert!(previous.get("http://c.test/").is_none());
     let urls: Vec<String> = previous
         .entries()
@@ -191,6 +191,32 @@ fn previous_entries_are_looked_up_and_the_latest_wins() {
         urls,
         ["http://b.test/", "http://a.test/p/1", "http://a.test/p/1"]
     );
+    // What a re-crawl queues: each URL once, at its latest record, with its fields.
+    let latest: Vec<IndexEntry> = previous
+        .latest_entries()
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect();
+    assert_eq!(latest, [b.clone(), again.clone()]);
+    // Collisions: every URL on one hash, some written twice.
+    let mut twice: Vec<IndexEntry> = (0..10).map(synth).collect();
+    twice.extend((0..10).filter(|i| i % 2 == 0).map(|i| IndexEntry {
+        status: 304,
+        ..synth(i)
+    }));
+    let colliding = Previous::from_entries_with(twice, |_| 7).unwrap();
+    let latest: Vec<(String, u16)> = colliding
+        .latest_entries()
+        .unwrap()
+        .map(|e| e.map(|e| (e.url, e.status)).unwrap())
+        .collect();
+    assert_eq!(latest.len(), 10);
+    assert!(latest.iter().all(|(u, status)| *status
+        == if u.ends_with(|c: char| c.to_digit(10).is_some_and(|d| d % 2 == 0)) {
+            304
+        } else {
+            200
+        }));
     let mut previous = previous;
     let hosts: Vec<String> = previous
         .take_host_urls()
