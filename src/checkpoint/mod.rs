@@ -143,6 +143,10 @@ pub struct Positions {
     pub crawl_log_bytes: u64,
     /// The open WARC file and the offset after its last complete record.
     pub warc: Option<(String, u64)>,
+    /// Bytes of the re-crawl index (`recrawl.idx`) that are complete; absent without
+    /// WARC output and in checkpoints of older builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recrawl_index_bytes: Option<u64>,
 }
 
 /// Crawl counters carried across a resume.

@@ -329,9 +329,10 @@ fn sync(
 ) -> Result<Positions, String> {
     let crawl_log_bytes = log.sync().map_err(|e| format!("{e}"))?;
     // The re-crawl index is durable with the checkpoint that holds its captures.
-    if let Some(index) = index {
-        index.sync().map_err(|e| format!("{e}"))?;
-    }
+    let recrawl_index_bytes = match index {
+        Some(index) => Some(index.sync().map_err(|e| format!("{e}"))?),
+        None => None,
+    };
     let warc = match warc {
         Some(w) => w
             .sync()
@@ -342,6 +343,7 @@ fn sync(
     Ok(Positions {
         crawl_log_bytes,
         warc,
+        recrawl_index_bytes,
     })
 }
 

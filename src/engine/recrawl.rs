@@ -148,19 +148,23 @@ pub(super) fn queue_previous(
 /// This crawl's index (`OUT/recrawl.idx`), written by the output thread when WARC
 /// output is on (an entry points at its WARC record; without WARC there is nothing to
 /// refer back to).
+///
+/// A resume cuts it back to the checkpoint's length (`resumed`: the checkpoint's
+/// positions), like the WARC files and the crawl log.
 pub(super) fn open_index(
     config: &CrawlConfig,
-    resumed: bool,
+    resumed: Option<&crate::checkpoint::Positions>,
 ) -> Result<Option<IndexWriter>, CrawlError> {
     if !config.warc {
         return Ok(None);
     }
-    open_index_in(&config.out_dir, resumed).map(Some)
-}
-
-fn open_index_in(out: &Path, resumed: bool) -> Result<IndexWriter, CrawlError> {
-    crate::recrawl::previous::open_index(out, resumed)
-        .map_err(|e| CrawlError::Output(format!("{e}")))
+    crate::recrawl::previous::open_index(
+        &config.out_dir,
+        resumed.is_some(),
+        resumed.and_then(|p| p.recrawl_index_bytes),
+    )
+    .map(Some)
+    .map_err(|e| CrawlError::Output(format!("{e}")))
 }
 
 /// Adds `If-None-Match` / `If-Modified-Since` from the previous capture of `url` to a

@@ -392,7 +392,7 @@ fn open_output(
     } else {
         None
     };
-    let index = super::recrawl::open_index(config, resumed.is_some())?;
+    let index = super::recrawl::open_index(config, resumed.map(|(_, m)| &m.positions))?;
     OutputThread::spawn(log_path, warc_cfg, index, 4096).map_err(CrawlError::Output)
 }
 

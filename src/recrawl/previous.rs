@@ -678,9 +678,16 @@ fn header_text(head: &ResponseHead, name: &str) -> Option<String> {
 ///
 /// # Errors
 /// Any [`IndexError`]: a damaged index of a resumed crawl is not appended to.
-pub fn open_index(out: &Path, resumed: bool) -> Result<IndexWriter, IndexError> {
+pub fn open_index(
+    out: &Path,
+    resumed: bool,
+    checkpointed_bytes: Option<u64>,
+) -> Result<IndexWriter, IndexError> {
     let path = out.join(INDEX_FILE);
     if resumed && path.exists() {
+        if let Some(len) = checkpointed_bytes {
+            cut_to(&path, len)?;
+        }
         let (writer, recovered) = IndexWriter::open_append(&path)?;
         if let Some(r) = recovered {
             tracing::warn!(path = %path.display(), torn_bytes = r.torn_bytes,
@@ -694,6 +701,25 @@ pub fn open_index(out: &Path, resumed: bool) -> Result<IndexWriter, IndexError> 
         Err(source) => return Err(IndexError::Io { path, source }),
     }
     IndexWriter::create(&path)
+}
+
+/// Cuts the index at `path` back to `len` bytes (the checkpoint's length) when it is
+/// longer: the entries after it describe captures the resume cut off the WARC files.
+fn cut_to(path: &Path, len: u64) -> Result<(), IndexError> {
+    let io_err = |source| IndexError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(io_err)?;
+    if file.metadata().map_err(io_err)?.len() > len {
+        file.set_len(len).map_err(io_err)?;
+        file.sync_all().map_err(io_err)?;
+        tracing::info!(path = %path.display(), len, "re-crawl index cut back to the checkpoint");
+    }
+    Ok(())
 }
 
 /// File in a re-crawl's output directory naming (absolute path, one line) the output

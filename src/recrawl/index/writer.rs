@@ -17,6 +17,8 @@ pub struct IndexWriter {
     out: BufWriter<File>,
     path: PathBuf,
     entries: u64,
+    /// The file's length once everything appended is flushed (a record boundary).
+    bytes: u64,
 }
 
 impl IndexWriter {
@@ -41,6 +43,7 @@ impl IndexWriter {
             out: BufWriter::with_capacity(BUFFER_BYTES, file),
             path: path.to_owned(),
             entries: 0,
+            bytes: disk::HEADER_BYTES as u64,
         })
     }
 
@@ -77,6 +80,7 @@ impl IndexWriter {
                 out: BufWriter::with_capacity(BUFFER_BYTES, file),
                 path: path.to_owned(),
                 entries,
+                bytes: valid,
             },
             recovered,
         ))
@@ -97,21 +101,25 @@ impl IndexWriter {
         disk::write_record(&mut frame, &payload).map_err(io_err)?;
         self.out.write_all(&frame).map_err(io_err)?;
         self.entries += 1;
+        self.bytes += frame.len() as u64;
         Ok(())
     }
 
     /// Flush and fsync: called when a checkpoint commits, so every entry of a
-    /// committed capture is on disk.
+    /// committed capture is on disk. Returns the file's length then, which the
+    /// checkpoint records: a resume cuts the index back to it (entries written after
+    /// the cut describe WARC records the resume cuts off too).
     ///
     /// # Errors
     /// [`IndexError::Io`].
-    pub fn sync(&mut self) -> Result<(), IndexError> {
+    pub fn sync(&mut self) -> Result<u64, IndexError> {
         let io_err = |source| IndexError::Io {
             path: self.path.clone(),
             source,
         };
         self.out.flush().map_err(io_err)?;
-        self.out.get_ref().sync_data().map_err(io_err)
+        self.out.get_ref().sync_data().map_err(io_err)?;
+        Ok(self.bytes)
     }
 
     /// Entries in the file (read at open plus appended).
