@@ -8,7 +8,8 @@ use crate::crawllog::Hop;
 use crate::frontier::QueuedUrl;
 
 impl Core {
-    /// Admits `links` (canonical URLs and hops) as found on `item`'s page.
+    /// Admits `links` (canonical URLs and hops) as found on `item`'s page; when `item`
+    /// is a sitemap index answered 304, its child sitemaps get its grant first.
     pub(crate) fn on_previous_links(
         &mut self,
         item: &QueuedUrl,
@@ -16,6 +17,7 @@ impl Core {
         now: Now,
         out: &mut Vec<Action>,
     ) {
+        self.grant_previous_children(item, links);
         self.admit_links(item, links, now, out);
     }
 }

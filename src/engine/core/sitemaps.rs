@@ -69,11 +69,14 @@ pub(super) fn may_be_sitemap(item: &QueuedUrl, url: &Url) -> bool {
         return false;
     }
     let path = url.path().to_ascii_lowercase();
-    path.ends_with(".xml")
-        || path.ends_with(".gz")
-        || path.contains("sitemap")
+    sitemap_file_path(&path)
         // A text sitemap robots.txt or `--sitemap` named (hop path `S`).
         || (path.ends_with(".txt") && sitemap_hops(&item.hops).len() == 1)
+}
+
+/// Whether a (lowercase) path names a sitemap file: `.xml`, `.gz`, or `sitemap` in it.
+fn sitemap_file_path(path: &str) -> bool {
+    path.ends_with(".xml") || path.ends_with(".gz") || path.contains("sitemap")
 }
 
 /// Raises a fetch's body caps to the sitemap protocol's 50 MB (on the wire and
@@ -524,8 +527,13 @@ impl Core {
     /// robots.txt, or an index with no grant either), or its own origin for an
     /// operator's `--sitemap` (no referrer); either is then recorded as its grant.
     fn permission(&self, o: &FetchOutcome, item: &QueuedUrl) -> Vec<String> {
+        self.permission_of(&o.url, item)
+    }
+
+    /// [`Core::permission`] of the sitemap at `sitemap`, queued as `item`.
+    fn permission_of(&self, sitemap: &Url, item: &QueuedUrl) -> Vec<String> {
         let memory = &self.shared.sitemap_memory;
-        let url = o.url.as_str();
+        let url = sitemap.as_str();
         if let Some(granted) = memory.read(url) {
             return granted;
         }
@@ -537,12 +545,38 @@ impl Core {
             Some(v) => Url::parse(v)
                 .map(|v| vec![v.origin().ascii_serialization()])
                 .unwrap_or_default(),
-            None => vec![o.url.origin().ascii_serialization()],
+            None => vec![sitemap.origin().ascii_serialization()],
         };
         // Recorded as its grant and marked read, so a robots.txt that names it later
         // widens the grant after the read and has it read again.
         memory.grant(url, &fallback);
         memory.read(url).unwrap_or(fallback)
+    }
+
+    /// A sitemap answered `304` in a re-crawl is not parsed: its entries come back as
+    /// the previous crawl's links (`Core::on_previous_links`). When it is an index,
+    /// the sitemaps it lists must still carry its grant down the chain, as
+    /// [`Core::sitemap_links`] gives them when it reads one: each listed URL (hop `S`)
+    /// that names a sitemap file is granted the index's permission (and read again if
+    /// it was read without it).
+    pub(super) fn grant_previous_children(&mut self, item: &QueuedUrl, links: &[(String, Hop)]) {
+        let Ok(url) = Url::parse(&item.url) else {
+            return;
+        };
+        if !may_be_sitemap(item, &url) {
+            return;
+        }
+        let permitted = self.permission_of(&url, item);
+        for (link, hop) in links {
+            let is_sitemap_file = *hop == Hop::Manifest
+                && Url::parse(link)
+                    .is_ok_and(|u| sitemap_file_path(&u.path().to_ascii_lowercase()));
+            if is_sitemap_file
+                && self.shared.sitemap_memory.grant(link, &permitted) == Granted::AfterRead
+            {
+                self.reread_sitemap(link, item);
+            }
+        }
     }
 
     /// Queues `sitemap`, listed by the index `index`, once more: it was read before

@@ -149,6 +149,47 @@ fn a_text_sitemap_is_read_and_a_listed_text_page_is_not() {
     assert!(!notes.iter().any(|n| n.starts_with("sitemap")), "{notes:?}");
 }
 
+/// A re-crawl's 304 for an index: its children come back as previous links, and the
+/// child sitemaps among them get the index's grant (www's robots.txt named the index
+/// on the storage host), so a child listing www pages admits them; a page the index
+/// does not name as a sitemap file gets no grant.
+#[test]
+fn the_children_of_an_index_answered_304_get_its_grant() {
+    let mut h = harness_with(&["http://www.a.test/"], any_scope, |_| {});
+    let now = h.t0;
+    let line = "User-agent: *\nAllow: /\nSitemap: http://storage.b.test/index.xml\n";
+    let mut out = Vec::new();
+    h.core.queue_robots_sitemaps(
+        "http://www.a.test",
+        &response(0, "http://www.a.test/robots.txt", 200, &[], line.as_bytes()),
+        now,
+        &mut out,
+    );
+    let index = QueuedUrl {
+        url: "http://storage.b.test/index.xml".to_owned(),
+        via: Some("http://www.a.test/robots.txt".to_owned()),
+        hops: "S".to_owned(),
+        attempts: 0,
+    };
+    let children = [
+        (
+            "http://storage.b.test/maps/s1.xml".to_owned(),
+            crate::crawllog::Hop::Manifest,
+        ),
+        (
+            "http://storage.b.test/a-page".to_owned(),
+            crate::crawllog::Hop::Manifest,
+        ),
+    ];
+    h.core.on_previous_links(&index, &children, now, &mut out);
+    let memory = &h.shared.sitemap_memory;
+    assert_eq!(
+        memory.origins("http://storage.b.test/maps/s1.xml"),
+        Some(vec!["http://www.a.test".to_owned()])
+    );
+    assert_eq!(memory.origins("http://storage.b.test/a-page"), None);
+}
+
 /// Queues a sitemap fetch as the engine does (presence bit set, counted outstanding).
 fn queue_sitemap(h: &mut Harness, url: &str, via: Option<&str>, hops: &str) {
     h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
