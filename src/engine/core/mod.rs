@@ -22,10 +22,12 @@
 //!   redirects, link extraction, link admission and routing.
 
 mod page;
+mod recent;
 mod recrawl;
 mod robots;
 mod schedule;
 mod sitemaps;
+pub(crate) use recent::RecentStarts;
 pub(crate) use sitemaps::{queue_operator_sitemaps, SitemapMemory};
 
 use std::collections::{HashMap, HashSet};

@@ -66,11 +66,20 @@ impl Core {
         out.append(&mut sitemaps);
         if let Some(Step::Fetch(next)) = step {
             // A hop to the server just asked waits out its politeness delay like a
-            // page would (the referee saw them back to back); a hop to another
-            // server goes at once, that server's pace being its own host's business.
+            // page would (the referee saw them back to back).
             let same_server = HostKey::of(&next.url) == HostKey::of(&url);
-            let at = self.next_eligible(&url, elapsed, retry_after, None, now);
-            if same_server && at > now.at {
+            let mut at = self.next_eligible(&url, elapsed, retry_after, None, now);
+            if !same_server {
+                // Another host: it waits for that host's own pace instead, as far as
+                // any shard asked it lately (`RecentStarts`).
+                let target = super::host_key(&next.url).unwrap_or_default();
+                at = self
+                    .shared
+                    .recent_starts
+                    .wait_until(&target, self.shared.config.delay, now.at)
+                    .unwrap_or(now.at);
+            }
+            if at > now.at {
                 self.robots_hops.push(super::RobotsHop {
                     at,
                     host,
@@ -81,6 +90,10 @@ impl Core {
                 return;
             }
             let id = self.next_id();
+            if let Some(target) = super::host_key(&next.url).filter(|_| !same_server) {
+                self.shared.recent_starts.record(&target, now.at);
+                self.shared.recent_hops.record(&target, now.at);
+            }
             let action =
                 robots_request(&self.shared, &mut self.in_flight, id, &host, key, next, via);
             out.push(action);
@@ -100,13 +113,28 @@ impl Core {
         let (due, mut wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.robots_hops)
             .into_iter()
             .partition(|h| h.at <= now.at);
-        for h in due {
+        for mut h in due {
             // Like any fetch, a hop waits for a free slot (`--concurrency`).
             if self.in_flight.len() >= cap {
                 wait.push(h);
                 continue;
             }
+            // A hop to another host waits again if that host was asked meanwhile.
+            let target = super::host_key(&h.next.url).filter(|t| *t != h.host);
+            if let Some(at) = target.as_deref().and_then(|t| {
+                self.shared
+                    .recent_starts
+                    .wait_until(t, self.shared.config.delay, now.at)
+            }) {
+                h.at = at;
+                wait.push(h);
+                continue;
+            }
             let id = self.next_id();
+            if let Some(target) = target {
+                self.shared.recent_starts.record(&target, now.at);
+                self.shared.recent_hops.record(&target, now.at);
+            }
             let action = robots_request(
                 &self.shared,
                 &mut self.in_flight,

@@ -247,7 +247,15 @@ impl GateCtx<'_> {
             Access::Pending => None,
         };
         match decision {
-            Some((true, _, _)) => Gate::Take(Verdict::Fetch(url)),
+            Some((true, _, _)) => {
+                // Another host's robots.txt redirect may have asked this host last.
+                let hops = &self.shared.recent_hops;
+                if let Some(at) = hops.wait_until(host, self.shared.config.delay, now.at) {
+                    return Gate::Defer(at);
+                }
+                self.shared.recent_starts.record(host, now.at);
+                Gate::Take(Verdict::Fetch(url))
+            }
             Some((false, true, _)) if self.robots_given_up(&url) => {
                 // robots.txt stayed unreachable through every retry: the host is
                 // treated as disallowed for this crawl (RFC 9309 §2.3.1.4), and its
@@ -298,6 +306,7 @@ impl GateCtx<'_> {
             req,
             item.url.clone(),
         );
+        self.shared.recent_starts.record(host, now.at);
         self.robots_fetching.insert(host.to_owned());
         self.out.push(action);
         true

@@ -233,6 +233,44 @@ fn a_robots_redirect_to_the_same_server_waits_out_the_politeness_delay() {
     assert_eq!(logs(&decided)[0].outcome, Outcome::Robots);
 }
 
+/// A robots.txt redirect to another host waits until that host's last request (by
+/// any shard) is a politeness delay old; and a host asked by such a hop waits the
+/// delay before its own shard asks it (the demo's referee once saw 4.9 ms with 10).
+#[test]
+fn a_robots_redirect_to_another_host_waits_for_that_hosts_pace() {
+    let mut h = harness_with(&["http://a.test/private"], |c| c.delay = secs(2), |_| {});
+    // b.test was just asked (by its own shard, say).
+    h.shared
+        .recent_starts
+        .record("http://b.test", h.at(ms(500)).at);
+    let actions = h.schedule(h.at(ms(500)));
+    let (id, url) = robots_fetches(&actions)[0].clone();
+    let hop = h.feed(
+        response(
+            id,
+            &url,
+            301,
+            &[("Location", "http://b.test/robots-cross.txt")],
+            b"",
+        ),
+        h.at(ms(600)),
+    );
+    assert!(robots_fetches(&hop).is_empty(), "{hop:?}");
+    assert!(robots_fetches(&h.schedule(h.at(ms(2400)))).is_empty());
+    // (Starts are kept to the microsecond, rounded up: due just after 2.5 s.)
+    let due = h.schedule(h.at(ms(2501)));
+    let next = robots_fetches(&due);
+    assert_eq!(next.len(), 1, "{due:?}");
+    assert_eq!(next[0].1, "http://b.test/robots-cross.txt");
+    // The hop is recorded: b.test's own pages wait the delay after it.
+    let b = h.at(ms(2501)).at;
+    let until = h.shared.recent_hops.wait_until("http://b.test", secs(2), b);
+    assert!(
+        until.is_some_and(|u| u >= b + secs(2) && u <= b + secs(2) + ms(1)),
+        "{until:?}"
+    );
+}
+
 #[test]
 fn robots_refused_by_address_policy_declines_every_url_of_the_host() {
     let mut h = harness(&[A, "http://a.test/2"]);
