@@ -121,13 +121,10 @@ pub(crate) struct Shared {
     /// Sitemap grants (robots.txt permission along index chains) and, in a re-crawl,
     /// `<lastmod>` dates, for all shards (`core/sitemaps.rs`).
     pub sitemap_memory: core::SitemapMemory,
-    /// When each host was last asked, across shards (`core::RecentStarts`): read by a
-    /// robots.txt redirect hop to another host before it goes.
+    /// When each host was last asked, across shards (`core::RecentStarts`): a
+    /// robots.txt redirect hop to another host and that host's own shard reserve
+    /// their starts there.
     pub recent_starts: core::RecentStarts,
-    /// When each host was last asked by another host's robots.txt redirect: read by
-    /// the shard that owns the host before it asks it (its own requests are paced by
-    /// its frontier, which `--per-host-connections` may let overlap).
-    pub recent_hops: core::RecentStarts,
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -188,7 +185,6 @@ impl Shared {
             recrawl: crate::recrawl::RecrawlCounters::default(),
             sitemap_memory: core::SitemapMemory::default(),
             recent_starts: core::RecentStarts::default(),
-            recent_hops: core::RecentStarts::default(),
             config,
         }
     }

@@ -10,11 +10,17 @@
 //! is a politeness delay old, and a shard about to ask one of its hosts waits likewise
 //! when another shard's hop asked it last.
 //!
-//! Fixed size, lock-free: 4,096 slots of one `AtomicU64` each, a 16-bit tag of the
-//! host and the start in microseconds since the crawl began (48 bits: 8.9 years). Two
-//! hosts on one slot overwrite each other's entry: a start may then be forgotten (the
-//! check falls back to the frontier's own pace) and, with the same tag (1 in 65,536),
-//! a host may wait once for another's start. Sans-IO: the caller gives the instant.
+//! A request reserves its start ([`RecentStarts::reserve`]) with one compare-and-swap,
+//! so two shards cannot both see the host free and both go: the second sees the
+//! first's start and waits. The owner's own requests yield only to a hop's start
+//! (its frontier paces the rest, and `--per-host-connections` may let them overlap).
+//!
+//! Fixed size, lock-free: 4,096 slots of one `AtomicU64` each: a 15-bit tag of the
+//! host, one bit saying a hop made the start, and the start in microseconds since the
+//! crawl began, rounded up (48 bits: 8.9 years). Two hosts on one slot overwrite each
+//! other's entry: a start may then be forgotten (the check falls back to the
+//! frontier's own pace) and, with the same tag (1 in 32,768), a host may wait once for
+//! another's start. Sans-IO: the caller gives the instant.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +29,16 @@ use std::time::{Duration, Instant};
 const SLOTS: usize = 4096;
 const TIME_BITS: u32 = 48;
 const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
+const HOP_BIT: u64 = 1 << TIME_BITS;
+
+/// Who asks for a start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asker {
+    /// The shard that owns the host: yields only to a hop's recent start.
+    Owner,
+    /// Another host's robots.txt redirect: yields to any recent start.
+    Hop,
+}
 
 /// The last request start of each host (by slot). See the module docs.
 #[derive(Debug)]
@@ -45,34 +61,61 @@ impl RecentStarts {
         let mut h = DefaultHasher::new();
         host.hash(&mut h);
         let v = h.finish();
-        (v as usize % SLOTS, v >> 48)
+        (v as usize % SLOTS, v >> 49)
     }
 
-    /// Records a request to `host` (its host key) started at `at`.
-    pub(crate) fn record(&self, host: &str, at: Instant) {
-        let (slot, tag) = Self::slot_and_tag(host);
-        // Rounded up, so a wait never ends before the delay has passed; 0 means
-        // empty, so a start at the very first microsecond is stored as 1.
+    /// Microseconds since `t0`, rounded up so a wait never ends early; never 0 (empty).
+    fn micros(&self, at: Instant) -> u64 {
         let nanos = at.saturating_duration_since(self.t0).as_nanos();
-        let micros = u64::try_from(nanos.div_ceil(1000))
+        u64::try_from(nanos.div_ceil(1000))
             .unwrap_or(TIME_MASK)
-            .clamp(1, TIME_MASK);
-        if let Some(s) = self.slots.get(slot) {
-            s.store(tag << TIME_BITS | micros, Ordering::Release);
+            .clamp(1, TIME_MASK)
+    }
+
+    fn pack(&self, tag: u64, asker: Asker, at: Instant) -> u64 {
+        let hop = if asker == Asker::Hop { HOP_BIT } else { 0 };
+        tag << (TIME_BITS + 1) | hop | self.micros(at)
+    }
+
+    /// Reserves a request start to `host` at `now` for `asker`, unless a start it must
+    /// yield to is less than `delay` old: then `Err` with when it may go. One
+    /// compare-and-swap decides between shards asking at once.
+    pub(crate) fn reserve(
+        &self,
+        host: &str,
+        asker: Asker,
+        delay: Duration,
+        now: Instant,
+    ) -> Result<(), Instant> {
+        let (slot, tag) = Self::slot_and_tag(host);
+        let Some(s) = self.slots.get(slot) else {
+            return Ok(());
+        };
+        let new = self.pack(tag, asker, now);
+        let mut v = s.load(Ordering::Acquire);
+        loop {
+            let micros = v & TIME_MASK;
+            let same_host = micros != 0 && v >> (TIME_BITS + 1) == tag;
+            let yields = asker == Asker::Hop || v & HOP_BIT != 0;
+            if same_host && yields {
+                let until = self.t0 + Duration::from_micros(micros) + delay;
+                if until > now {
+                    return Err(until);
+                }
+            }
+            match s.compare_exchange(v, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(()),
+                Err(current) => v = current,
+            }
         }
     }
 
-    /// The last recorded start of a request to `host`, if its slot still holds it.
-    pub(crate) fn last(&self, host: &str) -> Option<Instant> {
+    /// Records a start that does not wait (a robots.txt fetch of the host itself).
+    pub(crate) fn record(&self, host: &str, at: Instant) {
         let (slot, tag) = Self::slot_and_tag(host);
-        let v = self.slots.get(slot)?.load(Ordering::Acquire);
-        let micros = v & TIME_MASK;
-        (micros != 0 && v >> TIME_BITS == tag).then(|| self.t0 + Duration::from_micros(micros))
-    }
-
-    /// When `host` may next be asked under a politeness `delay`, if later than `now`.
-    pub(crate) fn wait_until(&self, host: &str, delay: Duration, now: Instant) -> Option<Instant> {
-        self.last(host).map(|t| t + delay).filter(|&t| t > now)
+        if let Some(s) = self.slots.get(slot) {
+            s.store(self.pack(tag, Asker::Owner, at), Ordering::Release);
+        }
     }
 }
 
@@ -81,18 +124,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_recent_start_makes_its_host_wait_the_delay() {
+    fn a_hop_waits_for_any_recent_start_and_the_owner_only_for_a_hop() {
         let r = RecentStarts::default();
         let t = Instant::now() + Duration::from_millis(5);
         let delay = Duration::from_millis(10);
-        assert_eq!(r.wait_until("http://a.test:80", delay, t), None);
-        r.record("http://a.test:80", t);
-        let until = r.wait_until("http://a.test:80", delay, t + Duration::from_millis(3));
-        let until = until.expect("a wait");
+        let a = "http://a.test:80";
+        // The owner asks: reserved. A hop right after waits the delay.
+        assert_eq!(r.reserve(a, Asker::Owner, delay, t), Ok(()));
+        let wait = r.reserve(a, Asker::Hop, delay, t + Duration::from_millis(3));
+        let until = wait.expect_err("the hop waits");
         assert!(until >= t + delay && until <= t + delay + Duration::from_micros(1));
-        let after = t + delay + Duration::from_micros(1);
-        assert_eq!(r.wait_until("http://a.test:80", delay, after), None);
-        // Another host is not held back by it.
-        assert_eq!(r.wait_until("http://b.test:80", delay, t), None);
+        // The owner's next request is its frontier's business: not held here.
+        assert_eq!(
+            r.reserve(a, Asker::Owner, delay, t + Duration::from_millis(4)),
+            Ok(())
+        );
+        // Once the delay has passed, the hop goes, and the owner then waits for it.
+        let later = t + Duration::from_millis(20);
+        assert_eq!(r.reserve(a, Asker::Hop, delay, later), Ok(()));
+        assert!(r
+            .reserve(a, Asker::Owner, delay, later + Duration::from_millis(1))
+            .is_err());
+        assert_eq!(
+            r.reserve(
+                a,
+                Asker::Owner,
+                delay,
+                later + delay + Duration::from_millis(1)
+            ),
+            Ok(())
+        );
+        // Another host is not held back.
+        assert_eq!(
+            r.reserve("http://b.test:80", Asker::Hop, delay, later),
+            Ok(())
+        );
     }
 }

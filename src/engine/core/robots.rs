@@ -7,6 +7,7 @@ use crate::net::{FailReason, FetchOutcome};
 use crate::robots::{HostKey, ParseReport, RobotsResponse, Step};
 
 use super::page::retry_after;
+use super::recent::Asker;
 use super::schedule::robots_request;
 use super::{
     body_of, head_of, Action, Core, Now, Record, RecordContext, RobotsFetch, MAX_REFUSAL_WARNINGS,
@@ -71,13 +72,17 @@ impl Core {
             let mut at = self.next_eligible(&url, elapsed, retry_after, None, now);
             if !same_server {
                 // Another host: it waits for that host's own pace instead, as far as
-                // any shard asked it lately (`RecentStarts`).
+                // any shard asked it lately (`RecentStarts`, reserved at once).
                 let target = super::host_key(&next.url).unwrap_or_default();
-                at = self
+                let delay = self.shared.config.delay;
+                at = match self
                     .shared
                     .recent_starts
-                    .wait_until(&target, self.shared.config.delay, now.at)
-                    .unwrap_or(now.at);
+                    .reserve(&target, Asker::Hop, delay, now.at)
+                {
+                    Ok(()) => now.at,
+                    Err(until) => until,
+                };
             }
             if at > now.at {
                 self.robots_hops.push(super::RobotsHop {
@@ -90,10 +95,6 @@ impl Core {
                 return;
             }
             let id = self.next_id();
-            if let Some(target) = super::host_key(&next.url).filter(|_| !same_server) {
-                self.shared.recent_starts.record(&target, now.at);
-                self.shared.recent_hops.record(&target, now.at);
-            }
             let action =
                 robots_request(&self.shared, &mut self.in_flight, id, &host, key, next, via);
             out.push(action);
@@ -121,20 +122,17 @@ impl Core {
             }
             // A hop to another host waits again if that host was asked meanwhile.
             let target = super::host_key(&h.next.url).filter(|t| *t != h.host);
-            if let Some(at) = target.as_deref().and_then(|t| {
+            let delay = self.shared.config.delay;
+            if let Some(Err(at)) = target.as_deref().map(|t| {
                 self.shared
                     .recent_starts
-                    .wait_until(t, self.shared.config.delay, now.at)
+                    .reserve(t, Asker::Hop, delay, now.at)
             }) {
                 h.at = at;
                 wait.push(h);
                 continue;
             }
             let id = self.next_id();
-            if let Some(target) = target {
-                self.shared.recent_starts.record(&target, now.at);
-                self.shared.recent_hops.record(&target, now.at);
-            }
             let action = robots_request(
                 &self.shared,
                 &mut self.in_flight,

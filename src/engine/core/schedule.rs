@@ -18,6 +18,7 @@ use crate::http::RequestHead;
 use crate::net::FetchRequest;
 use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 
+use super::recent::Asker;
 use super::sitemaps::LastmodTurn;
 use super::{hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, POLICY_PRIVATE};
 
@@ -249,12 +250,15 @@ impl GateCtx<'_> {
         match decision {
             Some((true, _, _)) => {
                 // Another host's robots.txt redirect may have asked this host last.
-                let hops = &self.shared.recent_hops;
-                if let Some(at) = hops.wait_until(host, self.shared.config.delay, now.at) {
-                    return Gate::Defer(at);
+                let delay = self.shared.config.delay;
+                match self
+                    .shared
+                    .recent_starts
+                    .reserve(host, Asker::Owner, delay, now.at)
+                {
+                    Ok(()) => Gate::Take(Verdict::Fetch(url)),
+                    Err(at) => Gate::Defer(at),
                 }
-                self.shared.recent_starts.record(host, now.at);
-                Gate::Take(Verdict::Fetch(url))
             }
             Some((false, true, _)) if self.robots_given_up(&url) => {
                 // robots.txt stayed unreachable through every retry: the host is

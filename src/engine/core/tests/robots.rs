@@ -264,9 +264,13 @@ fn a_robots_redirect_to_another_host_waits_for_that_hosts_pace() {
     assert_eq!(next[0].1, "http://b.test/robots-cross.txt");
     // The hop is recorded: b.test's own pages wait the delay after it.
     let b = h.at(ms(2501)).at;
-    let until = h.shared.recent_hops.wait_until("http://b.test", secs(2), b);
+    let owner = crate::engine::core::recent::Asker::Owner;
+    let until = h
+        .shared
+        .recent_starts
+        .reserve("http://b.test", owner, secs(2), b);
     assert!(
-        until.is_some_and(|u| u >= b + secs(2) && u <= b + secs(2) + ms(1)),
+        until.is_err_and(|u| u >= b + secs(2) && u <= b + secs(2) + ms(1)),
         "{until:?}"
     );
 }
