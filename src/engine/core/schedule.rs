@@ -248,18 +248,10 @@ impl GateCtx<'_> {
             Access::Pending => None,
         };
         match decision {
-            Some((true, _, _)) => {
-                // Another host's robots.txt redirect may have asked this host last.
-                let delay = self.shared.config.delay;
-                match self
-                    .shared
-                    .recent_starts
-                    .reserve(host, Asker::Owner, delay, now.at)
-                {
-                    Ok(()) => Gate::Take(Verdict::Fetch(url)),
-                    Err(at) => Gate::Defer(at),
-                }
-            }
+            Some((true, _, _)) => match self.reserve_start(host, now) {
+                Ok(()) => Gate::Take(Verdict::Fetch(url)),
+                Err(at) => Gate::Defer(at),
+            },
             Some((false, true, _)) if self.robots_given_up(&url) => {
                 // robots.txt stayed unreachable through every retry: the host is
                 // treated as disallowed for this crawl (RFC 9309 §2.3.1.4), and its
@@ -270,7 +262,11 @@ impl GateCtx<'_> {
                 // robots.txt is unreachable: RFC 9309 §2.3.1.4 says disallow all for
                 // now, so the host's URLs wait (none is dropped) and robots.txt is
                 // retried.
-                if self.robots_fetching.contains(host) || self.fetch_robots(host, &url, item, now) {
+                if self.robots_fetching.contains(host) {
+                    Gate::Hold
+                } else if let Err(at) = self.reserve_start(host, now) {
+                    Gate::Defer(at)
+                } else if self.fetch_robots(host, &url, item, now) {
                     Gate::Hold
                 } else {
                     let retry = HostKey::of(&url)
@@ -281,7 +277,11 @@ impl GateCtx<'_> {
             }
             Some((false, false, line)) => Gate::Take(Verdict::Disallowed(line)),
             None => {
-                if self.fetch_robots(host, &url, item, now) || self.robots_fetching.contains(host) {
+                if self.robots_fetching.contains(host) {
+                    Gate::Hold
+                } else if let Err(at) = self.reserve_start(host, now) {
+                    Gate::Defer(at)
+                } else if self.fetch_robots(host, &url, item, now) {
                     Gate::Hold
                 } else {
                     // Nothing to wait for (e.g. the rules were evicted mid-way): try
@@ -290,6 +290,16 @@ impl GateCtx<'_> {
                 }
             }
         }
+    }
+
+    /// Reserves a request start to `host` (a page, or its robots.txt): another host's
+    /// robots.txt redirect may have asked it less than a politeness delay ago
+    /// (`RecentStarts`); then `Err` with when it may go.
+    fn reserve_start(&self, host: &str, now: Now) -> Result<(), Instant> {
+        let delay = self.shared.config.delay;
+        self.shared
+            .recent_starts
+            .reserve(host, Asker::Owner, delay, now.at)
     }
 
     /// Asks for `url`'s host's robots.txt if a fetch is due; true if one was asked.
@@ -310,7 +320,6 @@ impl GateCtx<'_> {
             req,
             item.url.clone(),
         );
-        self.shared.recent_starts.record(host, now.at);
         self.robots_fetching.insert(host.to_owned());
         self.out.push(action);
         true
