@@ -286,4 +286,5 @@ mod checkpoints;
 mod pages;
 mod politeness;
 mod robots;
+mod sitemap_answers;
 mod sitemaps;
