@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::sitemaps::{any_scope, urlset};
+use super::sitemaps::{any_scope, run_answers, urlset, Answer, Trace};
 use super::*;
 
 /// A robots.txt `Sitemap:` URL that redirects (http → https, or a moved file)
@@ -75,53 +75,17 @@ fn a_redirected_sitemap_is_still_read() {
     );
 }
 
-/// A made-up answer: status, header fields, body.
-type Answer = (u16, Vec<(&'static str, String)>, Vec<u8>);
-
-/// Runs until done; `web` gives each URL's answer (status, header fields such as
-/// Content-Type or Location, body).
+/// Runs until done (`sitemaps::run_answers`): robots.txt answered with `robots`, each
+/// page with `web`. The URLs requested in order, and each one's last annotations.
 fn answer_run(
     h: &mut Harness,
     robots: &str,
     web: &dyn Fn(&str) -> Answer,
 ) -> (Vec<String>, HashMap<String, Vec<String>>) {
-    let mut now = h.t0;
-    let mut fetched: Vec<String> = Vec::new();
-    let mut notes = HashMap::new();
-    for _ in 0..100 {
-        let actions = h.schedule(now);
-        for a in &actions {
-            match a {
-                Action::FetchRobots(r) => {
-                    h.feed(
-                        response(r.id, r.head.url.as_str(), 200, &[], robots.as_bytes()),
-                        now,
-                    );
-                }
-                Action::Fetch(r) => {
-                    let url = r.head.url.to_string();
-                    fetched.push(url.clone());
-                    let (status, headers, body) = web(&url);
-                    let hs: Vec<(&str, &str)> =
-                        headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                    let mut o = response(r.id, &url, status, &hs, &body);
-                    if headers.iter().any(|(k, _)| *k == "X-Test-Body-Cut") {
-                        o.body_truncated = true;
-                        o.body_complete = false;
-                    }
-                    for rec in records(&h.feed(o, now)) {
-                        notes.insert(url.clone(), rec.annotations.clone());
-                    }
-                }
-                _ => {}
-            }
-        }
-        if h.outstanding() == 0 && h.core.in_flight() == 0 {
-            break;
-        }
-        now = now.plus(secs(2));
-    }
-    (fetched, notes)
+    let mut trace = Trace::default();
+    run_answers(h, None, &|_| robots.to_owned(), web, &mut trace);
+    let fetched = trace.requests.into_iter().map(|(u, _)| u).collect();
+    (fetched, trace.notes)
 }
 
 /// an XHTML page (XML prolog, served as text/html) that a sitemap lists is a

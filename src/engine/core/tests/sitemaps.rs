@@ -32,11 +32,11 @@ fn index(children: &[&str]) -> Vec<u8> {
 
 /// What a run of the core against a made-up web did.
 #[derive(Default)]
-struct Trace {
+pub(super) struct Trace {
     /// Page requests in order: URL and `If-None-Match`.
-    requests: Vec<(String, Option<String>)>,
+    pub(super) requests: Vec<(String, Option<String>)>,
     /// Annotations of each fetched URL's last record.
-    notes: HashMap<String, Vec<String>>,
+    pub(super) notes: HashMap<String, Vec<String>>,
     /// URLs skipped on their lastmod, with their log annotations.
     skipped: Vec<(String, Vec<String>)>,
 }
@@ -47,15 +47,43 @@ impl Trace {
     }
 }
 
+/// A made-up answer: status, header fields, body. The header
+/// `X-Test-Body-Cut` marks a body the fetch cut short.
+pub(super) type Answer = (u16, Vec<(&'static str, String)>, Vec<u8>);
+
 /// Runs the core from `from` (default: the start) until nothing is outstanding (at
-/// most 200 turns, 2 s apart): robots.txt
-/// answered 200 with `robots(host)`, pages with `web(url)` (`None`: 404). XML bodies are
-/// `application/xml`, bodies starting with `http` `text/plain`, the rest HTML.
+/// most 200 turns, 2 s apart): robots.txt answered 200 with `robots(host)`, pages with
+/// `web(url)` (`None`: 404). XML bodies are `application/xml`, bodies starting with
+/// `http` `text/plain`, the rest HTML.
 fn run(
     h: &mut Harness,
     from: Option<Now>,
     robots: &dyn Fn(&str) -> String,
     web: &dyn Fn(&str) -> Option<Vec<u8>>,
+    trace: &mut Trace,
+) -> Now {
+    let answer = |url: &str| -> Answer {
+        let Some(body) = web(url) else {
+            return (404, Vec::new(), Vec::new());
+        };
+        let media = if body.starts_with(b"<?xml") {
+            "application/xml"
+        } else if body.starts_with(b"http") {
+            "text/plain; charset=utf-8"
+        } else {
+            "text/html"
+        };
+        (200, vec![("Content-Type", media.to_owned())], body)
+    };
+    run_answers(h, from, robots, &answer, trace)
+}
+
+/// [`run`] with each answer made up whole (status, header fields, body).
+pub(super) fn run_answers(
+    h: &mut Harness,
+    from: Option<Now>,
+    robots: &dyn Fn(&str) -> String,
+    web: &dyn Fn(&str) -> Answer,
     trace: &mut Trace,
 ) -> Now {
     let mut now = from.unwrap_or(h.t0);
@@ -76,26 +104,14 @@ fn run(
                     trace
                         .requests
                         .push((url.clone(), r.head.if_none_match.clone()));
-                    let o = match web(&url) {
-                        Some(body) if body.starts_with(b"<?xml") => response(
-                            r.id,
-                            &url,
-                            200,
-                            &[("Content-Type", "application/xml")],
-                            &body,
-                        ),
-                        Some(body) if body.starts_with(b"http") => response(
-                            r.id,
-                            &url,
-                            200,
-                            &[("Content-Type", "text/plain; charset=utf-8")],
-                            &body,
-                        ),
-                        Some(body) => {
-                            response(r.id, &url, 200, &[("Content-Type", "text/html")], &body)
-                        }
-                        None => response(r.id, &url, 404, &[], b""),
-                    };
+                    let (status, headers, body) = web(&url);
+                    let fields: Vec<(&str, &str)> =
+                        headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    let mut o = response(r.id, &url, status, &fields, &body);
+                    if headers.iter().any(|(k, _)| *k == "X-Test-Body-Cut") {
+                        o.body_truncated = true;
+                        o.body_complete = false;
+                    }
                     for rec in records(&h.feed(o, now)) {
                         trace.notes.insert(url.clone(), rec.annotations.clone());
                     }
