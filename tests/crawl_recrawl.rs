@@ -19,13 +19,12 @@
 mod crawl_support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use crawl_support::{
-    annotations, crawl_log, signal, stats_json, synthweb_bin, trawl_bin, warcio, warcio_check_dir,
+    annotations, crawl_log, stats_json, synthweb_bin, trawl_bin, warcio, warcio_check_dir, Synthweb,
 };
 
 const WORLD: [&str; 8] = [
@@ -39,87 +38,33 @@ const WORLD: [&str; 8] = [
     "6000",
 ];
 
-/// A synthweb server in `dir` (hosts, seeds, request log, manifest there).
-struct Web {
-    child: Option<Child>,
-    _stdout: BufReader<std::process::ChildStdout>,
-    dir: PathBuf,
-    port: u16,
+/// A synthweb server of the test's world (`WORLD` and `extra`) in `dir` on `port` (0:
+/// any free one; a re-crawl's server takes the first one's, absolute links carry it).
+fn start_web(dir: &Path, port: u16, extra: &[&str]) -> Synthweb {
+    let world: Vec<&str> = WORLD.iter().chain(extra).copied().collect();
+    Synthweb::start_on(dir, port, &world, true)
 }
 
-impl Web {
-    fn start(dir: &Path, port: u16, extra: &[&str]) -> Self {
-        std::fs::create_dir_all(dir).unwrap();
-        let _ = std::fs::remove_file(dir.join("req.log"));
-        let mut child = Command::new(synthweb_bin())
-            .current_dir(dir)
-            .args(["--port", &port.to_string()])
-            .args(["--hosts-file", "hosts.txt", "--seeds", "seeds.txt"])
-            .args(["--log", "req.log", "--manifest", "manifest.txt"])
-            .args(WORLD)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let ready: serde_json::Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(ready["ready"], true, "{line}");
-        let port = u16::try_from(ready["http_port"].as_u64().unwrap()).unwrap();
-        Self {
-            child: Some(child),
-            _stdout: stdout,
-            dir: dir.to_owned(),
-            port,
-        }
-    }
-
-    /// SIGTERM and wait, so the request log is complete.
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            signal(child.id(), "TERM");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    /// The referee's figures: (page requests, conditional, answered 304, body bytes).
-    fn conditional(&self) -> (u64, u64, u64, u64) {
-        let out = Command::new(synthweb_bin())
-            .current_dir(&self.dir)
-            .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("conditional:"))
-            .unwrap_or_else(|| panic!("no conditional line in the referee's report:\n{text}"));
-        // "conditional: C of N page requests conditional, K answered 304; B page body bytes"
-        let n: Vec<u64> = line
-            .split(|c: char| !c.is_ascii_digit())
-            .filter(|s| !s.is_empty())
-            .map(|s| s.parse().unwrap())
-            .collect();
-        let (c, total, k, b) = (n[0], n[1], n[2], n[4]);
-        (total, c, k, b)
-    }
-}
-
-impl Drop for Web {
-    fn drop(&mut self) {
-        self.stop();
-    }
+/// The referee's figures: (page requests, conditional, answered 304, body bytes).
+fn conditional(web: &Synthweb) -> (u64, u64, u64, u64) {
+    let out = Command::new(synthweb_bin())
+        .current_dir(&web.dir)
+        .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("conditional:"))
+        .unwrap_or_else(|| panic!("no conditional line in the referee's report:\n{text}"));
+    // "conditional: C of N page requests conditional, K answered 304; B page body bytes"
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let (c, total, k, b) = (n[0], n[1], n[2], n[4]);
+    (total, c, k, b)
 }
 
 fn crawl_args(out: &Path) -> Vec<String> {
@@ -165,14 +110,14 @@ fn run(dir: &Path, args: &[String], extra: &[&str]) {
 
 /// A first crawl of the base web; returns the server's port and its request figures.
 fn first_crawl(web_dir: &Path, out: &Path) -> (u16, (u64, u64, u64, u64)) {
-    let mut web = Web::start(web_dir, 0, &[]);
+    let mut web = start_web(web_dir, 0, &[]);
     run(
         web_dir,
         &crawl_args(out),
         &["--seeds", "seeds.txt", "--delay-ms", "5"],
     );
     web.stop();
-    (web.port, web.conditional())
+    (web.port, conditional(&web))
 }
 
 /// Page lines (not robots.txt) of a crawl log, by URL.
@@ -210,14 +155,14 @@ fn an_unchanged_web_is_answered_304_and_written_as_revisits() {
         "one index entry per page fetched"
     );
 
-    let mut web = Web::start(&web_dir, port, &[]);
+    let mut web = start_web(&web_dir, port, &[]);
     run(
         &web_dir,
         &crawl_args(&second),
         &["--recrawl", first.to_str().unwrap(), "--delay-ms", "5"],
     );
     web.stop();
-    let (pages, conditional, not_modified, bytes) = web.conditional();
+    let (pages, conditional, not_modified, bytes) = conditional(&web);
     eprintln!(
         "crawl_recrawl (a): {conditional} of {pages} page requests conditional, \
          {not_modified} answered 304; body bytes {bytes} against {bytes1} ({:.2}%)",
@@ -291,7 +236,7 @@ fn a_changed_web_is_counted_as_synthweb_lists_it() {
     let (first, second) = (tmp.path().join("c1"), tmp.path().join("c2"));
     let (port, _) = first_crawl(&web_dir, &first);
 
-    let mut web = Web::start(
+    let mut web = start_web(
         &web_dir,
         port,
         &["--change-rate", "10%", "--changes", "changes.txt"],
@@ -341,7 +286,7 @@ fn a_changed_web_is_counted_as_synthweb_lists_it() {
             "{kind}: {rc}"
         );
     }
-    let (pages, _, not_modified, _) = web.conditional();
+    let (pages, _, not_modified, _) = conditional(&web);
     assert_eq!(rc["not_modified"].as_u64(), Some(not_modified), "{rc}");
     eprintln!(
         "crawl_recrawl (b): {pages} page requests, {not_modified} answered 304; {rc}; \
@@ -361,7 +306,7 @@ fn a_recrawl_killed_with_sigkill_resumes_and_loses_nothing() {
         .unwrap()
         .0;
 
-    let mut web = Web::start(&web_dir, port, &[]);
+    let mut web = start_web(&web_dir, port, &[]);
     // 40 ms between requests to a host: about 3.5 s for the re-crawl, killed at 1.8 s
     // (checkpoints every second).
     let mut args = crawl_args(&second);
@@ -480,7 +425,7 @@ fn links_of_unchanged_pages_come_from_the_previous_crawl() {
     let tmp = tempfile::tempdir().unwrap();
     let web_dir = tmp.path().join("web");
     let (first, second) = (tmp.path().join("c1"), tmp.path().join("c2"));
-    let mut web = Web::start(&web_dir, 0, &[]);
+    let mut web = start_web(&web_dir, 0, &[]);
     run(
         &web_dir,
         &crawl_args(&first),
@@ -500,7 +445,7 @@ fn links_of_unchanged_pages_come_from_the_previous_crawl() {
         .0;
     assert!(prev.len() <= 60, "{} pages in the cut crawl", prev.len());
 
-    let mut web = Web::start(&web_dir, port, &[]);
+    let mut web = start_web(&web_dir, port, &[]);
     run(
         &web_dir,
         &crawl_args(&second),
@@ -671,7 +616,7 @@ fn sitemaps_are_read_again_in_a_recrawl() {
     let tmp = tempfile::tempdir().unwrap();
     let web_dir = tmp.path().join("web");
     let (first, second) = (tmp.path().join("c1"), tmp.path().join("c2"));
-    let mut web = Web::start(&web_dir, 0, &["--profile", "sitemaps"]);
+    let mut web = start_web(&web_dir, 0, &["--profile", "sitemaps"]);
     run(
         &web_dir,
         &crawl_args(&first),
@@ -679,7 +624,7 @@ fn sitemaps_are_read_again_in_a_recrawl() {
     );
     web.stop();
     let port = web.port;
-    let mut web = Web::start(
+    let mut web = start_web(
         &web_dir,
         port,
         &[
@@ -753,7 +698,7 @@ fn links_and_hop_paths_survive_two_recrawls_of_an_unchanged_web() {
     ];
     let (port, _) = first_crawl(&web_dir, &crawls[0]);
     for pair in crawls.windows(2) {
-        let mut web = Web::start(&web_dir, port, &[]);
+        let mut web = start_web(&web_dir, port, &[]);
         run(
             &web_dir,
             &crawl_args(&pair[1]),
