@@ -45,14 +45,22 @@ fn start_web(dir: &Path, port: u16, extra: &[&str]) -> Synthweb {
     Synthweb::start_on(dir, port, &world, true)
 }
 
-/// The referee's figures: (page requests, conditional, answered 304, body bytes).
-fn conditional(web: &Synthweb) -> (u64, u64, u64, u64) {
+/// `synthweb check` of the request log and manifest in `dir`: passed, and its report.
+fn referee(dir: &Path) -> (bool, String) {
     let out = Command::new(synthweb_bin())
-        .current_dir(&web.dir)
+        .current_dir(dir)
         .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The referee's figures: (page requests, conditional, answered 304, body bytes).
+fn conditional(web: &Synthweb) -> (u64, u64, u64, u64) {
+    let (_, text) = referee(&web.dir);
     let line = text
         .lines()
         .find(|l| l.starts_with("conditional:"))
@@ -452,13 +460,8 @@ fn links_of_unchanged_pages_come_from_the_previous_crawl() {
         &["--recrawl", first.to_str().unwrap(), "--delay-ms", "5"],
     );
     web.stop();
-    let out = Command::new(synthweb_bin())
-        .current_dir(&web_dir)
-        .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "referee:\n{report}");
+    let (passed, report) = referee(&web_dir);
+    assert!(passed, "referee:\n{report}");
     let lines = page_lines(&second);
     let not_modified: BTreeSet<&String> = lines
         .iter()
@@ -642,13 +645,8 @@ fn sitemaps_are_read_again_in_a_recrawl() {
         &["--recrawl", first.to_str().unwrap(), "--delay-ms", "5"],
     );
     web.stop();
-    let out = Command::new(synthweb_bin())
-        .current_dir(&web_dir)
-        .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "referee:\n{report}");
+    let (passed, report) = referee(&web_dir);
+    assert!(passed, "referee:\n{report}");
     assert!(
         report.contains("34 of 34 sitemap-only URLs fetched"),
         "{report}"
