@@ -427,6 +427,37 @@ pub fn render(s: &Stats) -> String {
         s.hosts_active as f64,
     );
     f.one(
+        "trawl_requests_in_flight",
+        g,
+        "Fetches running (pages and robots.txt), all shards.",
+        s.width.requests_in_flight as f64,
+    );
+    f.one(
+        "trawl_requests_in_flight_peak",
+        g,
+        "The most fetches running at once sampled so far.",
+        s.width.requests_in_flight_peak as f64,
+    );
+    f.one(
+        "trawl_requests_waiting_for_address",
+        g,
+        "Requests waiting for a connection slot of their server's address \
+         (--per-ip-connections); they hold no --concurrency slot.",
+        s.width.requests_waiting_for_address as f64,
+    );
+    f.one(
+        "trawl_hosts_ready_idle",
+        g,
+        "Hosts ready (politeness passed, URLs queued) with no request running.",
+        s.width.hosts_ready_idle as f64,
+    );
+    f.one(
+        "trawl_urls_refused_budget_total",
+        c,
+        "URLs refused at admission because their host's --max-pages-per-host was spent.",
+        s.width.urls_refused_budget as f64,
+    );
+    f.one(
         "trawl_hosts_parked_total",
         c,
         "Hosts parked because they kept failing.",

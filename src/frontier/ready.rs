@@ -153,6 +153,19 @@ impl Frontier {
         self.schedule_if_idle(id);
     }
 
+    /// Hosts on the schedule whose politeness instant is not after `now`: ready,
+    /// and not taken yet. A scan of the heap (O(hosts)); the driver calls it a few
+    /// times a second.
+    pub fn hosts_ready_at(&self, now: Instant) -> u64 {
+        self.heap
+            .iter()
+            .filter(|Reverse((at, generation, id))| {
+                *at <= now
+                    && matches!(self.hosts.get(*id), Some(Some(h)) if h.on_heap && h.heap_gen == *generation)
+            })
+            .count() as u64
+    }
+
     /// Whether `host`'s queue is held (see [`Gate::Hold`]).
     pub fn is_held(&self, host: &str) -> bool {
         self.by_name.get(host).is_some_and(|&id| self.host(id).held)

@@ -51,6 +51,16 @@ use super::Shared;
 /// private or otherwise special address and `--allow-private-addresses` is off.
 pub(crate) const POLICY_PRIVATE: &str = "policy:private-address";
 
+/// Crawl-log annotation of a URL of a host whose `--max-pages-per-host` is spent.
+pub(crate) const BUDGET_PAGES_PER_HOST: &str = "budget:pages-per-host";
+
+/// Decisions without a fetch (declined, disallowed, skipped URLs) one scheduling turn
+/// makes at most. Each is a crawl-log line in the action buffer: a host whose budget
+/// ran out with millions of URLs queued once made one turn hold them all in RAM. The
+/// driver comes back at once (the host stays ready), after the output has taken the
+/// lines.
+pub(crate) const MAX_DECISIONS_PER_TURN: usize = 4096;
+
 /// Hosts remembered as refused by policy, per shard. Past it the set is emptied: a
 /// forgotten host costs one more robots.txt attempt that fails before any connection
 /// (the address check follows name resolution), and no URL is lost.
@@ -274,6 +284,10 @@ pub(crate) struct Core {
     /// Sitemaps to queue again (host key, URL): a grant reached them after they were
     /// read (`sitemaps.rs`). Counted outstanding, and checkpointed, while here.
     sitemap_rereads: Vec<(String, QueuedUrl)>,
+    /// Fetches in flight that wait in the fetcher for a connection slot of their
+    /// server's address (the driver tells, before each turn): they hold no
+    /// `--concurrency` slot, up to `--concurrency` of them (see [`Core::busy`]).
+    waiting_for_address: usize,
 }
 
 impl Core {
@@ -308,6 +322,7 @@ impl Core {
             seen_scratch: Vec::new(),
             link_actions: Vec::new(),
             sitemap_rereads: Vec::new(),
+            waiting_for_address: 0,
             shared: p.shared,
         }
     }
@@ -316,6 +331,21 @@ impl Core {
     /// could not take). A frontier that cannot take it logs it, so it is not lost
     /// silently.
     pub fn push(&mut self, host: &str, item: QueuedUrl, now: Now, out: &mut Vec<Action>) {
+        if self.host_budget_spent(host) {
+            // Refused at admission: queueing it would only spill it to disk and drain
+            // it later (a trap host past its budget once drained 1.9 million URLs).
+            self.shared
+                .urls_refused_budget
+                .fetch_add(1, Ordering::AcqRel);
+            out.push(Self::log_decision(
+                &item,
+                Outcome::Budget,
+                BUDGET_PAGES_PER_HOST,
+                now,
+            ));
+            self.finish_url();
+            return;
+        }
         if let Err(e) = self.frontier.push(host, item.clone(), now.at) {
             // The disk tier failed: keep the URL in the log so it is not silently lost.
             tracing::error!(shard = self.index, error = %e, "frontier push failed");
@@ -341,6 +371,28 @@ impl Core {
         self.in_flight.len()
     }
 
+    /// The driver tells how many fetches in flight wait for a per-address slot.
+    pub fn set_waiting_for_address(&mut self, n: usize) {
+        self.waiting_for_address = n;
+    }
+
+    /// Fetches that hold a `--concurrency` slot: those in flight, less those waiting
+    /// for a slot of their server's address (many names on one shared host must not
+    /// keep every other host waiting), of which at most `--concurrency` are excused,
+    /// so submissions stay bounded at twice the setting.
+    pub fn busy(&self) -> usize {
+        busy_slots(
+            self.in_flight.len(),
+            self.waiting_for_address,
+            self.shared.config.concurrency_per_shard,
+        )
+    }
+
+    /// Whether a fetch slot is free.
+    pub fn has_free_slot(&self) -> bool {
+        self.busy() < self.shared.config.concurrency_per_shard
+    }
+
     /// When the schedule next has a host ready (see [`Frontier::next_wakeup_at`]).
     pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
         let hop = self.robots_hops.iter().map(|h| h.at).min();
@@ -348,6 +400,12 @@ impl Core {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Hosts ready at `now` (politeness passed, URLs queued, not held) with no fetch
+    /// running: after a scheduling turn, the hosts the slots or the gate left idle.
+    pub fn hosts_ready_idle(&mut self, now: Now) -> u64 {
+        self.frontier.hosts_ready_at(now.at)
     }
 
     pub fn frontier_stats(&self) -> FrontierStats {
@@ -401,6 +459,15 @@ impl Core {
         self.frontier.for_each_queued(f)
     }
 
+    /// True once `host` has started `--max-pages-per-host` pages (in flight ones
+    /// count): its further URLs are refused, queued ones dropped.
+    fn host_budget_spent(&self, host: &str) -> bool {
+        self.shared
+            .config
+            .max_pages_per_host
+            .is_some_and(|max| self.tallies.get(host).is_some_and(|t| t.pages >= max))
+    }
+
     fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
@@ -419,6 +486,11 @@ impl Core {
         rec.annotations.push(note.to_owned());
         Action::Log(Box::new(rec))
     }
+}
+
+/// See [`Core::busy`].
+fn busy_slots(in_flight: usize, waiting_for_address: usize, concurrency: usize) -> usize {
+    in_flight.saturating_sub(waiting_for_address.min(concurrency))
 }
 
 /// The parsed response head of an outcome. The core reads an outcome's head and body

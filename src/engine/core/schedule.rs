@@ -40,11 +40,16 @@ impl Core {
         self.send_due_robots_hops(now, out);
         self.queue_rereads(now, out);
         let cap = self.shared.config.concurrency_per_shard;
-        while self.in_flight.len() < cap {
+        let mut decisions = 0;
+        while self.busy() < cap {
+            if decisions >= super::MAX_DECISIONS_PER_TURN {
+                return;
+            }
             if self.shared.budget_spent() {
                 self.shared.stopping.store(true, Ordering::Release);
                 return;
             }
+            let excused = self.waiting_for_address.min(cap);
             let Self {
                 frontier,
                 robots,
@@ -57,6 +62,7 @@ impl Core {
                 ..
             } = self;
             let mut gate = GateCtx {
+                excused,
                 robots,
                 tallies,
                 refused_hosts,
@@ -75,6 +81,9 @@ impl Core {
                     return;
                 }
             };
+            if !matches!(verdict, Verdict::Fetch(_)) {
+                decisions += 1;
+            }
             self.start(host, item, verdict, now, out);
         }
     }
@@ -205,6 +214,8 @@ impl Core {
 /// The parts of the core the frontier's gate reads and writes while the frontier is
 /// borrowed.
 struct GateCtx<'a> {
+    /// Fetches in flight that hold no slot (see [`Core::busy`]).
+    excused: usize,
     robots: &'a mut RobotsCache,
     tallies: &'a HashMap<String, HostTally>,
     refused_hosts: &'a HashSet<String>,
@@ -223,7 +234,9 @@ impl GateCtx<'_> {
         // A robots.txt fetch this pass made for a host held before took the last free
         // slot: this host keeps its turn, so no more than `concurrency_per_shard`
         // fetches run, robots.txt included.
-        if self.in_flight.len() >= self.shared.config.concurrency_per_shard {
+        if self.in_flight.len().saturating_sub(self.excused)
+            >= self.shared.config.concurrency_per_shard
+        {
             return Gate::Stop;
         }
         let Ok(url) = Url::parse(&item.url) else {
@@ -238,7 +251,10 @@ impl GateCtx<'_> {
         }
         if let Some(max) = self.shared.config.max_pages_per_host {
             if tally.pages >= max {
-                return Gate::Take(Verdict::Decline(Outcome::Budget, "budget:pages-per-host"));
+                return Gate::Take(Verdict::Decline(
+                    Outcome::Budget,
+                    super::BUDGET_PAGES_PER_HOST,
+                ));
             }
         }
         let decision = match self.robots.check(&url, now.at) {
