@@ -7,6 +7,7 @@ pub mod crawl;
 pub mod farm;
 pub mod fetch;
 pub mod inspect;
+pub mod limits;
 pub mod links;
 pub mod netargs;
 pub mod plan;
