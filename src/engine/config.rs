@@ -378,6 +378,34 @@ impl crate::checkpoint::RecordedConfig {
 mod tests {
     use super::*;
 
+    /// The default concurrency follows the budget, within its bounds, split over the
+    /// shards; the reservation it makes leaves the frontier most of the budget.
+    #[test]
+    fn default_concurrency_follows_memory() {
+        let mut c = CrawlConfig::new("/tmp/x");
+        c.shards = 2;
+        c.memory_bytes = 512 << 20;
+        assert_eq!(c.default_concurrency_per_shard(), 1024);
+        c.memory_bytes = 64 << 20;
+        assert_eq!(
+            c.default_concurrency_per_shard(),
+            128,
+            "256 in all at least"
+        );
+        c.memory_bytes = 1 << 40;
+        assert_eq!(
+            c.default_concurrency_per_shard(),
+            32_768,
+            "65,536 in all at most"
+        );
+        // 2 shards x 2,500 slots under 512M: the frontier keeps tens of MiB, where
+        // 64 KiB a slot left it its 1 MiB minimum.
+        c.memory_bytes = 512 << 20;
+        c.robots_cache_bytes = 64 << 20;
+        c.concurrency_per_shard = 2500;
+        assert!(c.frontier_ram_bytes_per_shard() > 8 << 20);
+    }
+
     /// Each setting out of range fails with its flag named; the defaults pass.
     #[test]
     fn validate_names_the_flag_and_the_limit() {
