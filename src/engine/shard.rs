@@ -284,6 +284,7 @@ impl Shard {
             super::width::ShardWidth {
                 waiting_for_address: self.fetcher.waiting_for_address() as u64,
                 hosts_ready_idle: self.core.hosts_ready_idle(now),
+                robots_look_aheads: self.core.robots_look_aheads(),
             },
         );
         let stats = self.core.frontier_stats();

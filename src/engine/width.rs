@@ -20,6 +20,8 @@ pub(crate) struct ShardWidth {
     /// Hosts whose politeness instant has passed, with URLs queued and no fetch
     /// running, after the shard's last scheduling turn.
     pub hosts_ready_idle: u64,
+    /// robots.txt fetches started ahead of their host's turn, so far.
+    pub robots_look_aheads: u64,
 }
 
 /// What the shards publish for [`WidthStats`].
@@ -59,6 +61,7 @@ impl WidthGauges {
             requests_in_flight_peak: self.in_flight_peak.load(Ordering::Acquire).max(in_flight),
             requests_waiting_for_address: all.iter().map(|s| s.waiting_for_address).sum(),
             hosts_ready_idle: all.iter().map(|s| s.hosts_ready_idle).sum(),
+            robots_look_aheads: all.iter().map(|s| s.robots_look_aheads).sum(),
             urls_refused_budget,
         }
     }
@@ -75,6 +78,9 @@ pub struct WidthStats {
     pub requests_waiting_for_address: u64,
     /// Hosts ready (politeness passed, URLs queued) with no request running.
     pub hosts_ready_idle: u64,
+    /// robots.txt fetches of newly discovered hosts started ahead of their turn while
+    /// every fetch slot was busy (bounded: an eighth of `--concurrency` over it).
+    pub robots_look_aheads: u64,
     /// URLs refused when admitted because their host's `--max-pages-per-host` was
     /// spent (crawl log: outcome `budget`, `budget:pages-per-host`).
     pub urls_refused_budget: u64,

@@ -288,6 +288,9 @@ pub(crate) struct Core {
     /// server's address (the driver tells, before each turn): they hold no
     /// `--concurrency` slot, up to `--concurrency` of them (see [`Core::busy`]).
     waiting_for_address: usize,
+    /// robots.txt fetches started ahead of their host's turn (see
+    /// `schedule.rs` `look_ahead`).
+    robots_look_aheads: u64,
 }
 
 impl Core {
@@ -323,6 +326,7 @@ impl Core {
             link_actions: Vec::new(),
             sitemap_rereads: Vec::new(),
             waiting_for_address: 0,
+            robots_look_aheads: 0,
             shared: p.shared,
         }
     }
@@ -346,6 +350,7 @@ impl Core {
             self.finish_url();
             return;
         }
+        let url = self.wants_look_ahead(host).then(|| item.url.clone());
         if let Err(e) = self.frontier.push(host, item.clone(), now.at) {
             // The disk tier failed: keep the URL in the log so it is not silently lost.
             tracing::error!(shard = self.index, error = %e, "frontier push failed");
@@ -353,6 +358,10 @@ impl Core {
             rec.annotations.push(format!("frontier-error:{e}"));
             out.push(Action::Log(Box::new(rec)));
             self.finish_url();
+            return;
+        }
+        if let Some(url) = url {
+            self.look_ahead(host, &url, now, out);
         }
     }
 
@@ -406,6 +415,11 @@ impl Core {
     /// running: after a scheduling turn, the hosts the slots or the gate left idle.
     pub fn hosts_ready_idle(&mut self, now: Now) -> u64 {
         self.frontier.hosts_ready_at(now.at)
+    }
+
+    /// robots.txt fetches started ahead of their host's turn so far.
+    pub fn robots_look_aheads(&self) -> u64 {
+        self.robots_look_aheads
     }
 
     pub fn frontier_stats(&self) -> FrontierStats {

@@ -102,6 +102,9 @@ impl Core {
         }
         let at = self.next_eligible(&url, elapsed, retry_after, None, now);
         self.robots_fetching.remove(&host);
+        // A host held for its rules is released; one whose robots.txt was fetched
+        // ahead of its turn (look-ahead) was never held, and rests all the same.
+        self.frontier.defer(&host, at);
         self.frontier.release(&host, at);
     }
 
@@ -116,7 +119,7 @@ impl Core {
             .partition(|h| h.at <= now.at);
         for mut h in due {
             // Like any fetch, a hop waits for a free slot (`--concurrency`).
-            if self.in_flight.len() >= cap {
+            if self.busy() >= cap {
                 wait.push(h);
                 continue;
             }

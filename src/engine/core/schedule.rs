@@ -211,6 +211,66 @@ impl Core {
     }
 }
 
+impl Core {
+    /// Robots.txt fetches in flight past which no look-ahead starts: an eighth of
+    /// `--concurrency` (at least 4), over the cap, so a crawl with every slot busy
+    /// still learns the rules of the hosts it discovers.
+    fn look_ahead_cap(&self) -> usize {
+        (self.shared.config.concurrency_per_shard / 8).max(4)
+    }
+
+    /// Whether a URL pushed for `host` may start its robots.txt at once: every slot
+    /// is busy (with a free one the next turn asks for it anyway), the host's rules
+    /// are not being fetched, and the look-ahead has room.
+    pub(super) fn wants_look_ahead(&self, host: &str) -> bool {
+        !self.has_free_slot()
+            && self.robots_fetching.len() < self.look_ahead_cap()
+            && !self.robots_fetching.contains(host)
+            && !self.refused_hosts.contains(host)
+    }
+
+    /// Look-ahead for a newly discovered host (issue 19): its robots.txt (and with
+    /// it the name's resolution) starts before the host's turn, so its first page
+    /// can follow as soon as politeness allows instead of after a robots.txt fetch
+    /// started late. The host's URLs stay queued; its turn finds the rules known, or
+    /// holds the host until they are (the fetch is in `robots_fetching`).
+    pub(super) fn look_ahead(&mut self, host: &str, url: &str, now: Now, out: &mut Vec<Action>) {
+        let Ok(url) = Url::parse(url) else { return };
+        let Some(key) = HostKey::of(&url) else { return };
+        if self.robots.get(&key).is_some() {
+            return;
+        }
+        let delay = self.shared.config.delay;
+        if self
+            .shared
+            .recent_starts
+            .reserve(host, Asker::Owner, delay, now.at)
+            .is_err()
+        {
+            return;
+        }
+        let Some(req) = self.robots.poll_fetch(&url, now.at) else {
+            return;
+        };
+        let Some(key) = HostKey::of(&req.url) else {
+            return;
+        };
+        let id = self.next_id();
+        let action = robots_request(
+            &self.shared,
+            &mut self.in_flight,
+            id,
+            host,
+            key,
+            req,
+            url.to_string(),
+        );
+        self.robots_fetching.insert(host.to_owned());
+        self.robots_look_aheads += 1;
+        out.push(action);
+    }
+}
+
 /// The parts of the core the frontier's gate reads and writes while the frontier is
 /// borrowed.
 struct GateCtx<'a> {
