@@ -54,6 +54,10 @@ pub(crate) const POLICY_PRIVATE: &str = "policy:private-address";
 /// Crawl-log annotation of a URL of a host whose `--max-pages-per-host` is spent.
 pub(crate) const BUDGET_PAGES_PER_HOST: &str = "budget:pages-per-host";
 
+/// Crawl-log annotation of a URL of a host whose name did not resolve (its
+/// robots.txt line says why).
+pub(crate) const DNS_UNRESOLVED: &str = "dns-unresolved";
+
 /// Decisions without a fetch (declined, disallowed, skipped URLs) one scheduling turn
 /// makes at most. Each is a crawl-log line in the action buffer: a host whose budget
 /// ran out with millions of URLs queued once made one turn hold them all in RAM. The
@@ -274,6 +278,11 @@ pub(crate) struct Core {
     /// Hosts refused by policy (private addresses): their URLs are logged at once as
     /// `blocked-address`, never fetched or retried. Bounded by [`MAX_REFUSED_HOSTS`].
     refused_hosts: HashSet<String>,
+    /// Hosts whose name did not resolve when their robots.txt was asked (no such
+    /// name, no address, or no answer in time), until when: their URLs are logged
+    /// `dns-error` at once instead of waiting (`robots.rs` `unresolve_host`). Bounded
+    /// by [`MAX_REFUSED_HOSTS`] like the refused hosts.
+    unresolved_hosts: HashMap<String, Instant>,
     refusal_warnings: u32,
     scope_warned: bool,
     next_id: u64,
@@ -319,6 +328,7 @@ impl Core {
             robots_hops: Vec::new(),
             tallies: p.tallies,
             refused_hosts: HashSet::new(),
+            unresolved_hosts: HashMap::new(),
             refusal_warnings: 0,
             scope_warned: false,
             next_id: 0,

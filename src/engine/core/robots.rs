@@ -37,6 +37,15 @@ impl Core {
             out.push(robots_record(o, via, vec![POLICY_PRIVATE.to_owned()]));
             return;
         }
+        if own && is_name_failure(o.error.as_ref()) {
+            // The name did not resolve: the host's URLs are logged as DNS failures at
+            // once rather than held for robots.txt retries, so a dead name delays
+            // nothing but itself (issue 19).
+            self.robots.on_network_error(&key, now.at);
+            self.unresolve_host(&host, now);
+            out.push(robots_record(o, via, Vec::new()));
+            return;
+        }
         let step = match (&o.error, head_of(&o)) {
             (None, Some(head)) => {
                 let headers: Vec<(&str, &[u8])> = head
@@ -198,6 +207,28 @@ impl Core {
         self.robots_fetching.remove(host);
         self.frontier.release(host, now.at);
     }
+
+    /// `host`'s name did not resolve for its robots.txt: its URLs are logged
+    /// `dns-error` (`dns-unresolved`) as they come up, until the resolver's memory
+    /// of the failure ends; a URL of it found later asks again then.
+    pub(super) fn unresolve_host(&mut self, host: &str, now: Now) {
+        if self.unresolved_hosts.len() >= MAX_REFUSED_HOSTS {
+            self.unresolved_hosts.clear();
+        }
+        let hold = self.shared.config.fetcher.dns.negative_ttl;
+        self.unresolved_hosts.insert(host.to_owned(), now.at + hold);
+        self.robots_fetching.remove(host);
+        self.frontier.release(host, now.at);
+    }
+}
+
+/// Whether a fetch failed because its host's name did not resolve: no such name, no
+/// address, a server failure, or no answer before the DNS deadline.
+fn is_name_failure(e: Option<&FailReason>) -> bool {
+    matches!(
+        e,
+        Some(FailReason::Dns(_) | FailReason::Timeout(crate::net::TimeoutPhase::Dns))
+    )
 }
 
 fn robots_record(o: FetchOutcome, via: String, annotations: Vec<String>) -> Action {

@@ -55,6 +55,7 @@ impl Core {
                 robots,
                 tallies,
                 refused_hosts,
+                unresolved_hosts,
                 robots_fetching,
                 in_flight,
                 next_id,
@@ -66,6 +67,7 @@ impl Core {
                 robots,
                 tallies,
                 refused_hosts,
+                unresolved_hosts,
                 robots_fetching,
                 in_flight,
                 next_id,
@@ -227,6 +229,7 @@ impl Core {
             && self.robots_fetching.len() < self.look_ahead_cap()
             && !self.robots_fetching.contains(host)
             && !self.refused_hosts.contains(host)
+            && !self.unresolved_hosts.contains_key(host)
     }
 
     /// Look-ahead for a newly discovered host (issue 19): its robots.txt (and with
@@ -279,6 +282,7 @@ struct GateCtx<'a> {
     robots: &'a mut RobotsCache,
     tallies: &'a HashMap<String, HostTally>,
     refused_hosts: &'a HashSet<String>,
+    unresolved_hosts: &'a mut HashMap<String, Instant>,
     robots_fetching: &'a mut HashSet<String>,
     in_flight: &'a mut HashMap<u64, InFlight>,
     next_id: &'a mut u64,
@@ -304,6 +308,14 @@ impl GateCtx<'_> {
         };
         if self.refused_hosts.contains(host) {
             return Gate::Take(Verdict::Decline(Outcome::BlockedAddress, POLICY_PRIVATE));
+        }
+        if let Some(&until) = self.unresolved_hosts.get(host) {
+            if now.at < until {
+                return Gate::Take(Verdict::Decline(Outcome::DnsError, super::DNS_UNRESOLVED));
+            }
+            // Its time is up: the name is asked again with the next robots.txt fetch
+            // (the resolver decides how often a dead name is tried in all).
+            self.unresolved_hosts.remove(host);
         }
         let tally = self.tallies.get(host).copied().unwrap_or_default();
         if tally.parked {

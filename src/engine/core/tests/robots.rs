@@ -376,3 +376,34 @@ fn a_new_host_found_while_every_slot_is_busy_gets_its_robots_txt_ahead_of_its_tu
     assert_eq!(b_page.len(), 1);
     assert_eq!(b_page[0].1, "http://b.test/x");
 }
+
+#[test]
+fn a_host_whose_name_does_not_resolve_has_its_urls_logged_at_once() {
+    let mut h = harness(&[A, "http://a.test/2", "http://b.test/"]);
+    let first = robots_fetches(&h.schedule(h.t0));
+    assert_eq!(first.len(), 2);
+    let (id, url) = first
+        .iter()
+        .find(|(_, u)| u.starts_with("http://a.test"))
+        .cloned()
+        .expect("a's robots.txt");
+    let t1 = h.at(secs(5));
+    h.feed(
+        failure(id, &url, FailReason::Timeout(crate::net::TimeoutPhase::Dns)),
+        t1,
+    );
+    // No robots.txt retry schedule: a.test's two URLs are decided in the next turn.
+    let actions = h.schedule(t1);
+    let dns: Vec<&str> = logs(&actions)
+        .iter()
+        .filter(|l| l.outcome == Outcome::DnsError)
+        .map(|l| l.url.as_str())
+        .collect();
+    assert_eq!(dns, [A, "http://a.test/2"]);
+    assert!(logs(&actions)
+        .iter()
+        .all(|l| l.annotations == ["dns-unresolved"]));
+    // b.test is not held up by it.
+    assert_eq!(h.core.in_flight(), 1);
+    assert_eq!(h.outstanding(), 1);
+}
