@@ -2,6 +2,7 @@
 
 pub mod add;
 pub mod bench;
+pub mod bench_hosts;
 pub mod count;
 pub mod crawl;
 pub mod farm;
