@@ -12,7 +12,8 @@ use crate::tls::TlsConfig;
 /// Per-phase deadlines and the minimum transfer rate (see `docs/fetcher.md`).
 #[derive(Clone, Copy, Debug)]
 pub struct Deadlines {
-    /// Name resolution, from the lookup being queued to the answer.
+    /// Name resolution, from the lookup being asked to the answer: queueing for an
+    /// in-flight slot and every retry included (`--dns-timeout-ms`).
     pub dns_timeout: Duration,
     /// TCP connect: SYN sent to the connection being writable.
     pub connect_timeout: Duration,
@@ -35,7 +36,7 @@ pub struct Deadlines {
 impl Default for Deadlines {
     fn default() -> Self {
         Self {
-            dns_timeout: Duration::from_secs(10),
+            dns_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(10),
             tls_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(30),
@@ -129,7 +130,7 @@ pub struct FetcherConfig {
     pub deadlines: Deadlines,
     /// Keep-alive pool limits.
     pub pool: PoolConfig,
-    /// Resolver pool, cache and static overrides.
+    /// Resolver: servers and search list, retries, caches, static overrides.
     pub dns: DnsConfig,
     /// TLS trust and session cache.
     pub tls: TlsConfig,

@@ -23,7 +23,7 @@ use crate::net::config::FetcherConfig;
 use crate::net::conn::{
     advance, build_outcome, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
 };
-use crate::net::dns::Resolver;
+use crate::net::dns::{is_resolver_token, with_port, DnsStats, Resolver};
 use crate::net::outcome::{FailReason, FetchOutcome, Timings};
 use crate::net::pool::{Pool, PoolKey};
 use crate::net::request::{FetchRequest, Submitter, SUBMIT_CHANNEL_SLOTS};
@@ -89,7 +89,6 @@ pub struct FetcherStats {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum TimerKey {
     Conn(SlotKey),
-    Dns(u64),
     Queue,
     IpWait,
 }
@@ -132,13 +131,7 @@ impl Fetcher {
         let poll = Poll::new().map_err(FetcherError::Io)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(FetcherError::Io)?);
         let tls = TlsClient::new(&cfg.tls).map_err(FetcherError::Tls)?;
-        let wake_for_dns = Arc::clone(&waker);
-        let resolver = Resolver::new(
-            cfg.dns.clone(),
-            Arc::new(move || {
-                let _ = wake_for_dns.wake();
-            }),
-        );
+        let resolver = Resolver::new(cfg.dns.clone(), cfg.deadlines.dns_timeout);
         let wake_for_ip = Arc::clone(&waker);
         let admission = Admission::new(
             cfg.allow_private_addresses,
@@ -211,6 +204,19 @@ impl Fetcher {
         self.stats
     }
 
+    /// The resolver's counters: lookups, cache hits, in flight, queued, outcomes by
+    /// kind, dead names, retransmits, TCP fallbacks (see [`DnsStats`]).
+    pub fn dns_stats(&self) -> DnsStats {
+        self.resolver.stats()
+    }
+
+    /// Requests waiting for a per-IP connection slot of their address (they are
+    /// accepted, not yet connected; `--per-ip-connections` holds them back, not this
+    /// fetcher's capacity).
+    pub fn waiting_for_address(&self) -> usize {
+        self.admission.waiting_len()
+    }
+
     /// Accepts a request. Its outcome comes out of a later [`Fetcher::poll`] (or the
     /// next one, for requests that fail at once, e.g. an unsupported URL).
     pub fn submit(&mut self, req: FetchRequest) {
@@ -256,10 +262,14 @@ impl Fetcher {
         let now = Instant::now();
         self.yield_contended(now);
         let mut wait = self.timers.poll_timeout(now);
+        if let Some(at) = self.resolver.poll_timeout() {
+            let dns = at.saturating_duration_since(now);
+            wait = Some(wait.map_or(dns, |w| w.min(dns)));
+        }
         if let Some(user) = timeout {
             wait = Some(wait.map_or(user, |w| w.min(user)));
         }
-        if !self.done.is_empty() {
+        if !self.done.is_empty() || self.resolver.has_answers() {
             wait = Some(Duration::ZERO);
         }
         match self.poll.poll(&mut self.events, wait) {
@@ -285,11 +295,16 @@ impl Fetcher {
             if *token == WAKER {
                 continue;
             }
+            if is_resolver_token(*token) {
+                self.resolver.on_ready(*token, now, self.poll.registry());
+                continue;
+            }
             let key = SlotKey::from_token(*token);
             self.step(key, *readiness, now);
         }
         self.ready = ready;
         self.take_submissions();
+        self.resolver.handle_timeout(now, self.poll.registry());
         self.take_dns_answers(now);
         self.fire_timers(now);
         self.pump(now);
@@ -497,17 +512,20 @@ impl Fetcher {
     }
 
     fn take_dns_answers(&mut self, now: Instant) {
+        if !self.resolver.has_answers() {
+            return;
+        }
         let mut answered = Vec::new();
         self.resolver
-            .drain(now, |id, answer| answered.push((id, answer)));
+            .drain(|id, answer| answered.push((id, answer)));
         for (id, answer) in answered {
             let Some(jobs) = self.dns_waiters.remove(&id) else {
                 continue;
             };
             for mut job in jobs {
                 match &answer {
-                    Ok(addrs) => {
-                        job.addrs = Some(Arc::clone(addrs));
+                    Ok(ips) => {
+                        job.addrs = Some(with_port(ips, job.key.port));
                         job.dns = Some(now.saturating_duration_since(job.submitted));
                         self.dispatch(job, now);
                     }

@@ -28,21 +28,19 @@ impl Fetcher {
             }
         }
         if job.addrs.is_none() {
-            match self.resolver.lookup(&job.key.host, job.key.port, now) {
+            let registry = self.poll.registry();
+            match self
+                .resolver
+                .lookup(&job.key.host, job.key.port, now, registry)
+            {
                 Lookup::Ready(Ok(addrs)) => {
                     job.addrs = Some(addrs);
                     job.dns = Some(now.saturating_duration_since(job.submitted));
                 }
                 Lookup::Ready(Err(e)) => return self.fail_job(job, None, FailReason::Dns(e), now),
                 Lookup::Pending(id) => {
-                    let waiters = self.dns_waiters.entry(id).or_default();
-                    if waiters.is_empty() {
-                        self.timers.schedule(
-                            after(now, self.cfg.deadlines.dns_timeout),
-                            TimerKey::Dns(id),
-                        );
-                    }
-                    waiters.push(job);
+                    // The resolver keeps the lookup's deadline (`dns_timeout`) itself.
+                    self.dns_waiters.entry(id).or_default().push(job);
                     return;
                 }
             }
