@@ -482,3 +482,259 @@ impl Reader<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Answers captured from dnsmasq 2.90 (`--addn-hosts` with www.synth.test at
+    /// 127.0.0.1, 127.0.0.2 and ::1; `--cname=alias.synth.test,www.synth.test`;
+    /// v4only.synth.test at 10.1.2.3), 2026-11-28.
+    fn captured(name: &str) -> &'static [u8] {
+        match name {
+            "www_a" => include_bytes!("../../../tests/data/dns/www_a.bin"),
+            "www_aaaa" => include_bytes!("../../../tests/data/dns/www_aaaa.bin"),
+            "cname_a" => include_bytes!("../../../tests/data/dns/cname_a.bin"),
+            "cname_aaaa" => include_bytes!("../../../tests/data/dns/cname_aaaa.bin"),
+            "nxdomain_a" => include_bytes!("../../../tests/data/dns/nxdomain_a.bin"),
+            "nodata_aaaa" => include_bytes!("../../../tests/data/dns/nodata_aaaa.bin"),
+            _ => include_bytes!("../../../tests/data/dns/v4only_a.bin"),
+        }
+    }
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    /// A response to `name`/`qtype` with the given flags word and these sections
+    /// appended raw after the question (counts given).
+    fn reply(
+        id: u16,
+        flags: u16,
+        name: &str,
+        qtype: u16,
+        counts: [u16; 2],
+        rest: &[u8],
+    ) -> Vec<u8> {
+        let mut m = id.to_be_bytes().to_vec();
+        m.extend_from_slice(&flags.to_be_bytes());
+        m.extend_from_slice(&1u16.to_be_bytes());
+        m.extend_from_slice(&counts[0].to_be_bytes());
+        m.extend_from_slice(&counts[1].to_be_bytes());
+        m.extend_from_slice(&0u16.to_be_bytes());
+        encode_name(name, &mut m).unwrap();
+        m.extend_from_slice(&qtype.to_be_bytes());
+        m.extend_from_slice(&CLASS_IN.to_be_bytes());
+        m.extend_from_slice(rest);
+        m
+    }
+
+    fn rr(owner: &[u8], rtype: u16, ttl: u32, data: &[u8]) -> Vec<u8> {
+        let mut v = owner.to_vec();
+        v.extend_from_slice(&rtype.to_be_bytes());
+        v.extend_from_slice(&CLASS_IN.to_be_bytes());
+        v.extend_from_slice(&ttl.to_be_bytes());
+        v.extend_from_slice(&(data.len() as u16).to_be_bytes());
+        v.extend_from_slice(data);
+        v
+    }
+
+    #[test]
+    fn a_query_is_what_the_rfc_says() {
+        let mut q = Vec::new();
+        build_query(0xbeef, "www.Example.org.", QType::Aaaa, &mut q).unwrap();
+        assert_eq!(
+            q,
+            b"\xbe\xef\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\
+              \x03www\x07Example\x03org\x00\x00\x1c\x00\x01"
+        );
+        assert_eq!(
+            build_query(1, "a..b", QType::A, &mut q),
+            Err(WireError::EmptyLabel)
+        );
+        let long_label = "x".repeat(64);
+        assert_eq!(
+            build_query(1, &long_label, QType::A, &mut q),
+            Err(WireError::NameTooLong)
+        );
+        let long_name = vec!["x".repeat(63); 4].join(".");
+        assert_eq!(
+            build_query(1, &long_name, QType::A, &mut q),
+            Err(WireError::NameTooLong)
+        );
+    }
+
+    #[test]
+    fn captured_dnsmasq_answers() {
+        let a = parse_answer(captured("www_a"), "www.synth.test", QType::A).unwrap();
+        assert_eq!(
+            (a.id, a.rcode, a.truncated),
+            (0x1000, Rcode::NoError, false)
+        );
+        assert_eq!(a.addrs, vec![ip("127.0.0.1"), ip("127.0.0.2")]);
+        assert_eq!(a.ttl_secs, Some(0), "dnsmasq's local-ttl is 0");
+        let aaaa = parse_answer(captured("www_aaaa"), "WWW.synth.test", QType::Aaaa).unwrap();
+        assert_eq!(aaaa.addrs, vec![ip("::1")]);
+        let c = parse_answer(captured("cname_a"), "alias.synth.test", QType::A).unwrap();
+        assert_eq!(
+            c.addrs,
+            vec![ip("127.0.0.2"), ip("127.0.0.1")],
+            "through the CNAME"
+        );
+        let c6 = parse_answer(captured("cname_aaaa"), "alias.synth.test", QType::Aaaa).unwrap();
+        assert_eq!(c6.addrs, vec![ip("::1")]);
+        let nx = parse_answer(captured("nxdomain_a"), "nope.synth.test", QType::A).unwrap();
+        assert_eq!(
+            (nx.rcode, nx.addrs.len(), nx.negative_ttl_secs),
+            (Rcode::NameError, 0, None)
+        );
+        let nodata =
+            parse_answer(captured("nodata_aaaa"), "v4only.synth.test", QType::Aaaa).unwrap();
+        assert_eq!((nodata.rcode, nodata.addrs.len()), (Rcode::NoError, 0));
+        let v4 = parse_answer(captured("v4only_a"), "v4only.synth.test", QType::A).unwrap();
+        assert_eq!(v4.addrs, vec![ip("10.1.2.3")]);
+        // The same bytes answer no other question.
+        assert_eq!(
+            parse_answer(captured("www_a"), "www.synth.test", QType::Aaaa),
+            Err(WireError::QuestionMismatch)
+        );
+        assert_eq!(
+            parse_answer(captured("www_a"), "other.synth.test", QType::A),
+            Err(WireError::QuestionMismatch)
+        );
+    }
+
+    #[test]
+    fn every_prefix_of_a_captured_answer_is_an_error_not_a_panic() {
+        for name in ["www_a", "cname_a", "cname_aaaa", "nodata_aaaa"] {
+            let msg = captured(name);
+            for len in 0..msg.len() {
+                assert!(Message::parse(&msg[..len]).is_err(), "{name} cut at {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn soa_minimum_bounds_the_negative_ttl_and_ttl_is_the_minimum() {
+        let mut soa = Vec::new();
+        encode_name("ns.test", &mut soa).unwrap();
+        encode_name("admin.test", &mut soa).unwrap();
+        for v in [1u32, 2, 3, 4, 90] {
+            soa.extend_from_slice(&v.to_be_bytes());
+        }
+        let m = reply(
+            7,
+            0x8183,
+            "gone.test",
+            TYPE_A,
+            [0, 1],
+            &rr(b"\x04test\x00", TYPE_SOA, 300, &soa),
+        );
+        let a = parse_answer(&m, "gone.test", QType::A).unwrap();
+        assert_eq!((a.rcode, a.negative_ttl_secs), (Rcode::NameError, Some(90)));
+        let m = reply(
+            7,
+            0x8183,
+            "gone.test",
+            TYPE_A,
+            [0, 1],
+            &rr(b"\x04test\x00", TYPE_SOA, 30, &soa),
+        );
+        assert_eq!(
+            parse_answer(&m, "gone.test", QType::A)
+                .unwrap()
+                .negative_ttl_secs,
+            Some(30)
+        );
+        let mut two = rr(&[0xc0, 12], TYPE_A, 600, &[10, 0, 0, 1]);
+        two.extend(rr(&[0xc0, 12], TYPE_A, 0x8000_0001, &[10, 0, 0, 2]));
+        let m = reply(7, 0x8180, "h.test", TYPE_A, [2, 0], &two);
+        let a = parse_answer(&m, "h.test", QType::A).unwrap();
+        assert_eq!(
+            a.ttl_secs,
+            Some(0),
+            "a TTL with the top bit set counts as 0"
+        );
+    }
+
+    #[test]
+    fn cname_chains_are_followed_and_bounded() {
+        // a -> b -> c, c has the address; and a chain a -> a (loop) ends.
+        let mut rest = rr(&[0xc0, 12], TYPE_CNAME, 100, b"\x01b\x04test\x00");
+        rest.extend(rr(
+            b"\x01b\x04test\x00",
+            TYPE_CNAME,
+            50,
+            b"\x01c\x04test\x00",
+        ));
+        rest.extend(rr(b"\x01c\x04test\x00", TYPE_A, 200, &[10, 0, 0, 9]));
+        rest.extend(rr(&[0xc0, 12], TYPE_A, 200, &[10, 0, 0, 66]));
+        let m = reply(1, 0x8180, "a.test", TYPE_A, [4, 0], &rest);
+        let a = parse_answer(&m, "a.test", QType::A).unwrap();
+        assert_eq!(
+            a.addrs,
+            vec![ip("10.0.0.9")],
+            "the chain's end, not the alias's own record"
+        );
+        assert_eq!(a.ttl_secs, Some(50));
+        let looped = rr(&[0xc0, 12], TYPE_CNAME, 100, &[0xc0, 12]);
+        let m = reply(1, 0x8180, "a.test", TYPE_A, [1, 0], &looped);
+        assert!(parse_answer(&m, "a.test", QType::A)
+            .unwrap()
+            .addrs
+            .is_empty());
+    }
+
+    #[test]
+    fn hostile_names_are_errors() {
+        // A pointer to itself, a forward pointer, and a reserved label type.
+        let mut m = reply(1, 0x8180, "a.test", TYPE_A, [1, 0], &[]);
+        let here = m.len() as u8;
+        m.extend_from_slice(&[0xc0, here]);
+        assert_eq!(Message::parse(&m), Err(WireError::PointerLoop));
+        let mut m = reply(1, 0x8180, "a.test", TYPE_A, [1, 0], &[]);
+        let ahead = m.len() as u8 + 2;
+        m.extend_from_slice(&[0xc0, ahead, 0]);
+        assert_eq!(Message::parse(&m), Err(WireError::PointerLoop));
+        let mut m = reply(1, 0x8180, "a.test", TYPE_A, [1, 0], &[]);
+        m.extend_from_slice(&[0x40, 0]);
+        assert_eq!(Message::parse(&m), Err(WireError::BadLabel));
+        // Five 63-byte labels: 321 bytes, over the 255 a name may have.
+        let mut m = reply(1, 0x8180, "a.test", TYPE_A, [1, 0], &[]);
+        for _ in 0..5 {
+            m.push(63);
+            m.extend_from_slice(&[b'x'; 63]);
+        }
+        m.push(0);
+        m.extend_from_slice(&[0, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(Message::parse(&m), Err(WireError::NameTooLong));
+        // A query is not an answer; an address of the wrong size is refused.
+        let mut q = Vec::new();
+        build_query(1, "a.test", QType::A, &mut q).unwrap();
+        assert_eq!(
+            parse_answer(&q, "a.test", QType::A),
+            Err(WireError::NotResponse)
+        );
+        let m = reply(
+            1,
+            0x8180,
+            "a.test",
+            TYPE_A,
+            [1, 0],
+            &rr(&[0xc0, 12], TYPE_A, 1, &[1, 2, 3]),
+        );
+        assert_eq!(
+            parse_answer(&m, "a.test", QType::A),
+            Err(WireError::BadAddress)
+        );
+        let m = reply(1, 0x8180, "a.test", TYPE_A, [600, 0], &[]);
+        assert_eq!(Message::parse(&m), Err(WireError::TooManyRecords));
+    }
+
+    #[test]
+    fn the_truncation_bit_is_reported() {
+        let m = reply(1, 0x8380, "big.test", TYPE_A, [0, 0], &[]);
+        let a = parse_answer(&m, "big.test", QType::A).unwrap();
+        assert!(a.truncated);
+    }
+}
