@@ -690,3 +690,51 @@ fn lookups_beyond_the_in_flight_cap_wait_in_order_and_the_deadline_covers_the_wa
     assert!(at >= Duration::from_millis(290), "{at:?}");
     assert_eq!(dns.asked("live.test", TYPE_A), 1);
 }
+
+#[test]
+fn trawl_fetch_dns_flags() {
+    let dns = FakeDns::start(HashMap::from([
+        (
+            "live.test".to_owned(),
+            Rule::Addrs(vec![v4("127.0.0.1")], 60),
+        ),
+        ("dead.test".to_owned(), Rule::Drop),
+    ]));
+    let (_dir, conf) = resolv_conf(&[dns.addr], "options timeout:1 attempts:5\n");
+    let port = closed_port();
+    let start = Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .arg("fetch")
+        .arg("--resolv-conf")
+        .arg(&conf)
+        .args(["--dns-timeout-ms", "300", "--dns-max-attempts", "1"])
+        .arg(format!("http://live.test:{port}/"))
+        .arg(format!("http://dead.test:{port}/"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = |host: &str| {
+        text.lines()
+            .find(|l| l.contains(host))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line("live.test").contains("\"outcome\":\"refused\""),
+        "{text}"
+    );
+    assert!(line("dead.test").contains("dns: timed out"), "{text}");
+    // --dns-max-attempts 1 beat resolv.conf's attempts:5; the 300 ms deadline its 1 s.
+    assert_eq!(dns.asked("dead.test", TYPE_A), 1);
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(["fetch", "--dns-max-in-flight", "0", "http://x.test/"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}
