@@ -1,5 +1,6 @@
 //! The event loop: one mio `Poll`, a slab of connections, a timer heap, a DNS client
-//! whose sockets share the poll, and keep-alive pools. See `docs/fetcher.md` for the life of a request.
+//! whose sockets share the poll, and keep-alive pools. See `docs/fetcher.md` for the
+//! life of a request.
 //!
 //! This file is the loop itself: taking events and submissions, stepping connections
 //! (`conn::advance`; each phase owns its transitions) and acting on what a step returns
