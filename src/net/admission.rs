@@ -41,11 +41,17 @@ pub(crate) enum Decision {
         addr: SocketAddr,
         slot: Option<IpSlot>,
     },
-    /// The request was parked until a slot of its address frees. `first`: this is the
-    /// start of its wait (count it once). `timer`: arm the wait deadline at this instant.
-    Wait { first: bool, timer: Option<Instant> },
-    /// A waiting request whose host has an idle pooled connection: route it there
-    /// (it left the queue, and its ticket with it).
+    /// The request was parked until a slot of its address `ip` frees. `first`: this is
+    /// the start of its wait (count it once). `timer`: arm the wait deadline at this
+    /// instant.
+    Wait {
+        ip: IpAddr,
+        first: bool,
+        timer: Option<Instant>,
+    },
+    /// A waiting request for which an idle pooled connection exists (its host's, or a
+    /// plain-HTTP one to its address): route it there (it left the queue, and its
+    /// ticket with it).
     Reuse(Job),
     /// The request fails.
     Fail {
@@ -174,7 +180,7 @@ impl Admission {
             p.timer_at = Some(at);
             timer = Some(at);
         }
-        Decision::Wait { first, timer }
+        Decision::Wait { ip, first, timer }
     }
 
     /// Takes the table's notices for this fetcher: addresses whose idle connections it
@@ -319,11 +325,21 @@ impl Admission {
         Release::PoolOneTurn
     }
 
-    /// A same-host request waiting for `ip` here, if any.
+    /// A request waiting for `ip` here that a connection of `key` to that address can
+    /// serve: one of the same host, else for plain HTTP the first of any host on the
+    /// same port (the request names its host itself).
     fn take_waiting_for(&mut self, key: &PoolKey, ip: IpAddr, now: Instant) -> Option<Job> {
         let p = self.per_ip.as_mut()?;
         let queue = p.waiting.get_mut(&ip)?;
-        let pos = queue.iter().position(|j| !j.fresh_only && j.key == *key)?;
+        // Its own host first (as before sharing existed), then any host it can carry.
+        let pos = queue
+            .iter()
+            .position(|j| !j.fresh_only && j.key == *key)
+            .or_else(|| {
+                queue
+                    .iter()
+                    .position(|j| !j.fresh_only && can_share(key, &j.key))
+            })?;
         let mut job = queue.remove(pos)?;
         if queue.is_empty() {
             p.waiting.remove(&ip);
@@ -350,6 +366,13 @@ impl Admission {
 /// its address (marks the slot idle either way).
 pub(crate) fn still_wanted(slot: Option<&mut IpSlot>) -> bool {
     slot.is_some_and(|s| s.set_idle(true))
+}
+
+/// Whether a plain-HTTP connection pooled under `conn` may carry a request for `want`
+/// to the same address: both plain HTTP, same port (the address itself is checked by
+/// the caller). Never for HTTPS: the certificate and SNI belong to one name.
+pub(crate) fn can_share(conn: &PoolKey, want: &PoolKey) -> bool {
+    !conn.https && !want.https && conn.port == want.port
 }
 
 fn no_address(job: Job) -> Decision {

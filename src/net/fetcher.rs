@@ -85,6 +85,9 @@ pub struct FetcherStats {
     /// Idle connections closed (or not pooled) because requests waited for their
     /// address's per-IP slots.
     pub ip_yielded: u64,
+    /// Exchanges that ran on an idle plain-HTTP connection opened for another host name
+    /// on the same address (shared hosting, under the per-IP cap).
+    pub shared_host_reuses: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -391,7 +394,8 @@ impl Fetcher {
                     }
                     Release::Serve(job) => return self.start_on_idle(key, job, now),
                 }
-                self.pool.put(pool_key, key);
+                let peer = conn.peer;
+                self.pool.put(pool_key, key, peer);
                 self.refresh(key, now);
                 while self.pool.len() > pool_cfg.max_idle_total {
                     match self.pool.take_oldest() {

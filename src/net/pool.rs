@@ -1,11 +1,17 @@
 //! Keep-alive pools: idle connections per (scheme, host, port).
 //!
+//! Plain-HTTP connections are also found by the address they are connected to, so a
+//! request for another host name on the same address (a shared host, a CDN) can take
+//! one when the per-IP cap makes it wait (`Pool::take_by_peer`): HTTP/1.1 names the
+//! host in each request, which is how virtual hosting works.
+//!
 //! The pool only holds slot keys; the connections themselves live in the fetcher's slab
 //! in the `Idle` phase. Taking returns the most recently idled connection (warmest, least
 //! likely to have been closed by the server). Two caps: idle connections per key and in
 //! total; beyond either, the caller closes the oldest idle connection.
 
 use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::net::slab::SlotKey;
@@ -26,8 +32,16 @@ pub struct PoolKey {
 pub struct Pool {
     idle: HashMap<PoolKey, Vec<(SlotKey, u64)>>,
     order: VecDeque<(PoolKey, SlotKey, u64)>,
+    /// Plain-HTTP idle connections by peer address (IPv4-mapped folded); entries
+    /// taken by another path are stale and skipped.
+    by_peer: HashMap<SocketAddr, Vec<(PoolKey, SlotKey, u64)>>,
+    by_peer_len: usize,
     count: usize,
     next_seq: u64,
+}
+
+fn canonical(peer: SocketAddr) -> SocketAddr {
+    SocketAddr::new(peer.ip().to_canonical(), peer.port())
 }
 
 impl Pool {
@@ -46,10 +60,23 @@ impl Pool {
         self.idle.get(key).map_or(0, Vec::len)
     }
 
-    /// Records `slot` as idle under `key`.
-    pub fn put(&mut self, key: PoolKey, slot: SlotKey) {
+    /// Records `slot` (connected to `peer`) as idle under `key`.
+    pub fn put(&mut self, key: PoolKey, slot: SlotKey, peer: SocketAddr) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        if !key.https {
+            let list = self.by_peer.entry(canonical(peer)).or_default();
+            list.push((key.clone(), slot, seq));
+            self.by_peer_len += 1;
+            if self.by_peer_len > 2 * self.count + 64 {
+                let idle = &self.idle;
+                self.by_peer.retain(|_, list| {
+                    list.retain(|(k, s, q)| idle.get(k).is_some_and(|v| v.contains(&(*s, *q))));
+                    !list.is_empty()
+                });
+                self.by_peer_len = self.by_peer.values().map(Vec::len).sum();
+            }
+        }
         self.order.push_back((key.clone(), slot, seq));
         self.idle.entry(key).or_default().push((slot, seq));
         self.count += 1;
@@ -70,6 +97,39 @@ impl Pool {
         }
         self.count -= 1;
         Some(slot)
+    }
+
+    /// Whether a plain-HTTP connection to `peer` is idle, whatever its host name.
+    pub fn has_peer(&self, peer: SocketAddr) -> bool {
+        self.by_peer.get(&canonical(peer)).is_some_and(|list| {
+            list.iter()
+                .any(|(k, s, q)| self.idle.get(k).is_some_and(|v| v.contains(&(*s, *q))))
+        })
+    }
+
+    /// Takes the most recently idled plain-HTTP connection to `peer`, whatever its
+    /// host name; returns the key it was pooled under.
+    pub fn take_by_peer(&mut self, peer: SocketAddr) -> Option<(PoolKey, SlotKey)> {
+        let peer = canonical(peer);
+        let list = self.by_peer.get_mut(&peer)?;
+        let mut found = None;
+        while let Some((key, slot, seq)) = list.pop() {
+            self.by_peer_len = self.by_peer_len.saturating_sub(1);
+            if self
+                .idle
+                .get(&key)
+                .is_some_and(|v| v.contains(&(slot, seq)))
+            {
+                found = Some((key, slot));
+                break;
+            }
+        }
+        if list.is_empty() {
+            self.by_peer.remove(&peer);
+        }
+        let (key, slot) = found?;
+        self.remove(&key, slot);
+        Some((key, slot))
     }
 
     /// Forgets `slot` (it closed while idle). Returns whether it was there.
@@ -132,9 +192,10 @@ mod tests {
         let mut slab = Slab::default();
         let (a, b, c) = (slab.insert(1), slab.insert(2), slab.insert(3));
         let mut pool = Pool::default();
-        pool.put(key("x"), a);
-        pool.put(key("y"), b);
-        pool.put(key("x"), c);
+        let peer: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        pool.put(key("x"), a, peer);
+        pool.put(key("y"), b, peer);
+        pool.put(key("x"), c, peer);
         assert_eq!(pool.len(), 3);
         assert_eq!(pool.len_for(&key("x")), 2);
         assert_eq!(pool.take(&key("x")), Some(c));
@@ -143,5 +204,41 @@ mod tests {
         assert!(pool.is_empty());
         assert_eq!(pool.take_oldest(), None);
         assert_eq!(pool.take(&key("x")), None);
+    }
+
+    #[test]
+    fn plain_http_connections_are_found_by_address_across_host_names() {
+        let mut slab = Slab::default();
+        let (a, b, c, d) = (
+            slab.insert(1),
+            slab.insert(2),
+            slab.insert(3),
+            slab.insert(4),
+        );
+        let shared: SocketAddr = "10.0.0.1:80".parse().unwrap();
+        let mapped: SocketAddr = "[::ffff:10.0.0.1]:80".parse().unwrap();
+        let mut pool = Pool::default();
+        pool.put(key("a"), a, shared);
+        pool.put(key("b"), b, mapped);
+        let tls = PoolKey {
+            https: true,
+            ..key("c")
+        };
+        pool.put(tls, c, "10.0.0.1:443".parse().unwrap());
+        pool.put(key("d"), d, "10.0.0.2:80".parse().unwrap());
+        assert!(pool.has_peer(shared));
+        assert_eq!(
+            pool.take(&key("b")),
+            Some(b),
+            "taken by name: stale by address"
+        );
+        assert_eq!(pool.take_by_peer(mapped), Some((key("a"), a)));
+        assert!(!pool.has_peer(shared));
+        assert_eq!(pool.take_by_peer(shared), None);
+        assert!(
+            !pool.has_peer("10.0.0.1:443".parse().unwrap()),
+            "https is never shared"
+        );
+        assert_eq!(pool.len(), 2);
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use mio::Interest;
 
 use super::{Fetcher, TimerKey};
-use crate::net::admission::{still_wanted, Decision};
+use crate::net::admission::{can_share, still_wanted, Decision};
 use crate::net::conn::{
     after, connect_reason, Conn, Connecting, Exchange, Job, Phase, Readiness, Sending,
 };
@@ -88,16 +88,24 @@ impl Fetcher {
         for ip in notices.ready {
             // One decision at a time: acting on one (a reuse takes a pooled connection)
             // changes what the next sees.
-            loop {
-                let pool = &self.pool;
-                let Some(d) = self
-                    .admission
-                    .next_waiting(ip, now, |k| pool.len_for(k) > 0)
-                else {
-                    break;
-                };
-                self.decide(d, now);
-            }
+            self.serve_waiting(ip, now);
+        }
+    }
+
+    /// Starts this fetcher's requests waiting for `ip` whose turn has come, or for which
+    /// an idle connection exists (their host's, or a plain-HTTP one to the address).
+    /// One decision at a time: acting on one (a reuse takes a pooled connection)
+    /// changes what the next sees.
+    pub(super) fn serve_waiting(&mut self, ip: IpAddr, now: Instant) {
+        // Each round takes a request off the queue; the bound is a safety net.
+        for _ in 0..=self.admission.waiting_len() {
+            let pool = &self.pool;
+            let Some(d) = self.admission.next_waiting(ip, now, |k| {
+                pool.len_for(k) > 0 || (!k.https && pool.has_peer(SocketAddr::new(ip, k.port)))
+            }) else {
+                break;
+            };
+            self.decide(d, now);
         }
     }
 
@@ -105,13 +113,21 @@ impl Fetcher {
     pub(super) fn decide(&mut self, d: Decision, now: Instant) {
         match d {
             Decision::Connect { job, addr, slot } => self.open_conn(job, addr, slot, now),
-            Decision::Wait { first, timer } => {
+            Decision::Wait { ip, first, timer } => {
                 self.stats.ip_waits += u64::from(first);
                 if let Some(at) = timer {
                     self.timers.schedule(at, TimerKey::IpWait);
                 }
+                // A plain-HTTP connection of another host on this address may be idle
+                // here: the waiting request can use it rather than wait for a slot.
+                if first && !self.pool.is_empty() {
+                    self.serve_waiting(ip, now);
+                }
             }
-            Decision::Reuse(job) => self.dispatch(job, now),
+            Decision::Reuse(job) => match self.take_shared_idle(&job) {
+                Some(slot) => self.start_on_idle(slot, job, now),
+                None => self.dispatch(job, now),
+            },
             Decision::Fail { job, peer, reason } => self.fail_job(job, peer, reason, now),
         }
     }
@@ -237,13 +253,42 @@ impl Fetcher {
         self.refresh(key, now);
     }
 
+    /// An idle connection that can carry `job`: its host's, else (plain HTTP) one of
+    /// another host connected to the address `job` is for.
+    fn take_shared_idle(&mut self, job: &Job) -> Option<SlotKey> {
+        if job.fresh_only {
+            return None;
+        }
+        if let Some(slot) = self.pool.take(&job.key) {
+            return Some(slot);
+        }
+        let addr = job.addrs.as_ref()?.get(job.addr_index).copied()?;
+        if job.key.https {
+            return None;
+        }
+        let (key, slot) = self.pool.take_by_peer(addr)?;
+        if can_share(&key, &job.key) {
+            return Some(slot);
+        }
+        // Cannot happen (the address carries the port); put it back untouched.
+        let peer = self.conns.get(slot).map_or(addr, |c| c.peer);
+        self.pool.put(key, slot, peer);
+        None
+    }
+
     /// Puts `job` on an idle connection taken from the pool and writes the request.
+    /// The connection may have served another host name on the same address (plain
+    /// HTTP); from now on it is pooled under `job`'s host.
     pub(super) fn start_on_idle(&mut self, slot: SlotKey, job: Job, now: Instant) {
         let Some(conn) = self.conns.get_mut(slot) else {
             // Cannot happen (the pool holds live keys only); route the job afresh.
             return self.dispatch(job, now);
         };
         self.stats.reused_exchanges += 1;
+        if conn.key != job.key {
+            self.stats.shared_host_reuses += 1;
+            conn.key = job.key.clone();
+        }
         if let Some(slot) = conn.ip_slot.as_mut() {
             slot.set_idle(false);
         }
