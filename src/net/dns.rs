@@ -454,3 +454,110 @@ pub fn fuzz_answer(data: &[u8]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolver(hosts: &str, overrides: &[&str]) -> (Resolver, mio::Poll, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let hosts_path = dir.path().join("hosts");
+        fs::write(&hosts_path, hosts).unwrap();
+        // A server nobody runs: nothing here may reach it.
+        fs::write(dir.path().join("resolv.conf"), "nameserver 127.0.0.1#9\n").unwrap();
+        let cfg = DnsConfig {
+            resolv_conf_path: dir.path().join("resolv.conf"),
+            etc_hosts_path: Some(hosts_path),
+            overrides: overrides
+                .iter()
+                .map(|o| parse_resolve(o).unwrap())
+                .collect(),
+            ..DnsConfig::default()
+        };
+        let poll = mio::Poll::new().unwrap();
+        (Resolver::new(cfg, Duration::from_secs(1)), poll, dir)
+    }
+
+    fn ready(l: Lookup) -> Vec<SocketAddr> {
+        match l {
+            Lookup::Ready(Ok(a)) => a.to_vec(),
+            other => panic!("expected an address at once, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn literals_then_overrides_then_etc_hosts_without_a_query() {
+        let (mut r, poll, _dir) = resolver(
+            "::1 both.test\n127.0.0.5 both.test\n127.0.0.7 over.test\n",
+            &["over.test:8080:127.0.0.9"],
+        );
+        let (now, reg) = (Instant::now(), poll.registry());
+        assert_eq!(
+            ready(r.lookup("[::1]", 80, now, reg)),
+            vec!["[::1]:80".parse().unwrap()]
+        );
+        assert_eq!(
+            ready(r.lookup("Over.test", 8080, now, reg)),
+            vec!["127.0.0.9:8080".parse().unwrap()],
+            "the override for its port wins over /etc/hosts"
+        );
+        assert_eq!(
+            ready(r.lookup("over.test", 80, now, reg)),
+            vec!["127.0.0.7:80".parse().unwrap()],
+            "another port: /etc/hosts"
+        );
+        assert_eq!(
+            ready(r.lookup("both.test", 443, now, reg)),
+            vec![
+                "127.0.0.5:443".parse().unwrap(),
+                "[::1]:443".parse().unwrap()
+            ],
+            "IPv4 first"
+        );
+        let s = r.stats();
+        assert_eq!(
+            (s.lookups, s.static_answers, s.started, s.queries_sent),
+            (4, 4, 0, 0)
+        );
+    }
+
+    #[test]
+    fn lookups_of_one_name_are_coalesced_and_the_fifo_is_bounded() {
+        let (mut r, poll, _dir) = resolver("", &[]);
+        r.config.max_in_flight = 1;
+        r.config.max_queued_lookups = 1;
+        let (now, reg) = (Instant::now(), poll.registry());
+        let Lookup::Pending(a) = r.lookup("a.test", 80, now, reg) else {
+            panic!("expected pending");
+        };
+        assert!(matches!(r.lookup("A.test", 443, now, reg), Lookup::Pending(id) if id == a));
+        assert!(matches!(
+            r.lookup("b.test", 80, now, reg),
+            Lookup::Pending(_)
+        ));
+        assert!(matches!(
+            r.lookup("c.test", 80, now, reg),
+            Lookup::Ready(Err(DnsFailure::Overloaded))
+        ));
+        let s = r.stats();
+        assert_eq!(
+            (s.in_flight, s.queued, s.coalesced, s.overloaded),
+            (1, 1, 1, 1)
+        );
+        // The deadline (1 s) passes: both fail as timed out, the queued one without
+        // having been sent, so only a.test counts towards dead names.
+        r.handle_timeout(now + Duration::from_secs(2), reg);
+        let mut got = Vec::new();
+        r.drain(|id, answer| got.push((id, answer)));
+        assert_eq!(got.len(), 2);
+        assert!(
+            got.iter().all(|(_, a)| *a == Err(DnsFailure::TimedOut)),
+            "{got:?}"
+        );
+        assert_eq!(r.stats().dead_names, 1);
+        assert!(matches!(
+            r.lookup("a.test", 80, now + Duration::from_secs(2), reg),
+            Lookup::Ready(Err(DnsFailure::Dead))
+        ));
+    }
+}

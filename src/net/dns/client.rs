@@ -10,8 +10,9 @@
 //! a query still open and repeats its question; a truncated one (TC) is asked again
 //! over TCP to the same server.
 
+use std::cmp::Reverse;
 use std::collections::hash_map::RandomState;
-use std::collections::HashMap;
+use std::collections::{BinaryHeap, HashMap};
 use std::hash::BuildHasher;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -115,6 +116,10 @@ pub(super) struct Client {
     try_timeout: Duration,
     tries: u32,
     lookups: HashMap<u64, Running>,
+    /// Try deadlines, earliest first; an entry whose lookup has moved on (finished, or
+    /// a later try) is stale and skipped. Every entry falls due within one lookup
+    /// deadline, so the heap holds at most the tries of that window.
+    deadlines: BinaryHeap<Reverse<(Instant, u64)>>,
     tokens: HashMap<u32, (u64, Channel)>,
     next_token: u32,
     rotate_next: usize,
@@ -146,6 +151,7 @@ impl Client {
             try_timeout,
             tries,
             lookups: HashMap::new(),
+            deadlines: BinaryHeap::new(),
             tokens: HashMap::new(),
             next_token: 0,
             rotate_next: 0,
@@ -171,9 +177,9 @@ impl Client {
         std::mem::take(&mut self.finished)
     }
 
-    /// The earliest try deadline.
+    /// The earliest try deadline (possibly a stale one: an early wake-up, no harm).
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.lookups.values().map(|r| r.try_deadline).min()
+        self.deadlines.peek().map(|Reverse((at, _))| *at)
     }
 
     /// Starts lookup `id` of `name` (lower-case), to end by `deadline`.
@@ -248,13 +254,14 @@ impl Client {
 
     /// Tries whose wait ended: the next try, or the end of the lookup.
     pub fn handle_timeout(&mut self, now: Instant, registry: &Registry) {
-        let due: Vec<u64> = self
-            .lookups
-            .iter()
-            .filter(|(_, r)| r.try_deadline <= now)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in due {
+        while let Some(&Reverse((at, id))) = self.deadlines.peek() {
+            if at > now {
+                break;
+            }
+            self.deadlines.pop();
+            if self.lookups.get(&id).is_none_or(|r| r.try_deadline != at) {
+                continue; // stale
+            }
             let Some(mut r) = self.lookups.remove(&id) else {
                 continue;
             };
@@ -344,6 +351,7 @@ impl Client {
         }
         r.udp = Some((socket, n));
         r.try_deadline = (now + self.try_timeout).min(r.deadline);
+        self.deadlines.push(Reverse((r.try_deadline, id)));
         Ok(())
     }
 
