@@ -738,3 +738,65 @@ fn trawl_fetch_dns_flags() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
 }
+
+/// The crawl of issue 19 in miniature, with the resolver's defaults (resolv.conf
+/// `timeout` 5 s, 2 attempts, one server, 5 s lookup deadline, 512 in flight): 5,000
+/// host names, 5% of them dead. Takes about 5 s (the dead names' deadline), so it is
+/// not run by default: `cargo test --test fetch_dns -- --ignored --nocapture`.
+#[test]
+#[ignore = "takes the 5 s default DNS deadline; a measurement, see docs/dns.md"]
+fn five_thousand_hosts_five_percent_dead_with_the_defaults() {
+    let mut rules = HashMap::new();
+    for i in 0..5000 {
+        let rule = if i % 20 == 0 {
+            Rule::Drop
+        } else {
+            Rule::Addrs(vec![v4("127.0.0.1")], 300)
+        };
+        rules.insert(format!("h{i}.test"), rule);
+    }
+    let dns = FakeDns::start(rules);
+    let (_dir, conf) = resolv_conf(&[dns.addr], "");
+    let mut cfg = support::fast_config();
+    cfg.deadlines = trawl::net::Deadlines::default();
+    cfg.dns = DnsConfig {
+        resolv_conf_path: conf,
+        etc_hosts_path: None,
+        ..DnsConfig::default()
+    };
+    let mut f = Fetcher::new(cfg).unwrap();
+    let port = closed_port();
+    let start = Instant::now();
+    for i in 0..5000u64 {
+        let url = url::Url::parse(&format!("http://h{i}.test:{port}/")).unwrap();
+        f.submit(FetchRequest::get(i, url, "t".into()));
+    }
+    let mut live_ms = Vec::new();
+    let mut dead = 0;
+    f.run_until_idle(Duration::from_secs(30), |o| {
+        if o.id % 20 == 0 {
+            assert_eq!(o.error, Some(FailReason::Dns(DnsFailure::TimedOut)));
+            dead += 1;
+        } else {
+            assert_eq!(o.error, Some(FailReason::Refused), "{}", o.url);
+            live_ms.push(start.elapsed().as_millis());
+        }
+    })
+    .unwrap();
+    live_ms.sort_unstable();
+    let pct = |p: usize| live_ms[(live_ms.len() - 1) * p / 100];
+    let s = f.dns_stats();
+    eprintln!(
+        "live {} (p50 {} ms, p99 {} ms, max {} ms), dead {dead}, all done in {} ms; {s:?}",
+        live_ms.len(),
+        pct(50),
+        pct(99),
+        pct(100),
+        start.elapsed().as_millis()
+    );
+    assert_eq!((live_ms.len(), dead), (4750, 250));
+    assert!(
+        pct(100) < 5000,
+        "every live name answered before the dead ones' deadline"
+    );
+}
