@@ -36,6 +36,8 @@ enum Rule {
     Refused,
     /// Never answers.
     Drop,
+    /// Answers A queries with this address, never answers AAAA queries.
+    DropAaaa(IpAddr),
     /// Over UDP: an empty answer with TC set; over TCP: the addresses.
     Truncate(Vec<IpAddr>),
     /// First a reply with the wrong id, then one from another port, both claiming
@@ -76,6 +78,12 @@ impl FakeDns {
                     log.lock().unwrap().push((name.clone(), qtype, false));
                     match rules.get(&name) {
                         Some(Rule::Drop) => {}
+                        Some(Rule::DropAaaa(_)) if qtype == TYPE_AAAA => {}
+                        Some(Rule::DropAaaa(ip)) => {
+                            let rule = Rule::Addrs(vec![*ip], 60);
+                            udp.send_to(&answer(&query, qtype, &rule, false), from)
+                                .unwrap();
+                        }
                         Some(Rule::Spoof { bad, good }) => {
                             let mut wrong =
                                 answer(&query, qtype, &Rule::Addrs(vec![*bad], 60), false);
@@ -226,7 +234,7 @@ fn answer(query: &[u8], qtype: u16, rule: &Rule, tcp: bool) -> Vec<u8> {
             }
         }
         Rule::Truncate(_) => flags |= 0x0200,
-        Rule::Drop | Rule::Spoof { .. } => {}
+        Rule::Drop | Rule::DropAaaa(_) | Rule::Spoof { .. } => {}
     }
     out[2..4].copy_from_slice(&flags.to_be_bytes());
     out[6..8].copy_from_slice(&answers.to_be_bytes());
@@ -429,6 +437,42 @@ fn cname_chains_search_domains_and_the_trailing_dot() {
     );
     assert_eq!(dns.asked("nowhere.corp.test", TYPE_A), 0);
     assert_eq!(dns.asked("nowhere", TYPE_A), 1);
+}
+
+#[test]
+fn a_server_that_drops_aaaa_queries_costs_a_moment_not_a_try() {
+    let dns = FakeDns::start(HashMap::from([(
+        "v4.test".to_owned(),
+        Rule::DropAaaa(v4("127.0.0.1")),
+    )]));
+    let (_dir, conf) = resolv_conf(&[dns.addr], "");
+    let mut f = Fetcher::new(config(
+        &conf,
+        Duration::from_secs(4),
+        Duration::from_secs(2),
+        2,
+    ))
+    .unwrap();
+    let start = Instant::now();
+    let o = fetch(&mut f, &format!("http://v4.test:{}/", closed_port()));
+    assert!(
+        matches!(o.error, Some(FailReason::Refused)),
+        "{:?}",
+        o.error
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(1000),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        (
+            dns.asked("v4.test", TYPE_A),
+            dns.asked("v4.test", TYPE_AAAA)
+        ),
+        (1, 1)
+    );
+    assert_eq!(f.dns_stats().retransmits, 0);
 }
 
 #[test]

@@ -29,6 +29,8 @@ use crate::net::outcome::DnsFailure;
 const LOW: usize = 0xffff_ffff;
 /// A UDP answer is at most 512 bytes without EDNS; servers may still send more.
 const UDP_BUF_BYTES: usize = 4096;
+/// How long to wait for the other family's answer once one family has addresses.
+const OTHER_FAMILY_GRACE: Duration = Duration::from_millis(50);
 /// Shortest wait for one try, whatever the configuration says.
 const MIN_TRY: Duration = Duration::from_millis(10);
 
@@ -417,11 +419,12 @@ impl Client {
                 return;
             }
         };
+        // A server answered (even if only to say "ask over TCP"): the name is not dead.
+        r.answered = true;
         if answer.truncated && tcp.is_none() {
             self.start_tcp(r, i, registry);
             return;
         }
-        r.answered = true;
         let part = match answer.rcode {
             Rcode::NoError if !answer.addrs.is_empty() => {
                 Part::Addrs(answer.addrs, answer.ttl_secs.unwrap_or(0))
@@ -558,6 +561,18 @@ impl Client {
                 .iter()
                 .any(|s| matches!(s.part, Some(Part::NxDomain(_))));
         if !settled {
+            // One family has addresses: wait for the other only a moment (RFC 8305's
+            // resolution delay), so a server that drops AAAA queries costs 50 ms, not
+            // a whole try.
+            let has_addrs = r
+                .slots
+                .iter()
+                .any(|s| matches!(s.part, Some(Part::Addrs(..))));
+            let grace = now + OTHER_FAMILY_GRACE;
+            if has_addrs && r.try_deadline > grace {
+                r.try_deadline = grace;
+                self.deadlines.push(Reverse((grace, id)));
+            }
             self.lookups.insert(id, r);
             return;
         }
