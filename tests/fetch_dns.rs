@@ -54,9 +54,15 @@ struct FakeDns {
 
 impl FakeDns {
     fn start(rules: HashMap<String, Rule>) -> Self {
-        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // A UDP port whose TCP twin is free too (others may hold it).
+        let (udp, tcp) = (0..100)
+            .find_map(|_| {
+                let udp = UdpSocket::bind("127.0.0.1:0").ok()?;
+                let tcp = TcpListener::bind(udp.local_addr().ok()?).ok()?;
+                Some((udp, tcp))
+            })
+            .unwrap();
         let addr = udp.local_addr().unwrap();
-        let tcp = TcpListener::bind(addr).unwrap();
         udp.set_read_timeout(Some(Duration::from_millis(50)))
             .unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));

@@ -216,6 +216,29 @@ fn an_idle_connection_of_another_host_on_the_address_serves_the_waiting_request(
     assert!(b2[0].reused_connection, "{b2:?}");
     assert_eq!(fetcher.stats().shared_host_reuses, 1);
     assert_eq!(server.accepts(), 1);
+
+    // Switched off (`--no-shared-host-connections`): the idle connection yields and
+    // b.test gets its own.
+    let busy = Arc::new(Busy::default());
+    let server = slow_keep_alive(busy, Duration::ZERO);
+    let mut cfg = fast_config();
+    cfg.ip_slots = Some(IpSlots::new(1));
+    cfg.share_idle_across_hosts = false;
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    for (id, host) in [(1, "a.test"), (2, "b.test")] {
+        let o = run(
+            &mut fetcher,
+            vec![req(id, host, server.addr, "/")],
+            1,
+            Duration::from_secs(5),
+        );
+        assert!(o[0].is_ok() && !o[0].reused_connection, "{o:?}");
+    }
+    let s = fetcher.stats();
+    assert_eq!(
+        (s.shared_host_reuses, s.ip_yielded, server.accepts()),
+        (0, 1, 2)
+    );
 }
 
 #[test]

@@ -60,6 +60,11 @@ pub struct NetArgs {
     /// search list, ndots, timeout, attempts).
     #[arg(long, value_name = "FILE")]
     pub resolv_conf: Option<PathBuf>,
+    /// Never let an idle plain-HTTP connection to a shared address carry a request for
+    /// another host name (by default it does when the per-IP cap makes the request
+    /// wait); for servers that route a connection by its first request only.
+    #[arg(long)]
+    pub no_shared_host_connections: bool,
     /// DANGEROUS: accept any TLS certificate (test rigs only).
     #[arg(long = "dangerous-skip-tls-verification")]
     pub dangerous_skip_tls_verification: bool,
@@ -108,6 +113,7 @@ impl NetArgs {
         if let Some(n) = self.dns_max_in_flight {
             dns.max_in_flight = n;
         }
+        cfg.share_idle_across_hosts = !self.no_shared_host_connections;
         if let Some(path) = &self.resolv_conf {
             if !path.is_file() {
                 anyhow::bail!("--resolv-conf {}: not a readable file", path.display());

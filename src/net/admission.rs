@@ -82,6 +82,8 @@ pub(crate) enum Release {
 /// One fetcher's admission policy. See the module docs.
 pub(crate) struct Admission {
     allow_private: bool,
+    /// Whether a plain-HTTP connection may serve a waiting request of another host.
+    share_across_hosts: bool,
     ip_wait_timeout: Duration,
     per_ip: Option<PerIp>,
     /// Idle connections whose address others wait for, closed at the start of the next
@@ -110,6 +112,7 @@ impl Admission {
     ) -> Self {
         Self {
             allow_private,
+            share_across_hosts: true,
             ip_wait_timeout,
             per_ip: table.map(|table| PerIp {
                 table,
@@ -120,6 +123,11 @@ impl Admission {
             }),
             yield_soon: Vec::new(),
         }
+    }
+
+    /// Turns shared-hosting reuse on or off (on by default).
+    pub fn set_share_across_hosts(&mut self, share: bool) {
+        self.share_across_hosts = share;
     }
 
     /// Requests parked for a per-IP slot (they count against `max_queued_requests`).
@@ -329,6 +337,7 @@ impl Admission {
     /// serve: one of the same host, else for plain HTTP the first of any host on the
     /// same port (the request names its host itself).
     fn take_waiting_for(&mut self, key: &PoolKey, ip: IpAddr, now: Instant) -> Option<Job> {
+        let share = self.share_across_hosts;
         let p = self.per_ip.as_mut()?;
         let queue = p.waiting.get_mut(&ip)?;
         // Its own host first (as before sharing existed), then any host it can carry.
@@ -338,7 +347,7 @@ impl Admission {
             .or_else(|| {
                 queue
                     .iter()
-                    .position(|j| !j.fresh_only && can_share(key, &j.key))
+                    .position(|j| share && !j.fresh_only && can_share(key, &j.key))
             })?;
         let mut job = queue.remove(pos)?;
         if queue.is_empty() {

@@ -152,6 +152,11 @@ pub struct FetcherConfig {
     /// [`crate::net::TimeoutPhase::Queue`]. The wait does not count against the
     /// connect or total deadlines, which start when the connection is opened.
     pub ip_wait_timeout: Duration,
+    /// Let an idle plain-HTTP connection carry a request for another host name on the
+    /// same address when the per-IP cap makes that request wait (shared hosting; see
+    /// `docs/fetcher.md`). On by default; off for servers that route a connection by
+    /// its first request only (`--no-shared-host-connections`).
+    pub share_idle_across_hosts: bool,
 }
 
 impl Default for FetcherConfig {
@@ -168,6 +173,7 @@ impl Default for FetcherConfig {
             allow_private_addresses: true,
             ip_slots: None,
             ip_wait_timeout: Duration::from_secs(300),
+            share_idle_across_hosts: true,
         }
     }
 }

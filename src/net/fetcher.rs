@@ -137,7 +137,7 @@ impl Fetcher {
         let tls = TlsClient::new(&cfg.tls).map_err(FetcherError::Tls)?;
         let resolver = Resolver::new(cfg.dns.clone(), cfg.deadlines.dns_timeout);
         let wake_for_ip = Arc::clone(&waker);
-        let admission = Admission::new(
+        let mut admission = Admission::new(
             cfg.allow_private_addresses,
             cfg.ip_wait_timeout,
             cfg.ip_slots.clone(),
@@ -145,6 +145,7 @@ impl Fetcher {
                 let _ = wake_for_ip.wake();
             },
         );
+        admission.set_share_across_hosts(cfg.share_idle_across_hosts);
         // The cross-thread hand-off only needs to cover one loop turn: a bounded
         // channel allocates and initializes every slot up front, and at the old 65,536
         // slots that was 32 MiB zeroed (and resident) per fetcher, a visible share of a

@@ -98,10 +98,12 @@ impl Fetcher {
     /// changes what the next sees.
     pub(super) fn serve_waiting(&mut self, ip: IpAddr, now: Instant) {
         // Each round takes a request off the queue; the bound is a safety net.
+        let share = self.cfg.share_idle_across_hosts;
         for _ in 0..=self.admission.waiting_len() {
             let pool = &self.pool;
             let Some(d) = self.admission.next_waiting(ip, now, |k| {
-                pool.len_for(k) > 0 || (!k.https && pool.has_peer(SocketAddr::new(ip, k.port)))
+                pool.len_for(k) > 0
+                    || (share && !k.https && pool.has_peer(SocketAddr::new(ip, k.port)))
             }) else {
                 break;
             };
@@ -263,7 +265,7 @@ impl Fetcher {
             return Some(slot);
         }
         let addr = job.addrs.as_ref()?.get(job.addr_index).copied()?;
-        if job.key.https {
+        if job.key.https || !self.cfg.share_idle_across_hosts {
             return None;
         }
         let (key, slot) = self.pool.take_by_peer(addr)?;
