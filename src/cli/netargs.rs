@@ -60,7 +60,7 @@ pub struct NetArgs {
     /// search list, ndots, timeout, attempts).
     #[arg(long, value_name = "FILE")]
     pub resolv_conf: Option<PathBuf>,
-    /// Never let an idle plain-HTTP connection to a shared address carry a request for
+    /// Never let an idle connection to a shared address carry a request for
     /// another host name (by default it does when the per-IP cap makes the request
     /// wait); for servers that route a connection by its first request only.
     #[arg(long)]

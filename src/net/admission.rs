@@ -50,7 +50,7 @@ pub(crate) enum Decision {
         timer: Option<Instant>,
     },
     /// A waiting request for which an idle pooled connection exists (its host's, or a
-    /// plain-HTTP one to its address): route it there (it left the queue, and its
+    /// one of another host to its address that can carry it): route it there (it left the queue, and its
     /// ticket with it).
     Reuse(Job),
     /// The request fails.
@@ -82,7 +82,7 @@ pub(crate) enum Release {
 /// One fetcher's admission policy. See the module docs.
 pub(crate) struct Admission {
     allow_private: bool,
-    /// Whether a plain-HTTP connection may serve a waiting request of another host.
+    /// Whether a connection may serve a waiting request of another host it can carry.
     share_across_hosts: bool,
     ip_wait_timeout: Duration,
     per_ip: Option<PerIp>,
@@ -302,7 +302,13 @@ impl Admission {
 
     /// An exchange finished on connection `conn` (host `key`, address `ip`) and the pool
     /// would keep it. `slot` is its per-IP slot, marked idle here; `streak` counts its
-    /// exchanges in a row while others waited for `ip`.
+    /// exchanges in a row while others waited for `ip`. `covers` says whether the
+    /// connection may carry a request for another host of its scheme and port (for
+    /// HTTPS: its certificate is valid for that name).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the loop's borrows of one connection, passed apart"
+    )]
     pub fn on_idle(
         &mut self,
         conn: SlotKey,
@@ -310,6 +316,7 @@ impl Admission {
         ip: IpAddr,
         slot: Option<&mut IpSlot>,
         streak: &mut u32,
+        covers: &dyn Fn(&PoolKey) -> bool,
         now: Instant,
     ) -> Release {
         let wanted = slot.is_some_and(|s| s.set_idle(true));
@@ -326,7 +333,7 @@ impl Admission {
         if *streak > MAX_CONTENDED_REUSES {
             return Release::Close;
         }
-        if let Some(job) = self.take_waiting_for(key, ip.to_canonical(), now) {
+        if let Some(job) = self.take_waiting_for(key, ip.to_canonical(), covers, now) {
             return Release::Serve(job);
         }
         self.yield_soon.push(conn);
@@ -334,9 +341,15 @@ impl Admission {
     }
 
     /// A request waiting for `ip` here that a connection of `key` to that address can
-    /// serve: one of the same host, else for plain HTTP the first of any host on the
-    /// same port (the request names its host itself).
-    fn take_waiting_for(&mut self, key: &PoolKey, ip: IpAddr, now: Instant) -> Option<Job> {
+    /// serve: one of the same host, else the first of any host of the same scheme and
+    /// port that `covers` accepts (the request names its host itself).
+    fn take_waiting_for(
+        &mut self,
+        key: &PoolKey,
+        ip: IpAddr,
+        covers: &dyn Fn(&PoolKey) -> bool,
+        now: Instant,
+    ) -> Option<Job> {
         let share = self.share_across_hosts;
         let p = self.per_ip.as_mut()?;
         let queue = p.waiting.get_mut(&ip)?;
@@ -345,9 +358,9 @@ impl Admission {
             .iter()
             .position(|j| !j.fresh_only && j.key == *key)
             .or_else(|| {
-                queue
-                    .iter()
-                    .position(|j| share && !j.fresh_only && can_share(key, &j.key))
+                queue.iter().position(|j| {
+                    share && !j.fresh_only && can_share(key, &j.key) && covers(&j.key)
+                })
             })?;
         let mut job = queue.remove(pos)?;
         if queue.is_empty() {
@@ -377,11 +390,11 @@ pub(crate) fn still_wanted(slot: Option<&mut IpSlot>) -> bool {
     slot.is_some_and(|s| s.set_idle(true))
 }
 
-/// Whether a plain-HTTP connection pooled under `conn` may carry a request for `want`
-/// to the same address: both plain HTTP, same port (the address itself is checked by
-/// the caller). Never for HTTPS: the certificate and SNI belong to one name.
+/// Whether a connection pooled under `conn` may carry a request for `want` to the same
+/// address, as far as keys tell: same scheme, same port (the address is checked by the
+/// caller; for HTTPS so is the certificate).
 pub(crate) fn can_share(conn: &PoolKey, want: &PoolKey) -> bool {
-    !conn.https && !want.https && conn.port == want.port
+    conn.https == want.https && conn.port == want.port
 }
 
 fn no_address(job: Job) -> Decision {

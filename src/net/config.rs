@@ -152,9 +152,9 @@ pub struct FetcherConfig {
     /// [`crate::net::TimeoutPhase::Queue`]. The wait does not count against the
     /// connect or total deadlines, which start when the connection is opened.
     pub ip_wait_timeout: Duration,
-    /// Let an idle plain-HTTP connection carry a request for another host name on the
-    /// same address when the per-IP cap makes that request wait (shared hosting; see
-    /// `docs/fetcher.md`). On by default; off for servers that route a connection by
+    /// Let an idle connection carry a request for another host name on the same
+    /// address when the per-IP cap makes that request wait (shared hosting; HTTPS only
+    /// when the certificate covers the name; see `docs/fetcher.md`). On by default; off for servers that route a connection by
     /// its first request only (`--no-shared-host-connections`).
     pub share_idle_across_hosts: bool,
 }

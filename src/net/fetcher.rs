@@ -85,7 +85,7 @@ pub struct FetcherStats {
     /// Idle connections closed (or not pooled) because requests waited for their
     /// address's per-IP slots.
     pub ip_yielded: u64,
-    /// Exchanges that ran on an idle plain-HTTP connection opened for another host name
+    /// Exchanges that ran on an idle connection opened for another host name
     /// on the same address (shared hosting, under the per-IP cap).
     pub shared_host_reuses: u64,
 }
@@ -379,12 +379,20 @@ impl Fetcher {
                 }
                 conn.phase = Phase::Idle(Idle { since: now });
                 let pool_key = conn.key.clone();
+                let tls = &self.tls;
+                let conn_tls = conn.tls.as_deref();
+                // Another host's request may ride on this connection: plain HTTP always;
+                // HTTPS when the certificate it was given is valid for that name too.
+                let covers = |k: &PoolKey| {
+                    !k.https || conn_tls.is_some_and(|c| tls.certificate_covers(c, &k.host))
+                };
                 let release = self.admission.on_idle(
                     key,
                     &pool_key,
                     conn.peer.ip(),
                     conn.ip_slot.as_mut(),
                     &mut conn.contended_reuses,
+                    &covers,
                     now,
                 );
                 match release {

@@ -40,6 +40,7 @@ fn job(id: u64, host: &str, ip: [u8; 4], t: Instant) -> Job {
         ip_ticket: None,
         ip_wait_since: None,
         ip_waited: Duration::ZERO,
+        shared_conn: false,
     }
 }
 
@@ -292,6 +293,7 @@ fn an_idle_connection_is_pooled_when_nobody_waits() {
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| true,
         t0,
     );
     assert!(matches!(r, Release::Pool));
@@ -304,7 +306,8 @@ fn an_idle_connection_is_pooled_when_nobody_waits() {
 
 #[test]
 fn a_contended_idle_connection_gets_one_turn_then_a_bounded_streak() {
-    // HTTPS: a connection of a.test cannot carry b.test's request.
+    // HTTPS, and a.test's certificate does not cover b.test: the connection cannot
+    // carry b.test's request.
     let t0 = Instant::now();
     let table = IpSlots::new(1);
     let (mut a, _) = capped(&table);
@@ -322,6 +325,7 @@ fn a_contended_idle_connection_gets_one_turn_then_a_bounded_streak() {
             IpAddr::from(SERVER),
             slot.as_mut(),
             &mut streak,
+            &|_| false,
             t0,
         );
         assert!(matches!(r, Release::PoolOneTurn), "round {round}");
@@ -338,6 +342,7 @@ fn a_contended_idle_connection_gets_one_turn_then_a_bounded_streak() {
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| false,
         t0,
     );
     assert!(
@@ -368,6 +373,7 @@ fn a_contended_idle_connection_serves_a_waiter_of_its_own_host() {
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| true,
         t4,
     ) {
         Release::Serve(j) => {
@@ -401,6 +407,7 @@ fn a_plain_http_connection_serves_a_waiter_of_another_host_on_its_address() {
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| true,
         t0,
     ) {
         Release::Serve(j) => assert_eq!(j.req.id, 3, "b.test's, not the https request"),
@@ -428,6 +435,7 @@ fn a_wait_asks_other_fetchers_to_close_their_idle_connections() {
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| true,
         t0,
     );
     assert!(matches!(r, Release::Pool));

@@ -16,7 +16,8 @@ use crate::net::dns::Lookup;
 use crate::net::outcome::{FailReason, Timings};
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
-use crate::net::slab::SlotKey;
+use crate::net::slab::{Slab, SlotKey};
+use crate::tls::TlsClient;
 
 impl Fetcher {
     /// Sends `job` on its way: an idle pooled connection, a DNS lookup, a new connection,
@@ -93,17 +94,21 @@ impl Fetcher {
     }
 
     /// Starts this fetcher's requests waiting for `ip` whose turn has come, or for which
-    /// an idle connection exists (their host's, or a plain-HTTP one to the address).
+    /// an idle connection exists (their host's, or another host's to the address that
+    /// can carry them).
     /// One decision at a time: acting on one (a reuse takes a pooled connection)
     /// changes what the next sees.
     pub(super) fn serve_waiting(&mut self, ip: IpAddr, now: Instant) {
         // Each round takes a request off the queue; the bound is a safety net.
         let share = self.cfg.share_idle_across_hosts;
         for _ in 0..=self.admission.waiting_len() {
-            let pool = &self.pool;
+            let (pool, conns, tls) = (&self.pool, &self.conns, &self.tls);
             let Some(d) = self.admission.next_waiting(ip, now, |k| {
                 pool.len_for(k) > 0
-                    || (share && !k.https && pool.has_peer(SocketAddr::new(ip, k.port)))
+                    || (share
+                        && pool.has_peer(SocketAddr::new(ip, k.port), k.https, |slot| {
+                            carries(conns, tls, slot, k)
+                        }))
             }) else {
                 break;
             };
@@ -120,7 +125,7 @@ impl Fetcher {
                 if let Some(at) = timer {
                     self.timers.schedule(at, TimerKey::IpWait);
                 }
-                // A plain-HTTP connection of another host on this address may be idle
+                // A connection of another host on this address may be idle
                 // here: the waiting request can use it rather than wait for a slot.
                 if first && !self.pool.is_empty() {
                     self.serve_waiting(ip, now);
@@ -255,8 +260,9 @@ impl Fetcher {
         self.refresh(key, now);
     }
 
-    /// An idle connection that can carry `job`: its host's, else (plain HTTP) one of
-    /// another host connected to the address `job` is for.
+    /// An idle connection that can carry `job`: its host's, else one of another host
+    /// connected to the address `job` is for (plain HTTP; HTTPS when its certificate
+    /// covers `job`'s host).
     fn take_shared_idle(&mut self, job: &Job) -> Option<SlotKey> {
         if job.fresh_only {
             return None;
@@ -264,18 +270,15 @@ impl Fetcher {
         if let Some(slot) = self.pool.take(&job.key) {
             return Some(slot);
         }
-        let addr = job.addrs.as_ref()?.get(job.addr_index).copied()?;
-        if job.key.https || !self.cfg.share_idle_across_hosts {
+        if !self.cfg.share_idle_across_hosts {
             return None;
         }
-        let (key, slot) = self.pool.take_by_peer(addr)?;
-        if can_share(&key, &job.key) {
-            return Some(slot);
-        }
-        // Cannot happen (the address carries the port); put it back untouched.
-        let peer = self.conns.get(slot).map_or(addr, |c| c.peer);
-        self.pool.put(key, slot, peer);
-        None
+        let addr = job.addrs.as_ref()?.get(job.addr_index).copied()?;
+        let (conns, tls) = (&self.conns, &self.tls);
+        let (_, slot) = self.pool.take_by_peer(addr, job.key.https, |slot| {
+            carries(conns, tls, slot, &job.key)
+        })?;
+        Some(slot)
     }
 
     /// Puts `job` on an idle connection taken from the pool and writes the request.
@@ -287,7 +290,9 @@ impl Fetcher {
             return self.dispatch(job, now);
         };
         self.stats.reused_exchanges += 1;
-        if conn.key != job.key {
+        let mut job = job;
+        job.shared_conn = conn.key != job.key;
+        if job.shared_conn {
             self.stats.shared_host_reuses += 1;
             conn.key = job.key.clone();
         }
@@ -307,4 +312,21 @@ impl Fetcher {
         });
         self.step(slot, Readiness::ALL, now);
     }
+}
+
+/// Whether the idle connection `slot` may carry a request pooled under `want` (same
+/// scheme and port, checked by the pool's index and here): plain HTTP always; HTTPS
+/// when the certificate the connection was given is valid for `want`'s host too.
+fn carries(conns: &Slab<Conn>, tls: &TlsClient, slot: SlotKey, want: &PoolKey) -> bool {
+    let Some(conn) = conns.get(slot) else {
+        return false;
+    };
+    if !can_share(&conn.key, want) {
+        return false;
+    }
+    !want.https
+        || conn
+            .tls
+            .as_deref()
+            .is_some_and(|c| tls.certificate_covers(c, &want.host))
 }
