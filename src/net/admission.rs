@@ -29,6 +29,10 @@ use crate::net::slab::SlotKey;
 /// times in a row; then it is closed so the waiting hosts get their turn.
 pub(crate) const MAX_CONTENDED_REUSES: u32 = 16;
 
+/// Waiting requests of other hosts a finishing connection is offered to at most (each
+/// offer may verify its certificate against the request's host name).
+const MAX_COVER_CHECKS: usize = 8;
+
 /// What the loop should do with a request.
 #[allow(
     clippy::large_enum_variant,
@@ -354,12 +358,23 @@ impl Admission {
         let p = self.per_ip.as_mut()?;
         let queue = p.waiting.get_mut(&ip)?;
         // Its own host first (as before sharing existed), then any host it can carry.
+        // `covers` may verify a certificate: asked of a few candidates at most, so a
+        // long queue of names a certificate does not cover costs little per exchange.
+        let mut asked = 0usize;
         let pos = queue
             .iter()
             .position(|j| !j.fresh_only && j.key == *key)
             .or_else(|| {
                 queue.iter().position(|j| {
-                    share && !j.fresh_only && can_share(key, &j.key) && covers(&j.key)
+                    if !share
+                        || j.fresh_only
+                        || !can_share(key, &j.key)
+                        || asked >= MAX_COVER_CHECKS
+                    {
+                        return false;
+                    }
+                    asked += 1;
+                    covers(&j.key)
                 })
             })?;
         let mut job = queue.remove(pos)?;
