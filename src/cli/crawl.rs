@@ -447,7 +447,7 @@ const NOT_RECORDED: [&str; 5] = ["seeds", "seed", "out", "config", "resume"];
 
 /// Flags whose value is a file: recorded as absolute paths, so a resume from another
 /// working directory reads the same files.
-const PATH_FLAGS: [&str; 3] = ["blacklist", "hosts_file", "ca_file"];
+const PATH_FLAGS: [&str; 4] = ["blacklist", "hosts_file", "ca_file", "resolv_conf"];
 
 /// The settings flags given on the command line (after `--config` expansion), as
 /// `--flag=value` arguments for `start.json` (see `checkpoint::start`).
