@@ -457,6 +457,49 @@ pub fn render(s: &Stats) -> String {
         "URLs refused at admission because their host's --max-pages-per-host was spent.",
         s.width.urls_refused_budget as f64,
     );
+    let d = &s.width.dns;
+    f.labelled(
+        "trawl_dns_lookups",
+        g,
+        "DNS lookups on the network now, and waiting for a network slot.",
+        "state",
+        &[
+            ("in_flight", d.in_flight as f64),
+            ("queued", d.queued as f64),
+        ],
+    );
+    f.labelled(
+        "trawl_dns_lookups_total",
+        c,
+        "DNS lookups by result (docs/dns.md).",
+        "result",
+        &[
+            ("cache_hit", d.cache_hits as f64),
+            ("succeeded", d.succeeded as f64),
+            ("no_name", d.failed_no_name as f64),
+            ("timeout", d.failed_timeout as f64),
+            ("dead", d.failed_dead as f64),
+            ("server_error", d.failed_server as f64),
+            ("local_limit", d.failed_local as f64),
+        ],
+    );
+    f.one(
+        "trawl_dns_dead_names",
+        g,
+        "Names remembered as dead (no server answered them).",
+        d.dead_names as f64,
+    );
+    f.labelled(
+        "trawl_dns_queries_total",
+        c,
+        "DNS queries sent, tries after the first, TCP fallbacks.",
+        "kind",
+        &[
+            ("sent", d.queries_sent as f64),
+            ("retransmit", d.retransmits as f64),
+            ("tcp", d.tcp_fallbacks as f64),
+        ],
+    );
     f.one(
         "trawl_hosts_parked_total",
         c,

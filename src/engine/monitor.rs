@@ -172,6 +172,12 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         " in-flight {} (peak {}) ready-idle {}",
         w.requests_in_flight, w.requests_in_flight_peak, w.hosts_ready_idle
     );
+    let _ = write!(
+        out,
+        " dns {} in flight {} failed",
+        w.dns.in_flight + w.dns.queued,
+        w.dns.failed()
+    );
     if w.requests_waiting_for_address > 0 {
         let _ = write!(out, " wait-addr {}", w.requests_waiting_for_address);
     }

@@ -285,6 +285,7 @@ impl Shard {
                 waiting_for_address: self.fetcher.waiting_for_address() as u64,
                 hosts_ready_idle: self.core.hosts_ready_idle(now),
                 robots_look_aheads: self.core.robots_look_aheads(),
+                dns: self.fetcher.dns_stats(),
             },
         );
         let stats = self.core.frontier_stats();

@@ -22,6 +22,8 @@ pub(crate) struct ShardWidth {
     pub hosts_ready_idle: u64,
     /// robots.txt fetches started ahead of their host's turn, so far.
     pub robots_look_aheads: u64,
+    /// The shard's resolver.
+    pub dns: crate::net::DnsStats,
 }
 
 /// What the shards publish for [`WidthStats`].
@@ -63,6 +65,7 @@ impl WidthGauges {
             hosts_ready_idle: all.iter().map(|s| s.hosts_ready_idle).sum(),
             robots_look_aheads: all.iter().map(|s| s.robots_look_aheads).sum(),
             urls_refused_budget,
+            dns: DnsFigures::sum(all.iter().map(|s| &s.dns)),
         }
     }
 }
@@ -84,4 +87,66 @@ pub struct WidthStats {
     /// URLs refused when admitted because their host's `--max-pages-per-host` was
     /// spent (crawl log: outcome `budget`, `budget:pages-per-host`).
     pub urls_refused_budget: u64,
+    /// Name resolution over all shards (docs/dns.md).
+    pub dns: DnsFigures,
+}
+
+/// The resolvers' figures over all shards.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct DnsFigures {
+    /// Lookups asked (every path: literal, override, cache, network).
+    pub lookups: u64,
+    /// Answered from the cache.
+    pub cache_hits: u64,
+    /// Lookups on the network now, and waiting for a network slot now.
+    pub in_flight: u64,
+    pub queued: u64,
+    /// Network lookups that found addresses.
+    pub succeeded: u64,
+    /// Lookups that failed, by kind: no such name or no address; no answer in time;
+    /// failed at once as a dead name; a server's error (SERVFAIL, REFUSED,
+    /// malformed); this resolver's own limits (overloaded, no socket).
+    pub failed_no_name: u64,
+    pub failed_timeout: u64,
+    pub failed_dead: u64,
+    pub failed_server: u64,
+    pub failed_local: u64,
+    /// Names remembered as dead now.
+    pub dead_names: u64,
+    /// Queries sent, tries after the first, TCP fallbacks.
+    pub queries_sent: u64,
+    pub retransmits: u64,
+    pub tcp_fallbacks: u64,
+}
+
+impl DnsFigures {
+    fn sum<'a>(all: impl Iterator<Item = &'a crate::net::DnsStats>) -> Self {
+        let mut f = Self::default();
+        for d in all {
+            f.lookups += d.lookups;
+            f.cache_hits += d.cache_hits;
+            f.in_flight += d.in_flight;
+            f.queued += d.queued;
+            f.succeeded += d.succeeded;
+            f.failed_no_name += d.no_such_name + d.no_address;
+            f.failed_timeout += d.timed_out;
+            f.failed_dead += d.dead_fast_fails;
+            f.failed_server += d.server_failure + d.refused + d.malformed;
+            f.failed_local += d.overloaded + d.unavailable;
+            f.dead_names += d.dead_names;
+            f.queries_sent += d.queries_sent;
+            f.retransmits += d.retransmits;
+            f.tcp_fallbacks += d.tcp_fallbacks;
+        }
+        f
+    }
+
+    /// Lookups that failed, every kind.
+    pub fn failed(&self) -> u64 {
+        self.failed_no_name
+            + self.failed_timeout
+            + self.failed_dead
+            + self.failed_server
+            + self.failed_local
+    }
 }

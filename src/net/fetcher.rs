@@ -194,12 +194,6 @@ impl Fetcher {
         self.in_flight
     }
 
-    /// Requests accepted that wait for a connection slot of their server's address
-    /// (the per-IP cap).
-    pub fn waiting_for_address(&self) -> usize {
-        self.admission.waiting_len()
-    }
-
     /// Open connections (busy and idle).
     pub fn open_connections(&self) -> usize {
         self.conns.len()

@@ -37,12 +37,15 @@ impl Core {
             out.push(robots_record(o, via, vec![POLICY_PRIVATE.to_owned()]));
             return;
         }
-        if own && is_name_failure(o.error.as_ref()) {
+        let unresolved = own
+            .then(|| name_failure_hold(o.error.as_ref(), &self.shared.config.fetcher.dns))
+            .flatten();
+        if let Some(hold) = unresolved {
             // The name did not resolve: the host's URLs are logged as DNS failures at
             // once rather than held for robots.txt retries, so a dead name delays
             // nothing but itself (issue 19).
             self.robots.on_network_error(&key, now.at);
-            self.unresolve_host(&host, now);
+            self.unresolve_host(&host, hold, now);
             out.push(robots_record(o, via, Vec::new()));
             return;
         }
@@ -211,24 +214,34 @@ impl Core {
     /// `host`'s name did not resolve for its robots.txt: its URLs are logged
     /// `dns-error` (`dns-unresolved`) as they come up, until the resolver's memory
     /// of the failure ends; a URL of it found later asks again then.
-    pub(super) fn unresolve_host(&mut self, host: &str, now: Now) {
+    pub(super) fn unresolve_host(&mut self, host: &str, hold: std::time::Duration, now: Now) {
         if self.unresolved_hosts.len() >= MAX_REFUSED_HOSTS {
             self.unresolved_hosts.clear();
         }
-        let hold = self.shared.config.fetcher.dns.negative_ttl;
         self.unresolved_hosts.insert(host.to_owned(), now.at + hold);
         self.robots_fetching.remove(host);
         self.frontier.release(host, now.at);
     }
 }
 
-/// Whether a fetch failed because its host's name did not resolve: no such name, no
-/// address, a server failure, or no answer before the DNS deadline.
-fn is_name_failure(e: Option<&FailReason>) -> bool {
-    matches!(
-        e,
-        Some(FailReason::Dns(_) | FailReason::Timeout(crate::net::TimeoutPhase::Dns))
-    )
+/// How long a host stays unresolved after a fetch failed on its name: as long as
+/// the resolver remembers the failure (a name no server answered: `--dns-dead-secs`;
+/// no such name, no address or a server's error: the negative cache's time). `None`
+/// for anything else, this resolver's own overload included (the host is retried as
+/// for any network failure).
+fn name_failure_hold(
+    e: Option<&FailReason>,
+    dns: &crate::net::DnsConfig,
+) -> Option<std::time::Duration> {
+    use crate::net::DnsFailure as D;
+    match e? {
+        FailReason::Timeout(crate::net::TimeoutPhase::Dns)
+        | FailReason::Dns(D::TimedOut | D::Dead) => Some(dns.dead_for),
+        FailReason::Dns(
+            D::NoSuchName | D::NoAddress | D::ServerFailure | D::Refused | D::Malformed,
+        ) => Some(dns.negative_ttl),
+        _ => None,
+    }
 }
 
 fn robots_record(o: FetchOutcome, via: String, annotations: Vec<String>) -> Action {
