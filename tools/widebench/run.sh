@@ -47,7 +47,7 @@ case "$CASE" in
   20k) : "${HOSTS:=20000}" ;;
   100k) : "${HOSTS:=100000}" ;;
   dead) : "${HOSTS:=5000}" "${DEAD_SHARE:=5}" ;;
-  shared) : "${HOSTS:=5000}" "${HOSTS_PER_ADDRESS:=50}" "${PER_IP:=2}" ;;
+  shared) : "${HOSTS:=5000}" "${HOSTS_PER_ADDRESS:=20}" "${PER_IP:=2}" ;;
   *) echo "widebench: unknown case $CASE (1k 5k 20k 100k dead shared)" >&2; exit 2 ;;
 esac
 HOSTS_PER_ADDRESS=${HOSTS_PER_ADDRESS:-1}
