@@ -13,16 +13,22 @@ fn bind_any_is_refused_unless_loopback_is_the_only_interface() {
         .filter_map(|l| l.split_once(':').map(|(n, _)| n.trim().to_owned()))
         .all(|n| n == "lo");
     let out = Command::new(env!("CARGO_BIN_EXE_synthweb"))
-        .args(["--hosts", "10", "--bind-any", "--port", "0", "--max-secs", "1"])
+        .args([
+            "--hosts",
+            "10",
+            "--bind-any",
+            "--port",
+            "0",
+            "--max-secs",
+            "1",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if isolated {
         assert!(out.status.success(), "{stderr}");
-        let ready: serde_json::Value = serde_json::from_slice(
-            out.stdout.split(|b| *b == b'\n').next().unwrap(),
-        )
-        .unwrap();
+        let ready: serde_json::Value =
+            serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
         assert_eq!(ready["bind_first"], "0.0.0.0");
     } else {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -31,7 +37,14 @@ fn bind_any_is_refused_unless_loopback_is_the_only_interface() {
     }
     // Spread addressing needs --bind-any.
     let out = Command::new(env!("CARGO_BIN_EXE_synthweb"))
-        .args(["--hosts", "10", "--hosts-per-address", "2", "--max-secs", "1"])
+        .args([
+            "--hosts",
+            "10",
+            "--hosts-per-address",
+            "2",
+            "--max-secs",
+            "1",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
