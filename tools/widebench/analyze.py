@@ -128,6 +128,14 @@ def floors(root_depth, pages, page_bytes, latency_ms, bandwidth, delay_ms, per_i
     return page_s, floor, brief
 
 
+def busy_bound(hosts, pages, page_s, latency_ms, concurrency):
+    """Least time to serve every host's pages and robots.txt with `concurrency`
+    requests in flight (a crawler setting, not politeness; 0 = unbounded)."""
+    if not concurrency:
+        return 0.0
+    return hosts * (pages * page_s + latency_ms / 1000) / concurrency
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--manifest", required=True)
@@ -137,7 +145,7 @@ def main():
     ap.add_argument("--floor-only", action="store_true",
                     help="print the floor in seconds (needs the page and politeness flags)")
     for flag in ("pages", "page-bytes", "latency-ms", "bandwidth", "delay-ms", "per-ip",
-                 "hosts-per-address"):
+                 "hosts-per-address", "concurrency"):
         ap.add_argument("--" + flag, type=int, default=0)
     a = ap.parse_args()
     if a.floor_only:
@@ -145,10 +153,11 @@ def main():
         with open(a.manifest) as f:
             for m in re.finditer(r"(\w+)=(\S+)", f.readline()):
                 header[m.group(1)] = m.group(2)
-        _, floor, _ = floors(int(header.get("root_depth", 0)), a.pages, a.page_bytes,
-                             a.latency_ms, a.bandwidth, a.delay_ms, a.per_ip,
-                             a.hosts_per_address or 1)
-        print(f"{floor:.1f}")
+        page_s, floor, _ = floors(int(header.get("root_depth", 0)), a.pages, a.page_bytes,
+                                  a.latency_ms, a.bandwidth, a.delay_ms, a.per_ip,
+                                  a.hosts_per_address or 1)
+        bound = busy_bound(int(header["hosts"]), a.pages, page_s, a.latency_ms, a.concurrency)
+        print(f"{floor:.1f} {bound:.1f}")
         return 0
     run = json.load(open(a.run))
     header, must = read_manifest(a.manifest)
@@ -162,6 +171,8 @@ def main():
                                   run.get("per_ip_connections") or 0,
                                   run.get("hosts_per_address") or 1)
     hpa = run.get("hosts_per_address") or 1
+    bound = busy_bound(hosts, run["pages_per_host"], page_s, run["latency_ms"],
+                       run.get("concurrency") or 0)
 
     by_agent = defaultdict(list)
     with open(a.log) as f:
@@ -204,6 +215,7 @@ def main():
         "page_secs": round(page_s, 3),
         "floor_secs": round(floor, 1),
         "floor_brief_formula_secs": round(brief, 1),
+        "concurrency_bound_secs": round(bound, 1),
         "crawlers": {},
     }
     for agent, recs in sorted(by_agent.items()):
@@ -271,7 +283,8 @@ def main():
     print(f"== widebench {report['case']}: {hosts} hosts ({hpa} per address), "
           f"{len(must)} reachable pages, link depth {depth} (roots {root_depth}), "
           f"page {page_s:.2f} s, delay {delay:.2f} s")
-    print(f"floor {floor:.1f} s (brief's formula {brief:.1f} s)")
+    print(f"floor {floor:.1f} s (brief's formula {brief:.1f} s); with "
+          f"{run.get('concurrency')} in flight at most, the pages need {bound:.1f} s")
     for agent, c in report["crawlers"].items():
         g = c["gap_end_to_start_secs"]
         fmt = lambda x: "-" if x is None else f"{x:.3f}"

@@ -109,12 +109,14 @@ mount --bind "$WORK/resolv.conf" /etc/resolv.conf
 for _ in $(seq 50); do getent hosts "$(awk 'NR==1{print $1}' "$WORK/hosts.txt")" >/dev/null && break; sleep 0.2; done
 getent hosts "$(awk 'NR==1{print $1}' "$WORK/hosts.txt")" >/dev/null || { log "dnsmasq does not answer"; cat "$WORK/dnsmasq.err" >&2; exit 1; }
 
-FLOOR=$(python3 "$HERE/analyze.py" --floor-only --manifest "$WORK/manifest.txt" \
+read -r FLOOR BUSY < <(python3 "$HERE/analyze.py" --floor-only --manifest "$WORK/manifest.txt" \
   --pages "$PAGES" --page-bytes "$PAGE_BYTES" --latency-ms "$LATENCY_MS" --bandwidth "$BANDWIDTH" \
-  --delay-ms "$DELAY_MS" --per-ip "$PER_IP" --hosts-per-address "$HOSTS_PER_ADDRESS")
-TIMEOUT=${TIMEOUT:-$(python3 -c "import math,sys; print(math.ceil(10 * float(sys.argv[1])) + 30)" "$FLOOR")}
+  --delay-ms "$DELAY_MS" --per-ip "$PER_IP" --hosts-per-address "$HOSTS_PER_ADDRESS" \
+  --concurrency "$CONCURRENCY")
+# 10x the floor, or 3x what the concurrency cap allows when that is longer (100k).
+TIMEOUT=${TIMEOUT:-$(python3 -c "import math,sys; f,b=map(float,sys.argv[1:]); print(math.ceil(max(10*f, 3*b)) + 30)" "$FLOOR" "$BUSY")}
 log "$(head -1 "$WORK/manifest.txt" | cut -c1-200)"
-log "$(grep -c '^M ' "$WORK/manifest.txt") reachable pages; $(wc -l <"$WORK/seeds.txt") seeds; floor ${FLOOR}s; timeout ${TIMEOUT}s"
+log "$(grep -c '^M ' "$WORK/manifest.txt") reachable pages; $(wc -l <"$WORK/seeds.txt") seeds; floor ${FLOOR}s; ${BUSY}s at $CONCURRENCY in flight; timeout ${TIMEOUT}s"
 
 declare -A CPU0 CPU1
 snap() { # ARRAYNAME
