@@ -372,7 +372,6 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
         Some(n) => n,
         None => c.default_concurrency_per_shard(),
     };
-    super::limits::fit_concurrency_to_open_files(&mut c);
     // 0 stays 0 so validation names it; small capacities are rounded up (sizing only).
     c.seen_capacity = match args.seen_capacity {
         0 => 0,
@@ -399,6 +398,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.checkpoint_interval = Duration::from_secs(args.checkpoint_secs);
     c.progress_interval = Duration::from_secs(args.progress_secs);
     args.net.apply(&mut c.fetcher)?;
+    super::limits::fit_concurrency_to_open_files(&mut c);
     c.fetcher.allow_private_addresses = args.allow_private_addresses;
     (c.metrics_addr, c.metrics_allow_remote) = (args.metrics_addr, args.metrics_allow_remote);
     c.disk_reserve = args.disk_reserve.parse()?;

@@ -12,7 +12,8 @@ const RESERVED_FDS: u64 = 512;
 /// Raises `RLIMIT_NOFILE` to its hard limit and lowers `concurrency_per_shard` so that
 /// the connections of every shard (each slot may hold a connection and, at width,
 /// an idle pooled one beside it: a quarter more is kept) and [`RESERVED_FDS`] fit.
-/// A lowered setting is said on stderr, never silently.
+/// DNS lookups in flight hold a socket each and are reserved for too. A lowered
+/// setting is said on stderr, never silently.
 pub fn fit_concurrency_to_open_files(c: &mut CrawlConfig) {
     let limit = match rlimit::increase_nofile_limit(u64::MAX) {
         Ok(n) => n,
@@ -22,7 +23,9 @@ pub fn fit_concurrency_to_open_files(c: &mut CrawlConfig) {
         }
     };
     let shards = c.shards.max(1) as u64;
-    let per_shard = limit.saturating_sub(RESERVED_FDS) * 4 / 5 / shards;
+    // Each DNS lookup on the network holds a socket too.
+    let dns = c.fetcher.dns.max_in_flight as u64 * shards;
+    let per_shard = limit.saturating_sub(RESERVED_FDS + dns) * 4 / 5 / shards;
     let fits = usize::try_from(per_shard.max(1)).unwrap_or(usize::MAX);
     if c.concurrency_per_shard > fits {
         eprintln!(

@@ -53,7 +53,8 @@ pub struct NetArgs {
     /// once (default 3).
     #[arg(long, value_name = "N")]
     pub dns_max_tries: Option<u32>,
-    /// Lookups on the network at once per fetcher; more wait in order (default 512).
+    /// Lookups on the network at once per fetcher; more wait in order (default 2048;
+    /// each holds a socket).
     #[arg(long, value_name = "N")]
     pub dns_max_in_flight: Option<usize>,
     /// Resolver configuration to read instead of /etc/resolv.conf (name servers,

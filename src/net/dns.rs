@@ -82,7 +82,7 @@ impl Default for DnsConfig {
             etc_hosts_path: Some(PathBuf::from("/etc/hosts")),
             attempt_timeout: None,
             attempts: None,
-            max_in_flight: 512,
+            max_in_flight: 2048,
             max_queued_lookups: 65_536,
             cache_entries: 65_536,
             min_ttl: Duration::from_secs(30),
@@ -318,8 +318,11 @@ impl Resolver {
                 break;
             }
             self.queue.pop_front();
-            // It never reached a server: not evidence that the name is dead.
-            self.finish(id, Err((DnsFailure::TimedOut, None)), false, now);
+            // It never reached a server: not evidence about the name at all, so it is
+            // this resolver's overload (the crawl asks again), not a timed-out name
+            // (which the crawl would log as unresolved). Seen at width: 3,000 dead
+            // names held every slot and 110 live names timed out in the queue.
+            self.finish(id, Err((DnsFailure::Overloaded, None)), false, now);
         }
         self.client.handle_timeout(now, registry);
         self.collect(now, registry);
@@ -544,15 +547,19 @@ mod tests {
             (s.in_flight, s.queued, s.coalesced, s.overloaded),
             (1, 1, 1, 1)
         );
-        // The deadline (1 s) passes: both fail as timed out, the queued one without
-        // having been sent, so only a.test counts towards dead names.
+        // The deadline (1 s) passes: the one sent times out; the queued one was never
+        // sent, so it fails as this resolver's overload and only a.test counts
+        // towards dead names.
         r.handle_timeout(now + Duration::from_secs(2), reg);
         let mut got = Vec::new();
         r.drain(|id, answer| got.push((id, answer)));
-        assert_eq!(got.len(), 2);
-        assert!(
-            got.iter().all(|(_, a)| *a == Err(DnsFailure::TimedOut)),
-            "{got:?}"
+        got.sort_by_key(|(id, _)| *id);
+        assert_eq!(
+            got,
+            [
+                (0, Err(DnsFailure::TimedOut)),
+                (1, Err(DnsFailure::Overloaded))
+            ]
         );
         assert_eq!(r.stats().dead_names, 1);
         assert!(matches!(

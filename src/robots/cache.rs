@@ -151,6 +151,15 @@ impl RobotsCache {
         }
     }
 
+    /// Drops a host's entry (its robots.txt is asked again when next needed): for a
+    /// fetch that failed on this process's own limits, which is no answer at all.
+    pub fn forget(&mut self, key: &HostKey) {
+        if let Some(slot) = self.slots.remove(key) {
+            self.bytes -= slot.bytes;
+            self.order.remove(&slot.stamp);
+        }
+    }
+
     /// The policy of a host, without touching its recency.
     pub fn get(&self, key: &HostKey) -> Option<&RobotsPolicy> {
         self.slots.get(key).map(|s| &*s.policy)

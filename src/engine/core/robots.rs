@@ -37,6 +37,20 @@ impl Core {
             out.push(robots_record(o, via, vec![POLICY_PRIVATE.to_owned()]));
             return;
         }
+        if own && is_resolver_overload(o.error.as_ref()) {
+            // This resolver's own limit, not the host's answer: its robots.txt is
+            // asked again shortly, as if never asked (no failure counted).
+            self.robots.forget(&key);
+            self.robots_fetching.remove(&host);
+            self.frontier.defer(&host, now.at + super::secs(1));
+            self.frontier.release(&host, now.at + super::secs(1));
+            out.push(robots_record(
+                o,
+                via,
+                vec!["dns-overloaded:retry".to_owned()],
+            ));
+            return;
+        }
         let unresolved = own
             .then(|| name_failure_hold(o.error.as_ref(), &self.shared.config.fetcher.dns))
             .flatten();
@@ -222,6 +236,13 @@ impl Core {
         self.robots_fetching.remove(host);
         self.frontier.release(host, now.at);
     }
+}
+
+/// Whether a fetch failed on this process's resolver limits (its lookup FIFO full,
+/// its deadline passed in the FIFO, no socket), which say nothing about the host.
+fn is_resolver_overload(e: Option<&FailReason>) -> bool {
+    use crate::net::DnsFailure as D;
+    matches!(e, Some(FailReason::Dns(D::Overloaded | D::Unavailable)))
 }
 
 /// How long a host stays unresolved after a fetch failed on its name: as long as

@@ -407,3 +407,29 @@ fn a_host_whose_name_does_not_resolve_has_its_urls_logged_at_once() {
     assert_eq!(h.core.in_flight(), 1);
     assert_eq!(h.outstanding(), 1);
 }
+
+#[test]
+fn a_robots_txt_lookup_the_resolver_could_not_start_is_asked_again_soon() {
+    let mut h = harness(&[A]);
+    let first = robots_fetches(&h.schedule(h.t0));
+    let (id, url) = first[0].clone();
+    let t1 = h.at(secs(5));
+    let actions = h.feed(
+        failure(
+            id,
+            &url,
+            FailReason::Dns(crate::net::DnsFailure::Overloaded),
+        ),
+        t1,
+    );
+    // Not the host's failure: nothing of it is given up, no failure counted.
+    assert!(logs(&actions).is_empty());
+    assert!(
+        robots_fetches(&h.schedule(t1)).is_empty(),
+        "a second's rest"
+    );
+    let again = robots_fetches(&h.schedule(t1.plus(secs(1))));
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].1, "http://a.test/robots.txt");
+    assert_eq!(h.outstanding(), 1);
+}
