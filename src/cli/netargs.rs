@@ -57,6 +57,11 @@ pub struct NetArgs {
     /// each holds a socket).
     #[arg(long, value_name = "N")]
     pub dns_max_in_flight: Option<usize>,
+    /// Lookups started per second per fetcher at most, in bursts of 256 (default
+    /// 5000; each sends two queries): a local caching server drops what its socket
+    /// buffer cannot hold.
+    #[arg(long, value_name = "N")]
+    pub dns_max_per_sec: Option<u32>,
     /// Resolver configuration to read instead of /etc/resolv.conf (name servers,
     /// search list, ndots, timeout, attempts).
     #[arg(long, value_name = "FILE")]
@@ -96,6 +101,7 @@ impl NetArgs {
                 "--dns-max-in-flight",
                 self.dns_max_in_flight.map(|n| n as u64),
             ),
+            ("--dns-max-per-sec", self.dns_max_per_sec.map(u64::from)),
         ] {
             if n == Some(0) {
                 anyhow::bail!("{flag} 0: no lookup could be made; give at least 1");
@@ -113,6 +119,9 @@ impl NetArgs {
         }
         if let Some(n) = self.dns_max_in_flight {
             dns.max_in_flight = n;
+        }
+        if let Some(n) = self.dns_max_per_sec {
+            dns.max_starts_per_sec = n;
         }
         cfg.share_idle_across_hosts = !self.no_shared_host_connections;
         if let Some(path) = &self.resolv_conf {
