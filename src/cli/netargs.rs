@@ -57,8 +57,8 @@ pub struct NetArgs {
     /// each holds a socket).
     #[arg(long, value_name = "N")]
     pub dns_max_in_flight: Option<usize>,
-    /// Lookups started per second per fetcher at most, in bursts of 256 (default
-    /// 5000; each sends two queries): a local caching server drops what its socket
+    /// Lookups started per second per fetcher at most, in bursts of 32 (default
+    /// 2000; each sends two queries): a local caching server drops what its socket
     /// buffer cannot hold.
     #[arg(long, value_name = "N")]
     pub dns_max_per_sec: Option<u32>,

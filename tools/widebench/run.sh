@@ -99,7 +99,7 @@ SINK=$!; PIDS+=("$SINK")
 /usr/sbin/dnsmasq --no-daemon --conf-file=/dev/null --no-resolv --no-hosts --user=root \
   --listen-address=127.0.0.1 --bind-interfaces --port=53 --addn-hosts="$WORK/dns-hosts" \
   --local=/synth.test/ --server=/dead.test/127.0.0.2#53 --cache-size=10000 \
-  --dns-forward-max=5000 --log-queries --log-async=100 --log-facility="$WORK/dnsmasq.log" \
+  --dns-forward-max="${DNS_FORWARD_MAX:-5000}" --log-queries --log-async=100 --log-facility="$WORK/dnsmasq.log" \
   --pid-file= 2>"$WORK/dnsmasq.err" &
 DNSMASQ=$!; PIDS+=("$DNSMASQ")
 # The system resolver path, as users run it: glibc reads /etc/resolv.conf (nsswitch:
