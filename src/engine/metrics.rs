@@ -446,6 +446,12 @@ pub fn render(s: &Stats) -> String {
         s.width.requests_waiting_for_address as f64,
     );
     f.one(
+        "trawl_requests_waiting_for_dns",
+        g,
+        "Requests waiting for their host's name to resolve; they hold no --concurrency slot.",
+        s.width.requests_waiting_for_dns as f64,
+    );
+    f.one(
         "trawl_hosts_ready_idle",
         g,
         "Hosts ready (politeness passed, URLs queued) with no request running.",

@@ -178,6 +178,9 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         w.dns.in_flight + w.dns.queued,
         w.dns.failed()
     );
+    if w.requests_waiting_for_dns > 0 {
+        let _ = write!(out, " wait-dns {}", w.requests_waiting_for_dns);
+    }
     if w.requests_waiting_for_address > 0 {
         let _ = write!(out, " wait-addr {}", w.requests_waiting_for_address);
     }

@@ -160,8 +160,9 @@ impl Shard {
                 && !self.shared.paused.load(Ordering::Acquire);
             if scheduling {
                 let mut actions = std::mem::take(&mut self.actions);
-                self.core
-                    .set_waiting_for_address(self.fetcher.waiting_for_address());
+                self.core.set_waiting_unconnected(
+                    self.fetcher.waiting_for_address() + self.fetcher.waiting_for_dns(),
+                );
                 self.core.schedule(now, &mut actions);
                 self.execute(&mut actions);
                 actions.shrink_to(super::core::RETAINED_ACTIONS);
@@ -283,6 +284,7 @@ impl Shard {
             self.index,
             super::width::ShardWidth {
                 waiting_for_address: self.fetcher.waiting_for_address() as u64,
+                waiting_for_dns: self.fetcher.waiting_for_dns() as u64,
                 hosts_ready_idle: self.core.hosts_ready_idle(now),
                 robots_look_aheads: self.core.robots_look_aheads(),
                 dns: self.fetcher.dns_stats(),

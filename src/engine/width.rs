@@ -17,6 +17,9 @@ pub(crate) struct ShardWidth {
     /// Requests submitted to the fetcher that wait for a per-address connection slot
     /// (`--per-ip-connections`); they hold no `--concurrency` slot.
     pub waiting_for_address: u64,
+    /// Requests submitted that wait for their name to resolve; they hold no
+    /// `--concurrency` slot either.
+    pub waiting_for_dns: u64,
     /// Hosts whose politeness instant has passed, with URLs queued and no fetch
     /// running, after the shard's last scheduling turn.
     pub hosts_ready_idle: u64,
@@ -62,6 +65,7 @@ impl WidthGauges {
             requests_in_flight: in_flight,
             requests_in_flight_peak: self.in_flight_peak.load(Ordering::Acquire).max(in_flight),
             requests_waiting_for_address: all.iter().map(|s| s.waiting_for_address).sum(),
+            requests_waiting_for_dns: all.iter().map(|s| s.waiting_for_dns).sum(),
             hosts_ready_idle: all.iter().map(|s| s.hosts_ready_idle).sum(),
             robots_look_aheads: all.iter().map(|s| s.robots_look_aheads).sum(),
             urls_refused_budget,
@@ -79,6 +83,8 @@ pub struct WidthStats {
     pub requests_in_flight_peak: u64,
     /// Requests waiting for a connection slot of their server's address.
     pub requests_waiting_for_address: u64,
+    /// Requests waiting for their host's name to resolve.
+    pub requests_waiting_for_dns: u64,
     /// Hosts ready (politeness passed, URLs queued) with no request running.
     pub hosts_ready_idle: u64,
     /// robots.txt fetches of newly discovered hosts started ahead of their turn while

@@ -113,6 +113,8 @@ pub struct Fetcher {
     timers: TimerHeap<TimerKey>,
     resolver: Resolver,
     dns_waiters: HashMap<u64, Vec<Job>>,
+    /// Jobs in `dns_waiters`, all lookups together.
+    dns_waiting: usize,
     queue: VecDeque<Job>,
     queue_timer_at: Option<Instant>,
     submissions: Receiver<FetchRequest>,
@@ -164,6 +166,7 @@ impl Fetcher {
             timers: TimerHeap::default(),
             resolver,
             dns_waiters: HashMap::new(),
+            dns_waiting: 0,
             queue: VecDeque::new(),
             queue_timer_at: None,
             submissions,
@@ -213,6 +216,12 @@ impl Fetcher {
     /// kind, dead names, retransmits, TCP fallbacks (see [`DnsStats`]).
     pub fn dns_stats(&self) -> DnsStats {
         self.resolver.stats()
+    }
+
+    /// Requests accepted that wait for their host's name to resolve: they hold no
+    /// connection yet, and a dead name holds its requests for the whole DNS deadline.
+    pub fn waiting_for_dns(&self) -> usize {
+        self.dns_waiting
     }
 
     /// Requests waiting for a per-IP connection slot of their address (they are
@@ -536,6 +545,7 @@ impl Fetcher {
             let Some(jobs) = self.dns_waiters.remove(&id) else {
                 continue;
             };
+            self.dns_waiting = self.dns_waiting.saturating_sub(jobs.len());
             for mut job in jobs {
                 match &answer {
                     Ok(ips) => {

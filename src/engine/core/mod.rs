@@ -293,10 +293,11 @@ pub(crate) struct Core {
     /// Sitemaps to queue again (host key, URL): a grant reached them after they were
     /// read (`sitemaps.rs`). Counted outstanding, and checkpointed, while here.
     sitemap_rereads: Vec<(String, QueuedUrl)>,
-    /// Fetches in flight that wait in the fetcher for a connection slot of their
-    /// server's address (the driver tells, before each turn): they hold no
-    /// `--concurrency` slot, up to `--concurrency` of them (see [`Core::busy`]).
-    waiting_for_address: usize,
+    /// Fetches in flight that hold no connection yet (the driver tells, before each
+    /// turn): waiting for their name to resolve or for a connection slot of their
+    /// server's address. They hold no `--concurrency` slot, up to `--concurrency` of
+    /// them (see [`Core::busy`]).
+    waiting_unconnected: usize,
     /// robots.txt fetches started ahead of their host's turn (see
     /// `schedule.rs` `look_ahead`).
     robots_look_aheads: u64,
@@ -335,7 +336,7 @@ impl Core {
             seen_scratch: Vec::new(),
             link_actions: Vec::new(),
             sitemap_rereads: Vec::new(),
-            waiting_for_address: 0,
+            waiting_unconnected: 0,
             robots_look_aheads: 0,
             shared: p.shared,
         }
@@ -390,19 +391,20 @@ impl Core {
         self.in_flight.len()
     }
 
-    /// The driver tells how many fetches in flight wait for a per-address slot.
-    pub fn set_waiting_for_address(&mut self, n: usize) {
-        self.waiting_for_address = n;
+    /// The driver tells how many fetches in flight hold no connection yet.
+    pub fn set_waiting_unconnected(&mut self, n: usize) {
+        self.waiting_unconnected = n;
     }
 
-    /// Fetches that hold a `--concurrency` slot: those in flight, less those waiting
-    /// for a slot of their server's address (many names on one shared host must not
-    /// keep every other host waiting), of which at most `--concurrency` are excused,
-    /// so submissions stay bounded at twice the setting.
+    /// Fetches that hold a `--concurrency` slot: those in flight, less those with no
+    /// connection yet, waiting for their name or for a slot of their server's address
+    /// (a dead name holds its request for the whole DNS deadline, and many names on
+    /// one shared host must not keep every other host waiting), of which at most
+    /// `--concurrency` are excused, so submissions stay bounded at twice the setting.
     pub fn busy(&self) -> usize {
         busy_slots(
             self.in_flight.len(),
-            self.waiting_for_address,
+            self.waiting_unconnected,
             self.shared.config.concurrency_per_shard,
         )
     }
@@ -513,8 +515,8 @@ impl Core {
 }
 
 /// See [`Core::busy`].
-fn busy_slots(in_flight: usize, waiting_for_address: usize, concurrency: usize) -> usize {
-    in_flight.saturating_sub(waiting_for_address.min(concurrency))
+fn busy_slots(in_flight: usize, unconnected: usize, concurrency: usize) -> usize {
+    in_flight.saturating_sub(unconnected.min(concurrency))
 }
 
 /// The parsed response head of an outcome. The core reads an outcome's head and body

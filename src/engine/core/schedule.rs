@@ -49,7 +49,7 @@ impl Core {
                 self.shared.stopping.store(true, Ordering::Release);
                 return;
             }
-            let excused = self.waiting_for_address.min(cap);
+            let excused = self.waiting_unconnected.min(cap);
             let Self {
                 frontier,
                 robots,

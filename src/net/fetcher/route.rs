@@ -42,6 +42,7 @@ impl Fetcher {
                 Lookup::Pending(id) => {
                     // The resolver keeps the lookup's deadline (`dns_timeout`) itself.
                     self.dns_waiters.entry(id).or_default().push(job);
+                    self.dns_waiting += 1;
                     return;
                 }
             }

@@ -388,11 +388,11 @@ fn requests_waiting_for_their_address_hold_no_slot() {
     let first = h.schedule(now);
     assert_eq!(robots_fetches(&first).len(), 2, "two slots");
     // Both wait in the fetcher for their address: the third host goes too.
-    h.core.set_waiting_for_address(2);
+    h.core.set_waiting_unconnected(2);
     let second = h.schedule(now);
     assert_eq!(robots_fetches(&second).len(), 1);
     assert_eq!(h.core.busy(), 1);
     // At most --concurrency are excused.
-    h.core.set_waiting_for_address(10);
+    h.core.set_waiting_unconnected(10);
     assert_eq!(h.core.busy(), 1);
 }
