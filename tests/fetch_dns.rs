@@ -278,6 +278,9 @@ fn config(
         attempt_timeout: Some(attempt),
         attempts: Some(attempts),
         min_ttl: Duration::ZERO,
+        // Both families asked whatever this machine's interfaces (the fake server
+        // answers AAAA too).
+        ask_aaaa: Some(true),
         ..DnsConfig::default()
     };
     cfg
@@ -812,6 +815,7 @@ fn five_thousand_hosts_five_percent_dead_with_the_defaults() {
     cfg.dns = DnsConfig {
         resolv_conf_path: conf,
         etc_hosts_path: None,
+        ask_aaaa: Some(true),
         ..DnsConfig::default()
     };
     let mut f = Fetcher::new(cfg).unwrap();

@@ -78,6 +78,11 @@ pub struct DnsConfig {
     /// once lost 76-110 live names of 5,000 in `tools/widebench/run.sh dead`, and
     /// bursts of 256 still lost some.
     pub max_starts_per_sec: u32,
+    /// Ask AAAA records as well as A: `None` decides as getaddrinfo's AI_ADDRCONFIG
+    /// does, by whether an interface other than loopback has an IPv6 address that is
+    /// not link-local (`/proc/net/if_inet6`): without one no IPv6 answer is usable,
+    /// and the second query doubles the load on the server (and a dead name's).
+    pub ask_aaaa: Option<bool>,
     /// Static answers, consulted before anything else.
     pub overrides: Vec<DnsOverride>,
 }
@@ -102,6 +107,7 @@ impl Default for DnsConfig {
             dead_for: Duration::from_secs(600),
             max_tries_per_name: 3,
             max_starts_per_sec: 2_000,
+            ask_aaaa: None,
             overrides: Vec::new(),
         }
     }
@@ -225,11 +231,15 @@ impl Resolver {
                 (name, ips.into())
             })
             .collect();
+        let ask_aaaa = config.ask_aaaa.unwrap_or_else(|| {
+            conf::has_global_ipv6(&fs::read_to_string("/proc/net/if_inet6").unwrap_or_default())
+        });
         let client = Client::new(
             conf,
             config.attempt_timeout,
             config.attempts,
             lookup_timeout,
+            ask_aaaa,
         );
         Self {
             cache: AnswerCache::new(config.cache_entries),
@@ -526,6 +536,7 @@ mod tests {
                 .iter()
                 .map(|o| parse_resolve(o).unwrap())
                 .collect(),
+            ask_aaaa: Some(true),
             ..DnsConfig::default()
         };
         let poll = mio::Poll::new().unwrap();

@@ -114,6 +114,9 @@ struct Running {
 
 /// The lookups on the network. See the module docs.
 pub(super) struct Client {
+    /// Ask AAAA too: only where this machine has an IPv6 address to reach the
+    /// answer from (getaddrinfo's AI_ADDRCONFIG), else the second query is waste.
+    ask_aaaa: bool,
     conf: ResolvConf,
     try_timeout: Duration,
     tries: u32,
@@ -143,6 +146,7 @@ impl Client {
         attempt_timeout: Option<Duration>,
         attempts: Option<u32>,
         lookup_timeout: Duration,
+        ask_aaaa: bool,
     ) -> Self {
         let servers = conf.nameservers.len().max(1) as u32;
         // At least MIN_TRIES within the lookup deadline: a local caching server
@@ -160,6 +164,7 @@ impl Client {
             .max(MIN_TRY);
         Self {
             conf,
+            ask_aaaa,
             try_timeout,
             tries,
             lookups: HashMap::new(),
@@ -187,6 +192,12 @@ impl Client {
 
     pub fn take_finished(&mut self) -> Vec<Finished> {
         std::mem::take(&mut self.finished)
+    }
+
+    /// The part a query type starts with: `None` (to be asked), or no data for an
+    /// AAAA query this machine would not use.
+    fn unasked(&self, qtype: QType) -> Option<Part> {
+        (qtype == QType::Aaaa && !self.ask_aaaa).then_some(Part::NoData(None))
     }
 
     /// The earliest try deadline (possibly a stale one: an early wake-up, no harm).
@@ -231,7 +242,7 @@ impl Client {
             slots: [QType::A, QType::Aaaa].map(|qtype| Slot {
                 qtype,
                 id: 0,
-                part: None,
+                part: self.unasked(qtype),
                 tcp: None,
             }),
             answered: false,
@@ -625,7 +636,7 @@ impl Client {
             r.cand += 1;
             r.try_no = 0;
             for s in &mut r.slots {
-                s.part = None;
+                s.part = self.unasked(s.qtype);
                 if let Some(t) = s.tcp.take() {
                     self.drop_tcp(t, registry);
                 }

@@ -210,3 +210,39 @@ mod tests {
         assert!(h[2].1.is_ipv6());
     }
 }
+
+/// Whether `/proc/net/if_inet6` (`text`) lists an IPv6 address usable beyond this
+/// machine: on an interface other than `lo`, not link-local (`fe80::/10`). Each line:
+/// the address in 32 hex digits, then index, prefix length, scope, flags, name.
+pub fn has_global_ipv6(text: &str) -> bool {
+    text.lines().any(|line| {
+        let mut fields = line.split_whitespace();
+        let (Some(addr), Some(name)) = (fields.next(), fields.last()) else {
+            return false;
+        };
+        let link_local = addr.get(..3).is_some_and(|p| {
+            p.eq_ignore_ascii_case("fe8")
+                || p.eq_ignore_ascii_case("fe9")
+                || p.eq_ignore_ascii_case("fea")
+                || p.eq_ignore_ascii_case("feb")
+        });
+        name != "lo" && addr.len() == 32 && !link_local
+    })
+}
+
+#[cfg(test)]
+mod ipv6_tests {
+    use super::has_global_ipv6;
+
+    #[test]
+    fn only_a_non_loopback_non_link_local_address_counts() {
+        let lo = "00000000000000000000000000000001 01 80 10 80       lo\n";
+        let link = "fe8000000000000000fc00fffe000001 04 40 20 80     eth0\n";
+        let global = "fd000000000000000000000000000002 04 40 00 82     eth0\n";
+        assert!(!has_global_ipv6(""));
+        assert!(!has_global_ipv6(lo));
+        assert!(!has_global_ipv6(&format!("{lo}{link}")));
+        assert!(has_global_ipv6(&format!("{lo}{link}{global}")));
+        assert!(!has_global_ipv6("garbage\n\n"));
+    }
+}
