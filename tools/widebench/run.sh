@@ -61,7 +61,7 @@ DELAY_MS=${DELAY_MS:-500}
 CROSS_LINKS=${CROSS_LINKS:-3}
 HTTPS_SHARE=${HTTPS_SHARE:-25}
 SEED_STRIDE=${SEED_STRIDE:-50}   # 2% of the roots are seeds: root link depth 4 at 5k hosts
-CONCURRENCY=${CONCURRENCY:-2500}  # trawl, all shards together
+CONCURRENCY=${CONCURRENCY:-5000}  # trawl, all shards together (the issue's --concurrency 2500 a shard, 2 shards)
 SHARDS=${SHARDS:-2}
 WGET_THREADS=${WGET_THREADS:-500}
 SKIP_WGET2=${SKIP_WGET2:-0}
@@ -99,7 +99,7 @@ SINK=$!; PIDS+=("$SINK")
 /usr/sbin/dnsmasq --no-daemon --conf-file=/dev/null --no-resolv --no-hosts --user=root \
   --listen-address=127.0.0.1 --bind-interfaces --port=53 --addn-hosts="$WORK/dns-hosts" \
   --local=/synth.test/ --server=/dead.test/127.0.0.2#53 --cache-size=10000 \
-  --dns-forward-max="${DNS_FORWARD_MAX:-5000}" --log-queries --log-async=100 --log-facility="$WORK/dnsmasq.log" \
+  --dns-forward-max="${DNS_FORWARD_MAX:-100000}" --log-queries --log-async=100 --log-facility="$WORK/dnsmasq.log" \
   --pid-file= 2>"$WORK/dnsmasq.err" &
 DNSMASQ=$!; PIDS+=("$DNSMASQ")
 # The system resolver path, as users run it: glibc reads /etc/resolv.conf (nsswitch:
