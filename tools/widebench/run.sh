@@ -12,6 +12,7 @@
 # Nothing leaves the namespace: its only interface is lo; synthweb listens on 0.0.0.0
 # there (--bind-any, which it refuses anywhere else). Every process started here is
 # stopped on exit; each crawler is bounded by TIMEOUT (default 10x the floor).
+# Cases: 1k 5k 20k 100k dead shared 1m.
 # Results: $WORK/report.json and the printed summary (docs/benchmarks.md, "Wide crawls").
 set -euo pipefail
 CASE=${1:-5k}
@@ -48,7 +49,12 @@ case "$CASE" in
   100k) : "${HOSTS:=100000}" ;;
   dead) : "${HOSTS:=5000}" "${DEAD_SHARE:=5}" ;;
   shared) : "${HOSTS:=5000}" "${HOSTS_PER_ADDRESS:=20}" "${PER_IP:=2}" ;;
-  *) echo "widebench: unknown case $CASE (1k 5k 20k 100k dead shared)" >&2; exit 2 ;;
+  # A million hosts known under the default --memory: every root links 200 other roots,
+  # so the first 20,000 roots name nearly every host; the crawl stops at 30,000 pages
+  # and stats.json tells the peak RSS with that many hosts queued.
+  1m) : "${HOSTS:=1000000}" "${CROSS_LINKS:=200}" "${SKIP_WGET2:=1}" \
+        "${TRAWL_EXTRA:=--max-pages 30000}" ;;
+  *) echo "widebench: unknown case $CASE (1k 5k 20k 100k dead shared 1m)" >&2; exit 2 ;;
 esac
 HOSTS_PER_ADDRESS=${HOSTS_PER_ADDRESS:-1}
 DEAD_SHARE=${DEAD_SHARE:-0}
@@ -155,6 +161,9 @@ TRAWL_FLAGS=(crawl --seeds "$WORK/seeds.txt" --out "$WORK/trawl-out" --allow-pri
   --ca-file "$WORK/ca.pem" --from bench@example.org --per-host-connections 1 --delay-ms "$DELAY_MS"
   --per-ip-connections "$PER_IP" --shards "$SHARDS" --concurrency $(( CONCURRENCY / SHARDS ))
   --checkpoint-secs 0 --progress-secs 10 --metrics-addr 127.0.0.1:9898)
+# Extra flags for trawl (word-split on purpose), e.g. TRAWL_EXTRA="--max-pages 30000".
+# shellcheck disable=SC2206
+TRAWL_FLAGS+=(${TRAWL_EXTRA:-})
 log "trawl ${TRAWL_FLAGS[*]}"
 snap CPU0
 set +e
