@@ -1,0 +1,109 @@
+//! Blocks: a run of one host's spilled URLs, written and read back as one unit.
+//!
+//! ```text
+//! block:   varint payload_len | crc32(payload): u32 LE | payload     (crate::disk framing)
+//! payload: varint n | n times (varint record_len | record)
+//! record:  a segment record payload (segment.rs), front-coded against the previous
+//!          record of the same block (the first against nothing)
+//! ```
+//!
+//! A block stands alone: its records are coded against each other only, so one
+//! positioned read of `len` bytes decodes it, and a damaged block loses only itself.
+//! The checksum covers the whole payload; a block whose checksum, framing or records
+//! do not decode is reported as damaged, never decoded as garbage.
+
+use super::segment::{CodingContext, Record};
+use super::QueuedUrl;
+use crate::disk::{put_varint, take_bytes, take_varint, write_record, RecordReader};
+
+/// The largest block payload accepted on read (a block holds tens of URLs, each
+/// capped far below this by the crawl filters).
+pub const MAX_BLOCK_BYTES: usize = 1 << 26;
+
+/// Appends one block of `host`'s `items` to `out`; returns the bytes appended.
+/// `scratch` is reused between calls.
+pub fn encode<'a>(
+    host: &str,
+    items: impl ExactSizeIterator<Item = &'a QueuedUrl>,
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+) -> usize {
+    let mut context = CodingContext::default();
+    let mut payload = Vec::with_capacity(items.len() * 48 + 8);
+    put_varint(&mut payload, items.len() as u64);
+    for item in items {
+        scratch.clear();
+        context.encode(host, item, scratch);
+        context.remember(item);
+        put_varint(&mut payload, scratch.len() as u64);
+        payload.extend_from_slice(scratch);
+    }
+    let before = out.len();
+    // Writing into a Vec cannot fail.
+    let _ = write_record(out, &payload);
+    out.len() - before
+}
+
+/// Decodes a block read back whole (`bytes`, framed as written by [`encode`]);
+/// `None` if it is damaged (bad length, checksum or record).
+pub fn decode(bytes: &[u8]) -> Option<Vec<Record>> {
+    let mut reader = RecordReader::headless(bytes, 0, MAX_BLOCK_BYTES);
+    let mut payload = Vec::new();
+    reader.next_record(&mut payload).ok()??;
+    if reader.offset() != bytes.len() as u64 {
+        return None;
+    }
+    let mut input = payload.as_slice();
+    let n = usize::try_from(take_varint(&mut input).ok()?).ok()?;
+    // Each record takes at least two bytes: a count beyond that is damage.
+    if n > input.len() {
+        return None;
+    }
+    let mut context = CodingContext::default();
+    let mut records = Vec::with_capacity(n);
+    for _ in 0..n {
+        let record = take_bytes(&mut input).ok()?;
+        records.push(context.decode(record)?);
+    }
+    input.is_empty().then_some(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(i: usize) -> QueuedUrl {
+        QueuedUrl {
+            url: format!("http://a.test/p/{i}"),
+            via: (i % 3 != 0).then(|| "http://a.test/".to_owned()),
+            hops: "LL".into(),
+            attempts: (i % 2) as u8,
+        }
+    }
+
+    #[test]
+    fn a_block_round_trips_and_damage_is_refused() {
+        let items: Vec<QueuedUrl> = (0..40).map(item).collect();
+        let mut out = vec![7u8; 5];
+        let mut scratch = Vec::new();
+        let n = encode("http://a.test", items.iter(), &mut out, &mut scratch);
+        let bytes = out.get(5..).unwrap();
+        assert_eq!(bytes.len(), n);
+        assert!(n < 40 * 30, "front coding keeps a block small: {n} bytes");
+        let back = decode(bytes).unwrap();
+        assert_eq!(
+            back.iter().map(|r| &r.item).collect::<Vec<_>>(),
+            items.iter().collect::<Vec<_>>()
+        );
+        assert!(back.iter().all(|r| r.host == "http://a.test"));
+        for at in [0, 3, n / 2, n - 1] {
+            let mut bad = bytes.to_vec();
+            bad[at] ^= 0x10;
+            assert!(decode(&bad).is_none(), "flip at {at} not seen");
+        }
+        assert!(decode(&bytes[..n - 1]).is_none());
+        let mut longer = bytes.to_vec();
+        longer.push(0);
+        assert!(decode(&longer).is_none());
+    }
+}
