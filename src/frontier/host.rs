@@ -28,6 +28,8 @@ pub(super) struct Host {
     pub on_heap: bool,
     /// The engine holds the queue (robots.txt being fetched) until `release`.
     pub held: bool,
+    /// On the frontier's idle list (at most once).
+    pub idle_listed: bool,
 }
 
 /// The part of a host's queue beyond its RAM head.
@@ -57,6 +59,7 @@ impl Host {
             in_flight: 0,
             on_heap: false,
             held: false,
+            idle_listed: false,
         }
     }
 

@@ -259,9 +259,13 @@ pub struct Frontier {
     batch_hosts: Vec<HostId>,
     /// RAM in use, as the budget counts it.
     ram_bytes: usize,
+    /// RAM of the URLs in hosts' buffers (part of `ram_bytes`).
+    pending_bytes: usize,
     ram_urls: u64,
     disk_urls: u64,
     in_flight: u64,
+    /// Hosts with at least one fetch in flight.
+    hosts_in_flight: u64,
     hosts_with_disk: u64,
     blocks_written: u64,
     blocks_read: u64,
@@ -270,6 +274,10 @@ pub struct Frontier {
     /// The latest damaged blocks (at most [`MAX_DAMAGE_REPORTS`]).
     damage: VecDeque<BlockDamage>,
     attempts_since_forget: usize,
+    /// Hosts that held nothing and ran nothing when last seen, in that order: the
+    /// first to forget when the table needs room (each listed once, so the list is
+    /// no longer than the table).
+    idle: VecDeque<HostId>,
     scratch: Vec<u8>,
     read_buf: Vec<u8>,
 }
@@ -316,6 +324,8 @@ impl Frontier {
             batch: Vec::new(),
             batch_hosts: Vec::new(),
             ram_bytes: 0,
+            pending_bytes: 0,
+            hosts_in_flight: 0,
             ram_urls: 0,
             disk_urls: 0,
             in_flight: 0,
@@ -326,6 +336,7 @@ impl Frontier {
             blocks_damaged: 0,
             damage: VecDeque::new(),
             attempts_since_forget: 0,
+            idle: VecDeque::new(),
             scratch: Vec::new(),
             read_buf: Vec::new(),
         }
@@ -388,10 +399,15 @@ impl Frontier {
         if next_eligible_at > h.eligible_at {
             h.eligible_at = next_eligible_at;
         }
+        let now_idle = h.in_flight == 0;
         if was_running {
             self.in_flight = self.in_flight.saturating_sub(1);
+            if now_idle {
+                self.hosts_in_flight = self.hosts_in_flight.saturating_sub(1);
+            }
         }
         self.schedule_if_idle(id);
+        self.list_if_idle(id);
     }
 
     /// Pushes back a host's eligibility without a fetch (e.g. its robots.txt or DNS is
@@ -437,7 +453,6 @@ impl Frontier {
 
     /// Current counters.
     pub fn stats(&self) -> FrontierStats {
-        let hosts_in_flight = self.table.iter().filter(|(_, h)| h.in_flight > 0).count();
         FrontierStats {
             ram_urls: self.ram_urls,
             disk_urls: self.disk_urls,
@@ -445,7 +460,7 @@ impl Frontier {
             ram_bytes: self.ram_bytes as u64,
             hosts: self.table.len() as u64,
             hosts_ready: self.on_heap,
-            hosts_in_flight: hosts_in_flight as u64,
+            hosts_in_flight: self.hosts_in_flight,
             hosts_with_disk: self.hosts_with_disk,
             segments: self.store.files(),
             blocks_written: self.blocks_written,
@@ -502,11 +517,11 @@ impl Frontier {
         )
     }
 
-    /// True when RAM, counting the write batch as full, is past the budget: a
-    /// buffer is then written out at once instead of filling up.
-    fn is_over_budget(&self) -> bool {
-        self.ram_bytes - self.batch.len().min(self.ram_bytes) + self.batch_limit()
-            > self.config.ram_budget_bytes
+    /// RAM the hosts' buffers may fill together: the quarter of the budget heads
+    /// leave, less the write batch. Past it, a buffer that grows is written out as
+    /// a block at once, not full.
+    fn pending_budget(&self) -> usize {
+        (self.config.ram_budget_bytes / 4).saturating_sub(self.batch_limit())
     }
 
     /// Bytes of the write batch that make it due for appending.
@@ -546,6 +561,7 @@ impl Frontier {
             return id;
         }
         let need = HOST_BYTES + heap_chunk(name.len());
+        self.forget_listed(need, now);
         if self.ram_bytes + need > self.config.ram_budget_bytes {
             // A scan is O(hosts): at most once per quarter-table of new hosts, so a
             // table full of busy hosts costs amortized O(1) a push.
@@ -559,6 +575,46 @@ impl Frontier {
         self.table.insert(Host::new(name, now))
     }
 
+    /// Forgets hosts from the front of the idle list (oldest first) until `need`
+    /// more bytes fit the budget, or the front host is busy again (it leaves the
+    /// list) or still within its politeness delay (it stays, and so do the later
+    /// ones: the list is in completion order). O(1) a forgotten host.
+    fn forget_listed(&mut self, need: usize, now: Instant) {
+        while self.ram_bytes + need > self.config.ram_budget_bytes {
+            let Some(&id) = self.idle.front() else {
+                return;
+            };
+            let Some(h) = self.table.get_mut(id) else {
+                self.idle.pop_front();
+                continue;
+            };
+            if h.is_idle(now) {
+                self.idle.pop_front();
+                if let Some(h) = self.table.remove(id) {
+                    self.ram_bytes = self
+                        .ram_bytes
+                        .saturating_sub(HOST_BYTES + heap_chunk(h.name.len()));
+                }
+            } else if h.is_idle(h.eligible_at) {
+                return;
+            } else {
+                h.idle_listed = false;
+                self.idle.pop_front();
+            }
+        }
+    }
+
+    /// Puts `id` on the idle list if it holds nothing and runs nothing now.
+    fn list_if_idle(&mut self, id: HostId) {
+        let Some(h) = self.table.get_mut(id) else {
+            return;
+        };
+        if !h.idle_listed && h.is_idle(h.eligible_at) {
+            h.idle_listed = true;
+            self.idle.push_back(id);
+        }
+    }
+
     /// Forgets every host that holds nothing, runs nothing, is not held and whose
     /// politeness instant has passed: it carries no state worth its RAM.
     fn forget_idle_hosts(&mut self, now: Instant) {
@@ -570,6 +626,13 @@ impl Frontier {
                 self.ram_bytes = self
                     .ram_bytes
                     .saturating_sub(HOST_BYTES + heap_chunk(h.name.len()));
+            }
+        }
+        // Ids in the list may now name other hosts: the list is rebuilt lazily.
+        self.idle.clear();
+        for id in self.table.ids() {
+            if let Some(h) = self.table.get_mut(id) {
+                h.idle_listed = false;
             }
         }
     }
@@ -632,6 +695,31 @@ impl Frontier {
             }
         }
         n
+    }
+
+    /// The running counts that are not `ram_bytes`, recomputed: buffer bytes, hosts
+    /// in flight, URLs in RAM, URLs in blocks.
+    fn recount(&self) -> (usize, u64, u64, u64) {
+        let (mut pending, mut in_flight, mut ram, mut disk) = (0, 0, 0, 0);
+        for (_, h) in self.table.iter() {
+            in_flight += u64::from(h.in_flight > 0);
+            ram += h.ram.len() as u64;
+            if let Some(s) = &h.spill {
+                pending += s.pending.iter().map(QueuedUrl::ram_bytes).sum::<usize>();
+                ram += s.pending.len() as u64;
+                disk += s.blocks.iter().map(|b| u64::from(b.count)).sum::<u64>();
+            }
+        }
+        (pending, in_flight, ram, disk)
+    }
+
+    fn counts(&self) -> (usize, u64, u64, u64) {
+        (
+            self.pending_bytes,
+            self.hosts_in_flight,
+            self.ram_urls,
+            self.disk_urls,
+        )
     }
 }
 

@@ -39,8 +39,9 @@ impl Frontier {
             self.hosts_with_disk += 1;
         }
         self.ram_bytes += bytes;
+        self.pending_bytes += bytes;
         self.ram_urls += 1;
-        if full || self.is_over_budget() {
+        if full || self.pending_bytes > self.pending_budget() {
             self.seal(id);
         }
         Ok(())
@@ -72,6 +73,7 @@ impl Frontier {
         spill.unwritten += 1;
         self.batch_hosts.push(id);
         let freed: usize = pending.iter().map(QueuedUrl::ram_bytes).sum();
+        self.pending_bytes = self.pending_bytes.saturating_sub(freed);
         self.ram_bytes = self.ram_bytes.saturating_sub(freed) + BLOCK_REF_BYTES + len;
         self.ram_urls = self.ram_urls.saturating_sub(u64::from(count));
         self.disk_urls += u64::from(count);
@@ -135,6 +137,8 @@ impl Frontier {
                 if let Some(h) = self.table.get_mut(id) {
                     if let Some(spill) = h.spill.as_mut() {
                         let pending = std::mem::take(&mut spill.pending);
+                        let bytes: usize = pending.iter().map(QueuedUrl::ram_bytes).sum();
+                        self.pending_bytes = self.pending_bytes.saturating_sub(bytes);
                         h.ram.extend(pending);
                     }
                 }
@@ -192,6 +196,10 @@ impl Frontier {
     fn consume_front(&mut self, id: HostId, front: BlockRef) {
         if let Some(spill) = self.table.get_mut(id).and_then(|h| h.spill.as_mut()) {
             spill.blocks.pop_front();
+            // A host that once had a long backlog gives the list's room back.
+            if spill.blocks.capacity() > 64 && spill.blocks.len() < spill.blocks.capacity() / 4 {
+                spill.blocks.shrink_to(spill.blocks.len() * 2);
+            }
         }
         self.ram_bytes = self.ram_bytes.saturating_sub(BLOCK_REF_BYTES);
         self.disk_urls = self.disk_urls.saturating_sub(u64::from(front.count));
@@ -297,6 +305,7 @@ impl Frontier {
         let more = !h.ram.is_empty() || h.spill.is_some();
         if !more {
             self.off_heap(id);
+            self.list_if_idle(id);
         }
         Ok(more)
     }

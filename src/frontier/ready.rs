@@ -107,6 +107,7 @@ impl Frontier {
                 continue;
             };
             h.in_flight += 1;
+            let first_fetch = h.in_flight == 1;
             if h.ram.is_empty() {
                 // An emptied head gives its buffer back: a host served to the end
                 // keeps no capacity.
@@ -115,6 +116,7 @@ impl Frontier {
             let still_servable = h.is_servable(max_in_flight);
             let name = h.name.to_string();
             self.in_flight += 1;
+            self.hosts_in_flight += u64::from(first_fetch);
             self.ram_bytes = self.ram_bytes.saturating_sub(item.ram_bytes());
             self.ram_urls = self.ram_urls.saturating_sub(1);
             if still_servable {

@@ -475,6 +475,7 @@ proptest! {
         let mut pushed = vec![0usize; 40];
         let mut out: Vec<(String, String)> = Vec::new();
         let max_url_bytes = url(39, 100_000).ram_bytes();
+        let mut running: Option<String> = None;
         for op in ops {
             match op {
                 Op::Push { host, n } => {
@@ -484,9 +485,12 @@ proptest! {
                     }
                 }
                 Op::Take => {
+                    // Two fetches at once, completed one turn late.
                     if let Some((host, item)) = f.take_ready(now).unwrap() {
                         out.push((host.clone(), item.url));
-                        f.complete(&host, now);
+                        if let Some(prev) = running.replace(host) {
+                            f.complete(&prev, now);
+                        }
                     }
                 }
                 Op::Drop { host, max } => {
@@ -496,6 +500,7 @@ proptest! {
                 }
             }
             prop_assert_eq!(f.recount_ram_bytes(), f.ram_bytes);
+            prop_assert_eq!(f.recount(), f.counts());
             // Beyond the budget: a block read into a due host's empty head, and what
             // is per host or per block (entries, block references).
             let per_host: usize = f.table.iter().map(|(_, h)| {
@@ -508,6 +513,10 @@ proptest! {
                 "{} over {budget}", f.ram_bytes
             );
         }
+        if let Some(prev) = running {
+            f.complete(&prev, now);
+        }
+        prop_assert_eq!(f.recount(), f.counts());
         out.extend(drain(&mut f, now));
         let total: usize = pushed.iter().sum();
         prop_assert_eq!(out.len(), total);
