@@ -22,6 +22,16 @@ use super::recent::Asker;
 use super::sitemaps::LastmodTurn;
 use super::{hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, POLICY_PRIVATE};
 
+/// The note of a URL that does not parse: a verdict on the URL, not its host.
+const INVALID_URL: &str = "filter:invalid-url";
+
+/// URLs of a given-up host declined with its front URL, at most (one frontier call).
+const DECLINE_BATCH: usize = 1024;
+
+/// Declined URLs after which `schedule` returns, so a host's queue of millions given
+/// up is drained over many turns of the shard's loop, not in one.
+const MAX_DECLINED_PER_TURN: usize = 4 * DECLINE_BATCH;
+
 /// The verdict on a URL taken from the frontier.
 #[derive(Debug)]
 enum Verdict {
@@ -40,7 +50,13 @@ impl Core {
         self.send_due_robots_hops(now, out);
         self.queue_rereads(now, out);
         let cap = self.shared.config.concurrency_per_shard;
+        let mut declined = 0;
         while self.in_flight.len() < cap {
+            // A host whose queue is given up drains over several turns: the driver
+            // runs fetches and their answers between them.
+            if declined >= MAX_DECLINED_PER_TURN {
+                return;
+            }
             if self.shared.budget_spent() {
                 self.shared.stopping.store(true, Ordering::Release);
                 return;
@@ -75,10 +91,12 @@ impl Core {
                     return;
                 }
             };
-            self.start(host, item, verdict, now, out);
+            declined += self.start(host, item, verdict, now, out);
         }
     }
 
+    /// Starts what `verdict` says for `item`; returns the URLs declined (logged
+    /// without a fetch).
     fn start(
         &mut self,
         host: String,
@@ -86,7 +104,7 @@ impl Core {
         verdict: Verdict,
         now: Now,
         out: &mut Vec<Action>,
-    ) {
+    ) -> usize {
         match verdict {
             Verdict::Fetch(url) => match super::sitemaps::lastmod_turn(&self.shared, &item, &url) {
                 LastmodTurn::Fetch => self.fetch_page(host, item, url, out),
@@ -99,8 +117,16 @@ impl Core {
             },
             Verdict::Decline(outcome, note) => {
                 out.push(Self::log_decision(&item, outcome, note, now));
-                self.frontier.complete(&host, now.at);
                 self.finish_url();
+                let mut declined = 1;
+                if note != INVALID_URL {
+                    // A verdict on the host (parked, refused, budget spent, robots.txt
+                    // given up): the rest of its queue goes the same way, a bounded
+                    // batch a turn, read from the frontier in bounded memory.
+                    declined += self.decline_queue(&host, outcome, note, now, out);
+                }
+                self.frontier.complete(&host, now.at);
+                return declined;
             }
             Verdict::Disallowed(line) => {
                 let mut rec = LogRecord::new(now.wall, item.url, Outcome::Robots);
@@ -115,6 +141,31 @@ impl Core {
                 self.finish_url();
             }
         }
+        0
+    }
+
+    /// Logs and removes up to [`DECLINE_BATCH`] more of `host`'s queued URLs with the
+    /// verdict its front URL got; returns how many.
+    fn decline_queue(
+        &mut self,
+        host: &str,
+        outcome: Outcome,
+        note: &'static str,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) -> usize {
+        let mut n = 0;
+        let dropped = self.frontier.drop_host(host, DECLINE_BATCH, |item| {
+            out.push(Self::log_decision(item, outcome, note, now));
+            n += 1;
+        });
+        if let Err(e) = dropped {
+            tracing::error!(shard = self.index, error = %e, "frontier read failed");
+        }
+        for _ in 0..n {
+            self.finish_url();
+        }
+        n
     }
 
     fn fetch_page(&mut self, host: String, item: QueuedUrl, url: Url, out: &mut Vec<Action>) {
@@ -227,7 +278,7 @@ impl GateCtx<'_> {
             return Gate::Stop;
         }
         let Ok(url) = Url::parse(&item.url) else {
-            return Gate::Take(Verdict::Decline(Outcome::Filtered, "filter:invalid-url"));
+            return Gate::Take(Verdict::Decline(Outcome::Filtered, INVALID_URL));
         };
         if self.refused_hosts.contains(host) {
             return Gate::Take(Verdict::Decline(Outcome::BlockedAddress, POLICY_PRIVATE));
