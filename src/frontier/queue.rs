@@ -93,7 +93,7 @@ impl Frontier {
             self.store
                 .append(&self.batch, blocks)
                 .map_err(|source| FrontierError::Write {
-                    path: self.store.path(u32::MAX),
+                    path: self.store.path(self.store.current()),
                     source,
                 })?;
         self.blocks_written += u64::from(blocks);

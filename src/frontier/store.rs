@@ -75,6 +75,9 @@ pub trait BlockStore: std::fmt::Debug + Send {
 
     /// The path of `file`, for messages.
     fn path(&self, file: u32) -> PathBuf;
+
+    /// The file being appended to (or the next one), for messages about a write.
+    fn current(&self) -> u32;
 }
 
 /// One log file's bookkeeping.
@@ -283,6 +286,10 @@ impl BlockStore for FileStore {
     fn path(&self, file: u32) -> PathBuf {
         self.dir.join(format!("blocks-{file:08}.log"))
     }
+
+    fn current(&self) -> u32 {
+        self.ledger.current.unwrap_or(self.ledger.next_id)
+    }
 }
 
 /// Calls a [`MemStore`] has seen, for tests that prove what the frontier read.
@@ -420,5 +427,10 @@ impl BlockStore for MemStore {
 
     fn path(&self, file: u32) -> PathBuf {
         PathBuf::from(format!("memory:blocks-{file:08}.log"))
+    }
+
+    fn current(&self) -> u32 {
+        let inner = self.lock();
+        inner.ledger.current.unwrap_or(inner.ledger.next_id)
     }
 }

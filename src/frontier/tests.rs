@@ -306,7 +306,8 @@ fn a_write_failure_refuses_the_url_and_loses_nothing_queued() {
     for i in 0..100_000 {
         match f.push("a", url(0, i), now) {
             Ok(()) => queued += 1,
-            Err(FrontierError::Write { .. }) => {
+            Err(FrontierError::Write { path, .. }) => {
+                assert!(path.to_string_lossy().ends_with("blocks-00000000.log"));
                 refused += 1;
                 if refused == 3 {
                     break;
