@@ -473,7 +473,9 @@ impl Frontier {
     /// Hosts on the schedule whose politeness instant is at or before `now`: ready
     /// to be served (ready but idle, if the engine has free slots and serves none).
     /// Walks only the heap entries at or before `now` (and their children), so it
-    /// costs what it counts.
+    /// costs what it counts. It relies on std's array layout of a binary heap, which
+    /// `as_slice` exposes (the children of `i` at `2i + 1`, `2i + 2`); the test
+    /// `hosts_ready_at_agrees_with_a_plain_count` would catch a change.
     pub fn hosts_ready_at(&self, now: Instant) -> u64 {
         let entries = self.heap.as_slice();
         let mut count = 0;

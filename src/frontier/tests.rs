@@ -205,6 +205,33 @@ fn defer_postpones_a_ready_host_and_ready_hosts_are_counted() {
         .is_some());
 }
 
+/// `hosts_ready_at` walks the heap's array (std's layout: children of `i` at
+/// `2i + 1` and `2i + 2`), pruning at the first instant past `now`: it must agree
+/// with a plain count, stale entries included.
+#[test]
+fn hosts_ready_at_agrees_with_a_plain_count() {
+    let now = Instant::now();
+    let (mut f, _) = in_memory(1 << 20, 8, 8);
+    let ms = |n: u64| now + Duration::from_millis(n);
+    for h in 0..500u64 {
+        f.push(&format!("h{h}"), url(h as usize, 0), now).unwrap();
+        f.defer(&format!("h{h}"), ms((h * 7919) % 1000));
+        if h % 3 == 0 {
+            // A second deferral leaves a stale entry behind.
+            f.defer(&format!("h{h}"), ms((h * 7919) % 1000 + 300));
+        }
+    }
+    for t in [0, 1, 150, 499, 500, 999, 1300, 2000] {
+        let plain = (0..500u64)
+            .filter(|&h| {
+                let d = (h * 7919) % 1000 + if h % 3 == 0 { 300 } else { 0 };
+                d <= t
+            })
+            .count() as u64;
+        assert_eq!(f.hosts_ready_at(ms(t)), plain, "at {t} ms");
+    }
+}
+
 #[test]
 fn for_each_queued_lists_every_url_once_in_host_order() {
     let now = Instant::now();
