@@ -11,6 +11,10 @@
 //! positioned read of `len` bytes decodes it, and a damaged block loses only itself.
 //! The checksum covers the whole payload; a block whose checksum, framing or records
 //! do not decode is reported as damaged, never decoded as garbage.
+//!
+//! A host's buffer is a block being built: its records are encoded as they are
+//! pushed ([`Builder::push`], about 40 bytes a URL instead of a `QueuedUrl`'s 250 in
+//! RAM), and [`Builder::seal`] frames them.
 
 use super::segment::{CodingContext, Record};
 use super::QueuedUrl;
@@ -20,32 +24,76 @@ use crate::disk::{put_varint, take_bytes, take_varint, write_record, RecordReade
 /// capped far below this by the crawl filters).
 pub const MAX_BLOCK_BYTES: usize = 1 << 26;
 
+/// The records of a block being built, encoded as they come.
+#[derive(Debug, Default)]
+pub struct Builder {
+    records: Vec<u8>,
+    count: u32,
+    context: CodingContext,
+}
+
+impl Builder {
+    /// Appends `item` of `host`. `scratch` is reused between calls.
+    pub fn push(&mut self, host: &str, item: &QueuedUrl, scratch: &mut Vec<u8>) {
+        scratch.clear();
+        self.context.encode(host, item, scratch);
+        self.context.remember(item);
+        put_varint(&mut self.records, scratch.len() as u64);
+        self.records.extend_from_slice(scratch);
+        self.count += 1;
+    }
+
+    /// URLs pushed since the last seal.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Heap bytes held (records and the coding context), for the RAM budget.
+    pub fn heap_bytes(&self) -> usize {
+        self.records.capacity() + self.context.heap_bytes()
+    }
+
+    /// Appends the block of the records pushed to `out` and starts afresh (freeing
+    /// what it held); returns the block's bytes and URL count.
+    pub fn seal(&mut self, out: &mut Vec<u8>) -> (usize, u32) {
+        let mut payload = Vec::with_capacity(self.records.len() + 5);
+        put_varint(&mut payload, u64::from(self.count));
+        payload.extend_from_slice(&self.records);
+        let count = self.count;
+        *self = Self::default();
+        let before = out.len();
+        // Writing into a Vec cannot fail.
+        let _ = write_record(out, &payload);
+        (out.len() - before, count)
+    }
+
+    /// The records pushed, decoded, in order (the buffer is listed or moved to RAM).
+    pub fn records(&self) -> Option<Vec<Record>> {
+        decode_records(&self.records, self.count as usize)
+    }
+}
+
 /// Appends one block of `host`'s `items` to `out`; returns the bytes appended.
 /// `scratch` is reused between calls.
 pub fn encode<'a>(
     host: &str,
-    items: impl ExactSizeIterator<Item = &'a QueuedUrl>,
+    items: impl Iterator<Item = &'a QueuedUrl>,
     out: &mut Vec<u8>,
     scratch: &mut Vec<u8>,
 ) -> usize {
-    let mut context = CodingContext::default();
-    let mut payload = Vec::with_capacity(items.len() * 48 + 8);
-    put_varint(&mut payload, items.len() as u64);
+    let mut b = Builder::default();
     for item in items {
-        scratch.clear();
-        context.encode(host, item, scratch);
-        context.remember(item);
-        put_varint(&mut payload, scratch.len() as u64);
-        payload.extend_from_slice(scratch);
+        b.push(host, item, scratch);
     }
-    let before = out.len();
-    // Writing into a Vec cannot fail.
-    let _ = write_record(out, &payload);
-    out.len() - before
+    b.seal(out).0
 }
 
-/// Decodes a block read back whole (`bytes`, framed as written by [`encode`]);
-/// `None` if it is damaged (bad length, checksum or record).
+/// Decodes a block read back whole (`bytes`, framed as written by
+/// [`Builder::seal`]); `None` if it is damaged (bad length, checksum or record).
 pub fn decode(bytes: &[u8]) -> Option<Vec<Record>> {
     let mut reader = RecordReader::headless(bytes, 0, MAX_BLOCK_BYTES);
     let mut payload = Vec::new();
@@ -55,6 +103,11 @@ pub fn decode(bytes: &[u8]) -> Option<Vec<Record>> {
     }
     let mut input = payload.as_slice();
     let n = usize::try_from(take_varint(&mut input).ok()?).ok()?;
+    decode_records(input, n)
+}
+
+/// `n` records, each `varint len | record`, filling `input` exactly.
+fn decode_records(mut input: &[u8], n: usize) -> Option<Vec<Record>> {
     // Each record takes at least two bytes: a count beyond that is damage.
     if n > input.len() {
         return None;
@@ -105,5 +158,26 @@ mod tests {
         let mut longer = bytes.to_vec();
         longer.push(0);
         assert!(decode(&longer).is_none());
+    }
+
+    #[test]
+    fn a_builder_lists_its_records_and_starts_afresh_after_a_seal() {
+        let mut b = Builder::default();
+        let mut scratch = Vec::new();
+        for i in 0..5 {
+            b.push("http://a.test", &item(i), &mut scratch);
+        }
+        assert_eq!(b.len(), 5);
+        let listed: Vec<QueuedUrl> = b.records().unwrap().into_iter().map(|r| r.item).collect();
+        assert_eq!(listed, (0..5).map(item).collect::<Vec<_>>());
+        assert!(b.heap_bytes() > 0);
+        let mut out = Vec::new();
+        let (len, count) = b.seal(&mut out);
+        assert_eq!((len, count), (out.len(), 5));
+        assert!(b.is_empty() && b.heap_bytes() == 0);
+        b.push("http://a.test", &item(9), &mut scratch);
+        b.seal(&mut out);
+        let second = decode(&out[len..]).unwrap();
+        assert_eq!(second[0].item, item(9));
     }
 }

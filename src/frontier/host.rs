@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use hashbrown::HashTable;
 
+use super::block::Builder;
 use super::store::BlockRef;
 use super::QueuedUrl;
 
@@ -37,8 +38,8 @@ pub(super) struct Host {
 pub(super) struct Spill {
     /// Blocks, oldest first; the last `unwritten` wait in the frontier's write batch.
     pub blocks: VecDeque<BlockRef>,
-    /// URLs not yet in a block (the newest of the queue).
-    pub pending: Vec<QueuedUrl>,
+    /// URLs not yet in a block (the newest of the queue), encoded as they came.
+    pub pending: Builder,
     pub unwritten: u32,
 }
 

@@ -114,15 +114,16 @@ pub struct FrontierConfig {
 }
 
 impl FrontierConfig {
-    /// Defaults for a directory: 64 MiB of RAM, blocks of 32 URLs, heads of at least
-    /// 32 URLs, 16 MiB log files, one fetch per host at a time.
+    /// Defaults for a directory: 64 MiB of RAM, blocks of 64 URLs (a few KiB on
+    /// disk), heads of at least 64 URLs (a block's worth), 16 MiB log files, one fetch
+    /// per host at a time.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
             ram_budget_bytes: 64 << 20,
-            per_host_ram_urls: 32,
+            per_host_ram_urls: 64,
             max_per_host_ram_urls: 1 << 16,
-            block_urls: 32,
+            block_urls: 64,
             segment_bytes: 16 << 20,
             max_in_flight_per_host: 1,
         }
@@ -693,7 +694,7 @@ impl Frontier {
             n += h.ram.iter().map(QueuedUrl::ram_bytes).sum::<usize>();
             if let Some(s) = &h.spill {
                 n += SPILL_BYTES + s.blocks.len() * BLOCK_REF_BYTES;
-                n += s.pending.iter().map(QueuedUrl::ram_bytes).sum::<usize>();
+                n += s.pending.heap_bytes();
             }
         }
         n
@@ -707,7 +708,7 @@ impl Frontier {
             in_flight += u64::from(h.in_flight > 0);
             ram += h.ram.len() as u64;
             if let Some(s) = &h.spill {
-                pending += s.pending.iter().map(QueuedUrl::ram_bytes).sum::<usize>();
+                pending += s.pending.heap_bytes();
                 ram += s.pending.len() as u64;
                 disk += s.blocks.iter().map(|b| u64::from(b.count)).sum::<u64>();
             }

@@ -1,7 +1,8 @@
 //! A host's queue beyond its RAM head: the buffer, blocks, the shard's write batch,
 //! reading a block back, dropping a host's queue and listing every queued URL.
 
-use super::host::{HostId, Spill};
+use super::block::Builder;
+use super::host::{Host, HostId, Spill};
 use super::store::{BlockRef, UNWRITTEN};
 use super::{
     block, BlockDamage, Frontier, FrontierError, QueuedUrl, BLOCK_REF_BYTES, MAX_DAMAGE_REPORTS,
@@ -25,21 +26,22 @@ impl Frontier {
             // the batch, whole, is tried again by a later push.
             self.flush_batch()?;
         }
-        let bytes = item.ram_bytes();
         let block_urls = self.config.block_urls;
-        let Some(h) = self.table.get_mut(id) else {
+        let Some(Host { name, spill, .. }) = self.table.get_mut(id) else {
             return Ok(());
         };
-        let created = h.spill.is_none();
-        let spill = h.spill.get_or_insert_with(Box::default);
-        spill.pending.push(item);
+        let created = spill.is_none();
+        let spill = spill.get_or_insert_with(Box::default);
+        let before = spill.pending.heap_bytes();
+        spill.pending.push(name, &item, &mut self.scratch);
+        let after = spill.pending.heap_bytes();
         let full = spill.pending.len() >= block_urls;
         if created {
             self.ram_bytes += SPILL_BYTES;
             self.hosts_with_disk += 1;
         }
-        self.ram_bytes += bytes;
-        self.pending_bytes += bytes;
+        self.ram_bytes = self.ram_bytes.saturating_sub(before) + after;
+        self.pending_bytes = self.pending_bytes.saturating_sub(before) + after;
         self.ram_urls += 1;
         if full || self.pending_bytes > self.pending_budget() {
             self.seal(id);
@@ -58,12 +60,11 @@ impl Frontier {
         if spill.pending.is_empty() {
             return;
         }
-        // Taken, not drained: a buffer's allocation is freed with it, so hosts that
-        // spilled once do not each keep a block's worth of capacity.
-        let pending = std::mem::take(&mut spill.pending);
+        // The buffer's allocations are freed by the seal, so hosts that spilled once
+        // do not each keep a block's worth of capacity.
+        let held = spill.pending.heap_bytes();
         let offset = self.batch.len();
-        let len = block::encode(&h.name, pending.iter(), &mut self.batch, &mut self.scratch);
-        let count = pending.len() as u32;
+        let (len, count) = spill.pending.seal(&mut self.batch);
         spill.blocks.push_back(BlockRef {
             file: UNWRITTEN,
             offset: u32::try_from(offset).unwrap_or(u32::MAX),
@@ -72,9 +73,8 @@ impl Frontier {
         });
         spill.unwritten += 1;
         self.batch_hosts.push(id);
-        let freed: usize = pending.iter().map(QueuedUrl::ram_bytes).sum();
-        self.pending_bytes = self.pending_bytes.saturating_sub(freed);
-        self.ram_bytes = self.ram_bytes.saturating_sub(freed) + BLOCK_REF_BYTES + len;
+        self.pending_bytes = self.pending_bytes.saturating_sub(held);
+        self.ram_bytes = self.ram_bytes.saturating_sub(held) + BLOCK_REF_BYTES + len;
         self.ram_urls = self.ram_urls.saturating_sub(u64::from(count));
         self.disk_urls += u64::from(count);
     }
@@ -136,10 +136,20 @@ impl Frontier {
                 }
                 if let Some(h) = self.table.get_mut(id) {
                     if let Some(spill) = h.spill.as_mut() {
-                        let pending = std::mem::take(&mut spill.pending);
-                        let bytes: usize = pending.iter().map(QueuedUrl::ram_bytes).sum();
-                        self.pending_bytes = self.pending_bytes.saturating_sub(bytes);
-                        h.ram.extend(pending);
+                        let held = spill.pending.heap_bytes();
+                        let count = spill.pending.len() as u64;
+                        let records = spill.pending.records();
+                        spill.pending = Builder::default();
+                        self.pending_bytes = self.pending_bytes.saturating_sub(held);
+                        self.ram_bytes = self.ram_bytes.saturating_sub(held);
+                        // The buffer is our own RAM: it always decodes.
+                        let records = records.unwrap_or_default();
+                        let lost = count.saturating_sub(records.len() as u64);
+                        self.ram_urls = self.ram_urls.saturating_sub(lost);
+                        for r in records {
+                            self.ram_bytes += r.item.ram_bytes();
+                            h.ram.push_back(r.item);
+                        }
                     }
                 }
                 self.end_spill(id);
@@ -347,8 +357,8 @@ impl Frontier {
                     None => damaged.push((id, *b)),
                 }
             }
-            for item in pending {
-                f(&h.name, item);
+            for r in pending.records().unwrap_or_default() {
+                f(&h.name, &r.item);
             }
         }
         self.read_buf = buf;
