@@ -77,6 +77,48 @@ impl Builder {
     }
 }
 
+/// A host's buffer: a [`Builder`] allocated when the first URL comes and freed by the
+/// seal, so a host whose backlog is all in blocks pays 8 bytes for it.
+#[derive(Debug, Default)]
+pub struct Buffer(Option<Box<Builder>>);
+
+/// Bytes of a boxed [`Builder`] as allocated.
+const BUILDER_BYTES: usize = (std::mem::size_of::<Builder>() + 8).next_multiple_of(16);
+
+impl Buffer {
+    /// As [`Builder::push`].
+    pub fn push(&mut self, host: &str, item: &QueuedUrl, scratch: &mut Vec<u8>) {
+        self.0
+            .get_or_insert_with(Box::default)
+            .push(host, item, scratch);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |b| b.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Heap bytes held, the box included.
+    pub fn heap_bytes(&self) -> usize {
+        self.0
+            .as_ref()
+            .map_or(0, |b| BUILDER_BYTES + b.heap_bytes())
+    }
+
+    /// As [`Builder::seal`]; the buffer is freed.
+    pub fn seal(&mut self, out: &mut Vec<u8>) -> (usize, u32) {
+        self.0.take().map_or((0, 0), |mut b| b.seal(out))
+    }
+
+    /// As [`Builder::records`] (an empty list for an empty buffer).
+    pub fn records(&self) -> Option<Vec<Record>> {
+        self.0.as_ref().map_or(Some(Vec::new()), |b| b.records())
+    }
+}
+
 /// Appends one block of `host`'s `items` to `out`; returns the bytes appended.
 /// `scratch` is reused between calls.
 pub fn encode<'a>(

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use hashbrown::HashTable;
 
-use super::block::Builder;
+use super::block::Buffer;
 use super::store::BlockRef;
 use super::QueuedUrl;
 
@@ -39,7 +39,7 @@ pub(super) struct Spill {
     /// Blocks, oldest first; the last `unwritten` wait in the frontier's write batch.
     pub blocks: VecDeque<BlockRef>,
     /// URLs not yet in a block (the newest of the queue), encoded as they came.
-    pub pending: Builder,
+    pub pending: Buffer,
     pub unwritten: u32,
 }
 

@@ -1,7 +1,7 @@
 //! A host's queue beyond its RAM head: the buffer, blocks, the shard's write batch,
 //! reading a block back, dropping a host's queue and listing every queued URL.
 
-use super::block::Builder;
+use super::block::Buffer;
 use super::host::{Host, HostId, Spill};
 use super::store::{BlockRef, UNWRITTEN};
 use super::{
@@ -65,6 +65,10 @@ impl Frontier {
         let held = spill.pending.heap_bytes();
         let offset = self.batch.len();
         let (len, count) = spill.pending.seal(&mut self.batch);
+        if spill.blocks.capacity() == 0 {
+            // Most hosts spill a block or two: room for one, not the default four.
+            spill.blocks.reserve_exact(1);
+        }
         spill.blocks.push_back(BlockRef {
             file: UNWRITTEN,
             offset: u32::try_from(offset).unwrap_or(u32::MAX),
@@ -101,7 +105,7 @@ impl Frontier {
             let Some(spill) = self.table.get_mut(id).and_then(|h| h.spill.as_mut()) else {
                 continue;
             };
-            let first_unwritten = spill.blocks.len() - spill.unwritten as usize;
+            let first_unwritten = spill.blocks.len().saturating_sub(spill.unwritten as usize);
             if let Some(b) = spill.blocks.get_mut(first_unwritten) {
                 b.file = file;
                 b.offset = base.saturating_add(b.offset);
@@ -139,7 +143,7 @@ impl Frontier {
                         let held = spill.pending.heap_bytes();
                         let count = spill.pending.len() as u64;
                         let records = spill.pending.records();
-                        spill.pending = Builder::default();
+                        spill.pending = Buffer::default();
                         self.pending_bytes = self.pending_bytes.saturating_sub(held);
                         self.ram_bytes = self.ram_bytes.saturating_sub(held);
                         // The buffer is our own RAM: it always decodes.

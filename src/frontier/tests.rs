@@ -471,7 +471,7 @@ fn a_host_entry_is_small() {
     assert_eq!(std::mem::size_of::<Option<host::Host>>(), 88);
     assert_eq!(HOST_BYTES, 88 + 8 + 32);
     assert_eq!(std::mem::size_of::<BlockRef>(), 16);
-    assert_eq!(SPILL_BYTES, 160);
+    assert_eq!(SPILL_BYTES, 64);
 }
 
 #[derive(Clone, Debug)]
