@@ -131,6 +131,58 @@ fn fetchers_on_several_threads_share_the_cap() {
 
 #[test]
 fn an_idle_connection_of_another_host_yields_its_slot() {
+    // Two fetchers sharing the table: fetcher 1's idle connection (a.test) holds the
+    // only slot; fetcher 2 wants b.test on the same address and cannot use a
+    // connection it does not own, so fetcher 1 is asked to close it.
+    let busy = Arc::new(Busy::default());
+    let server = slow_keep_alive(busy, Duration::ZERO);
+    let table = IpSlots::new(1);
+    let mut cfg = fast_config();
+    cfg.ip_slots = Some(Arc::clone(&table));
+    let mut holder = Fetcher::new(cfg.clone()).expect("fetcher");
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    let a = run(
+        &mut holder,
+        vec![req(1, "a.test", server.addr, "/")],
+        1,
+        Duration::from_secs(5),
+    );
+    assert!(a[0].is_ok());
+    assert_eq!(holder.idle_connections(), 1);
+    assert_eq!(table.open(server.addr.ip()), 1); // the idle connection holds the slot
+    let start = Instant::now();
+    fetcher.submit(req(2, "b.test", server.addr, "/"));
+    let mut out = Vec::new();
+    while out.is_empty() && start.elapsed() < Duration::from_secs(5) {
+        holder
+            .poll(&mut Vec::new(), Some(Duration::from_millis(5)))
+            .expect("poll");
+        fetcher
+            .poll(&mut out, Some(Duration::from_millis(5)))
+            .expect("poll");
+    }
+    assert!(out.first().is_some_and(FetchOutcome::is_ok), "{out:?}");
+    // Far sooner than the 30 s keep-alive timeout: the idle connection was closed.
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(holder.stats().ip_yielded, 1);
+    assert_eq!(holder.idle_connections(), 0);
+    assert_eq!(server.accepts(), 2);
+    assert_eq!(table.open(server.addr.ip()), 1);
+    // The same host reuses its pooled connection without waiting.
+    let b2 = run(
+        &mut fetcher,
+        vec![req(3, "b.test", server.addr, "/again")],
+        1,
+        Duration::from_secs(5),
+    );
+    assert!(b2[0].reused_connection, "{b2:?}");
+    assert_eq!(fetcher.stats().ip_waits, 1);
+}
+
+#[test]
+fn an_idle_connection_of_another_host_on_the_address_serves_the_waiting_request() {
+    // One fetcher: its idle plain-HTTP connection of a.test carries b.test's request
+    // (HTTP/1.1 names the host per request) instead of closing and reconnecting.
     let busy = Arc::new(Busy::default());
     let server = slow_keep_alive(busy, Duration::ZERO);
     let table = IpSlots::new(1);
@@ -144,22 +196,17 @@ fn an_idle_connection_of_another_host_yields_its_slot() {
         Duration::from_secs(5),
     );
     assert!(a[0].is_ok());
-    assert_eq!(fetcher.idle_connections(), 1);
-    assert_eq!(table.open(server.addr.ip()), 1); // the idle connection holds the slot
-    let start = Instant::now();
     let b = run(
         &mut fetcher,
         vec![req(2, "b.test", server.addr, "/")],
         1,
         Duration::from_secs(5),
     );
-    assert!(b[0].is_ok(), "{b:?}");
-    // Far sooner than the 30 s keep-alive timeout: the idle connection was closed.
-    assert!(start.elapsed() < Duration::from_secs(5));
-    assert_eq!(fetcher.stats().ip_yielded, 1);
-    assert_eq!(server.accepts(), 2);
-    assert_eq!(table.open(server.addr.ip()), 1);
-    // The same host reuses its pooled connection without waiting.
+    assert!(b[0].is_ok() && b[0].reused_connection, "{b:?}");
+    let s = fetcher.stats();
+    assert_eq!((s.shared_host_reuses, s.ip_yielded), (1, 0));
+    assert_eq!(server.accepts(), 1);
+    // It is now pooled under b.test: b.test's next request takes it directly.
     let b2 = run(
         &mut fetcher,
         vec![req(3, "b.test", server.addr, "/again")],
@@ -167,7 +214,99 @@ fn an_idle_connection_of_another_host_yields_its_slot() {
         Duration::from_secs(5),
     );
     assert!(b2[0].reused_connection, "{b2:?}");
-    assert_eq!(fetcher.stats().ip_waits, 1);
+    assert_eq!(fetcher.stats().shared_host_reuses, 1);
+    assert_eq!(server.accepts(), 1);
+
+    // Switched off (`--no-shared-host-connections`): the idle connection yields and
+    // b.test gets its own.
+    let busy = Arc::new(Busy::default());
+    let server = slow_keep_alive(busy, Duration::ZERO);
+    let mut cfg = fast_config();
+    cfg.ip_slots = Some(IpSlots::new(1));
+    cfg.share_idle_across_hosts = false;
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    for (id, host) in [(1, "a.test"), (2, "b.test")] {
+        let o = run(
+            &mut fetcher,
+            vec![req(id, host, server.addr, "/")],
+            1,
+            Duration::from_secs(5),
+        );
+        assert!(o[0].is_ok() && !o[0].reused_connection, "{o:?}");
+    }
+    let s = fetcher.stats();
+    assert_eq!(
+        (s.shared_host_reuses, s.ip_yielded, server.accepts()),
+        (0, 1, 2)
+    );
+}
+
+#[test]
+fn many_names_on_one_address_share_connections_under_the_cap() {
+    // 60 host names on one loopback address, a cap of 3, 20 requests in flight: the
+    // requests of every name go over the same few connections, never more than 3.
+    let busy = Arc::new(Busy::default());
+    let server = slow_keep_alive(Arc::clone(&busy), Duration::from_millis(2));
+    let table = IpSlots::new(3);
+    let mut cfg = fast_config();
+    cfg.ip_slots = Some(Arc::clone(&table));
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    let reqs = (0..180u64)
+        .map(|i| {
+            req(
+                i,
+                &format!("site{}.test", i % 60),
+                server.addr,
+                &format!("/{i}"),
+            )
+        })
+        .collect();
+    let outcomes = run(&mut fetcher, reqs, 20, Duration::from_secs(30));
+    assert_eq!(outcomes.len(), 180);
+    assert!(outcomes.iter().all(FetchOutcome::is_ok), "{outcomes:?}");
+    let s = fetcher.stats();
+    eprintln!(
+        "accepts {} peak {} stats {s:?}",
+        server.accepts(),
+        table.peak()
+    );
+    assert!(table.peak() <= 3 && busy.peak.load(Ordering::SeqCst) <= 3);
+    assert_eq!(table.peak(), 3, "the cap was reached");
+    // Without sharing every name needed its own connection (60 at least; 180 accepts
+    // measured before this change). A few re-opens happen when the contended-reuse
+    // streak closes a connection.
+    assert!(server.accepts() <= 30, "accepts {}", server.accepts());
+    assert!(s.shared_host_reuses >= 100, "{s:?}");
+    assert_eq!(fetcher.waiting_for_address(), 0);
+}
+
+#[test]
+fn waiting_for_address_counts_requests_held_by_the_cap() {
+    let busy = Arc::new(Busy::default());
+    let server = slow_keep_alive(busy, Duration::from_millis(200));
+    let table = IpSlots::new(1);
+    let mut cfg = fast_config();
+    cfg.ip_slots = Some(Arc::clone(&table));
+    let mut fetcher = Fetcher::new(cfg).expect("fetcher");
+    for i in 0..5u64 {
+        fetcher.submit(req(i, &format!("h{i}.test"), server.addr, "/"));
+    }
+    assert_eq!(fetcher.in_flight(), 5);
+    assert_eq!(
+        fetcher.waiting_for_address(),
+        4,
+        "one connects, four wait for its slot"
+    );
+    let mut outcomes = Vec::new();
+    fetcher
+        .run_until_idle(Duration::from_secs(10), |o| outcomes.push(o))
+        .expect("poll");
+    assert_eq!(outcomes.len(), 5);
+    assert!(outcomes.iter().all(FetchOutcome::is_ok), "{outcomes:?}");
+    assert_eq!(fetcher.waiting_for_address(), 0);
+    // They went one after another over the one connection, each host in turn.
+    assert_eq!(server.accepts(), 1);
+    assert_eq!(fetcher.stats().shared_host_reuses, 4);
 }
 
 #[test]
@@ -276,10 +415,13 @@ fn waiting_is_bounded_and_does_not_eat_the_exchange_deadlines() {
 }
 
 #[test]
-fn a_busy_host_keeps_its_connection_a_while_then_yields() {
+fn a_busy_host_shares_its_connection_with_a_waiting_host() {
     // Cap 1: host A has a steady stream of requests (each submitted when the previous
-    // one's outcome is seen, as the crawl engine does), host B waits. A keeps its
-    // keep-alive connection for a bounded streak, then B gets the slot.
+    // one's outcome is seen, as the crawl engine does), host B waits. Plain HTTP: B's
+    // request goes over A's keep-alive connection as soon as A's exchange ends, and the
+    // connection goes on serving both; no second connection is ever opened. (Over
+    // HTTPS, where a connection cannot change host, A keeps it for a bounded streak of
+    // 16 and then yields: `admission` unit tests.)
     let busy = Arc::new(Busy::default());
     let server = slow_keep_alive(busy, Duration::ZERO);
     let table = IpSlots::new(1);
@@ -316,12 +458,11 @@ fn a_busy_host_keeps_its_connection_a_while_then_yields() {
         "A before B: {a_before_b}, accepts {}, {stats:?}",
         server.accepts()
     );
-    // A reused its connection (more than one A request before B)...
-    assert!(a_before_b >= 2, "{a_before_b}");
-    // ...but not for ever: B's turn came within the streak bound (16 + the first).
-    assert!(a_before_b <= 17, "{a_before_b}");
+    assert_eq!(a_before_b, 1, "B went right after A's first exchange");
+    assert_eq!(server.accepts(), 1);
+    assert!(stats.shared_host_reuses >= 1, "{stats:?}");
+    assert_eq!(stats.reused_exchanges, 40, "{stats:?}");
     assert!(table.peak() <= 1);
-    assert!(stats.reused_exchanges >= a_before_b - 1, "{stats:?}");
 }
 
 #[test]

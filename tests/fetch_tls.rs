@@ -133,3 +133,110 @@ fn plain_http_server_answering_tls_is_a_tls_outcome() {
     let o = fetch_one(&mut fetcher, url, FetchLimits::default(), BOUND);
     assert!(matches!(o.error, Some(FailReason::Tls(_))), "{o:?}");
 }
+
+/// A fetcher trusting the test CA, with a per-IP cap of 1 and `names` resolving to
+/// 127.0.0.1 on `port`.
+fn capped_https_fetcher(ca_pem: &str, port: u16, names: &[&str]) -> (Fetcher, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca_path = dir.path().join("ca.pem");
+    std::fs::write(&ca_path, ca_pem).expect("write ca");
+    let mut cfg = fast_config();
+    cfg.tls.ca_files.push(ca_path);
+    cfg.ip_slots = Some(trawl::net::IpSlots::new(1));
+    for name in names {
+        cfg.dns
+            .overrides
+            .push(trawl::net::parse_resolve(&format!("{name}:{port}:127.0.0.1")).expect("resolve"));
+    }
+    (Fetcher::new(cfg).expect("fetcher"), dir)
+}
+
+#[test]
+fn an_https_connection_serves_another_name_only_if_its_certificate_covers_it() {
+    // The test certificate covers localhost and synth.test, not other.test.
+    let (ca_pem, server_config) = tls_materials();
+    let server = tls_keep_alive_server(server_config);
+    let port = server.addr.port();
+    let (mut fetcher, _dir) =
+        capped_https_fetcher(&ca_pem, port, &["synth.test", "localhost", "other.test"]);
+    let get = |f: &mut Fetcher, host: &str, path: &str| {
+        let url = url::Url::parse(&format!("https://{host}:{port}{path}")).expect("url");
+        fetch_one(f, url, FetchLimits::default(), BOUND)
+    };
+    let a = get(&mut fetcher, "synth.test", "/a");
+    assert!(a.is_ok(), "{a:?}");
+    let b = get(&mut fetcher, "localhost", "/b");
+    assert!(b.is_ok() && b.reused_connection, "{b:?}");
+    assert_eq!(b.body, b"/b");
+    assert_eq!(
+        server.accepts(),
+        1,
+        "localhost rode on synth.test's connection"
+    );
+    assert_eq!(fetcher.stats().shared_host_reuses, 1);
+    // other.test: the certificate does not cover it, so it cannot ride; the idle
+    // connection yields and a new one fails verification, as it must.
+    let c = get(&mut fetcher, "other.test", "/c");
+    assert!(matches!(c.error, Some(FailReason::Tls(_))), "{c:?}");
+    assert_eq!(server.accepts(), 2);
+    assert_eq!(fetcher.stats().shared_host_reuses, 1);
+}
+
+#[test]
+fn a_421_on_a_shared_https_connection_is_retried_on_a_fresh_one() {
+    // A server that, like many CDNs, answers 421 when Host is not the SNI name.
+    use std::io::{Read, Write};
+    let (ca_pem, server_config) = tls_materials();
+    let server = support::ScriptServer::start(move |s, _| {
+        let Ok(conn) = rustls::ServerConnection::new(std::sync::Arc::clone(&server_config)) else {
+            return;
+        };
+        let mut tls = rustls::StreamOwned::new(conn, s);
+        let mut byte = [0u8; 1];
+        loop {
+            let mut buf = Vec::new();
+            while !buf.ends_with(b"\r\n\r\n") {
+                match tls.read(&mut byte) {
+                    Ok(1) => buf.push(byte[0]),
+                    _ => return,
+                }
+            }
+            let text = String::from_utf8_lossy(&buf).to_lowercase();
+            let host = text
+                .lines()
+                .find_map(|l| l.strip_prefix("host: "))
+                .and_then(|h| h.split(':').next())
+                .unwrap_or_default()
+                .to_owned();
+            let sni = tls.conn.server_name().unwrap_or_default().to_owned();
+            let resp = if host == sni {
+                "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            } else {
+                "HTTP/1.1 421 Misdirected Request\r\nContent-Length: 0\r\n\r\n"
+            };
+            if tls
+                .write_all(resp.as_bytes())
+                .and_then(|()| tls.flush())
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let port = server.addr.port();
+    let (mut fetcher, _dir) = capped_https_fetcher(&ca_pem, port, &["synth.test", "localhost"]);
+    let get = |f: &mut Fetcher, host: &str| {
+        let url = url::Url::parse(&format!("https://{host}:{port}/")).expect("url");
+        fetch_one(f, url, FetchLimits::default(), BOUND)
+    };
+    assert!(get(&mut fetcher, "synth.test").is_ok());
+    let b = get(&mut fetcher, "localhost");
+    assert!(b.is_ok(), "{b:?}");
+    assert_eq!(
+        (b.status(), b.retries, b.reused_connection),
+        (Some(200), 1, false)
+    );
+    assert_eq!(server.accepts(), 2);
+    let s = fetcher.stats();
+    assert_eq!((s.shared_host_reuses, s.retries), (1, 1));
+}

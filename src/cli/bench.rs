@@ -20,6 +20,9 @@ pub struct BenchArgs {
 enum BenchTarget {
     /// The presence-bit set: insert M distinct keys, probe M other keys.
     Seen(SeenBenchArgs),
+    /// The RAM each known host costs: frontier entry with one queued URL, robots.txt
+    /// rules, politeness state (docs/frontier.md, "Memory per host").
+    Hosts(super::bench_hosts::HostsBenchArgs),
 }
 
 /// Arguments of `trawl bench seen`.
@@ -56,6 +59,7 @@ pub struct SeenBenchArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         BenchTarget::Seen(a) => bench_seen(&a),
+        BenchTarget::Hosts(a) => super::bench_hosts::run(&a),
     }
 }
 

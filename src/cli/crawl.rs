@@ -53,16 +53,22 @@ pub struct CrawlArgs {
     /// Shard threads, at least 1 (default: number of cores).
     #[arg(long)]
     pub shards: Option<usize>,
-    /// Fetches in flight per shard (at least 1).
-    #[arg(long, default_value_t = 256)]
-    pub concurrency: usize,
+    /// Fetches in flight per shard (at least 1). Default: sized from --memory (16 KiB
+    /// reserved a connection, a sixteenth of the budget: 2,048 in all under 512M, at
+    /// least 256, at most 65,536), split over the shards and lowered to what the open
+    /// files limit allows (docs/frontier.md, "Defaults for width").
+    #[arg(long)]
+    pub concurrency: Option<usize>,
     /// User-Agent (default: trawl's identification with its URL).
     #[arg(long)]
     pub user_agent: Option<String>,
     /// Operator contact sent as `From` (an e-mail address). Strongly recommended.
     #[arg(long)]
     pub from: Option<String>,
-    /// Minimum milliseconds between request starts to one host.
+    /// Milliseconds a host rests between two fetches: counted from the end of one
+    /// fetch (last byte or failure) to the start of the next request to that host, as
+    /// Heritrix counts it; raised by robots.txt Crawl-delay, --delay-factor and
+    /// Retry-After.
     #[arg(long, default_value_t = 1000)]
     pub delay_ms: u64,
     /// Adaptive politeness: also wait this many times the host's last response time.
@@ -302,7 +308,6 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     if let Some(s) = args.shards {
         c.shards = s;
     }
-    c.concurrency_per_shard = args.concurrency;
     if let Some(ua) = &args.user_agent {
         c.user_agent.clone_from(ua);
     }
@@ -363,6 +368,10 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.robots_cache_bytes =
         usize::try_from((c.memory_bytes / 4 / shards).clamp(16 << 20, 512 << 20))
             .unwrap_or(16 << 20);
+    c.concurrency_per_shard = match args.concurrency {
+        Some(n) => n,
+        None => c.default_concurrency_per_shard(),
+    };
     // 0 stays 0 so validation names it; small capacities are rounded up (sizing only).
     c.seen_capacity = match args.seen_capacity {
         0 => 0,
@@ -389,6 +398,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.checkpoint_interval = Duration::from_secs(args.checkpoint_secs);
     c.progress_interval = Duration::from_secs(args.progress_secs);
     args.net.apply(&mut c.fetcher)?;
+    super::limits::fit_concurrency_to_open_files(&mut c);
     c.fetcher.allow_private_addresses = args.allow_private_addresses;
     (c.metrics_addr, c.metrics_allow_remote) = (args.metrics_addr, args.metrics_allow_remote);
     c.disk_reserve = args.disk_reserve.parse()?;
@@ -437,7 +447,7 @@ const NOT_RECORDED: [&str; 5] = ["seeds", "seed", "out", "config", "resume"];
 
 /// Flags whose value is a file: recorded as absolute paths, so a resume from another
 /// working directory reads the same files.
-const PATH_FLAGS: [&str; 3] = ["blacklist", "hosts_file", "ca_file"];
+const PATH_FLAGS: [&str; 4] = ["blacklist", "hosts_file", "ca_file", "resolv_conf"];
 
 /// The settings flags given on the command line (after `--config` expansion), as
 /// `--flag=value` arguments for `start.json` (see `checkpoint::start`).

@@ -2,11 +2,13 @@
 
 pub mod add;
 pub mod bench;
+pub mod bench_hosts;
 pub mod count;
 pub mod crawl;
 pub mod farm;
 pub mod fetch;
 pub mod inspect;
+pub mod limits;
 pub mod links;
 pub mod netargs;
 pub mod plan;

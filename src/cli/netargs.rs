@@ -1,6 +1,6 @@
-//! Network flags shared by `trawl fetch` and `trawl crawl`: static name overrides,
-//! extra CA files, deadlines, and the dangerous TLS switch. One definition, so the two
-//! commands spell and apply them the same way.
+//! Network flags shared by `trawl fetch` and `trawl crawl`: static name overrides, the
+//! resolver's bounds, extra CA files, deadlines, and the dangerous TLS switch. One
+//! definition, so the two commands spell and apply them the same way.
 
 use std::fs;
 use std::path::PathBuf;
@@ -37,6 +37,40 @@ pub struct NetArgs {
     /// Longest silence between reads, in milliseconds.
     #[arg(long, value_name = "MS")]
     pub read_idle_timeout_ms: Option<u64>,
+    /// Deadline for one name lookup in milliseconds, waiting for a resolver slot and
+    /// every retry included (default 5000).
+    #[arg(long, value_name = "MS")]
+    pub dns_timeout_ms: Option<u64>,
+    /// Rounds of queries over all name servers per lookup (default: resolv.conf's
+    /// `attempts:`, else 2).
+    #[arg(long, value_name = "N")]
+    pub dns_max_attempts: Option<u32>,
+    /// A name no DNS server answered for fails at once for this many seconds
+    /// (default 600).
+    #[arg(long, value_name = "SECS")]
+    pub dns_dead_secs: Option<u64>,
+    /// Timed-out lookups of one name at most over the run; then its lookups fail at
+    /// once (default 3).
+    #[arg(long, value_name = "N")]
+    pub dns_max_tries: Option<u32>,
+    /// Lookups on the network at once per fetcher; more wait in order (default 2048;
+    /// each holds a socket).
+    #[arg(long, value_name = "N")]
+    pub dns_max_in_flight: Option<usize>,
+    /// Lookups started per second per fetcher at most, in bursts of 32 (default
+    /// 2000; each sends two queries): a local caching server drops what its socket
+    /// buffer cannot hold.
+    #[arg(long, value_name = "N")]
+    pub dns_max_per_sec: Option<u32>,
+    /// Resolver configuration to read instead of /etc/resolv.conf (name servers,
+    /// search list, ndots, timeout, attempts).
+    #[arg(long, value_name = "FILE")]
+    pub resolv_conf: Option<PathBuf>,
+    /// Never let an idle connection to a shared address carry a request for
+    /// another host name (by default it does when the per-IP cap makes the request
+    /// wait); for servers that route a connection by its first request only.
+    #[arg(long)]
+    pub no_shared_host_connections: bool,
     /// DANGEROUS: accept any TLS certificate (test rigs only).
     #[arg(long = "dangerous-skip-tls-verification")]
     pub dangerous_skip_tls_verification: bool,
@@ -46,18 +80,55 @@ impl NetArgs {
     /// Applies the flags to a fetcher configuration.
     ///
     /// # Errors
-    /// A malformed `--resolve`, an unreadable or malformed hosts file, or a deadline
-    /// of 0 ms.
+    /// A malformed `--resolve`, an unreadable or malformed hosts file, a deadline of
+    /// 0 ms, or a DNS count of 0.
     pub fn apply(&self, cfg: &mut FetcherConfig) -> anyhow::Result<()> {
         for (flag, ms) in [
             ("--timeout-ms", self.timeout_ms),
             ("--connect-timeout-ms", self.connect_timeout_ms),
             ("--first-byte-timeout-ms", self.first_byte_timeout_ms),
             ("--read-idle-timeout-ms", self.read_idle_timeout_ms),
+            ("--dns-timeout-ms", self.dns_timeout_ms),
         ] {
             if ms == Some(0) {
                 anyhow::bail!("{flag} 0: a deadline of 0 ms fails every fetch; give at least 1");
             }
+        }
+        for (flag, n) in [
+            ("--dns-max-attempts", self.dns_max_attempts.map(u64::from)),
+            ("--dns-max-tries", self.dns_max_tries.map(u64::from)),
+            (
+                "--dns-max-in-flight",
+                self.dns_max_in_flight.map(|n| n as u64),
+            ),
+            ("--dns-max-per-sec", self.dns_max_per_sec.map(u64::from)),
+        ] {
+            if n == Some(0) {
+                anyhow::bail!("{flag} 0: no lookup could be made; give at least 1");
+            }
+        }
+        let dns = &mut cfg.dns;
+        if let Some(n) = self.dns_max_attempts {
+            dns.attempts = Some(n);
+        }
+        if let Some(secs) = self.dns_dead_secs {
+            dns.dead_for = Duration::from_secs(secs);
+        }
+        if let Some(n) = self.dns_max_tries {
+            dns.max_tries_per_name = n;
+        }
+        if let Some(n) = self.dns_max_in_flight {
+            dns.max_in_flight = n;
+        }
+        if let Some(n) = self.dns_max_per_sec {
+            dns.max_starts_per_sec = n;
+        }
+        cfg.share_idle_across_hosts = !self.no_shared_host_connections;
+        if let Some(path) = &self.resolv_conf {
+            if !path.is_file() {
+                anyhow::bail!("--resolv-conf {}: not a readable file", path.display());
+            }
+            dns.resolv_conf_path.clone_from(path);
         }
         for r in &self.resolve {
             cfg.dns.overrides.push(parse_resolve(r)?);
@@ -83,6 +154,9 @@ impl NetArgs {
         }
         if let Some(ms) = self.read_idle_timeout_ms {
             d.read_idle_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = self.dns_timeout_ms {
+            d.dns_timeout = Duration::from_millis(ms);
         }
         Ok(())
     }

@@ -60,7 +60,8 @@ pub struct CrawlConfig {
     pub agent_token: String,
     /// `From` header (operator contact).
     pub from: Option<String>,
-    /// Minimum time between request starts to one host.
+    /// Time a host rests between two fetches: from the end of one (last byte or
+    /// failure) to the start of the next request (`core/schedule.rs` `next_eligible`).
     pub delay: Duration,
     /// Connections (fetches in flight) per host at most.
     pub per_host_connections: u32,
@@ -303,10 +304,42 @@ impl CrawlConfig {
     pub fn frontier_ram_bytes_per_shard(&self) -> usize {
         let fixed = (48u64 << 20) + self.warc_dedup_budget();
         let robots = self.robots_cache_bytes as u64 * self.shards as u64;
-        let per_conn = 64 * 1024 * self.concurrency_per_shard as u64 * self.shards as u64;
+        let per_conn =
+            FETCH_BYTES_PER_SLOT * self.concurrency_per_shard as u64 * self.shards as u64;
         let left = self.memory_bytes.saturating_sub(fixed + robots + per_conn);
         let per_shard = left / 8 / self.shards.max(1) as u64;
         usize::try_from(per_shard.max(1 << 20)).unwrap_or(usize::MAX)
+    }
+}
+
+/// Bytes of `--memory` reserved for each fetch slot (`--concurrency` x shards). The
+/// fetcher's read buffer is one per loop; what a connection keeps is its `Conn`, a
+/// boxed rustls session for HTTPS and the exchange's body buffers, which leave with
+/// the outcome. Measured (`tests/fetch_memory.rs`, docs/fetcher.md "Memory"): 2.1 KiB
+/// an idle HTTP connection, 8.4 KiB an idle TLS 1.3 one. 16 KiB covers a TLS session
+/// and a few KB of a slow page in flight, which is what most slots hold at width (a
+/// server drip-feeding pages of a few KB); the bodies of large pages in flight come
+/// out of the headroom the budget keeps (three quarters of what is left). Until issue
+/// 19 it was 64 KiB: 2 shards x 2,500 slots reserved 312 MiB of a 512 MiB budget for
+/// buffers that were never allocated, and the frontier fell to its 1 MiB minimum.
+pub const FETCH_BYTES_PER_SLOT: u64 = 16 << 10;
+
+/// Fetch slots `--memory` affords when `--concurrency` is not given: a sixteenth of
+/// the budget at [`FETCH_BYTES_PER_SLOT`] each, at least 256 and at most 65,536 in all.
+const AUTO_SLOTS_MIN: u64 = 256;
+const AUTO_SLOTS_MAX: u64 = 65_536;
+
+impl CrawlConfig {
+    /// The default `--concurrency` (per shard): sized from `--memory`. Under
+    /// politeness a wide crawl's speed is the number of hosts busy at once, and a
+    /// waiting connection costs kilobytes, so the default follows the budget rather
+    /// than a fixed 256 a shard: 2,048 slots in all under 512M (1,024 a shard on two
+    /// cores), 32,768 under 8G.
+    pub fn default_concurrency_per_shard(&self) -> usize {
+        let slots =
+            (self.memory_bytes / 16 / FETCH_BYTES_PER_SLOT).clamp(AUTO_SLOTS_MIN, AUTO_SLOTS_MAX);
+        let per_shard = slots / self.shards.max(1) as u64;
+        usize::try_from(per_shard.max(16)).unwrap_or(16)
     }
 }
 
@@ -344,6 +377,34 @@ impl crate::checkpoint::RecordedConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The default concurrency follows the budget, within its bounds, split over the
+    /// shards; the reservation it makes leaves the frontier most of the budget.
+    #[test]
+    fn default_concurrency_follows_memory() {
+        let mut c = CrawlConfig::new("/tmp/x");
+        c.shards = 2;
+        c.memory_bytes = 512 << 20;
+        assert_eq!(c.default_concurrency_per_shard(), 1024);
+        c.memory_bytes = 64 << 20;
+        assert_eq!(
+            c.default_concurrency_per_shard(),
+            128,
+            "256 in all at least"
+        );
+        c.memory_bytes = 1 << 40;
+        assert_eq!(
+            c.default_concurrency_per_shard(),
+            32_768,
+            "65,536 in all at most"
+        );
+        // 2 shards x 2,500 slots under 512M: the frontier keeps tens of MiB, where
+        // 64 KiB a slot left it its 1 MiB minimum.
+        c.memory_bytes = 512 << 20;
+        c.robots_cache_bytes = 64 << 20;
+        c.concurrency_per_shard = 2500;
+        assert!(c.frontier_ram_bytes_per_shard() > 8 << 20);
+    }
 
     /// Each setting out of range fails with its flag named; the defaults pass.
     #[test]

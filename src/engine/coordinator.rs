@@ -162,11 +162,13 @@ impl<'a> Coordinator<'a> {
             // gives up and the final checkpoint fails; the previous one stays current.
             self.output.stall.give_up();
         }
-        shared
+        let in_flight = shared
             .in_flight
             .iter()
             .map(|a| a.load(Ordering::Acquire))
-            .sum()
+            .sum();
+        shared.width.sample_in_flight(in_flight);
+        in_flight
     }
 
     /// How the crawl ended, if it did: a shard failed, every URL is done, or a

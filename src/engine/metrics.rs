@@ -427,6 +427,86 @@ pub fn render(s: &Stats) -> String {
         s.hosts_active as f64,
     );
     f.one(
+        "trawl_requests_in_flight",
+        g,
+        "Fetches running (pages and robots.txt), all shards.",
+        s.width.requests_in_flight as f64,
+    );
+    f.one(
+        "trawl_requests_in_flight_peak",
+        g,
+        "The most fetches running at once sampled so far.",
+        s.width.requests_in_flight_peak as f64,
+    );
+    f.one(
+        "trawl_requests_waiting_for_address",
+        g,
+        "Requests waiting for a connection slot of their server's address \
+         (--per-ip-connections); they hold no --concurrency slot.",
+        s.width.requests_waiting_for_address as f64,
+    );
+    f.one(
+        "trawl_requests_waiting_for_dns",
+        g,
+        "Requests waiting for their host's name to resolve; they hold no --concurrency slot.",
+        s.width.requests_waiting_for_dns as f64,
+    );
+    f.one(
+        "trawl_hosts_ready_idle",
+        g,
+        "Hosts ready (politeness passed, URLs queued) with no request running.",
+        s.width.hosts_ready_idle as f64,
+    );
+    f.one(
+        "trawl_urls_refused_budget_total",
+        c,
+        "URLs refused at admission because their host's --max-pages-per-host was spent.",
+        s.width.urls_refused_budget as f64,
+    );
+    let d = &s.width.dns;
+    f.labelled(
+        "trawl_dns_lookups",
+        g,
+        "DNS lookups on the network now, and waiting for a network slot.",
+        "state",
+        &[
+            ("in_flight", d.in_flight as f64),
+            ("queued", d.queued as f64),
+        ],
+    );
+    f.labelled(
+        "trawl_dns_lookups_total",
+        c,
+        "DNS lookups by result (docs/dns.md).",
+        "result",
+        &[
+            ("cache_hit", d.cache_hits as f64),
+            ("succeeded", d.succeeded as f64),
+            ("no_name", d.failed_no_name as f64),
+            ("timeout", d.failed_timeout as f64),
+            ("dead", d.failed_dead as f64),
+            ("server_error", d.failed_server as f64),
+            ("local_limit", d.failed_local as f64),
+        ],
+    );
+    f.one(
+        "trawl_dns_dead_names",
+        g,
+        "Names remembered as dead (no server answered them).",
+        d.dead_names as f64,
+    );
+    f.labelled(
+        "trawl_dns_queries_total",
+        c,
+        "DNS queries sent, tries after the first, TCP fallbacks.",
+        "kind",
+        &[
+            ("sent", d.queries_sent as f64),
+            ("retransmit", d.retransmits as f64),
+            ("tcp", d.tcp_fallbacks as f64),
+        ],
+    );
+    f.one(
         "trawl_hosts_parked_total",
         c,
         "Hosts parked because they kept failing.",

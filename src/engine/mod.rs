@@ -18,6 +18,7 @@ mod setup;
 mod shard;
 pub mod space;
 mod stats;
+mod width;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,6 +40,7 @@ pub use error::CrawlError;
 pub use handle::{AddError, CrawlHandle, MAX_ADD_URLS};
 pub use output::{OutputSummary, Positions};
 pub use stats::Stats;
+pub use width::WidthStats;
 
 pub(crate) use core::{host_key, shard_of};
 pub(crate) use inbox::Batch;
@@ -96,6 +98,9 @@ pub(crate) struct Shared {
     /// Counted by the output thread.
     pub warc_revisits: Arc<AtomicU64>,
     pub hosts_parked: AtomicU64,
+    /// URLs refused when admitted because their host's `--max-pages-per-host` was
+    /// spent (logged `budget:pages-per-host`, never queued).
+    pub urls_refused_budget: AtomicU64,
     pub outcomes: [AtomicU64; 11],
     /// Stop taking new work (budget, signal).
     pub stopping: AtomicBool,
@@ -108,6 +113,8 @@ pub(crate) struct Shared {
     /// Each shard's robots cache figures, published with `frontier_stats`.
     pub robots_stats: Mutex<Vec<crate::robots::CacheStats>>,
     pub in_flight: Vec<AtomicU64>,
+    /// Width gauges the shards publish (`width.rs`).
+    pub width: width::WidthGauges,
     /// Checkpoint sizes and times, for `stats.json`.
     pub checkpoint_figures: Mutex<CheckpointFigures>,
     /// Largest RSS less presence bits sampled so far.
@@ -170,6 +177,7 @@ impl Shared {
             sitemaps: Default::default(),
             warc_revisits,
             hosts_parked: AtomicU64::new(0),
+            urls_refused_budget: AtomicU64::new(0),
             outcomes: Default::default(),
             stopping: AtomicBool::new(false),
             exit: AtomicBool::new(false),
@@ -178,6 +186,7 @@ impl Shared {
             frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
             robots_stats: Mutex::new(vec![crate::robots::CacheStats::default(); n]),
             in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            width: width::WidthGauges::new(n),
             checkpoint_figures: Mutex::new(CheckpointFigures::default()),
             peak_rss_less_bits: AtomicU64::new(0),
             farm: None,

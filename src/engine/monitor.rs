@@ -166,6 +166,27 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         human_bytes(s.presence_bits_resident_bytes),
         human_bytes(s.rss_less_presence_bits_bytes),
     );
+    let w = &s.width;
+    let _ = write!(
+        out,
+        " in-flight {} (peak {}) ready-idle {}",
+        w.requests_in_flight, w.requests_in_flight_peak, w.hosts_ready_idle
+    );
+    let _ = write!(
+        out,
+        " dns {} in flight {} failed",
+        w.dns.in_flight + w.dns.queued,
+        w.dns.failed()
+    );
+    if w.requests_waiting_for_dns > 0 {
+        let _ = write!(out, " wait-dns {}", w.requests_waiting_for_dns);
+    }
+    if w.requests_waiting_for_address > 0 {
+        let _ = write!(out, " wait-addr {}", w.requests_waiting_for_address);
+    }
+    if w.urls_refused_budget > 0 {
+        let _ = write!(out, " budget-refused {}", w.urls_refused_budget);
+    }
     if s.paused.is_some() || s.disk_pauses > 0 {
         if let Some(why) = &s.paused {
             let _ = write!(out, " paused: {why}");

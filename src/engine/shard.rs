@@ -167,6 +167,9 @@ impl Shard {
                 && !backlogged;
             if scheduling {
                 let mut actions = std::mem::take(&mut self.actions);
+                self.core.set_waiting_unconnected(
+                    self.fetcher.waiting_for_address() + self.fetcher.waiting_for_dns(),
+                );
                 self.core.schedule(now, &mut actions);
                 self.execute(&mut actions);
                 actions.shrink_to(super::core::RETAINED_ACTIONS);
@@ -185,7 +188,7 @@ impl Shard {
             // busy the next event is a completion, and waking for a host that is already
             // ready would spin the loop at zero timeout (seen in tools/crawlbench).
             // Not scheduling (paused, stopping), a ready host would spin it the same way.
-            if scheduling && self.core.in_flight() < self.shared.config.concurrency_per_shard {
+            if scheduling && self.core.has_free_slot() {
                 if let Some(at) = self.core.next_wakeup(now) {
                     timeout = timeout.min(at.saturating_duration_since(now.at));
                 }
@@ -287,6 +290,17 @@ impl Shard {
     /// Shares this shard's counters with the coordinator (progress, stats.json).
     fn publish(&mut self) {
         self.publish_in_flight();
+        let now = clock();
+        self.shared.width.publish(
+            self.index,
+            super::width::ShardWidth {
+                waiting_for_address: self.fetcher.waiting_for_address() as u64,
+                waiting_for_dns: self.fetcher.waiting_for_dns() as u64,
+                hosts_ready_idle: self.core.hosts_ready_idle(now),
+                robots_look_aheads: self.core.robots_look_aheads(),
+                dns: self.fetcher.dns_stats(),
+            },
+        );
         let stats = self.core.frontier_stats();
         if let Ok(mut all) = self.shared.frontier_stats.lock() {
             if let Some(slot) = all.get_mut(self.index) {

@@ -70,6 +70,8 @@ pub struct Stats {
     pub disk_bytes_per_queued_url: f64,
     pub hosts_active: u64,
     pub hosts_parked: u64,
+    /// Requests in flight, ready-but-idle hosts, budget refusals (`width.rs`).
+    pub width: super::WidthStats,
     pub outcomes: std::collections::BTreeMap<String, u64>,
     pub seen_fill_ratio: f64,
     pub seen_expected_fp: f64,
@@ -213,6 +215,14 @@ pub(super) fn stats(
         },
         hosts_active: sum(|s| s.hosts),
         hosts_parked: shared.hosts_parked.load(Ordering::Acquire),
+        width: shared.width.stats(
+            shared
+                .in_flight
+                .iter()
+                .map(|a| a.load(Ordering::Acquire))
+                .sum(),
+            shared.urls_refused_budget.load(Ordering::Acquire),
+        ),
         outcomes: OUTCOMES
             .iter()
             .zip(&shared.outcomes)

@@ -29,6 +29,10 @@ use crate::net::slab::SlotKey;
 /// times in a row; then it is closed so the waiting hosts get their turn.
 pub(crate) const MAX_CONTENDED_REUSES: u32 = 16;
 
+/// Waiting requests of other hosts a finishing connection is offered to at most (each
+/// offer may verify its certificate against the request's host name).
+const MAX_COVER_CHECKS: usize = 8;
+
 /// What the loop should do with a request.
 #[allow(
     clippy::large_enum_variant,
@@ -41,11 +45,17 @@ pub(crate) enum Decision {
         addr: SocketAddr,
         slot: Option<IpSlot>,
     },
-    /// The request was parked until a slot of its address frees. `first`: this is the
-    /// start of its wait (count it once). `timer`: arm the wait deadline at this instant.
-    Wait { first: bool, timer: Option<Instant> },
-    /// A waiting request whose host has an idle pooled connection: route it there
-    /// (it left the queue, and its ticket with it).
+    /// The request was parked until a slot of its address `ip` frees. `first`: this is
+    /// the start of its wait (count it once). `timer`: arm the wait deadline at this
+    /// instant.
+    Wait {
+        ip: IpAddr,
+        first: bool,
+        timer: Option<Instant>,
+    },
+    /// A waiting request for which an idle pooled connection exists (its host's, or a
+    /// one of another host to its address that can carry it): route it there (it left the queue, and its
+    /// ticket with it).
     Reuse(Job),
     /// The request fails.
     Fail {
@@ -76,6 +86,8 @@ pub(crate) enum Release {
 /// One fetcher's admission policy. See the module docs.
 pub(crate) struct Admission {
     allow_private: bool,
+    /// Whether a connection may serve a waiting request of another host it can carry.
+    share_across_hosts: bool,
     ip_wait_timeout: Duration,
     per_ip: Option<PerIp>,
     /// Idle connections whose address others wait for, closed at the start of the next
@@ -104,6 +116,7 @@ impl Admission {
     ) -> Self {
         Self {
             allow_private,
+            share_across_hosts: true,
             ip_wait_timeout,
             per_ip: table.map(|table| PerIp {
                 table,
@@ -114,6 +127,11 @@ impl Admission {
             }),
             yield_soon: Vec::new(),
         }
+    }
+
+    /// Turns shared-hosting reuse on or off (on by default).
+    pub fn set_share_across_hosts(&mut self, share: bool) {
+        self.share_across_hosts = share;
     }
 
     /// Requests parked for a per-IP slot (they count against `max_queued_requests`).
@@ -174,7 +192,7 @@ impl Admission {
             p.timer_at = Some(at);
             timer = Some(at);
         }
-        Decision::Wait { first, timer }
+        Decision::Wait { ip, first, timer }
     }
 
     /// Takes the table's notices for this fetcher: addresses whose idle connections it
@@ -288,7 +306,13 @@ impl Admission {
 
     /// An exchange finished on connection `conn` (host `key`, address `ip`) and the pool
     /// would keep it. `slot` is its per-IP slot, marked idle here; `streak` counts its
-    /// exchanges in a row while others waited for `ip`.
+    /// exchanges in a row while others waited for `ip`. `covers` says whether the
+    /// connection may carry a request for another host of its scheme and port (for
+    /// HTTPS: its certificate is valid for that name).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the loop's borrows of one connection, passed apart"
+    )]
     pub fn on_idle(
         &mut self,
         conn: SlotKey,
@@ -296,6 +320,7 @@ impl Admission {
         ip: IpAddr,
         slot: Option<&mut IpSlot>,
         streak: &mut u32,
+        covers: &dyn Fn(&PoolKey) -> bool,
         now: Instant,
     ) -> Release {
         let wanted = slot.is_some_and(|s| s.set_idle(true));
@@ -312,18 +337,46 @@ impl Admission {
         if *streak > MAX_CONTENDED_REUSES {
             return Release::Close;
         }
-        if let Some(job) = self.take_waiting_for(key, ip.to_canonical(), now) {
+        if let Some(job) = self.take_waiting_for(key, ip.to_canonical(), covers, now) {
             return Release::Serve(job);
         }
         self.yield_soon.push(conn);
         Release::PoolOneTurn
     }
 
-    /// A same-host request waiting for `ip` here, if any.
-    fn take_waiting_for(&mut self, key: &PoolKey, ip: IpAddr, now: Instant) -> Option<Job> {
+    /// A request waiting for `ip` here that a connection of `key` to that address can
+    /// serve: one of the same host, else the first of any host of the same scheme and
+    /// port that `covers` accepts (the request names its host itself).
+    fn take_waiting_for(
+        &mut self,
+        key: &PoolKey,
+        ip: IpAddr,
+        covers: &dyn Fn(&PoolKey) -> bool,
+        now: Instant,
+    ) -> Option<Job> {
+        let share = self.share_across_hosts;
         let p = self.per_ip.as_mut()?;
         let queue = p.waiting.get_mut(&ip)?;
-        let pos = queue.iter().position(|j| !j.fresh_only && j.key == *key)?;
+        // Its own host first (as before sharing existed), then any host it can carry.
+        // `covers` may verify a certificate: asked of a few candidates at most, so a
+        // long queue of names a certificate does not cover costs little per exchange.
+        let mut asked = 0usize;
+        let pos = queue
+            .iter()
+            .position(|j| !j.fresh_only && j.key == *key)
+            .or_else(|| {
+                queue.iter().position(|j| {
+                    if !share
+                        || j.fresh_only
+                        || !can_share(key, &j.key)
+                        || asked >= MAX_COVER_CHECKS
+                    {
+                        return false;
+                    }
+                    asked += 1;
+                    covers(&j.key)
+                })
+            })?;
         let mut job = queue.remove(pos)?;
         if queue.is_empty() {
             p.waiting.remove(&ip);
@@ -350,6 +403,13 @@ impl Admission {
 /// its address (marks the slot idle either way).
 pub(crate) fn still_wanted(slot: Option<&mut IpSlot>) -> bool {
     slot.is_some_and(|s| s.set_idle(true))
+}
+
+/// Whether a connection pooled under `conn` may carry a request for `want` to the same
+/// address, as far as keys tell: same scheme, same port (the address is checked by the
+/// caller; for HTTPS so is the certificate).
+pub(crate) fn can_share(conn: &PoolKey, want: &PoolKey) -> bool {
+    conn.https == want.https && conn.port == want.port
 }
 
 fn no_address(job: Job) -> Decision {

@@ -12,7 +12,8 @@ use crate::tls::TlsConfig;
 /// Per-phase deadlines and the minimum transfer rate (see `docs/fetcher.md`).
 #[derive(Clone, Copy, Debug)]
 pub struct Deadlines {
-    /// Name resolution, from the lookup being queued to the answer.
+    /// Name resolution, from the lookup being asked to the answer: queueing for an
+    /// in-flight slot and every retry included (`--dns-timeout-ms`).
     pub dns_timeout: Duration,
     /// TCP connect: SYN sent to the connection being writable.
     pub connect_timeout: Duration,
@@ -35,7 +36,7 @@ pub struct Deadlines {
 impl Default for Deadlines {
     fn default() -> Self {
         Self {
-            dns_timeout: Duration::from_secs(10),
+            dns_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(10),
             tls_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(30),
@@ -129,7 +130,7 @@ pub struct FetcherConfig {
     pub deadlines: Deadlines,
     /// Keep-alive pool limits.
     pub pool: PoolConfig,
-    /// Resolver pool, cache and static overrides.
+    /// Resolver: servers and search list, retries, caches, static overrides.
     pub dns: DnsConfig,
     /// TLS trust and session cache.
     pub tls: TlsConfig,
@@ -151,6 +152,11 @@ pub struct FetcherConfig {
     /// [`crate::net::TimeoutPhase::Queue`]. The wait does not count against the
     /// connect or total deadlines, which start when the connection is opened.
     pub ip_wait_timeout: Duration,
+    /// Let an idle connection carry a request for another host name on the same
+    /// address when the per-IP cap makes that request wait (shared hosting; HTTPS only
+    /// when the certificate covers the name; see `docs/fetcher.md`). On by default; off for servers that route a connection by
+    /// its first request only (`--no-shared-host-connections`).
+    pub share_idle_across_hosts: bool,
 }
 
 impl Default for FetcherConfig {
@@ -167,6 +173,7 @@ impl Default for FetcherConfig {
             allow_private_addresses: true,
             ip_slots: None,
             ip_wait_timeout: Duration::from_secs(300),
+            share_idle_across_hosts: true,
         }
     }
 }

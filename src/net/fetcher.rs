@@ -1,5 +1,6 @@
-//! The event loop: one mio `Poll`, a slab of connections, a timer heap, a resolver pool,
-//! and keep-alive pools. See `docs/fetcher.md` for the life of a request.
+//! The event loop: one mio `Poll`, a slab of connections, a timer heap, a DNS client
+//! whose sockets share the poll, and keep-alive pools. See `docs/fetcher.md` for the
+//! life of a request.
 //!
 //! This file is the loop itself: taking events and submissions, stepping connections
 //! (`conn::advance`; each phase owns its transitions) and acting on what a step returns
@@ -23,7 +24,7 @@ use crate::net::config::FetcherConfig;
 use crate::net::conn::{
     advance, build_outcome, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
 };
-use crate::net::dns::Resolver;
+use crate::net::dns::{is_resolver_token, with_port, DnsStats, Resolver};
 use crate::net::outcome::{FailReason, FetchOutcome, Timings};
 use crate::net::pool::{Pool, PoolKey};
 use crate::net::request::{FetchRequest, Submitter, SUBMIT_CHANNEL_SLOTS};
@@ -84,12 +85,14 @@ pub struct FetcherStats {
     /// Idle connections closed (or not pooled) because requests waited for their
     /// address's per-IP slots.
     pub ip_yielded: u64,
+    /// Exchanges that ran on an idle connection opened for another host name
+    /// on the same address (shared hosting, under the per-IP cap).
+    pub shared_host_reuses: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum TimerKey {
     Conn(SlotKey),
-    Dns(u64),
     Queue,
     IpWait,
 }
@@ -110,6 +113,8 @@ pub struct Fetcher {
     timers: TimerHeap<TimerKey>,
     resolver: Resolver,
     dns_waiters: HashMap<u64, Vec<Job>>,
+    /// Jobs in `dns_waiters`, all lookups together.
+    dns_waiting: usize,
     queue: VecDeque<Job>,
     queue_timer_at: Option<Instant>,
     submissions: Receiver<FetchRequest>,
@@ -132,15 +137,9 @@ impl Fetcher {
         let poll = Poll::new().map_err(FetcherError::Io)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(FetcherError::Io)?);
         let tls = TlsClient::new(&cfg.tls).map_err(FetcherError::Tls)?;
-        let wake_for_dns = Arc::clone(&waker);
-        let resolver = Resolver::new(
-            cfg.dns.clone(),
-            Arc::new(move || {
-                let _ = wake_for_dns.wake();
-            }),
-        );
+        let resolver = Resolver::new(cfg.dns.clone(), cfg.deadlines.dns_timeout);
         let wake_for_ip = Arc::clone(&waker);
-        let admission = Admission::new(
+        let mut admission = Admission::new(
             cfg.allow_private_addresses,
             cfg.ip_wait_timeout,
             cfg.ip_slots.clone(),
@@ -148,6 +147,7 @@ impl Fetcher {
                 let _ = wake_for_ip.wake();
             },
         );
+        admission.set_share_across_hosts(cfg.share_idle_across_hosts);
         // The cross-thread hand-off only needs to cover one loop turn: a bounded
         // channel allocates and initializes every slot up front, and at the old 65,536
         // slots that was 32 MiB zeroed (and resident) per fetcher, a visible share of a
@@ -166,6 +166,7 @@ impl Fetcher {
             timers: TimerHeap::default(),
             resolver,
             dns_waiters: HashMap::new(),
+            dns_waiting: 0,
             queue: VecDeque::new(),
             queue_timer_at: None,
             submissions,
@@ -209,6 +210,25 @@ impl Fetcher {
     /// Counters since creation.
     pub fn stats(&self) -> FetcherStats {
         self.stats
+    }
+
+    /// The resolver's counters: lookups, cache hits, in flight, queued, outcomes by
+    /// kind, dead names, retransmits, TCP fallbacks (see [`DnsStats`]).
+    pub fn dns_stats(&self) -> DnsStats {
+        self.resolver.stats()
+    }
+
+    /// Requests accepted that wait for their host's name to resolve: they hold no
+    /// connection yet, and a dead name holds its requests for the whole DNS deadline.
+    pub fn waiting_for_dns(&self) -> usize {
+        self.dns_waiting
+    }
+
+    /// Requests waiting for a per-IP connection slot of their address (they are
+    /// accepted, not yet connected; `--per-ip-connections` holds them back, not this
+    /// fetcher's capacity).
+    pub fn waiting_for_address(&self) -> usize {
+        self.admission.waiting_len()
     }
 
     /// Accepts a request. Its outcome comes out of a later [`Fetcher::poll`] (or the
@@ -256,10 +276,14 @@ impl Fetcher {
         let now = Instant::now();
         self.yield_contended(now);
         let mut wait = self.timers.poll_timeout(now);
+        if let Some(at) = self.resolver.poll_timeout() {
+            let dns = at.saturating_duration_since(now);
+            wait = Some(wait.map_or(dns, |w| w.min(dns)));
+        }
         if let Some(user) = timeout {
             wait = Some(wait.map_or(user, |w| w.min(user)));
         }
-        if !self.done.is_empty() {
+        if !self.done.is_empty() || self.resolver.has_answers() {
             wait = Some(Duration::ZERO);
         }
         match self.poll.poll(&mut self.events, wait) {
@@ -285,11 +309,16 @@ impl Fetcher {
             if *token == WAKER {
                 continue;
             }
+            if is_resolver_token(*token) {
+                self.resolver.on_ready(*token, now, self.poll.registry());
+                continue;
+            }
             let key = SlotKey::from_token(*token);
             self.step(key, *readiness, now);
         }
         self.ready = ready;
         self.take_submissions();
+        self.resolver.handle_timeout(now, self.poll.registry());
         self.take_dns_answers(now);
         self.fire_timers(now);
         self.pump(now);
@@ -359,12 +388,20 @@ impl Fetcher {
                 }
                 conn.phase = Phase::Idle(Idle { since: now });
                 let pool_key = conn.key.clone();
+                let tls = &self.tls;
+                let conn_tls = conn.tls.as_deref();
+                // Another host's request may ride on this connection: plain HTTP always;
+                // HTTPS when the certificate it was given is valid for that name too.
+                let covers = |k: &PoolKey| {
+                    !k.https || conn_tls.is_some_and(|c| tls.certificate_covers(c, &k.host))
+                };
                 let release = self.admission.on_idle(
                     key,
                     &pool_key,
                     conn.peer.ip(),
                     conn.ip_slot.as_mut(),
                     &mut conn.contended_reuses,
+                    &covers,
                     now,
                 );
                 match release {
@@ -375,7 +412,8 @@ impl Fetcher {
                     }
                     Release::Serve(job) => return self.start_on_idle(key, job, now),
                 }
-                self.pool.put(pool_key, key);
+                let peer = conn.peer;
+                self.pool.put(pool_key, key, peer);
                 self.refresh(key, now);
                 while self.pool.len() > pool_cfg.max_idle_total {
                     match self.pool.take_oldest() {
@@ -497,17 +535,21 @@ impl Fetcher {
     }
 
     fn take_dns_answers(&mut self, now: Instant) {
+        if !self.resolver.has_answers() {
+            return;
+        }
         let mut answered = Vec::new();
         self.resolver
-            .drain(now, |id, answer| answered.push((id, answer)));
+            .drain(|id, answer| answered.push((id, answer)));
         for (id, answer) in answered {
             let Some(jobs) = self.dns_waiters.remove(&id) else {
                 continue;
             };
+            self.dns_waiting = self.dns_waiting.saturating_sub(jobs.len());
             for mut job in jobs {
                 match &answer {
-                    Ok(addrs) => {
-                        job.addrs = Some(Arc::clone(addrs));
+                    Ok(ips) => {
+                        job.addrs = Some(with_port(ips, job.key.port));
                         job.dns = Some(now.saturating_duration_since(job.submitted));
                         self.dispatch(job, now);
                     }

@@ -1,5 +1,5 @@
 //! The network layer: a hand-written mio event loop ([`Fetcher`]) driving thousands of
-//! keep-alive HTTP/1.1 and HTTPS connections, with non-blocking DNS, per-phase deadlines
+//! keep-alive HTTP/1.1 and HTTPS connections, with its own DNS client on the same loop, per-phase deadlines
 //! and bounded memory. Only this module owns sockets (STYLE.md §2); the HTTP protocol
 //! itself is the sans-IO `crate::http`.
 //!
@@ -34,7 +34,7 @@ mod timer;
 
 pub use address::is_blocked_address;
 pub use config::{Deadlines, FetchLimits, FetcherConfig, PoolConfig};
-pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride};
+pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride, DnsStats};
 pub use fetcher::{Fetcher, FetcherError, FetcherStats};
 pub use outcome::{DnsFailure, FailReason, FetchOutcome, TimeoutPhase, Timings};
 pub use per_ip::IpSlots;

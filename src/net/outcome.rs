@@ -18,7 +18,9 @@ use crate::http::{DecodeError, HttpError, ResponseHead, SharedBytes};
 /// The phase a deadline belongs to (see `docs/fetcher.md`, "Deadlines").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TimeoutPhase {
-    /// Name resolution took longer than `dns_timeout`.
+    /// Name resolution took too long. Not produced by the fetcher any more: a lookup
+    /// past `dns_timeout` fails with [`DnsFailure::TimedOut`], so the crawl log keeps
+    /// DNS failures together. Kept for readers of old logs.
     Dns,
     /// The TCP handshake did not finish within `connect_timeout`.
     Connect,
@@ -55,15 +57,46 @@ impl TimeoutPhase {
     }
 }
 
-/// Why name resolution failed.
+/// Why name resolution failed: each kind says something different about the host, so
+/// the crawl log keeps them apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DnsFailure {
-    /// The resolver answered but gave no address (NXDOMAIN, no A/AAAA, ...).
+    /// NXDOMAIN: the name does not exist (under every search domain tried).
+    NoSuchName,
+    /// The name exists but has no A or AAAA record (NODATA).
     NoAddress,
-    /// The resolver returned an error.
-    Lookup(String),
-    /// Every resolver worker is busy and the lookup queue is full.
+    /// No server answered before the lookup's deadline or its last retry.
+    TimedOut,
+    /// The name timed out before and is remembered as dead (`--dns-dead-secs`), or it
+    /// used up its tries (`--dns-max-tries`): failed at once, nothing was sent.
+    Dead,
+    /// The servers answered SERVFAIL (or another error code).
+    ServerFailure,
+    /// The servers refused to answer (REFUSED).
+    Refused,
+    /// Only malformed answers came back.
+    Malformed,
+    /// Too many lookups are waiting already.
     Overloaded,
+    /// No lookup could be sent (no socket, or no server to ask).
+    Unavailable,
+}
+
+impl DnsFailure {
+    /// Short lowercase name, as in the crawl log.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::NoSuchName => "no such name",
+            Self::NoAddress => "no address",
+            Self::TimedOut => "timed out",
+            Self::Dead => "dead name",
+            Self::ServerFailure => "server failure",
+            Self::Refused => "refused",
+            Self::Malformed => "malformed answer",
+            Self::Overloaded => "resolver overloaded",
+            Self::Unavailable => "resolver unavailable",
+        }
+    }
 }
 
 /// Why a fetch failed. Every failure the network can cause ends in one of these.
@@ -127,9 +160,7 @@ impl fmt::Display for FailReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidUrl(why) => write!(f, "invalid url: {why}"),
-            Self::Dns(DnsFailure::NoAddress) => f.write_str("dns: no address"),
-            Self::Dns(DnsFailure::Lookup(e)) => write!(f, "dns: {e}"),
-            Self::Dns(DnsFailure::Overloaded) => f.write_str("dns: resolver overloaded"),
+            Self::Dns(e) => write!(f, "dns: {}", e.as_str()),
             Self::Refused => f.write_str("connection refused"),
             Self::Connect(e) => write!(f, "connect: {e}"),
             Self::Reset => f.write_str("connection reset"),

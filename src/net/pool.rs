@@ -1,11 +1,18 @@
 //! Keep-alive pools: idle connections per (scheme, host, port).
 //!
+//! Connections are also found by the address they are connected to, so a request for
+//! another host name on the same address (a shared host, a CDN) can take one when the
+//! per-IP cap makes it wait (`Pool::take_by_peer`): HTTP/1.1 names the host in each
+//! request, which is how virtual hosting works. The caller decides which connection
+//! may carry which name (for HTTPS, the certificate must cover it).
+//!
 //! The pool only holds slot keys; the connections themselves live in the fetcher's slab
 //! in the `Idle` phase. Taking returns the most recently idled connection (warmest, least
 //! likely to have been closed by the server). Two caps: idle connections per key and in
 //! total; beyond either, the caller closes the oldest idle connection.
 
 use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::net::slab::SlotKey;
@@ -26,8 +33,19 @@ pub struct PoolKey {
 pub struct Pool {
     idle: HashMap<PoolKey, Vec<(SlotKey, u64)>>,
     order: VecDeque<(PoolKey, SlotKey, u64)>,
+    /// Idle connections by (peer address, https), IPv4-mapped folded; entries taken by
+    /// another path are stale and skipped.
+    by_peer: HashMap<PeerKey, Vec<(PoolKey, SlotKey, u64)>>,
+    by_peer_len: usize,
     count: usize,
     next_seq: u64,
+}
+
+/// Peer address (IPv4-mapped folded) and whether the connection is HTTPS.
+type PeerKey = (SocketAddr, bool);
+
+fn canonical(peer: SocketAddr) -> SocketAddr {
+    SocketAddr::new(peer.ip().to_canonical(), peer.port())
 }
 
 impl Pool {
@@ -46,10 +64,24 @@ impl Pool {
         self.idle.get(key).map_or(0, Vec::len)
     }
 
-    /// Records `slot` as idle under `key`.
-    pub fn put(&mut self, key: PoolKey, slot: SlotKey) {
+    /// Records `slot` (connected to `peer`) as idle under `key`.
+    pub fn put(&mut self, key: PoolKey, slot: SlotKey, peer: SocketAddr) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        let list = self
+            .by_peer
+            .entry((canonical(peer), key.https))
+            .or_default();
+        list.push((key.clone(), slot, seq));
+        self.by_peer_len += 1;
+        if self.by_peer_len > 2 * self.count + 64 {
+            let idle = &self.idle;
+            self.by_peer.retain(|_, list| {
+                list.retain(|(k, s, q)| idle.get(k).is_some_and(|v| v.contains(&(*s, *q))));
+                !list.is_empty()
+            });
+            self.by_peer_len = self.by_peer.values().map(Vec::len).sum();
+        }
         self.order.push_back((key.clone(), slot, seq));
         self.idle.entry(key).or_default().push((slot, seq));
         self.count += 1;
@@ -70,6 +102,50 @@ impl Pool {
         }
         self.count -= 1;
         Some(slot)
+    }
+
+    /// Whether an idle connection to `peer` (of the given scheme, any host name)
+    /// passes `accept`.
+    pub fn has_peer(
+        &self,
+        peer: SocketAddr,
+        https: bool,
+        mut accept: impl FnMut(SlotKey) -> bool,
+    ) -> bool {
+        self.by_peer
+            .get(&(canonical(peer), https))
+            .is_some_and(|list| {
+                list.iter().any(|(k, s, q)| {
+                    self.idle.get(k).is_some_and(|v| v.contains(&(*s, *q))) && accept(*s)
+                })
+            })
+    }
+
+    /// Takes the most recently idled connection to `peer` (of the given scheme, any
+    /// host name) that passes `accept`; returns the key it was pooled under.
+    pub fn take_by_peer(
+        &mut self,
+        peer: SocketAddr,
+        https: bool,
+        mut accept: impl FnMut(SlotKey) -> bool,
+    ) -> Option<(PoolKey, SlotKey)> {
+        let at = (canonical(peer), https);
+        let list = self.by_peer.get_mut(&at)?;
+        let idle = &self.idle;
+        let before = list.len();
+        list.retain(|(k, s, q)| idle.get(k).is_some_and(|v| v.contains(&(*s, *q))));
+        self.by_peer_len = self.by_peer_len.saturating_sub(before - list.len());
+        let pos = list.iter().rposition(|(_, s, _)| accept(*s));
+        let found = pos.map(|p| list.remove(p));
+        if found.is_some() {
+            self.by_peer_len = self.by_peer_len.saturating_sub(1);
+        }
+        if list.is_empty() {
+            self.by_peer.remove(&at);
+        }
+        let (key, slot, _) = found?;
+        self.remove(&key, slot);
+        Some((key, slot))
     }
 
     /// Forgets `slot` (it closed while idle). Returns whether it was there.
@@ -132,9 +208,10 @@ mod tests {
         let mut slab = Slab::default();
         let (a, b, c) = (slab.insert(1), slab.insert(2), slab.insert(3));
         let mut pool = Pool::default();
-        pool.put(key("x"), a);
-        pool.put(key("y"), b);
-        pool.put(key("x"), c);
+        let peer: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        pool.put(key("x"), a, peer);
+        pool.put(key("y"), b, peer);
+        pool.put(key("x"), c, peer);
         assert_eq!(pool.len(), 3);
         assert_eq!(pool.len_for(&key("x")), 2);
         assert_eq!(pool.take(&key("x")), Some(c));
@@ -143,5 +220,51 @@ mod tests {
         assert!(pool.is_empty());
         assert_eq!(pool.take_oldest(), None);
         assert_eq!(pool.take(&key("x")), None);
+    }
+
+    #[test]
+    fn connections_are_found_by_address_across_host_names() {
+        let mut slab = Slab::default();
+        let (a, b, c, d) = (
+            slab.insert(1),
+            slab.insert(2),
+            slab.insert(3),
+            slab.insert(4),
+        );
+        let shared: SocketAddr = "10.0.0.1:80".parse().unwrap();
+        let mapped: SocketAddr = "[::ffff:10.0.0.1]:80".parse().unwrap();
+        let mut pool = Pool::default();
+        pool.put(key("a"), a, shared);
+        pool.put(key("b"), b, mapped);
+        let tls = PoolKey {
+            https: true,
+            ..key("c")
+        };
+        pool.put(tls, c, "10.0.0.1:443".parse().unwrap());
+        pool.put(key("d"), d, "10.0.0.2:80".parse().unwrap());
+        let any = |_| true;
+        assert!(pool.has_peer(shared, false, any));
+        assert_eq!(
+            pool.take(&key("b")),
+            Some(b),
+            "taken by name: stale by address"
+        );
+        assert!(
+            !pool.has_peer(shared, false, |s| s != a),
+            "the caller may refuse one"
+        );
+        assert_eq!(pool.take_by_peer(mapped, false, any), Some((key("a"), a)));
+        assert!(!pool.has_peer(shared, false, any));
+        assert_eq!(pool.take_by_peer(shared, false, any), None);
+        let https_peer: SocketAddr = "10.0.0.1:443".parse().unwrap();
+        assert!(
+            !pool.has_peer(https_peer, false, any),
+            "schemes are kept apart"
+        );
+        assert_eq!(
+            pool.take_by_peer(https_peer, true, any).map(|(_, s)| s),
+            Some(c)
+        );
+        assert_eq!(pool.len(), 1);
     }
 }

@@ -40,7 +40,9 @@ impl HostKey {
 
 #[derive(Debug)]
 struct Slot {
-    policy: RobotsPolicy,
+    /// Boxed: a policy is 320 bytes and the map's table keeps up to twice its
+    /// entries' room (a million hosts cost 720 MB of table with it inline).
+    policy: Box<RobotsPolicy>,
     bytes: usize,
     stamp: u64,
 }
@@ -61,9 +63,23 @@ pub struct CacheStats {
     pub fetches: u64,
 }
 
-/// Overhead charged per entry on top of the policy's own heap bytes (map slot, key,
-/// LRU node).
-const ENTRY_OVERHEAD_BYTES: usize = 128;
+/// Overhead charged per entry on top of what [`entry_bytes`] counts by size: the
+/// map's table slot (48 bytes, at up to twice its entries' room) and the LRU order's
+/// B-tree entry (32 bytes in nodes about two-thirds full). Checked against resident
+/// memory by `trawl bench hosts` (docs/frontier.md, "Memory per host").
+const ENTRY_OVERHEAD_BYTES: usize = 160;
+
+/// Bytes one entry costs: the overhead, the boxed policy, its heap (rules,
+/// validators, the robots.txt URL's text) and the host key, held twice (map and LRU
+/// order), each as the allocator rounds it.
+fn entry_bytes(key: &HostKey, policy: &RobotsPolicy) -> usize {
+    use crate::frontier::heap_chunk;
+    ENTRY_OVERHEAD_BYTES
+        + heap_chunk(std::mem::size_of::<RobotsPolicy>())
+        + heap_chunk(policy.robots_url().as_str().len())
+        + policy.heap_bytes()
+        + 2 * heap_chunk(key.0.len())
+}
 
 /// A byte-bounded LRU map from host to [`RobotsPolicy`].
 #[derive(Debug)]
@@ -135,9 +151,18 @@ impl RobotsCache {
         }
     }
 
+    /// Drops a host's entry (its robots.txt is asked again when next needed): for a
+    /// fetch that failed on this process's own limits, which is no answer at all.
+    pub fn forget(&mut self, key: &HostKey) {
+        if let Some(slot) = self.slots.remove(key) {
+            self.bytes -= slot.bytes;
+            self.order.remove(&slot.stamp);
+        }
+    }
+
     /// The policy of a host, without touching its recency.
     pub fn get(&self, key: &HostKey) -> Option<&RobotsPolicy> {
-        self.slots.get(key).map(|s| &s.policy)
+        self.slots.get(key).map(|s| &*s.policy)
     }
 
     /// The answer for `url` at `now`: `Pending` if the host is unknown (or its rules
@@ -201,7 +226,7 @@ impl RobotsCache {
     pub fn entries_lru(&self) -> impl Iterator<Item = (&HostKey, &RobotsPolicy)> + '_ {
         self.order
             .values()
-            .filter_map(|k| self.slots.get(k).map(|s| (k, &s.policy)))
+            .filter_map(|k| self.slots.get(k).map(|s| (k, &*s.policy)))
     }
 
     /// Puts a host's policy back (from a checkpoint), as the most recently used entry.
@@ -213,13 +238,13 @@ impl RobotsCache {
 
     fn insert(&mut self, key: HostKey, policy: RobotsPolicy) {
         self.clock += 1;
-        let bytes = policy.heap_bytes() + key.0.len() + ENTRY_OVERHEAD_BYTES;
+        let bytes = entry_bytes(&key, &policy);
         self.bytes += bytes;
         self.order.insert(self.clock, key.clone());
         if let Some(old) = self.slots.insert(
             key,
             Slot {
-                policy,
+                policy: Box::new(policy),
                 bytes,
                 stamp: self.clock,
             },
@@ -248,7 +273,7 @@ impl RobotsCache {
         self.touch(key);
         let slot = self.slots.get_mut(key)?;
         let result = f(&mut slot.policy, &self.config);
-        let bytes = slot.policy.heap_bytes() + key.0.len() + ENTRY_OVERHEAD_BYTES;
+        let bytes = entry_bytes(key, &slot.policy);
         self.bytes = self.bytes - slot.bytes + bytes;
         slot.bytes = bytes;
         let stamp = slot.stamp;
@@ -329,10 +354,9 @@ mod tests {
         );
         let sum: usize = cache
             .slots
-            .values()
-            .map(|s| s.policy.heap_bytes() + ENTRY_OVERHEAD_BYTES)
-            .sum::<usize>()
-            + cache.slots.keys().map(|k| k.0.len()).sum::<usize>();
+            .iter()
+            .map(|(k, s)| entry_bytes(k, &s.policy))
+            .sum::<usize>();
         assert_eq!(sum, cache.bytes(), "byte accounting");
     }
 

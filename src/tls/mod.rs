@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::Resumption;
+use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -117,6 +117,9 @@ impl std::error::Error for TlsSetupError {
 #[derive(Clone)]
 pub struct TlsClient {
     config: Arc<ClientConfig>,
+    /// The verifier the handshakes use, kept to check a live connection's certificate
+    /// against another name ([`TlsClient::certificate_covers`]).
+    verifier: Option<Arc<dyn ServerCertVerifier>>,
 }
 
 impl fmt::Debug for TlsClient {
@@ -142,19 +145,55 @@ impl TlsClient {
         let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
             .map_err(TlsSetupError::Rustls)?;
-        let mut config = if cfg.dangerous.skip_verification {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerification { provider }))
-                .with_no_client_auth()
+        let verifier: Option<Arc<dyn ServerCertVerifier>> = if cfg.dangerous.skip_verification {
+            Some(Arc::new(NoVerification {
+                provider: Arc::clone(&provider),
+            }))
+        } else if roots.is_empty() {
+            None // nothing can verify; rustls then fails every handshake as before
         } else {
-            builder.with_root_certificates(roots).with_no_client_auth()
+            // The verifier `with_root_certificates` would build, but kept by us.
+            let v = WebPkiServerVerifier::builder_with_provider(Arc::new(roots.clone()), provider)
+                .build()
+                .map_err(|e| TlsSetupError::Rustls(rustls::Error::General(e.to_string())))?;
+            Some(v)
+        };
+        let mut config = match &verifier {
+            Some(v) => builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::clone(v))
+                .with_no_client_auth(),
+            None => builder.with_root_certificates(roots).with_no_client_auth(),
         };
         config.alpn_protocols = vec![ALPN_HTTP11.to_vec()];
         config.resumption = Resumption::in_memory_sessions(cfg.session_cache_entries.max(1));
         Ok(Self {
             config: Arc::new(config),
+            verifier,
         })
+    }
+
+    /// Whether the certificate `conn` was given in its handshake is valid for `host`
+    /// too, checked now by the same verifier (chain, expiry, name). Lets a connection
+    /// opened for one name carry a request for another name the certificate covers.
+    pub fn certificate_covers(&self, conn: &ClientConnection, host: &str) -> bool {
+        let Some((end_entity, intermediates)) = conn
+            .peer_certificates()
+            .and_then(<[CertificateDer<'static>]>::split_first)
+        else {
+            return false;
+        };
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let (Ok(name), Some(verifier)) = (ServerName::try_from(host.to_owned()), &self.verifier)
+        else {
+            return false;
+        };
+        verifier
+            .verify_server_cert(end_entity, intermediates, &name, &[], UnixTime::now())
+            .is_ok()
     }
 
     /// Starts a client session for `host` (SNI is sent for DNS names; for IP literals

@@ -51,6 +51,20 @@ use super::Shared;
 /// private or otherwise special address and `--allow-private-addresses` is off.
 pub(crate) const POLICY_PRIVATE: &str = "policy:private-address";
 
+/// Crawl-log annotation of a URL of a host whose `--max-pages-per-host` is spent.
+pub(crate) const BUDGET_PAGES_PER_HOST: &str = "budget:pages-per-host";
+
+/// Crawl-log annotation of a URL of a host whose name did not resolve (its
+/// robots.txt line says why).
+pub(crate) const DNS_UNRESOLVED: &str = "dns-unresolved";
+
+/// Decisions without a fetch (declined, disallowed, skipped URLs) one scheduling turn
+/// makes at most. Each is a crawl-log line in the action buffer: a host whose budget
+/// ran out with millions of URLs queued once made one turn hold them all in RAM. The
+/// driver comes back at once (the host stays ready), after the output has taken the
+/// lines.
+pub(crate) const MAX_DECISIONS_PER_TURN: usize = 4096;
+
 /// Hosts remembered as refused by policy, per shard. Past it the set is emptied: a
 /// forgotten host costs one more robots.txt attempt that fails before any connection
 /// (the address check follows name resolution), and no URL is lost.
@@ -264,6 +278,11 @@ pub(crate) struct Core {
     /// Hosts refused by policy (private addresses): their URLs are logged at once as
     /// `blocked-address`, never fetched or retried. Bounded by [`MAX_REFUSED_HOSTS`].
     refused_hosts: HashSet<String>,
+    /// Hosts whose name did not resolve when their robots.txt was asked (no such
+    /// name, no address, or no answer in time), until when: their URLs are logged
+    /// `dns-error` at once instead of waiting (`robots.rs` `unresolve_host`). Bounded
+    /// by [`MAX_REFUSED_HOSTS`] like the refused hosts.
+    unresolved_hosts: HashMap<String, Instant>,
     refusal_warnings: u32,
     scope_warned: bool,
     next_id: u64,
@@ -274,6 +293,14 @@ pub(crate) struct Core {
     /// Sitemaps to queue again (host key, URL): a grant reached them after they were
     /// read (`sitemaps.rs`). Counted outstanding, and checkpointed, while here.
     sitemap_rereads: Vec<(String, QueuedUrl)>,
+    /// Fetches in flight that hold no connection yet (the driver tells, before each
+    /// turn): waiting for their name to resolve or for a connection slot of their
+    /// server's address. They hold no `--concurrency` slot, up to `--concurrency` of
+    /// them (see [`Core::busy`]).
+    waiting_unconnected: usize,
+    /// robots.txt fetches started ahead of their host's turn (see
+    /// `schedule.rs` `look_ahead`).
+    robots_look_aheads: u64,
 }
 
 impl Core {
@@ -302,12 +329,15 @@ impl Core {
             robots_hops: Vec::new(),
             tallies: p.tallies,
             refused_hosts: HashSet::new(),
+            unresolved_hosts: HashMap::new(),
             refusal_warnings: 0,
             scope_warned: false,
             next_id: 0,
             seen_scratch: Vec::new(),
             link_actions: Vec::new(),
             sitemap_rereads: Vec::new(),
+            waiting_unconnected: 0,
+            robots_look_aheads: 0,
             shared: p.shared,
         }
     }
@@ -316,6 +346,22 @@ impl Core {
     /// could not take). A frontier that cannot take it logs it, so it is not lost
     /// silently.
     pub fn push(&mut self, host: &str, item: QueuedUrl, now: Now, out: &mut Vec<Action>) {
+        if self.host_budget_spent(host) {
+            // Refused at admission: queueing it would only spill it to disk and drain
+            // it later (a trap host past its budget once drained 1.9 million URLs).
+            self.shared
+                .urls_refused_budget
+                .fetch_add(1, Ordering::AcqRel);
+            out.push(Self::log_decision(
+                &item,
+                Outcome::Budget,
+                BUDGET_PAGES_PER_HOST,
+                now,
+            ));
+            self.finish_url();
+            return;
+        }
+        let url = self.wants_look_ahead(host).then(|| item.url.clone());
         if let Err(e) = self.frontier.push(host, item.clone(), now.at) {
             // The disk tier failed: keep the URL in the log so it is not silently lost.
             tracing::error!(shard = self.index, error = %e, "frontier push failed");
@@ -323,6 +369,10 @@ impl Core {
             rec.annotations.push(format!("frontier-error:{e}"));
             out.push(Action::Log(Box::new(rec)));
             self.finish_url();
+            return;
+        }
+        if let Some(url) = url {
+            self.look_ahead(host, &url, now, out);
         }
     }
 
@@ -341,6 +391,29 @@ impl Core {
         self.in_flight.len()
     }
 
+    /// The driver tells how many fetches in flight hold no connection yet.
+    pub fn set_waiting_unconnected(&mut self, n: usize) {
+        self.waiting_unconnected = n;
+    }
+
+    /// Fetches that hold a `--concurrency` slot: those in flight, less those with no
+    /// connection yet, waiting for their name or for a slot of their server's address
+    /// (a dead name holds its request for the whole DNS deadline, and many names on
+    /// one shared host must not keep every other host waiting), of which at most
+    /// `--concurrency` are excused, so submissions stay bounded at twice the setting.
+    pub fn busy(&self) -> usize {
+        busy_slots(
+            self.in_flight.len(),
+            self.waiting_unconnected,
+            self.shared.config.concurrency_per_shard,
+        )
+    }
+
+    /// Whether a fetch slot is free.
+    pub fn has_free_slot(&self) -> bool {
+        self.busy() < self.shared.config.concurrency_per_shard
+    }
+
     /// When the schedule next has a host ready (see [`Frontier::next_wakeup_at`]).
     pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
         let hop = self.robots_hops.iter().map(|h| h.at).min();
@@ -348,6 +421,17 @@ impl Core {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Hosts ready at `now` (politeness passed, URLs queued, not held) with no fetch
+    /// running: after a scheduling turn, the hosts the slots or the gate left idle.
+    pub fn hosts_ready_idle(&mut self, now: Now) -> u64 {
+        self.frontier.hosts_ready_at(now.at)
+    }
+
+    /// robots.txt fetches started ahead of their host's turn so far.
+    pub fn robots_look_aheads(&self) -> u64 {
+        self.robots_look_aheads
     }
 
     pub fn frontier_stats(&self) -> FrontierStats {
@@ -401,6 +485,15 @@ impl Core {
         self.frontier.for_each_queued(f)
     }
 
+    /// True once `host` has started `--max-pages-per-host` pages (in flight ones
+    /// count): its further URLs are refused, queued ones dropped.
+    fn host_budget_spent(&self, host: &str) -> bool {
+        self.shared
+            .config
+            .max_pages_per_host
+            .is_some_and(|max| self.tallies.get(host).is_some_and(|t| t.pages >= max))
+    }
+
     fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
@@ -419,6 +512,11 @@ impl Core {
         rec.annotations.push(note.to_owned());
         Action::Log(Box::new(rec))
     }
+}
+
+/// See [`Core::busy`].
+fn busy_slots(in_flight: usize, unconnected: usize, concurrency: usize) -> usize {
+    in_flight.saturating_sub(unconnected.min(concurrency))
 }
 
 /// The parsed response head of an outcome. The core reads an outcome's head and body

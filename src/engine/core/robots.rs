@@ -37,6 +37,32 @@ impl Core {
             out.push(robots_record(o, via, vec![POLICY_PRIVATE.to_owned()]));
             return;
         }
+        if own && is_resolver_overload(o.error.as_ref()) {
+            // This resolver's own limit, not the host's answer: its robots.txt is
+            // asked again shortly, as if never asked (no failure counted).
+            self.robots.forget(&key);
+            self.robots_fetching.remove(&host);
+            self.frontier.defer(&host, now.at + super::secs(1));
+            self.frontier.release(&host, now.at + super::secs(1));
+            out.push(robots_record(
+                o,
+                via,
+                vec!["dns-overloaded:retry".to_owned()],
+            ));
+            return;
+        }
+        let unresolved = own
+            .then(|| name_failure_hold(o.error.as_ref(), &self.shared.config.fetcher.dns))
+            .flatten();
+        if let Some(hold) = unresolved {
+            // The name did not resolve: the host's URLs are logged as DNS failures at
+            // once rather than held for robots.txt retries, so a dead name delays
+            // nothing but itself (issue 19).
+            self.robots.on_network_error(&key, now.at);
+            self.unresolve_host(&host, hold, now);
+            out.push(robots_record(o, via, Vec::new()));
+            return;
+        }
         let step = match (&o.error, head_of(&o)) {
             (None, Some(head)) => {
                 let headers: Vec<(&str, &[u8])> = head
@@ -102,6 +128,9 @@ impl Core {
         }
         let at = self.next_eligible(&url, elapsed, retry_after, None, now);
         self.robots_fetching.remove(&host);
+        // A host held for its rules is released; one whose robots.txt was fetched
+        // ahead of its turn (look-ahead) was never held, and rests all the same.
+        self.frontier.defer(&host, at);
         self.frontier.release(&host, at);
     }
 
@@ -116,7 +145,7 @@ impl Core {
             .partition(|h| h.at <= now.at);
         for mut h in due {
             // Like any fetch, a hop waits for a free slot (`--concurrency`).
-            if self.in_flight.len() >= cap {
+            if self.busy() >= cap {
                 wait.push(h);
                 continue;
             }
@@ -194,6 +223,45 @@ impl Core {
         }
         self.robots_fetching.remove(host);
         self.frontier.release(host, now.at);
+    }
+
+    /// `host`'s name did not resolve for its robots.txt: its URLs are logged
+    /// `dns-error` (`dns-unresolved`) as they come up, until the resolver's memory
+    /// of the failure ends; a URL of it found later asks again then.
+    pub(super) fn unresolve_host(&mut self, host: &str, hold: std::time::Duration, now: Now) {
+        if self.unresolved_hosts.len() >= MAX_REFUSED_HOSTS {
+            self.unresolved_hosts.clear();
+        }
+        self.unresolved_hosts.insert(host.to_owned(), now.at + hold);
+        self.robots_fetching.remove(host);
+        self.frontier.release(host, now.at);
+    }
+}
+
+/// Whether a fetch failed on this process's resolver limits (its lookup FIFO full,
+/// its deadline passed in the FIFO, no socket), which say nothing about the host.
+fn is_resolver_overload(e: Option<&FailReason>) -> bool {
+    use crate::net::DnsFailure as D;
+    matches!(e, Some(FailReason::Dns(D::Overloaded | D::Unavailable)))
+}
+
+/// How long a host stays unresolved after a fetch failed on its name: as long as
+/// the resolver remembers the failure (a name no server answered: `--dns-dead-secs`;
+/// no such name, no address or a server's error: the negative cache's time). `None`
+/// for anything else, this resolver's own overload included (the host is retried as
+/// for any network failure).
+fn name_failure_hold(
+    e: Option<&FailReason>,
+    dns: &crate::net::DnsConfig,
+) -> Option<std::time::Duration> {
+    use crate::net::DnsFailure as D;
+    match e? {
+        FailReason::Timeout(crate::net::TimeoutPhase::Dns)
+        | FailReason::Dns(D::TimedOut | D::Dead) => Some(dns.dead_for),
+        FailReason::Dns(
+            D::NoSuchName | D::NoAddress | D::ServerFailure | D::Refused | D::Malformed,
+        ) => Some(dns.negative_ttl),
+        _ => None,
     }
 }
 

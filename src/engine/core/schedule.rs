@@ -20,17 +20,16 @@ use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 
 use super::recent::Asker;
 use super::sitemaps::LastmodTurn;
-use super::{hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, POLICY_PRIVATE};
+use super::{
+    hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, MAX_DECISIONS_PER_TURN,
+    POLICY_PRIVATE,
+};
 
 /// The note of a URL that does not parse: a verdict on the URL, not its host.
 const INVALID_URL: &str = "filter:invalid-url";
 
 /// URLs of a given-up host declined with its front URL, at most (one frontier call).
 const DECLINE_BATCH: usize = 1024;
-
-/// Declined URLs after which `schedule` returns, so a host's queue of millions given
-/// up is drained over many turns of the shard's loop, not in one.
-const MAX_DECLINED_PER_TURN: usize = 4 * DECLINE_BATCH;
 
 /// The verdict on a URL taken from the frontier.
 #[derive(Debug)]
@@ -50,22 +49,24 @@ impl Core {
         self.send_due_robots_hops(now, out);
         self.queue_rereads(now, out);
         let cap = self.shared.config.concurrency_per_shard;
-        let mut declined = 0;
-        while self.in_flight.len() < cap {
+        let mut decisions = 0;
+        while self.busy() < cap {
             // A host whose queue is given up drains over several turns: the driver
             // runs fetches and their answers between them.
-            if declined >= MAX_DECLINED_PER_TURN {
+            if decisions >= MAX_DECISIONS_PER_TURN {
                 return;
             }
             if self.shared.budget_spent() {
                 self.shared.stopping.store(true, Ordering::Release);
                 return;
             }
+            let excused = self.waiting_unconnected.min(cap);
             let Self {
                 frontier,
                 robots,
                 tallies,
                 refused_hosts,
+                unresolved_hosts,
                 robots_fetching,
                 in_flight,
                 next_id,
@@ -73,9 +74,11 @@ impl Core {
                 ..
             } = self;
             let mut gate = GateCtx {
+                excused,
                 robots,
                 tallies,
                 refused_hosts,
+                unresolved_hosts,
                 robots_fetching,
                 in_flight,
                 next_id,
@@ -91,17 +94,20 @@ impl Core {
                     return;
                 }
             };
-            declined += self.start(host, item, verdict, now, out);
+            let room = MAX_DECISIONS_PER_TURN - decisions;
+            decisions += self.start(host, item, verdict, room, now, out);
         }
     }
 
-    /// Starts what `verdict` says for `item`; returns the URLs declined (logged
-    /// without a fetch).
+    /// Starts what `verdict` says for `item`; returns the decisions made without a
+    /// fetch (URLs declined or disallowed: crawl-log lines), at most `room` (at least
+    /// one).
     fn start(
         &mut self,
         host: String,
         item: QueuedUrl,
         verdict: Verdict,
+        room: usize,
         now: Now,
         out: &mut Vec<Action>,
     ) -> usize {
@@ -123,7 +129,8 @@ impl Core {
                     // A verdict on the host (parked, refused, budget spent, robots.txt
                     // given up): the rest of its queue goes the same way, a bounded
                     // batch a turn, read from the frontier in bounded memory.
-                    declined += self.decline_queue(&host, outcome, note, now, out);
+                    let batch = DECLINE_BATCH.min(room.saturating_sub(1));
+                    declined += self.decline_queue(&host, outcome, note, batch, now, out);
                 }
                 self.frontier.complete(&host, now.at);
                 return declined;
@@ -139,23 +146,28 @@ impl Core {
                 out.push(Action::Log(Box::new(rec)));
                 self.frontier.complete(&host, now.at);
                 self.finish_url();
+                return 1;
             }
         }
         0
     }
 
-    /// Logs and removes up to [`DECLINE_BATCH`] more of `host`'s queued URLs with the
-    /// verdict its front URL got; returns how many.
+    /// Logs and removes up to `max_urls` (at most [`DECLINE_BATCH`]) more of `host`'s
+    /// queued URLs with the verdict its front URL got; returns how many.
     fn decline_queue(
         &mut self,
         host: &str,
         outcome: Outcome,
         note: &'static str,
+        max_urls: usize,
         now: Now,
         out: &mut Vec<Action>,
     ) -> usize {
+        if max_urls == 0 {
+            return 0;
+        }
         let mut n = 0;
-        let dropped = self.frontier.drop_host(host, DECLINE_BATCH, |item| {
+        let dropped = self.frontier.drop_host(host, max_urls, |item| {
             out.push(Self::log_decision(item, outcome, note, now));
             n += 1;
         });
@@ -253,12 +265,76 @@ impl Core {
     }
 }
 
+impl Core {
+    /// Robots.txt fetches in flight past which no look-ahead starts: an eighth of
+    /// `--concurrency` (at least 4), over the cap, so a crawl with every slot busy
+    /// still learns the rules of the hosts it discovers.
+    fn look_ahead_cap(&self) -> usize {
+        (self.shared.config.concurrency_per_shard / 8).max(4)
+    }
+
+    /// Whether a URL pushed for `host` may start its robots.txt at once: every slot
+    /// is busy (with a free one the next turn asks for it anyway), the host's rules
+    /// are not being fetched, and the look-ahead has room.
+    pub(super) fn wants_look_ahead(&self, host: &str) -> bool {
+        !self.has_free_slot()
+            && self.robots_fetching.len() < self.look_ahead_cap()
+            && !self.robots_fetching.contains(host)
+            && !self.refused_hosts.contains(host)
+            && !self.unresolved_hosts.contains_key(host)
+    }
+
+    /// Look-ahead for a newly discovered host (issue 19): its robots.txt (and with
+    /// it the name's resolution) starts before the host's turn, so its first page
+    /// can follow as soon as politeness allows instead of after a robots.txt fetch
+    /// started late. The host's URLs stay queued; its turn finds the rules known, or
+    /// holds the host until they are (the fetch is in `robots_fetching`).
+    pub(super) fn look_ahead(&mut self, host: &str, url: &str, now: Now, out: &mut Vec<Action>) {
+        let Ok(url) = Url::parse(url) else { return };
+        let Some(key) = HostKey::of(&url) else { return };
+        if self.robots.get(&key).is_some() {
+            return;
+        }
+        let delay = self.shared.config.delay;
+        if self
+            .shared
+            .recent_starts
+            .reserve(host, Asker::Owner, delay, now.at)
+            .is_err()
+        {
+            return;
+        }
+        let Some(req) = self.robots.poll_fetch(&url, now.at) else {
+            return;
+        };
+        let Some(key) = HostKey::of(&req.url) else {
+            return;
+        };
+        let id = self.next_id();
+        let action = robots_request(
+            &self.shared,
+            &mut self.in_flight,
+            id,
+            host,
+            key,
+            req,
+            url.to_string(),
+        );
+        self.robots_fetching.insert(host.to_owned());
+        self.robots_look_aheads += 1;
+        out.push(action);
+    }
+}
+
 /// The parts of the core the frontier's gate reads and writes while the frontier is
 /// borrowed.
 struct GateCtx<'a> {
+    /// Fetches in flight that hold no slot (see [`Core::busy`]).
+    excused: usize,
     robots: &'a mut RobotsCache,
     tallies: &'a HashMap<String, HostTally>,
     refused_hosts: &'a HashSet<String>,
+    unresolved_hosts: &'a mut HashMap<String, Instant>,
     robots_fetching: &'a mut HashSet<String>,
     in_flight: &'a mut HashMap<u64, InFlight>,
     next_id: &'a mut u64,
@@ -274,7 +350,9 @@ impl GateCtx<'_> {
         // A robots.txt fetch this pass made for a host held before took the last free
         // slot: this host keeps its turn, so no more than `concurrency_per_shard`
         // fetches run, robots.txt included.
-        if self.in_flight.len() >= self.shared.config.concurrency_per_shard {
+        if self.in_flight.len().saturating_sub(self.excused)
+            >= self.shared.config.concurrency_per_shard
+        {
             return Gate::Stop;
         }
         let Ok(url) = Url::parse(&item.url) else {
@@ -283,13 +361,24 @@ impl GateCtx<'_> {
         if self.refused_hosts.contains(host) {
             return Gate::Take(Verdict::Decline(Outcome::BlockedAddress, POLICY_PRIVATE));
         }
+        if let Some(&until) = self.unresolved_hosts.get(host) {
+            if now.at < until {
+                return Gate::Take(Verdict::Decline(Outcome::DnsError, super::DNS_UNRESOLVED));
+            }
+            // Its time is up: the name is asked again with the next robots.txt fetch
+            // (the resolver decides how often a dead name is tried in all).
+            self.unresolved_hosts.remove(host);
+        }
         let tally = self.tallies.get(host).copied().unwrap_or_default();
         if tally.parked {
             return Gate::Take(Verdict::Decline(Outcome::HostParked, "host-parked"));
         }
         if let Some(max) = self.shared.config.max_pages_per_host {
             if tally.pages >= max {
-                return Gate::Take(Verdict::Decline(Outcome::Budget, "budget:pages-per-host"));
+                return Gate::Take(Verdict::Decline(
+                    Outcome::Budget,
+                    super::BUDGET_PAGES_PER_HOST,
+                ));
             }
         }
         let decision = match self.robots.check(&url, now.at) {

@@ -16,6 +16,13 @@ fn key(host: &str) -> PoolKey {
     }
 }
 
+/// The same request over HTTPS (port 443 for the pool key; the address is unchanged).
+fn tls(mut j: Job) -> Job {
+    j.key.https = true;
+    j.key.port = 443;
+    j
+}
+
 /// A request for `http://{host}/{id}` resolved to `ip`, submitted at `t`.
 fn job(id: u64, host: &str, ip: [u8; 4], t: Instant) -> Job {
     let url = url::Url::parse(&format!("http://{host}/{id}")).unwrap();
@@ -33,6 +40,7 @@ fn job(id: u64, host: &str, ip: [u8; 4], t: Instant) -> Job {
         ip_ticket: None,
         ip_wait_since: None,
         ip_waited: Duration::ZERO,
+        shared_conn: false,
     }
 }
 
@@ -117,7 +125,7 @@ fn at_the_cap_requests_wait_and_arm_one_deadline() {
     assert!(held.is_some());
     let t1 = t0 + Duration::from_secs(1);
     match a.admit(job(2, "b.test", SERVER, t1), t1) {
-        Decision::Wait { first, timer } => {
+        Decision::Wait { first, timer, .. } => {
             assert!(first);
             assert_eq!(timer, Some(t1 + WAIT));
         }
@@ -129,7 +137,8 @@ fn at_the_cap_requests_wait_and_arm_one_deadline() {
         a.admit(job(3, "c.test", SERVER, t2), t2),
         Decision::Wait {
             first: true,
-            timer: None
+            timer: None,
+            ..
         }
     ));
     assert_eq!(a.waiting_len(), 2);
@@ -265,7 +274,8 @@ fn a_request_waiting_again_keeps_its_start_and_is_counted_once() {
         a.admit(j, t0 + Duration::from_secs(3)),
         Decision::Wait {
             first: false,
-            timer: Some(t)
+            timer: Some(t),
+            ..
         } if t == t0 + WAIT
     ));
 }
@@ -283,6 +293,7 @@ fn an_idle_connection_is_pooled_when_nobody_waits() {
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| true,
         t0,
     );
     assert!(matches!(r, Release::Pool));
@@ -295,22 +306,26 @@ fn an_idle_connection_is_pooled_when_nobody_waits() {
 
 #[test]
 fn a_contended_idle_connection_gets_one_turn_then_a_bounded_streak() {
+    // HTTPS, and a.test's certificate does not cover b.test: the connection cannot
+    // carry b.test's request.
     let t0 = Instant::now();
     let table = IpSlots::new(1);
     let (mut a, _) = capped(&table);
-    let (_, _, mut slot) = connect(a.admit(job(1, "a.test", SERVER, t0), t0));
+    let (_, _, mut slot) = connect(a.admit(tls(job(1, "a.test", SERVER, t0)), t0));
     assert!(matches!(
-        a.admit(job(2, "b.test", SERVER, t0), t0),
+        a.admit(tls(job(2, "b.test", SERVER, t0)), t0),
         Decision::Wait { .. }
     ));
+    let a_key = tls(job(1, "a.test", SERVER, t0)).key;
     let mut streak = 0;
     for round in 1..=MAX_CONTENDED_REUSES {
         let r = a.on_idle(
             conn_key(1),
-            &key("a.test"),
+            &a_key,
             IpAddr::from(SERVER),
             slot.as_mut(),
             &mut streak,
+            &|_| false,
             t0,
         );
         assert!(matches!(r, Release::PoolOneTurn), "round {round}");
@@ -323,10 +338,11 @@ fn a_contended_idle_connection_gets_one_turn_then_a_bounded_streak() {
     }
     let r = a.on_idle(
         conn_key(1),
-        &key("a.test"),
+        &a_key,
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| false,
         t0,
     );
     assert!(
@@ -357,6 +373,7 @@ fn a_contended_idle_connection_serves_a_waiter_of_its_own_host() {
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| true,
         t4,
     ) {
         Release::Serve(j) => {
@@ -367,6 +384,41 @@ fn a_contended_idle_connection_serves_a_waiter_of_its_own_host() {
     }
     assert_eq!(a.waiting_len(), 1);
     assert_eq!(table.waiting(IpAddr::from(SERVER)), 1);
+}
+
+#[test]
+fn a_plain_http_connection_serves_a_waiter_of_another_host_on_its_address() {
+    let t0 = Instant::now();
+    let table = IpSlots::new(1);
+    let (mut a, _) = capped(&table);
+    let (_, _, mut slot) = connect(a.admit(job(1, "a.test", SERVER, t0), t0));
+    assert!(matches!(
+        a.admit(tls(job(2, "t.test", SERVER, t0)), t0),
+        Decision::Wait { .. }
+    ));
+    assert!(matches!(
+        a.admit(job(3, "b.test", SERVER, t0), t0),
+        Decision::Wait { .. }
+    ));
+    let mut streak = 0;
+    match a.on_idle(
+        conn_key(1),
+        &key("a.test"),
+        IpAddr::from(SERVER),
+        slot.as_mut(),
+        &mut streak,
+        &|_| true,
+        t0,
+    ) {
+        Release::Serve(j) => assert_eq!(j.req.id, 3, "b.test's, not the https request"),
+        _ => panic!("expected serve"),
+    }
+    assert_eq!(a.waiting_len(), 1);
+    assert!(can_share(&key("a.test"), &key("b.test")));
+    assert!(!can_share(
+        &key("a.test"),
+        &tls(job(2, "t.test", SERVER, t0)).key
+    ));
 }
 
 #[test]
@@ -383,6 +435,7 @@ fn a_wait_asks_other_fetchers_to_close_their_idle_connections() {
         IpAddr::from(SERVER),
         slot.as_mut(),
         &mut streak,
+        &|_| true,
         t0,
     );
     assert!(matches!(r, Release::Pool));

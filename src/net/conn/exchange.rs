@@ -33,6 +33,9 @@ pub(crate) struct Job {
     pub ip_wait_since: Option<Instant>,
     /// Time spent waiting for per-IP slots so far.
     pub ip_waited: Duration,
+    /// The current exchange runs on a connection opened for another host name on the
+    /// same address (shared hosting): a 421 answer is retried on a fresh connection.
+    pub shared_conn: bool,
 }
 
 impl Job {
@@ -55,6 +58,7 @@ impl Job {
             ip_ticket: None,
             ip_wait_since: None,
             ip_waited: Duration::ZERO,
+            shared_conn: false,
         }
     }
 

@@ -10,7 +10,7 @@ use super::exchange::{build_outcome, Exchange, Received};
 use super::fail::{decode_reason, failed, http_reason, io_reason};
 use super::io::{read_plaintext, ReadEnd, ReadError};
 use super::{After, Conn, Ctx, Phase, Readiness, Reading, ReadingBody, ReadingHead, Step};
-use crate::http::{ContentDecoder, ContentEncoding, Feed};
+use crate::http::{ContentDecoder, ContentEncoding, Feed, Method};
 use crate::net::config::FetchLimits;
 use crate::net::outcome::FailReason;
 
@@ -109,6 +109,17 @@ fn read_response(
     };
     match state {
         Fed::Failed(reason) => return Step::Done(failed(ex, Some(Box::new(rx)), reason)),
+        Fed::Done { .. } if misdirected(&ex, &rx) => {
+            // RFC 9110 §15.5.20: the server will not answer this name on a connection
+            // opened for another; ask again on a fresh one (the retry path).
+            return Step::Done(After::Failed {
+                ex,
+                reading: Some(Box::new(rx)),
+                reason: FailReason::ClosedEarly,
+                retryable: true,
+                next_addr: false,
+            });
+        }
         Fed::Done { leftover } => {
             let closing = leftover || ready.read_closed;
             return Step::Done(finish(conn, ex, rx, decoder, closing, now));
@@ -134,6 +145,16 @@ fn read_response(
         None => Phase::ReadingHead(ReadingHead { r }),
         Some(decoder) => Phase::ReadingBody(ReadingBody { r, decoder }),
     })
+}
+
+/// A 421 (Misdirected Request) to a request sent on a connection opened for another
+/// host name (shared hosting), which may be retried: idempotent, not retried yet.
+fn misdirected(ex: &Exchange, rx: &Received) -> bool {
+    ex.reused
+        && ex.job.shared_conn
+        && ex.job.retries == 0
+        && matches!(ex.job.req.head.method, Method::Get | Method::Head)
+        && rx.reader.head().is_some_and(|h| h.status == 421)
 }
 
 /// Feeds one chunk of plaintext to the reader; body bytes go through the decoder.

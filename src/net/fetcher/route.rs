@@ -8,7 +8,7 @@ use std::time::Instant;
 use mio::Interest;
 
 use super::{Fetcher, TimerKey};
-use crate::net::admission::{still_wanted, Decision};
+use crate::net::admission::{can_share, still_wanted, Decision};
 use crate::net::conn::{
     after, connect_reason, Conn, Connecting, Exchange, Job, Phase, Readiness, Sending,
 };
@@ -16,7 +16,8 @@ use crate::net::dns::Lookup;
 use crate::net::outcome::{FailReason, Timings};
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
-use crate::net::slab::SlotKey;
+use crate::net::slab::{Slab, SlotKey};
+use crate::tls::TlsClient;
 
 impl Fetcher {
     /// Sends `job` on its way: an idle pooled connection, a DNS lookup, a new connection,
@@ -28,21 +29,20 @@ impl Fetcher {
             }
         }
         if job.addrs.is_none() {
-            match self.resolver.lookup(&job.key.host, job.key.port, now) {
+            let registry = self.poll.registry();
+            match self
+                .resolver
+                .lookup(&job.key.host, job.key.port, now, registry)
+            {
                 Lookup::Ready(Ok(addrs)) => {
                     job.addrs = Some(addrs);
                     job.dns = Some(now.saturating_duration_since(job.submitted));
                 }
                 Lookup::Ready(Err(e)) => return self.fail_job(job, None, FailReason::Dns(e), now),
                 Lookup::Pending(id) => {
-                    let waiters = self.dns_waiters.entry(id).or_default();
-                    if waiters.is_empty() {
-                        self.timers.schedule(
-                            after(now, self.cfg.deadlines.dns_timeout),
-                            TimerKey::Dns(id),
-                        );
-                    }
-                    waiters.push(job);
+                    // The resolver keeps the lookup's deadline (`dns_timeout`) itself.
+                    self.dns_waiters.entry(id).or_default().push(job);
+                    self.dns_waiting += 1;
                     return;
                 }
             }
@@ -90,16 +90,30 @@ impl Fetcher {
         for ip in notices.ready {
             // One decision at a time: acting on one (a reuse takes a pooled connection)
             // changes what the next sees.
-            loop {
-                let pool = &self.pool;
-                let Some(d) = self
-                    .admission
-                    .next_waiting(ip, now, |k| pool.len_for(k) > 0)
-                else {
-                    break;
-                };
-                self.decide(d, now);
-            }
+            self.serve_waiting(ip, now);
+        }
+    }
+
+    /// Starts this fetcher's requests waiting for `ip` whose turn has come, or for which
+    /// an idle connection exists (their host's, or another host's to the address that
+    /// can carry them).
+    /// One decision at a time: acting on one (a reuse takes a pooled connection)
+    /// changes what the next sees.
+    pub(super) fn serve_waiting(&mut self, ip: IpAddr, now: Instant) {
+        // Each round takes a request off the queue; the bound is a safety net.
+        let share = self.cfg.share_idle_across_hosts;
+        for _ in 0..=self.admission.waiting_len() {
+            let (pool, conns, tls) = (&self.pool, &self.conns, &self.tls);
+            let Some(d) = self.admission.next_waiting(ip, now, |k| {
+                pool.len_for(k) > 0
+                    || (share
+                        && pool.has_peer(SocketAddr::new(ip, k.port), k.https, |slot| {
+                            carries(conns, tls, slot, k)
+                        }))
+            }) else {
+                break;
+            };
+            self.decide(d, now);
         }
     }
 
@@ -107,13 +121,21 @@ impl Fetcher {
     pub(super) fn decide(&mut self, d: Decision, now: Instant) {
         match d {
             Decision::Connect { job, addr, slot } => self.open_conn(job, addr, slot, now),
-            Decision::Wait { first, timer } => {
+            Decision::Wait { ip, first, timer } => {
                 self.stats.ip_waits += u64::from(first);
                 if let Some(at) = timer {
                     self.timers.schedule(at, TimerKey::IpWait);
                 }
+                // A connection of another host on this address may be idle
+                // here: the waiting request can use it rather than wait for a slot.
+                if first && !self.pool.is_empty() {
+                    self.serve_waiting(ip, now);
+                }
             }
-            Decision::Reuse(job) => self.dispatch(job, now),
+            Decision::Reuse(job) => match self.take_shared_idle(&job) {
+                Some(slot) => self.start_on_idle(slot, job, now),
+                None => self.dispatch(job, now),
+            },
             Decision::Fail { job, peer, reason } => self.fail_job(job, peer, reason, now),
         }
     }
@@ -239,13 +261,42 @@ impl Fetcher {
         self.refresh(key, now);
     }
 
+    /// An idle connection that can carry `job`: its host's, else one of another host
+    /// connected to the address `job` is for (plain HTTP; HTTPS when its certificate
+    /// covers `job`'s host).
+    fn take_shared_idle(&mut self, job: &Job) -> Option<SlotKey> {
+        if job.fresh_only {
+            return None;
+        }
+        if let Some(slot) = self.pool.take(&job.key) {
+            return Some(slot);
+        }
+        if !self.cfg.share_idle_across_hosts {
+            return None;
+        }
+        let addr = job.addrs.as_ref()?.get(job.addr_index).copied()?;
+        let (conns, tls) = (&self.conns, &self.tls);
+        let (_, slot) = self.pool.take_by_peer(addr, job.key.https, |slot| {
+            carries(conns, tls, slot, &job.key)
+        })?;
+        Some(slot)
+    }
+
     /// Puts `job` on an idle connection taken from the pool and writes the request.
+    /// The connection may have served another host name on the same address (plain
+    /// HTTP); from now on it is pooled under `job`'s host.
     pub(super) fn start_on_idle(&mut self, slot: SlotKey, job: Job, now: Instant) {
         let Some(conn) = self.conns.get_mut(slot) else {
             // Cannot happen (the pool holds live keys only); route the job afresh.
             return self.dispatch(job, now);
         };
         self.stats.reused_exchanges += 1;
+        let mut job = job;
+        job.shared_conn = conn.key != job.key;
+        if job.shared_conn {
+            self.stats.shared_host_reuses += 1;
+            conn.key = job.key.clone();
+        }
         if let Some(slot) = conn.ip_slot.as_mut() {
             slot.set_idle(false);
         }
@@ -262,4 +313,21 @@ impl Fetcher {
         });
         self.step(slot, Readiness::ALL, now);
     }
+}
+
+/// Whether the idle connection `slot` may carry a request pooled under `want` (same
+/// scheme and port, checked by the pool's index and here): plain HTTP always; HTTPS
+/// when the certificate the connection was given is valid for `want`'s host too.
+fn carries(conns: &Slab<Conn>, tls: &TlsClient, slot: SlotKey, want: &PoolKey) -> bool {
+    let Some(conn) = conns.get(slot) else {
+        return false;
+    };
+    if !can_share(&conn.key, want) {
+        return false;
+    }
+    !want.https
+        || conn
+            .tls
+            .as_deref()
+            .is_some_and(|c| tls.certificate_covers(c, &want.host))
 }

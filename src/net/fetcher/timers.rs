@@ -25,14 +25,6 @@ impl Fetcher {
                         _ => self.refresh(slot, now),
                     }
                 }
-                TimerKey::Dns(id) => {
-                    if let Some(jobs) = self.dns_waiters.remove(&id) {
-                        self.resolver.abandon(id);
-                        for job in jobs {
-                            self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Dns), now);
-                        }
-                    }
-                }
                 TimerKey::IpWait => {
                     let (fails, next) = self.admission.expire(at, now);
                     if let Some(next) = next {
@@ -101,18 +93,16 @@ impl Fetcher {
 
     /// Drops stale timer entries when they outnumber live ones (keeps the heap O(live)).
     pub(super) fn compact_timers(&mut self) {
-        let live = self.conns.len() + self.dns_waiters.len() + 1;
+        let live = self.conns.len() + 1;
         if self.timers.len() <= 4 * live + 1024 {
             return;
         }
         let conns = &self.conns;
-        let dns = &self.dns_waiters;
         let queue_at = self.queue_timer_at;
         let ip_at = self.admission.timer_at();
         self.timers.retain(|at, k| match k {
             TimerKey::IpWait => ip_at == Some(at),
             TimerKey::Conn(s) => conns.get(s).is_some_and(|c| c.timer_at == Some(at)),
-            TimerKey::Dns(id) => dns.contains_key(&id),
             TimerKey::Queue => queue_at == Some(at),
         });
     }

@@ -137,7 +137,36 @@ pub struct SiteConfig {
     /// Which set of changes `change_rate_bp` applies to generation 0 (each generation
     /// draws its own, always against generation 0). Ignored when the rate is 0.
     pub generation: u32,
+    /// Mesh mode: a web shaped like a wide crawl under politeness (see [`Mesh`]).
+    /// `None` (the default) leaves every page as the other options describe it.
+    pub mesh: Option<Mesh>,
+    /// Spread addressing: `Some(k)` puts hosts `k·j .. k·j + k − 1` on the `j`-th
+    /// address of [`crate::hosts::spread_addr`] (127.1.0.1, 127.1.0.2, ..., skipping
+    /// `.0` and `.255`), for a server listening on the wildcard address inside a network
+    /// namespace. `None` uses `bind_base`/`bind_count`.
+    pub hosts_per_address: Option<u32>,
 }
+
+/// Mesh mode: the web of a wide crawl under politeness. Every ordinary host has the
+/// root and `/p/1 .. /p/(n-1)` (`pages_per_host`), each page linking every other page of
+/// its host (so all of them hang off the root), plus `cross_links` absolute links per
+/// page to the roots of other hosts. Needs the benchmark mode (`fixed_size`), the
+/// default profile only; robots.txt is a small allow-all everywhere and pages are served
+/// without content coding, so every page costs the same time on a paced server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mesh {
+    /// Cross-host links per page, each to another host's root.
+    pub cross_links: u32,
+    /// Share of hosts (percent) that are HTTPS-only: every link to them is `https://`
+    /// on the TLS port, and their seeds too (host 0 is never one). Needs `tls`.
+    pub https_percent: u32,
+    /// Share of cross-host links (percent) that name a dead host `dNNNNNN.dead.test`,
+    /// a name no hosts file lists and whose DNS never answers.
+    pub dead_percent: u32,
+}
+
+/// The DNS suffix of the dead names of mesh mode (never served, never resolved).
+pub const DEAD_DOMAIN: &str = "dead.test";
 
 impl Default for SiteConfig {
     fn default() -> Self {
@@ -162,6 +191,8 @@ impl Default for SiteConfig {
             fanout: None,
             change_rate_bp: 0,
             generation: 1,
+            mesh: None,
+            hosts_per_address: None,
         }
     }
 }
@@ -279,6 +310,31 @@ impl SiteConfig {
         }
         if self.seed_stride == 0 {
             return Err(ConfigError::Invalid("seed stride must be at least 1"));
+        }
+        if let Some(m) = self.mesh {
+            if !self.fixed_size {
+                return Err(ConfigError::Invalid("mesh mode needs --page-bytes"));
+            }
+            if self.profiles != Profiles::default() || self.fanout.is_some() {
+                return Err(ConfigError::Invalid(
+                    "mesh mode takes the default profile only and no fanout",
+                ));
+            }
+            if m.cross_links > 1_000 || m.https_percent > 100 || m.dead_percent > 100 {
+                return Err(ConfigError::Invalid(
+                    "mesh: cross links within 0..=1000, shares within 0..=100%",
+                ));
+            }
+            if m.https_percent > 0 && !self.tls {
+                return Err(ConfigError::Invalid("HTTPS-only hosts need --tls"));
+            }
+        }
+        if let Some(k) = self.hosts_per_address {
+            if k == 0 || self.hosts.div_ceil(k) > crate::hosts::MAX_SPREAD_ADDRESSES {
+                return Err(ConfigError::Invalid(
+                    "hosts per address must be at least 1 and leave at most 16,516,096 addresses",
+                ));
+            }
         }
         if self.tls && self.tls_port.is_none() {
             return Err(ConfigError::Invalid("tls needs a tls port"));

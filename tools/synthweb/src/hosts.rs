@@ -223,9 +223,29 @@ pub fn strip_port(host: &str) -> &str {
     }
 }
 
+/// Most addresses spread addressing hands out: 127.1.0.1 ..= 127.254.255.254, the last
+/// octet never `.0` or `.255`.
+pub const MAX_SPREAD_ADDRESSES: u32 = 254 * 256 * 254;
+
+/// The `slot`-th address of spread addressing: 127.1.0.1, .., 127.1.0.254, 127.1.1.1, ..
+/// (the last octet skips `.0` and `.255`, which some stacks and tools treat as network
+/// or broadcast addresses; 127.0.0.0/16 is left to the resolver and other services).
+/// Slots past [`MAX_SPREAD_ADDRESSES`] wrap.
+#[must_use]
+pub fn spread_addr(slot: u32) -> Ipv4Addr {
+    let slot = slot % MAX_SPREAD_ADDRESSES;
+    let d = 1 + slot % 254;
+    let c = (slot / 254) % 256;
+    let b = 1 + slot / (254 * 256);
+    Ipv4Addr::new(127, b as u8, c as u8, d as u8)
+}
+
 /// The loopback address host `index` is served on.
 #[must_use]
 pub fn host_addr(cfg: &SiteConfig, index: u32) -> Ipv4Addr {
+    if let Some(k) = cfg.hosts_per_address {
+        return spread_addr(index / k.max(1));
+    }
     let base = u32::from(cfg.bind_base);
     Ipv4Addr::from(base.wrapping_add(index % cfg.bind_count.max(1)))
 }
@@ -245,6 +265,31 @@ mod tests {
         assert_eq!(host_index(100, "example.org"), None);
         assert_eq!(host_name(1_000_000, 999_999), "h999999.synth.test");
         assert_eq!(host_name(1_000_001, 7), "h0000007.synth.test");
+    }
+
+    #[test]
+    fn spread_addresses_skip_zero_and_broadcast() {
+        assert_eq!(spread_addr(0), Ipv4Addr::new(127, 1, 0, 1));
+        assert_eq!(spread_addr(253), Ipv4Addr::new(127, 1, 0, 254));
+        assert_eq!(spread_addr(254), Ipv4Addr::new(127, 1, 1, 1));
+        assert_eq!(spread_addr(254 * 256), Ipv4Addr::new(127, 2, 0, 1));
+        assert_eq!(
+            spread_addr(MAX_SPREAD_ADDRESSES - 1),
+            Ipv4Addr::new(127, 254, 255, 254)
+        );
+        let mut seen = std::collections::HashSet::new();
+        for slot in 0..100_000 {
+            let a = spread_addr(slot);
+            assert!(a.is_loopback() && !matches!(a.octets()[3], 0 | 255), "{a}");
+            assert!(seen.insert(a), "{a} twice");
+        }
+        let cfg = SiteConfig {
+            hosts: 10,
+            hosts_per_address: Some(3),
+            ..SiteConfig::default()
+        };
+        let addrs: Vec<_> = (0..7).map(|i| host_addr(&cfg, i).octets()[3]).collect();
+        assert_eq!(addrs, [1, 1, 1, 2, 2, 2, 3]);
     }
 
     #[test]

@@ -75,6 +75,34 @@ struct ServeArgs {
     /// addresses skipped for /30 and shorter). Only 127.0.0.0/8 is accepted.
     #[arg(long, default_value = "127.0.0.1")]
     bind_range: String,
+    /// Listen on the wildcard address 0.0.0.0 and give host i its own address
+    /// 127.1.0.1, 127.1.0.2, ... (.0 and .255 skipped). Only inside a network namespace
+    /// whose only interface is loopback (`unshare -n`); refused elsewhere.
+    #[arg(long, conflicts_with = "bind_range")]
+    bind_any: bool,
+    /// With --bind-any: K host names share one address (shared hosting).
+    #[arg(long, requires = "bind_any", value_name = "K")]
+    hosts_per_address: Option<u32>,
+    /// Mesh mode (a wide crawl's web): every page links every page of its host and
+    /// --cross-links roots of other hosts; allow-all robots.txt; no content coding.
+    /// Needs --page-bytes.
+    #[arg(long)]
+    mesh: bool,
+    /// Mesh mode: cross-host links per page, each to another host's root.
+    #[arg(long, default_value_t = 2, requires = "mesh", value_name = "N")]
+    cross_links: u32,
+    /// Mesh mode: percent of hosts that are HTTPS-only (linked https://; needs --tls).
+    #[arg(long, default_value_t = 0, requires = "mesh", value_name = "PCT")]
+    https_share: u32,
+    /// Mesh mode: percent of cross-host links naming dead hosts dNNNNNN.dead.test.
+    #[arg(long, default_value_t = 0, requires = "mesh", value_name = "PCT")]
+    dead_share: u32,
+    /// Time to first byte added to every response, per request (tokio sleep).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    latency_ms: u64,
+    /// Per-connection rate cap on responses, bytes per second (paced writes).
+    #[arg(long, value_name = "BYTES_PER_SEC")]
+    bandwidth: Option<u64>,
     /// HTTP port on every address (0 = ephemeral; the chosen port is reported).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -137,7 +165,14 @@ struct ServeArgs {
 impl ServeArgs {
     /// Raw flags to a validated server config.
     fn to_config(&self) -> anyhow::Result<ServerConfig> {
-        let bind = server::parse_bind_range(&self.bind_range)?;
+        let bind = if self.bind_any {
+            server::BindRange::any()?
+        } else {
+            server::parse_bind_range(&self.bind_range)?
+        };
+        if self.latency_ms > 60_000 || self.bandwidth == Some(0) {
+            anyhow::bail!("--latency-ms must be at most 60000 and --bandwidth at least 1");
+        }
         let (page_bytes, fixed_size) = match self.page_bytes {
             Some(n) => (Span { min: n, max: n }, true),
             None => (Span::parse(&self.page_size)?, false),
@@ -160,6 +195,12 @@ impl ServeArgs {
             fanout: self.fanout,
             change_rate_bp: synthweb::config::parse_rate_bp(&self.change_rate)?,
             generation: self.generation,
+            mesh: self.mesh.then_some(synthweb::config::Mesh {
+                cross_links: self.cross_links,
+                https_percent: self.https_share,
+                dead_percent: self.dead_share,
+            }),
+            hosts_per_address: self.bind_any.then_some(self.hosts_per_address.unwrap_or(1)),
         };
         site.validate()?;
         Ok(ServerConfig {
@@ -177,6 +218,10 @@ impl ServeArgs {
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
             threads: self.threads,
             cache_slots: self.cache_slots,
+            pace: server::Pace {
+                latency: Duration::from_millis(self.latency_ms),
+                bytes_per_sec: self.bandwidth,
+            },
         })
     }
 }

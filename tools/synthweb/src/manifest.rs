@@ -287,6 +287,10 @@ struct Walk<'a> {
     possible_truncated: bool,
     /// Each host's robots rules for the agent, built once.
     robots: HashMap<u32, HostRules>,
+    /// Largest hop count from a seed of a fetched URL (the BFS level).
+    max_depth: u32,
+    /// Largest hop count from a seed of a fetched host root `/`.
+    max_root_depth: u32,
 }
 
 /// What one fetched page contributes, computed in parallel and applied in order.
@@ -315,6 +319,8 @@ impl<'a> Walk<'a> {
             possible: HashSet::new(),
             possible_truncated: false,
             robots: HashMap::new(),
+            max_depth: 0,
+            max_root_depth: 0,
         }
     }
 
@@ -395,6 +401,7 @@ impl<'a> Walk<'a> {
                 }
             }
         }
+        let mut depth = 0u32;
         while !level.is_empty() {
             let mut to_fetch = Vec::with_capacity(level.len());
             for target in level {
@@ -420,9 +427,16 @@ impl<'a> Walk<'a> {
             let outcomes = parallel_map(&to_fetch, |t| outcome(self.site, t));
             let mut next = Vec::new();
             for (target, outcome) in to_fetch.into_iter().zip(outcomes) {
+                if outcome.well_formed {
+                    self.max_depth = depth;
+                    if target.path_q() == "/" {
+                        self.max_root_depth = depth;
+                    }
+                }
                 self.apply(&target, outcome, &mut next)?;
             }
             level = next;
+            depth += 1;
         }
         self.check_budgets()
     }
@@ -600,6 +614,11 @@ impl<'a> Walk<'a> {
             let mut files: Vec<&str> = crate::sitemaps::LINKED_FILES.to_vec();
             files.extend(crate::sitemaps::CAP_FILES);
             params.insert(formats::SITEMAP_FILES_PARAM.to_owned(), files.join(","));
+        }
+        if cfg.mesh.is_some() {
+            // What a wide-crawl benchmark's time floor is computed from.
+            params.insert("depth".to_owned(), self.max_depth.to_string());
+            params.insert("root_depth".to_owned(), self.max_root_depth.to_string());
         }
         params.insert(
             "max_pages_per_host".to_owned(),

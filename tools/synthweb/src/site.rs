@@ -238,13 +238,21 @@ struct Builder<'a> {
 impl Builder<'_> {
     /// Write a link and record it.
     fn link(&mut self, element: Element, to_host: u32, path_q: &str, kind: LinkKind, text: &str) {
-        let target = self.site.origin(self.scheme, to_host);
+        let scheme = if to_host == self.host {
+            self.scheme
+        } else {
+            self.site.link_scheme(self.scheme, to_host)
+        };
+        let target = self.site.origin(scheme, to_host);
         let url = format!("{}{}", target.canonical(), path_q);
         let (raw, url) = match kind {
             LinkKind::Hidden(_) => (path_q.to_owned(), Some(url)),
             // Wide mode's cross-host links in benchmark mode: absolute, or they would
             // point at this host.
-            _ if !self.quirks && to_host != self.host && self.site.cfg.fanout.is_some() => {
+            _ if !self.quirks
+                && to_host != self.host
+                && (self.site.cfg.fanout.is_some() || self.site.cfg.mesh.is_some()) =>
+            {
                 (url.clone(), Some(url))
             }
             _ if !self.quirks => (path_q.to_owned(), Some(url)),
@@ -461,9 +469,53 @@ impl Site {
         })
     }
 
-    /// Seed URLs (HTTP), one per seed host root.
+    /// Seed URLs, one per seed host root (HTTP, or HTTPS for a mesh's HTTPS-only host).
     pub fn seeds(&self) -> impl Iterator<Item = String> + '_ {
-        self.seed_hosts().map(|i| self.url(Scheme::Http, i, "/"))
+        self.seed_hosts()
+            .map(|i| self.url(self.link_scheme(Scheme::Http, i), i, "/"))
+    }
+
+    /// Whether host `index` is HTTPS-only (mesh mode's `https_percent`; never host 0).
+    #[must_use]
+    pub fn is_https_only(&self, index: u32) -> bool {
+        self.cfg.mesh.is_some_and(|m| {
+            index != 0
+                && hash_words(&[self.cfg.seed, u64::from(index), 0x7715]) % 100
+                    < u64::from(m.https_percent)
+        })
+    }
+
+    /// The scheme of a link to host `index` from a page served over `from`: the
+    /// host's own scheme in mesh mode (HTTPS-only hosts are linked `https://`, the
+    /// others `http://`), else the page's.
+    #[must_use]
+    pub fn link_scheme(&self, from: Scheme, index: u32) -> Scheme {
+        match self.cfg.mesh {
+            Some(_) if self.is_https_only(index) => Scheme::Https,
+            Some(_) => Scheme::Http,
+            None => from,
+        }
+    }
+
+    /// The content coding of a response for an `Accept-Encoding` value: none in mesh
+    /// mode (every page then costs the same bytes on a paced server), else negotiated.
+    #[must_use]
+    pub fn coding_for(&self, accept_encoding: Option<&str>) -> Coding {
+        if self.cfg.mesh.is_some() {
+            Coding::Identity
+        } else {
+            coding::negotiate(accept_encoding)
+        }
+    }
+
+    /// The name of dead host `k` of mesh mode, e.g. `d000042.dead.test`.
+    #[must_use]
+    pub fn dead_name(&self, k: u32) -> String {
+        format!(
+            "d{k:0w$}.{}",
+            crate::config::DEAD_DOMAIN,
+            w = hosts::name_width(self.cfg.hosts)
+        )
     }
 
     /// Pages `/p/1..n` of a host (`n` exclusive).
@@ -482,6 +534,9 @@ impl Site {
     /// The robots catalogue entry of a host.
     #[must_use]
     pub fn robots_entry(&self, index: u32) -> RobotsEntry {
+        if self.cfg.mesh.is_some() {
+            return RobotsEntry::AllowAll;
+        }
         robots::host_entry(self.cfg.profiles, index)
     }
 
@@ -545,6 +600,11 @@ impl Site {
     ) -> Response {
         let Some(index) = self.host_index(host_header) else {
             return simple(404, "text/plain; charset=utf-8", b"unknown host\n".to_vec());
+        };
+        let coding = if self.cfg.mesh.is_some() {
+            Coding::Identity
+        } else {
+            coding
         };
         let mut resp = self.page(scheme, index, target).response;
         if coding != Coding::Identity && resp.status == 200 && resp.hostile.is_none() {
@@ -1254,6 +1314,18 @@ impl Site {
         }
 
         // Plan links.
+        if let (Some(mesh), PageKind::Root | PageKind::Page(_)) = (self.cfg.mesh, kind) {
+            let page = WidePage {
+                index,
+                role,
+                full,
+                label,
+                framing,
+                meta_robots,
+                x_robots,
+            };
+            return self.mesh_page(b, &mut prng, mesh, kind, target_bytes, &page);
+        }
         if let (Some(fanout), PageKind::Root | PageKind::Page(_)) = (self.cfg.fanout, kind) {
             let page = WidePage {
                 index,
@@ -1418,6 +1490,88 @@ impl Site {
         if have + closing.len() < target_bytes {
             let pad = target_bytes - have - closing.len();
             b.html.extend(std::iter::repeat_n(' ', pad));
+        }
+        b.html.push_str(closing);
+        self.finish(
+            b,
+            page.index,
+            page.role,
+            page.full,
+            page.label,
+            page.framing,
+            page.meta_robots,
+            page.x_robots,
+            None,
+        )
+    }
+
+    /// The body of a mesh-mode page (see [`crate::config::Mesh`]): a link to every other
+    /// page of its host, then `cross_links` absolute links to other hosts' roots (a
+    /// `dead_percent` share of them to dead names), text spread between them, padded
+    /// to the page size.
+    fn mesh_page(
+        &self,
+        mut b: Builder<'_>,
+        prng: &mut Rng,
+        mesh: crate::config::Mesh,
+        kind: PageKind,
+        target_bytes: usize,
+        page: &WidePage<'_>,
+    ) -> PageView {
+        let index = page.index;
+        let n_pages = self.page_count(index);
+        let mut same: Vec<String> = Vec::with_capacity(n_pages as usize);
+        if kind != PageKind::Root {
+            same.push("/".to_owned());
+        }
+        for j in 1..n_pages {
+            if kind != PageKind::Page(j) {
+                same.push(format!("/p/{j}"));
+            }
+        }
+        let per_link =
+            target_bytes.saturating_sub(1_000) / (same.len() + mesh.cross_links as usize + 1);
+        let text = |b: &mut Builder<'_>, prng: &mut Rng| {
+            if per_link > 160 {
+                html::filler(&mut b.html, prng, per_link - 120, Charset::Utf8);
+            }
+        };
+        for path in same {
+            text(&mut b, prng);
+            b.link(Element::A, index, &path, LinkKind::Follow, "here");
+        }
+        for _ in 0..mesh.cross_links {
+            text(&mut b, prng);
+            if prng.below(100) < u64::from(mesh.dead_percent) {
+                let k = prng.below(u64::from(self.cfg.hosts)) as u32;
+                let url = format!("http://{}:{}/", self.dead_name(k), self.cfg.http_port);
+                b.html.push_str(&format!("<a href=\"{url}\">gone</a>\n"));
+                b.links.push(Link {
+                    element: Element::A,
+                    href: url.clone(),
+                    url: Some(url),
+                    kind: LinkKind::Follow,
+                });
+                continue;
+            }
+            let mut h = prng.below(u64::from(self.cfg.hosts)) as u32;
+            if h == index && self.cfg.hosts > 1 {
+                h = (h + 1) % self.cfg.hosts;
+            }
+            b.link(Element::A, h, "/", LinkKind::Follow, "elsewhere");
+        }
+        let closing = "</body>\n</html>\n";
+        let have = encoded_len(&b.html, b.charset);
+        if have + closing.len() < target_bytes {
+            let want = target_bytes - have - closing.len();
+            if want > 200 {
+                html::filler(&mut b.html, prng, want - 150, b.charset);
+            }
+            let have = encoded_len(&b.html, b.charset);
+            if have + closing.len() < target_bytes {
+                let pad = target_bytes - have - closing.len();
+                b.html.extend(std::iter::repeat_n(' ', pad));
+            }
         }
         b.html.push_str(closing);
         self.finish(

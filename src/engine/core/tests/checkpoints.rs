@@ -157,16 +157,17 @@ fn a_robots_fetch_that_takes_the_last_slot_ends_the_pass() {
     );
     let first = robots_fetches(&h.schedule(h.t0));
     assert_eq!(first.len(), 2);
-    // c.test is new; b.test's rules arrive, so one slot is free again.
-    h.seed("http://c.test/");
+    // b.test's rules arrive, so one slot is free again; c.test is new (found with a
+    // slot free, so no look-ahead: the next pass asks for its robots.txt).
     let b = first
         .iter()
         .find(|(_, u)| u.starts_with("http://b.test"))
         .cloned()
         .expect("b's robots.txt");
     h.feed(response(b.0, &b.1, 200, &[], b""), h.t0);
+    h.seed("http://c.test/");
     assert_eq!(h.core.in_flight(), 1);
-    // c.test's turn comes first (queued earlier than b.test's release): its robots.txt
+    // c.test's turn comes first (eligible since t0, b.test one delay later): its robots.txt
     // takes the last slot, and b.test's page waits for the next pass.
     let actions = h.schedule(h.at(secs(1)));
     assert_eq!(

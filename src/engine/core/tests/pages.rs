@@ -365,3 +365,71 @@ fn a_robots_sitemap_is_fetched_with_the_sitemap_caps_and_its_pages_with_the_page
     assert_eq!(cap_of("/"), Some(page_cap));
     assert_eq!(h.outstanding(), 0);
 }
+
+#[test]
+fn links_of_a_host_past_its_budget_are_refused_when_admitted() {
+    let mut h = harness_with(&[A], |c| c.max_pages_per_host = Some(1), |_| {});
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    let body = r#"<a href="/2">2</a><a href="/3">3</a><a href="http://b.test/">b</a>"#;
+    let actions = h.feed(html(id, &url, body), t1);
+    // a.test's two links never reach the frontier: logged at once, counted.
+    let refused: Vec<&str> = logs(&actions)
+        .iter()
+        .filter(|l| l.outcome == Outcome::Budget)
+        .map(|l| l.url.as_str())
+        .collect();
+    assert_eq!(refused, ["http://a.test/2", "http://a.test/3"]);
+    assert!(logs(&actions)
+        .iter()
+        .filter(|l| l.outcome == Outcome::Budget)
+        .all(|l| l.annotations == ["budget:pages-per-host"]));
+    assert_eq!(h.shared.urls_refused_budget.load(Ordering::Acquire), 2);
+    // b.test is another host with its own budget: queued.
+    assert!(h.checkpointed().iter().any(|u| u == "http://b.test/"));
+    assert!(!h
+        .checkpointed()
+        .iter()
+        .any(|u| u.starts_with("http://a.test/")));
+}
+
+#[test]
+fn one_turn_makes_a_bounded_number_of_decisions() {
+    let mut h = harness_with(&[A], |c| c.max_pages_per_host = Some(1), |_| {});
+    let n = super::super::MAX_DECISIONS_PER_TURN + 500;
+    for i in 0..n {
+        h.seed(&format!("http://a.test/q{i}"));
+    }
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    h.feed(html(id, &url, ""), t1);
+    // The budget is spent with n URLs queued: each turn logs at most the cap, and the
+    // next turn goes on where it stopped.
+    let first = h.schedule(t1.plus(secs(1)));
+    assert_eq!(logs(&first).len(), super::super::MAX_DECISIONS_PER_TURN);
+    let second = h.schedule(t1.plus(secs(1)));
+    assert_eq!(logs(&second).len(), 500);
+    assert_eq!(h.outstanding(), 0);
+}
+
+#[test]
+fn requests_waiting_for_their_address_hold_no_slot() {
+    let mut h = harness_with(
+        &[A, "http://b.test/", "http://c.test/"],
+        |c| c.concurrency_per_shard = 2,
+        |_| {},
+    );
+    let now = h.at(secs(0));
+    let first = h.schedule(now);
+    assert_eq!(robots_fetches(&first).len(), 2, "two slots");
+    // Both wait in the fetcher for their address: the third host goes too.
+    h.core.set_waiting_unconnected(2);
+    let second = h.schedule(now);
+    assert_eq!(robots_fetches(&second).len(), 1);
+    assert_eq!(h.core.busy(), 1);
+    // At most --concurrency are excused.
+    h.core.set_waiting_unconnected(10);
+    assert_eq!(h.core.busy(), 1);
+}

@@ -341,3 +341,95 @@ fn expired_robots_rules_are_revalidated_while_the_host_waits() {
     h.feed(response(id, &url, 304, &[], b""), later);
     assert_eq!(h.one_fetch(later.plus(secs(1))).1, "http://a.test/2");
 }
+
+#[test]
+fn a_new_host_found_while_every_slot_is_busy_gets_its_robots_txt_ahead_of_its_turn() {
+    let mut h = harness_with(&[A], |c| c.concurrency_per_shard = 1, |_| {});
+    let now = h.at(secs(0));
+    let first = robots_fetches(&h.schedule(now));
+    assert_eq!(first.len(), 1, "the one slot: a.test's robots.txt");
+    // b.test is discovered with the slot busy: its robots.txt starts at once.
+    let push = |h: &mut Harness, u: &str| {
+        let url = Url::parse(u).expect("url");
+        h.shared.seen.test_and_set(url.as_str().as_bytes());
+        h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        let mut out = Vec::new();
+        let key = host_key(&url).expect("host");
+        h.core
+            .push(&key, QueuedUrl::seed(url.as_str()), now, &mut out);
+        out
+    };
+    let ahead = robots_fetches(&push(&mut h, "http://b.test/x"));
+    assert_eq!(ahead.len(), 1);
+    assert_eq!(ahead[0].1, "http://b.test/robots.txt");
+    assert_eq!(h.core.robots_look_aheads(), 1);
+    // Another URL of b.test starts nothing more.
+    assert!(push(&mut h, "http://b.test/y").is_empty());
+    // b.test's rules come in 100 ms, a.test's at 200 ms: the slot frees, a.test rests
+    // its delay, and b.test's first page goes one delay after its robots.txt ended.
+    let t1 = now.plus(ms(100));
+    h.feed(response(ahead[0].0, &ahead[0].1, 200, &[], b""), t1);
+    let t2 = now.plus(ms(200));
+    h.feed(response(first[0].0, &first[0].1, 200, &[], b""), t2);
+    assert!(fetches(&h.schedule(t2)).is_empty(), "both rest their delay");
+    let b_page = fetches(&h.schedule(t1.plus(secs(1))));
+    assert_eq!(b_page.len(), 1);
+    assert_eq!(b_page[0].1, "http://b.test/x");
+}
+
+#[test]
+fn a_host_whose_name_does_not_resolve_has_its_urls_logged_at_once() {
+    let mut h = harness(&[A, "http://a.test/2", "http://b.test/"]);
+    let first = robots_fetches(&h.schedule(h.t0));
+    assert_eq!(first.len(), 2);
+    let (id, url) = first
+        .iter()
+        .find(|(_, u)| u.starts_with("http://a.test"))
+        .cloned()
+        .expect("a's robots.txt");
+    let t1 = h.at(secs(5));
+    h.feed(
+        failure(id, &url, FailReason::Timeout(crate::net::TimeoutPhase::Dns)),
+        t1,
+    );
+    // No robots.txt retry schedule: a.test's two URLs are decided in the next turn.
+    let actions = h.schedule(t1);
+    let dns: Vec<&str> = logs(&actions)
+        .iter()
+        .filter(|l| l.outcome == Outcome::DnsError)
+        .map(|l| l.url.as_str())
+        .collect();
+    assert_eq!(dns, [A, "http://a.test/2"]);
+    assert!(logs(&actions)
+        .iter()
+        .all(|l| l.annotations == ["dns-unresolved"]));
+    // b.test is not held up by it.
+    assert_eq!(h.core.in_flight(), 1);
+    assert_eq!(h.outstanding(), 1);
+}
+
+#[test]
+fn a_robots_txt_lookup_the_resolver_could_not_start_is_asked_again_soon() {
+    let mut h = harness(&[A]);
+    let first = robots_fetches(&h.schedule(h.t0));
+    let (id, url) = first[0].clone();
+    let t1 = h.at(secs(5));
+    let actions = h.feed(
+        failure(
+            id,
+            &url,
+            FailReason::Dns(crate::net::DnsFailure::Overloaded),
+        ),
+        t1,
+    );
+    // Not the host's failure: nothing of it is given up, no failure counted.
+    assert!(logs(&actions).is_empty());
+    assert!(
+        robots_fetches(&h.schedule(t1)).is_empty(),
+        "a second's rest"
+    );
+    let again = robots_fetches(&h.schedule(t1.plus(secs(1))));
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].1, "http://a.test/robots.txt");
+    assert_eq!(h.outstanding(), 1);
+}

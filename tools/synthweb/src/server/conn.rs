@@ -13,7 +13,6 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::cache::Key;
 use super::log::{now_us, LogMsg, LogRecord};
 use super::{hostile, Shared};
-use crate::coding;
 use crate::site::{Conditions, Framing, Response, Scheme, Site};
 
 /// Largest request head accepted (a request-target past 8 KiB still fits, so the
@@ -322,6 +321,14 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
                         break; // wait for the request body
                     }
                     buf.drain(..total);
+                    // `--latency-ms`: time to first byte, per request, without holding
+                    // a worker thread.
+                    if !shared.pace.latency.is_zero() {
+                        tokio::select! {
+                            () = tokio::time::sleep(shared.pace.latency) => {}
+                            _ = shutdown.changed() => break 'conn,
+                        }
+                    }
                     // Only build the record when there is a log to write it to.
                     let rec = shared.log.is_some().then(|| record(&info, &req, t_us));
                     let wants_close = req.close || (req.http10 && !req.keep_alive);
@@ -375,6 +382,16 @@ pub async fn serve<S: Stream>(shared: Arc<Shared>, mut stream: S, info: ConnInfo
                         r.body_bytes = body_bytes;
                         pending.push(r);
                     }
+                    if shared.pace.is_on() {
+                        // A paced server answers one request at a time: the next
+                        // pipelined request waits for this response's last byte.
+                        let ok = write_paced(&shared, &mut stream, &out, &mut shutdown).await;
+                        out.clear();
+                        emit(&shared, std::mem::take(&mut pending), now_us()).await;
+                        if !ok {
+                            break 'conn;
+                        }
+                    }
                     if close_now {
                         close = true;
                         break;
@@ -421,6 +438,39 @@ async fn write_bounded<S: Stream>(shared: &Shared, stream: &mut S, bytes: &[u8])
     )
 }
 
+/// Write `bytes` at most `--bandwidth` bytes per second: a slice every
+/// [`super::Pace::TICK`], each written when the bytes before it and itself are due, so
+/// the last byte leaves `len / rate` seconds after the first (the whole response,
+/// head included, is paced). Without a rate, [`write_bounded`].
+async fn write_paced<S: Stream>(
+    shared: &Shared,
+    stream: &mut S,
+    bytes: &[u8],
+    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+) -> bool {
+    let Some(rate) = shared.pace.bytes_per_sec else {
+        return write_bounded(shared, stream, bytes).await;
+    };
+    let slice = shared.pace.slice_bytes();
+    let start = tokio::time::Instant::now();
+    let mut sent = 0u64;
+    for chunk in bytes.chunks(slice) {
+        sent += chunk.len() as u64;
+        let due = start + std::time::Duration::from_secs_f64(sent as f64 / rate as f64);
+        tokio::select! {
+            () = tokio::time::sleep_until(due) => {}
+            _ = shutdown.changed() => return false,
+        }
+        if !write_bounded(shared, stream, chunk).await {
+            return false;
+        }
+        if stream.flush().await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
 enum Answer {
     Plain(Arc<Response>),
     Hostile(Arc<Response>),
@@ -459,7 +509,7 @@ fn answer(shared: &Shared, info: &ConnInfo, req: &Request) -> Answer {
             None => return Answer::Plain(Arc::new(error_response(400))),
         }
     };
-    let c = coding::negotiate(req.accept_encoding.as_deref());
+    let c = site.coding_for(req.accept_encoding.as_deref());
     let key = Key {
         scheme: info.scheme,
         host: index,

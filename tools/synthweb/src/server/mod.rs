@@ -34,6 +34,66 @@ pub struct BindRange {
 /// Most addresses a bind range may hold (each gets one or two listening sockets).
 pub const MAX_BIND_ADDRESSES: u32 = 1_024;
 
+impl BindRange {
+    /// `--bind-any`: one listener on the wildcard address `0.0.0.0`, which inside a
+    /// network namespace whose only interface is loopback receives every 127.x.y.z
+    /// (hosts on their own addresses by [`crate::hosts::spread_addr`]). Refused unless
+    /// this process's network namespace has no interface but `lo` (read from
+    /// `/proc/self/net/dev`, which shows the caller's namespace): in the machine's own
+    /// namespace the wildcard address would also listen on every real network.
+    ///
+    /// # Errors
+    /// [`ServeError::NotIsolated`] when another interface exists or the file cannot be
+    /// read.
+    pub fn any() -> Result<Self, ServeError> {
+        let dev = std::fs::read_to_string("/proc/self/net/dev")
+            .map_err(|e| ServeError::NotIsolated(format!("cannot read /proc/self/net/dev: {e}")))?;
+        let others: Vec<&str> = dev
+            .lines()
+            .filter_map(|l| l.split_once(':').map(|(name, _)| name.trim()))
+            .filter(|name| *name != "lo")
+            .collect();
+        if !others.is_empty() {
+            return Err(ServeError::NotIsolated(format!(
+                "interfaces besides lo: {}",
+                others.join(", ")
+            )));
+        }
+        Ok(Self {
+            first: Ipv4Addr::UNSPECIFIED,
+            count: 1,
+        })
+    }
+}
+
+/// Simulated page times: a delay before each response and a per-connection rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pace {
+    /// Added before every response (time to first byte), per request.
+    pub latency: Duration,
+    /// Most bytes per second written on one connection; `None` = unpaced.
+    pub bytes_per_sec: Option<u64>,
+}
+
+impl Pace {
+    /// How often a paced connection writes a slice (10 per second: 2,500 paced
+    /// connections cost 25,000 timer wake-ups a second).
+    pub const TICK: Duration = Duration::from_millis(100);
+
+    /// Whether responses are delayed or paced at all.
+    #[must_use]
+    pub fn is_on(&self) -> bool {
+        !self.latency.is_zero() || self.bytes_per_sec.is_some()
+    }
+
+    /// Bytes written per tick: a tenth of the rate, within 64 B ..= 64 KiB.
+    #[must_use]
+    pub fn slice_bytes(&self) -> usize {
+        let rate = self.bytes_per_sec.unwrap_or(u64::MAX);
+        (rate / 10).clamp(64, 64 * 1024) as usize
+    }
+}
+
 /// Errors setting up the server.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -43,6 +103,9 @@ pub enum ServeError {
     /// A bind address outside 127.0.0.0/8.
     #[error("refusing to bind {0}: synthweb only binds loopback addresses (127.0.0.0/8)")]
     NotLoopback(Ipv4Addr),
+    /// `--bind-any` outside a network namespace of its own.
+    #[error("refusing to bind 0.0.0.0 outside a loopback-only network namespace ({0}); run it under `unshare -n`")]
+    NotIsolated(String),
     /// Too many addresses.
     #[error("bind range holds {0} addresses; at most {MAX_BIND_ADDRESSES} are allowed")]
     TooManyAddresses(u64),
@@ -132,6 +195,8 @@ pub struct ServerConfig {
     pub threads: usize,
     /// Response cache slots (each holds one page up to 128 KiB).
     pub cache_slots: usize,
+    /// Simulated page times.
+    pub pace: Pace,
 }
 
 /// State shared by every connection.
@@ -152,6 +217,8 @@ pub struct Shared {
     pub shutdown_rx: watch::Receiver<bool>,
     /// Idle timeout.
     pub idle_timeout: Duration,
+    /// Simulated page times.
+    pub pace: Pace,
     next_conn: AtomicU64,
 }
 
@@ -212,7 +279,8 @@ fn bind_one(addr: SocketAddr) -> Result<TcpListener, ServeError> {
     let s = TcpSocket::new_v4().map_err(err)?;
     s.set_reuseaddr(true).map_err(err)?;
     s.bind(addr).map_err(err)?;
-    s.listen(1024).map_err(err)
+    // A wide crawl opens thousands of connections at once.
+    s.listen(4096).map_err(err)
 }
 
 /// Bind `port` on every address (an ephemeral port is chosen on the first address and
@@ -335,6 +403,7 @@ pub fn run(mut cfg: ServerConfig, ready: impl FnOnce(&Ready)) -> anyhow::Result<
             shutdown_tx,
             shutdown_rx,
             idle_timeout: cfg.idle_timeout,
+            pace: cfg.pace,
             next_conn: AtomicU64::new(0),
         });
         if cfg.site.profiles.hostile {

@@ -115,6 +115,8 @@ pub fn site_for(hosts: u32, profile: &str, http_port: u16, tls_port: Option<u16>
         fanout: None,
         change_rate_bp: 0,
         generation: 1,
+        mesh: None,
+        hosts_per_address: None,
     };
     Site::new(cfg).unwrap()
 }

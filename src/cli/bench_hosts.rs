@@ -1,0 +1,113 @@
+//! `trawl bench hosts`: the RAM each known host costs, measured as the growth of the
+//! process's resident memory while N hosts are added to each structure that keeps
+//! per-host state: the frontier (host entry, schedule entry, one queued URL), the
+//! robots.txt cache (a typical small file's compiled rules), and the resolver's cache
+//! is left to `docs/frontier.md` (its entries are the same size whatever the host).
+//! Prints one JSON object.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use trawl::frontier::{Frontier, FrontierConfig, QueuedUrl};
+use trawl::robots::{PolicyConfig, RobotsCache, RobotsResponse};
+
+use super::count::parse_count;
+
+/// Arguments of `trawl bench hosts`.
+#[derive(Debug, Args)]
+pub struct HostsBenchArgs {
+    /// Hosts to add, e.g. 1e6.
+    #[arg(long, value_parser = parse_count, default_value = "1000000")]
+    hosts: u64,
+    /// Directory for the frontier's files (default: the system temp dir).
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
+}
+
+/// A robots.txt of the common small kind: one group, two rules, a sitemap.
+const ROBOTS: &[u8] = b"User-agent: *\nDisallow: /cgi-bin/\nDisallow: /tmp/\nSitemap: https://example.com/sitemap.xml\n";
+
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn host_name(i: u64) -> String {
+    format!("h{i:07}.example.com")
+}
+
+/// Runs the measurement.
+pub fn run(a: &HostsBenchArgs) -> anyhow::Result<ExitCode> {
+    let dir = a
+        .dir
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(format!("trawl-bench-hosts-{}", std::process::id()));
+    let result = measure(a, &dir);
+    let cleanup = std::fs::remove_dir_all(&dir);
+    let v = result?;
+    // The frontier made the directory; nothing spilled into it is kept.
+    cleanup.or_else(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Ok(())
+        } else {
+            Err(e)
+        }
+    })?;
+    println!("{v}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn measure(a: &HostsBenchArgs, dir: &std::path::Path) -> anyhow::Result<serde_json::Value> {
+    let n = a.hosts.max(1);
+    let t0 = Instant::now();
+    let base = rss_bytes();
+    let mut config = FrontierConfig::new(dir.join("frontier"));
+    // Room for every host's URL in RAM: the figure is a host's RAM cost, not spilling.
+    config.ram_budget_bytes = usize::MAX / 2;
+    let mut frontier = Frontier::new(config)?;
+    let now = Instant::now();
+    for i in 0..n {
+        let name = host_name(i);
+        let key = format!("http://{name}");
+        let url = format!("http://{name}/");
+        frontier.push(&key, QueuedUrl::seed(url), now)?;
+    }
+    let after_frontier = rss_bytes();
+    let mut robots = RobotsCache::new(PolicyConfig::new("trawl"), usize::MAX / 2);
+    for i in 0..n {
+        let url = url::Url::parse(&format!("http://{}/", host_name(i)))?;
+        if robots.poll_fetch(&url, now).is_some() {
+            let key = trawl::robots::HostKey::of(&url).ok_or_else(|| anyhow::anyhow!("no host"))?;
+            let response = RobotsResponse {
+                status: 200,
+                headers: &[],
+                body: ROBOTS,
+            };
+            robots.on_response(&key, now, &response);
+            // The engine takes the parse report for the crawl log at once.
+            robots.take_parse_report(&key);
+        }
+    }
+    let after_robots = rss_bytes();
+    let stats = frontier.stats();
+    let per = |bytes: u64| bytes as f64 / n as f64;
+    let v = serde_json::json!({
+        "bench": "hosts",
+        "hosts": n,
+        "frontier_hosts": stats.hosts,
+        "frontier_ram_urls": stats.ram_urls,
+        "frontier_bytes_per_host": per(after_frontier.saturating_sub(base)),
+        "frontier_charged_bytes_per_host": per(stats.ram_bytes),
+        "robots_bytes_per_host": per(after_robots.saturating_sub(after_frontier)),
+        "robots_charged_bytes_per_host": per(robots.bytes() as u64),
+        "rss_bytes": after_robots,
+        "secs": t0.elapsed().as_secs_f64(),
+    });
+    Ok(v)
+}
