@@ -56,3 +56,65 @@ fn an_unsupported_scheme_fails_at_submit_and_comes_out_of_the_next_poll() {
     assert!(matches!(out[0].error, Some(FailReason::InvalidUrl(_))));
     assert_eq!(fetcher.stats().connections_opened, 0);
 }
+
+/// Past `max_done_bytes` of finished bodies, the connections still ready wait for the
+/// next poll: with a cap of one byte, every poll hands back at most one finished
+/// fetch, and every fetch still finishes, each once.
+#[test]
+fn a_poll_hands_back_finished_bodies_up_to_its_cap_and_the_rest_later() {
+    use std::io::{Read, Write};
+    const FETCHES: u64 = 8;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let mut streams = Vec::new();
+        for _ in 0..FETCHES {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                s.read_exact(&mut byte).unwrap();
+                head.push(byte[0]);
+            }
+            streams.push(s);
+        }
+        // Every response is written before any is read: they are all ready at once.
+        let body = vec![b'x'; 10_000];
+        for s in &mut streams {
+            write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            )
+            .unwrap();
+            s.write_all(&body).unwrap();
+        }
+        streams
+    });
+    let cfg = FetcherConfig {
+        max_done_bytes: 1,
+        ..FetcherConfig::default()
+    };
+    let mut fetcher = Fetcher::new(cfg).unwrap();
+    for id in 0..FETCHES {
+        let url = url::Url::parse(&format!("http://127.0.0.1:{port}/{id}")).unwrap();
+        fetcher.submit(FetchRequest::get(id, url, "trawl-test".into()));
+    }
+    let mut ids = Vec::new();
+    let mut out = Vec::new();
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    while (ids.len() as u64) < FETCHES && std::time::Instant::now() < end {
+        fetcher
+            .poll(&mut out, Some(Duration::from_millis(50)))
+            .unwrap();
+        assert!(out.len() <= 1, "{} finished fetches in one poll", out.len());
+        for o in out.drain(..) {
+            assert!(o.error.is_none(), "{:?}", o.error);
+            assert_eq!(o.body.len(), 10_000);
+            ids.push(o.id);
+        }
+    }
+    drop(server.join().unwrap());
+    ids.sort_unstable();
+    assert_eq!(ids, (0..FETCHES).collect::<Vec<_>>());
+}
