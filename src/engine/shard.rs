@@ -156,8 +156,15 @@ impl Shard {
             let now = clock();
             // A budget or a stop ends scheduling for good; a disk pause until space
             // returns. Fetches in flight finish either way.
+            // A peer that cannot take our links (its inbox full, our outbox past
+            // `OUTBOX_MAX_URLS` after the last turn's send) stops new fetches here
+            // until it can: the links of pages fetched faster than the shards can
+            // queue them otherwise pile up in outboxes, out of any budget (the wide
+            // memory test, once the frontier served every ready host at once).
+            let backlogged = self.is_backlogged();
             let scheduling = !self.shared.stopping.load(Ordering::Acquire)
-                && !self.shared.paused.load(Ordering::Acquire);
+                && !self.shared.paused.load(Ordering::Acquire)
+                && !backlogged;
             if scheduling {
                 let mut actions = std::mem::take(&mut self.actions);
                 self.core.set_waiting_unconnected(
@@ -188,6 +195,10 @@ impl Shard {
             }
             if let Some(at) = self.output.borrow().deadline() {
                 timeout = timeout.min(at.saturating_duration_since(now.at));
+            }
+            if backlogged {
+                // The peer drains its inbox without waking us: retry soon.
+                timeout = timeout.min(Duration::from_millis(2));
             }
             if self.fetcher.poll(&mut outcomes, Some(timeout)).is_err() {
                 // epoll itself failed: nothing can progress on this shard.
@@ -339,6 +350,11 @@ impl Shard {
                 self.flush_outbox(target);
             }
         }
+    }
+
+    /// True when some outbox still holds `OUTBOX_MAX_URLS` or more after a send.
+    fn is_backlogged(&self) -> bool {
+        self.outboxes.iter().any(|o| o.len() >= OUTBOX_MAX_URLS)
     }
 
     fn flush_outboxes(&mut self) {

@@ -1,49 +1,49 @@
-//! The frontier of one shard: per-host FIFO queues, a politeness-aware host scheduler,
-//! and a disk tier of append-only segments so that RAM stays within a budget.
+//! The frontier of one shard: per-host FIFO queues that continue on disk per host, and
+//! a politeness-time scheduler of hosts. `docs/frontier.md` has the layout, the block
+//! format, the RAM rules and the bytes per host.
 //!
 //! # Shape
-//! - Each host has a FIFO queue in RAM holding its *oldest* queued URLs, at most its
-//!   fair share of the RAM budget (never fewer than `per_host_ram_urls`). Everything
-//!   else waits in segment files ([`segment`]: front-coded, checksummed records, about
-//!   40 bytes per URL), written and read sequentially.
-//! - Invariant: a host's RAM queue always holds its oldest entries. Once a host has
-//!   entries on disk, its new entries go to disk too, behind them; a refill reads the
-//!   oldest segment front to back and moves records into RAM in file order, so per-host
-//!   order is first-in first-out end to end (breadth-first within a host).
-//! - A refill runs when RAM is empty, or once a quarter of the RAM tier's worth of
-//!   URLs was served since the last one (a pass over a segment must pay for itself).
-//!   It consumes the oldest segment whole: records whose host has room in RAM
-//!   (and while the RAM budget allows) are loaded; the others are *carried* into a new
-//!   segment that takes the consumed one's place at the front of the queue, so they
-//!   stay ahead of anything newer. Once a host's record is carried in a pass, all its
-//!   later records in that pass are carried too, which keeps its order.
-//! - The scheduler is a min-heap of hosts keyed by the instant their politeness delay
-//!   ends. [`Frontier::take_ready`] serves the host whose delay ended longest ago, so
-//!   the crawl is breadth-first across hosts and one huge or trapped host only ever gets
-//!   its own turn. While a host has `max_in_flight` fetches running it is off the heap;
-//!   [`Frontier::complete`] puts it back with its next eligible instant.
-//! - The host table is bounded: a host with nothing in RAM, nothing in flight and a
-//!   politeness instant in the past is forgotten when the table exceeds its share of
-//!   the budget (its disk records are found again by the next refill). Forgetting one
-//!   loses no URL; at worst a new link of that host is queued ahead of its older
-//!   spilled ones.
+//! - Each host's queue is, in order: its *head* in RAM (at most its fair share of the
+//!   budget, [`Frontier::per_host_cap`]), then its *blocks* on disk (oldest first),
+//!   then a small *buffer* of its newest URLs in RAM. A host's overflow collects in
+//!   the buffer; a full buffer becomes one block ([`block`]: tens of URLs,
+//!   front-coded, checksummed), put in the shard's write batch, which is appended to
+//!   the current log file with one write ([`store`]). The host keeps a FIFO of block
+//!   references (16 bytes a block, never per URL). Once a host has a backlog beyond
+//!   RAM, its new URLs go behind it, so per-host order is first-in first-out end to
+//!   end.
+//! - The scheduler is a min-heap of hosts keyed by the instant their politeness
+//!   delay ends. A host is on it while it has anything queued (RAM or disk), is not
+//!   held and has a fetch slot free. When its turn comes and its RAM head is under
+//!   the low-water mark (half its share), its oldest block is read back at once (one
+//!   positioned read), whatever other hosts spilled. [`Frontier::take_ready`] serves
+//!   the host whose delay ended longest ago, at O(log hosts) a pick.
+//! - Log files are reference-counted by live blocks and deleted when none remains.
+//! - The host table is bounded by what is queued: a host with nothing in RAM or on
+//!   disk, nothing in flight, not held and whose instant passed is forgotten when
+//!   the table needs room. A host with a backlog keeps its entry (its block list is
+//!   its state).
 //!
 //! Sans-IO with respect to time: every method that needs the clock takes `now`.
 
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
+pub mod block;
+mod host;
+mod queue;
 mod ready;
 pub mod segment;
+pub mod store;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use ahash::{AHashMap, AHashSet};
-
+use host::{Host, HostId, HostTable, Spill};
 pub use ready::Gate;
 pub use segment::{Record, SegmentError, SegmentReader, SegmentWriter};
+pub use store::{BlockRef, BlockStore, FileStore, MemCalls, MemStore};
 
 /// A URL waiting in the frontier, with what the crawl log needs about how it was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,27 +95,36 @@ pub fn heap_chunk(len: usize) -> usize {
 /// Limits and places of one shard's frontier.
 #[derive(Clone, Debug)]
 pub struct FrontierConfig {
-    /// Directory for this shard's segment files (created if missing).
+    /// Directory for this shard's block log files (created if missing; unused by
+    /// [`Frontier::in_memory`]).
     pub dir: PathBuf,
     /// RAM the queued URLs and the host table may use, in bytes.
     pub ram_budget_bytes: usize,
-    /// At most this many URLs per host are held in RAM.
+    /// However many hosts share the budget, each may hold at least this many URLs in
+    /// RAM (its head); at least [`FrontierConfig::block_urls`].
     pub per_host_ram_urls: usize,
-    /// A segment is sealed and a new one started past this size.
+    /// However few hosts there are, one holds at most this many URLs in RAM.
+    pub max_per_host_ram_urls: usize,
+    /// URLs in a full block: a host's buffer is written out when it holds this many.
+    pub block_urls: usize,
+    /// A log file is closed and a new one started past this size.
     pub segment_bytes: u64,
     /// Fetches of one host that may run at once.
     pub max_in_flight_per_host: u32,
 }
 
 impl FrontierConfig {
-    /// Defaults for a directory: 64 MiB of RAM, 8 URLs per host in RAM, 64 MiB
-    /// segments, one fetch per host at a time.
+    /// Defaults for a directory: 64 MiB of RAM, blocks of 64 URLs (a few KiB on
+    /// disk), heads of at least 64 URLs (a block's worth), 16 MiB log files, one fetch
+    /// per host at a time.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
             ram_budget_bytes: 64 << 20,
-            per_host_ram_urls: 8,
-            segment_bytes: 64 << 20,
+            per_host_ram_urls: 64,
+            max_per_host_ram_urls: 1 << 16,
+            block_urls: 64,
+            segment_bytes: 16 << 20,
             max_in_flight_per_host: 1,
         }
     }
@@ -124,11 +133,23 @@ impl FrontierConfig {
 /// Why a frontier operation failed.
 #[derive(Debug)]
 pub enum FrontierError {
-    /// A segment could not be written or read.
+    /// A segment (a checkpoint's dump) could not be written or read.
     Segment { path: PathBuf, source: SegmentError },
     /// The frontier directory could not be prepared.
     Dir {
         path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Blocks could not be appended to a log file (the URL being pushed is not
+    /// queued; the blocks stay in RAM and are written by a later append).
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A block could not be read (not damage: the file or the read failed).
+    Read {
+        path: PathBuf,
+        offset: u64,
         source: std::io::Error,
     },
 }
@@ -138,6 +159,12 @@ impl std::fmt::Display for FrontierError {
         match self {
             Self::Segment { path, .. } => write!(f, "frontier segment {}", path.display()),
             Self::Dir { path, .. } => write!(f, "frontier directory {}", path.display()),
+            Self::Write { path, .. } => write!(f, "cannot write frontier log {}", path.display()),
+            Self::Read { path, offset, .. } => write!(
+                f,
+                "cannot read the frontier block at byte {offset} of {}",
+                path.display()
+            ),
         }
     }
 }
@@ -146,24 +173,48 @@ impl std::error::Error for FrontierError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Segment { source, .. } => Some(source),
-            Self::Dir { source, .. } => Some(source),
+            Self::Dir { source, .. } | Self::Write { source, .. } | Self::Read { source, .. } => {
+                Some(source)
+            }
         }
     }
+}
+
+/// A block whose checksum or records did not decode: its URLs are lost (the
+/// checkpoint has them, if it was taken before), the host's other blocks are served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockDamage {
+    pub path: PathBuf,
+    pub offset: u64,
+    /// URLs the block held.
+    pub urls: u32,
+    pub host: String,
 }
 
 /// Counters a progress display and `stats.json` show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrontierStats {
+    /// URLs in RAM: hosts' heads and buffers.
     pub ram_urls: u64,
+    /// URLs in blocks (on disk, or in the write batch).
     pub disk_urls: u64,
+    /// Bytes of the log files, dead blocks included, plus the write batch.
     pub disk_bytes: u64,
+    /// RAM counted against the budget: URLs, host table, block references, batch.
     pub ram_bytes: u64,
     pub hosts: u64,
+    /// Hosts on the schedule (something queued, not held, a fetch slot free).
     pub hosts_ready: u64,
     pub hosts_in_flight: u64,
+    /// Hosts whose queue continues beyond RAM (blocks or a buffer).
+    pub hosts_with_disk: u64,
+    /// Log files on disk.
     pub segments: u64,
-    pub refills: u64,
-    pub carried_records: u64,
+    pub blocks_written: u64,
+    pub blocks_read: u64,
+    pub disk_reads_bytes: u64,
+    /// Blocks found damaged (checksum or records), their URLs lost.
+    pub blocks_damaged: u64,
 }
 
 impl FrontierStats {
@@ -177,118 +228,147 @@ impl FrontierStats {
     }
 }
 
-/// Fixed per-host overhead counted against the RAM budget (table slot, map entry,
-/// heap entry); measured approximately from the struct sizes.
-const HOST_OVERHEAD_BYTES: usize = 160;
-
 /// A typical queued URL's RAM cost ([`QueuedUrl::ram_bytes`]: the struct, a URL and a
-/// via of some 60 bytes each), for sizing per-host shares and the refill gate.
+/// via of some 60 bytes each), for sizing per-host shares.
 const APPROX_URL_BYTES: usize = 256;
 
-/// However few hosts there are, one holds at most this many URLs in RAM.
-const MAX_PER_HOST_RAM_URLS: usize = 1 << 16;
+/// The write batch is appended to the log once it holds this many bytes (less for a
+/// budget under 4 MiB: a sixteenth of it, 4 KiB at least).
+const WRITE_BATCH_BYTES: usize = 256 << 10;
 
-#[derive(Debug)]
-struct Host {
-    name: Box<str>,
-    ram: VecDeque<QueuedUrl>,
-    in_flight: u32,
-    eligible_at: Instant,
-    /// Generation of the heap entry that is live for this host; older entries are
-    /// skipped (lazy deletion).
-    heap_gen: u64,
-    on_heap: bool,
-    /// Not ready: the engine holds the host's queue (its robots.txt is being fetched)
-    /// until [`Frontier::release`]. Off the heap while set.
-    held: bool,
-}
-
-type HostId = usize;
+/// RAM one host costs beyond its URLs: its slot, its index entry (a `u32` and a
+/// control byte, at a load of 7/8), one heap entry; its name comes on top
+/// ([`heap_chunk`]).
+const HOST_BYTES: usize = std::mem::size_of::<Option<Host>>() + 8 + HEAP_ENTRY_BYTES;
+const HEAP_ENTRY_BYTES: usize = std::mem::size_of::<Reverse<(Instant, u64, HostId)>>();
+/// A host's [`Spill`] as allocated.
+const SPILL_BYTES: usize = (std::mem::size_of::<Spill>() + 8).next_multiple_of(16);
+const BLOCK_REF_BYTES: usize = std::mem::size_of::<BlockRef>();
 
 /// One shard's frontier. See the module docs.
 #[derive(Debug)]
 pub struct Frontier {
     config: FrontierConfig,
-    hosts: Vec<Option<Host>>,
-    free_slots: Vec<HostId>,
-    by_name: AHashMap<Box<str>, HostId>,
+    store: Box<dyn BlockStore>,
+    table: HostTable,
     heap: BinaryHeap<Reverse<(Instant, u64, HostId)>>,
     next_gen: u64,
-    /// Sealed segments, oldest first.
-    sealed: VecDeque<PathBuf>,
-    sealed_bytes: u64,
-    active: Option<SegmentWriter>,
-    next_segment_seq: u64,
-    /// RAM in use: queued URLs plus [`HOST_OVERHEAD_BYTES`] per host in the table.
+    /// Hosts whose `on_heap` is set (the heap also holds stale entries).
+    on_heap: u64,
+    /// Encoded blocks not yet appended, and the host of each, in order.
+    batch: Vec<u8>,
+    batch_hosts: Vec<HostId>,
+    /// RAM in use, as the budget counts it.
     ram_bytes: usize,
+    /// RAM of the URLs in hosts' buffers (part of `ram_bytes`).
+    pending_bytes: usize,
     ram_urls: u64,
     disk_urls: u64,
-    /// Fixed-size counting sketch: records on disk per hash bucket of host names. A
-    /// host whose bucket is non-zero may have records on disk, so its new URLs go to
-    /// disk behind them (a collision only sends a URL to disk early: order is kept,
-    /// nothing is lost). It needs no per-host state, so hosts that live only on disk
-    /// cost no RAM.
-    disk_counts: Vec<u32>,
+    in_flight: u64,
+    /// Hosts with at least one fetch in flight.
+    hosts_in_flight: u64,
+    hosts_with_disk: u64,
+    blocks_written: u64,
+    blocks_read: u64,
+    disk_reads_bytes: u64,
+    blocks_damaged: u64,
+    /// The latest damaged blocks (at most [`MAX_DAMAGE_REPORTS`]).
+    damage: VecDeque<BlockDamage>,
     attempts_since_forget: usize,
-    /// URLs served from RAM since the last refill (see [`Frontier::refill_gate`]).
-    taken_since_refill: u64,
-    refills: u64,
-    carried_records: u64,
+    /// Hosts that held nothing and ran nothing when last seen, in that order: the
+    /// first to forget when the table needs room (each listed once, so the list is
+    /// no longer than the table).
+    idle: VecDeque<HostId>,
+    scratch: Vec<u8>,
+    read_buf: Vec<u8>,
 }
 
+const MAX_DAMAGE_REPORTS: usize = 16;
+
 impl Frontier {
-    /// Opens an empty frontier in `config.dir` (created if missing). Leftover segment
-    /// files from an earlier run are not read here: resuming is the checkpoint's job.
+    /// An empty frontier whose blocks go to log files in `config.dir` (created if
+    /// missing). Leftover files from an earlier run are not read: resuming is the
+    /// checkpoint's job.
     ///
     /// # Errors
     /// [`FrontierError::Dir`] if the directory cannot be created.
     pub fn new(config: FrontierConfig) -> Result<Self, FrontierError> {
-        std::fs::create_dir_all(&config.dir).map_err(|source| FrontierError::Dir {
-            path: config.dir.clone(),
-            source,
+        let store = FileStore::open(&config.dir, config.segment_bytes).map_err(|source| {
+            FrontierError::Dir {
+                path: config.dir.clone(),
+                source,
+            }
         })?;
-        let disk_counts = vec![0; disk_sketch_len(config.ram_budget_bytes)];
-        Ok(Self {
+        Ok(Self::with_store(config, Box::new(store)))
+    }
+
+    /// An empty frontier whose blocks stay in memory ([`MemStore`]): the same
+    /// encoding and bookkeeping, no files (tests, benchmarks).
+    pub fn in_memory(config: FrontierConfig) -> Self {
+        let store = MemStore::new(config.segment_bytes);
+        Self::with_store(config, Box::new(store))
+    }
+
+    /// An empty frontier on a given block store.
+    pub fn with_store(mut config: FrontierConfig, store: Box<dyn BlockStore>) -> Self {
+        config.block_urls = config.block_urls.clamp(1, 4096);
+        config.per_host_ram_urls = config.per_host_ram_urls.max(config.block_urls);
+        config.max_per_host_ram_urls = config.max_per_host_ram_urls.max(config.per_host_ram_urls);
+        config.max_in_flight_per_host = config.max_in_flight_per_host.max(1);
+        Self {
             config,
-            hosts: Vec::new(),
-            free_slots: Vec::new(),
-            by_name: AHashMap::new(),
+            store,
+            table: HostTable::default(),
             heap: BinaryHeap::new(),
             next_gen: 0,
-            sealed: VecDeque::new(),
-            sealed_bytes: 0,
-            active: None,
-            next_segment_seq: 0,
+            on_heap: 0,
+            batch: Vec::new(),
+            batch_hosts: Vec::new(),
             ram_bytes: 0,
+            pending_bytes: 0,
+            hosts_in_flight: 0,
             ram_urls: 0,
             disk_urls: 0,
-            disk_counts,
+            in_flight: 0,
+            hosts_with_disk: 0,
+            blocks_written: 0,
+            blocks_read: 0,
+            disk_reads_bytes: 0,
+            blocks_damaged: 0,
+            damage: VecDeque::new(),
             attempts_since_forget: 0,
-            taken_since_refill: 0,
-            refills: 0,
-            carried_records: 0,
-        })
+            idle: VecDeque::new(),
+            scratch: Vec::new(),
+            read_buf: Vec::new(),
+        }
     }
 
     /// Queues a URL for `host` (the scheduling key: `scheme://host:port` or the host
-    /// name, as the engine chooses). It goes to RAM when the host's queue and the budget
-    /// have room and nothing of the host waits on disk, else to the disk tier.
+    /// name, as the engine chooses). It goes to the host's RAM head when the host has
+    /// no backlog, its head is under its share and the budget has room; else behind
+    /// the host's backlog (its buffer, written out as a block when full).
     ///
     /// # Errors
-    /// A segment write failure; the URL is then not queued.
+    /// [`FrontierError::Write`]: the write batch was full and could not be appended;
+    /// the URL is then not queued.
     pub fn push(&mut self, host: &str, item: QueuedUrl, now: Instant) -> Result<(), FrontierError> {
-        let slot = self.disk_slot(host);
-        let on_disk = self.disk_counts.get(slot).is_some_and(|&c| c > 0);
-        if !on_disk {
-            if let Some(id) = self.ram_room_for(host, &item, now) {
-                self.enqueue_ram(id, item);
-                return Ok(());
+        let id = self.host_id(host, now);
+        let bytes = item.ram_bytes();
+        let cap = self.per_host_cap();
+        let to_ram = self
+            .host(id)
+            .is_some_and(|h| h.spill.is_none() && h.ram.len() < cap)
+            && self.ram_bytes + bytes <= self.head_budget();
+        if to_ram {
+            self.ram_bytes += bytes;
+            self.ram_urls += 1;
+            if let Some(h) = self.host_mut(id) {
+                h.ram.push_back(item);
             }
+        } else {
+            self.spill(id, item)?;
         }
-        self.append_to_disk(host, &item)?;
-        if let Some(c) = self.disk_counts.get_mut(slot) {
-            *c += 1;
-        }
+        self.schedule_if_idle(id);
         Ok(())
     }
 
@@ -297,428 +377,353 @@ impl Frontier {
     /// the host's order. It always goes to RAM, even past the budget by one entry: it
     /// was in RAM a moment ago.
     pub fn requeue_front(&mut self, host: &str, item: QueuedUrl) {
-        let id = match self.by_name.get(host) {
-            Some(&id) => id,
-            None => self.host_id(host, Instant::now()),
-        };
+        let id = self.host_id(host, Instant::now());
         self.ram_bytes += item.ram_bytes();
         self.ram_urls += 1;
-        self.host_mut(id).ram.push_front(item);
+        if let Some(h) = self.host_mut(id) {
+            h.ram.push_front(item);
+        }
+        self.schedule_if_idle(id);
     }
 
     /// A fetch of `host` ended; it may be served again from `next_eligible_at` (now
     /// plus its politeness delay, crawl-delay or Retry-After, as the engine decides).
     pub fn complete(&mut self, host: &str, next_eligible_at: Instant) {
-        let Some(&id) = self.by_name.get(host) else {
+        let Some(id) = self.table.find(host) else {
             return;
         };
-        let max_in_flight = self.config.max_in_flight_per_host;
-        let h = self.host_mut(id);
+        let Some(h) = self.host_mut(id) else {
+            return;
+        };
+        let was_running = h.in_flight > 0;
         h.in_flight = h.in_flight.saturating_sub(1);
         if next_eligible_at > h.eligible_at {
             h.eligible_at = next_eligible_at;
         }
-        let at = h.eligible_at;
-        if !h.held && !h.ram.is_empty() && h.in_flight < max_in_flight {
-            self.push_heap(id, at);
+        let now_idle = h.in_flight == 0;
+        if was_running {
+            self.in_flight = self.in_flight.saturating_sub(1);
+            if now_idle {
+                self.hosts_in_flight = self.hosts_in_flight.saturating_sub(1);
+            }
         }
+        self.schedule_if_idle(id);
+        self.list_if_idle(id);
     }
 
     /// Pushes back a host's eligibility without a fetch (e.g. its robots.txt or DNS is
     /// not ready, or it was parked after repeated failures).
     pub fn defer(&mut self, host: &str, until: Instant) {
-        let Some(&id) = self.by_name.get(host) else {
+        let Some(id) = self.table.find(host) else {
             return;
         };
-        let h = self.host_mut(id);
+        let Some(h) = self.host_mut(id) else {
+            return;
+        };
         h.eligible_at = h.eligible_at.max(until);
-        let at = h.eligible_at;
-        if h.on_heap {
+        let (at, on_heap) = (h.eligible_at, h.on_heap);
+        if on_heap {
             self.push_heap(id, at);
         }
     }
 
     /// The earliest instant some host becomes eligible, for the event loop's poll
-    /// timeout; `None` when nothing is queued in RAM and nothing waits on disk.
+    /// timeout; `None` when nothing is queued (or every host with a queue is held or
+    /// at its fetch limit).
     pub fn next_wakeup(&mut self) -> Option<Instant> {
         self.next_wakeup_at(Instant::now())
     }
 
-    /// [`Frontier::next_wakeup`] with the time given: URLs waiting on disk (a refill
-    /// is due) make it `now`. For callers that read no clock (the crawl core).
-    pub fn next_wakeup_at(&mut self, now: Instant) -> Option<Instant> {
+    /// [`Frontier::next_wakeup`] for callers that read no clock (the crawl core). A
+    /// host whose queue is all on disk is on the schedule like any other, so the
+    /// answer is the top of the heap.
+    pub fn next_wakeup_at(&mut self, _now: Instant) -> Option<Instant> {
         while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
-            let live = matches!(self.hosts.get(id), Some(Some(h)) if h.on_heap && h.heap_gen == generation);
-            if live {
+            if self.is_live(generation, id) {
                 return Some(at);
             }
             self.heap.pop();
         }
-        if self.disk_urls > 0 {
-            Some(now)
-        } else {
-            None
-        }
+        None
     }
 
     /// True when no URL is queued in RAM or on disk and nothing is in flight.
     pub fn is_exhausted(&self) -> bool {
-        self.ram_urls == 0
-            && self.disk_urls == 0
-            && self.hosts.iter().flatten().all(|h| h.in_flight == 0)
+        self.ram_urls == 0 && self.disk_urls == 0 && self.in_flight == 0
     }
 
     /// Current counters.
     pub fn stats(&self) -> FrontierStats {
-        let active_bytes = self.active.as_ref().map_or(0, SegmentWriter::bytes);
-        let hosts = self.hosts.iter().flatten();
-        let (mut count, mut in_flight) = (0, 0);
-        for h in hosts {
-            count += 1;
-            if h.in_flight > 0 {
-                in_flight += 1;
-            }
-        }
         FrontierStats {
             ram_urls: self.ram_urls,
             disk_urls: self.disk_urls,
-            disk_bytes: self.sealed_bytes + active_bytes,
+            disk_bytes: self.store.bytes() + self.batch.len() as u64,
             ram_bytes: self.ram_bytes as u64,
-            hosts: count,
-            hosts_ready: self.hosts.iter().flatten().filter(|h| h.on_heap).count() as u64,
-            hosts_in_flight: in_flight,
-            segments: self.sealed.len() as u64 + u64::from(self.active.is_some()),
-            refills: self.refills,
-            carried_records: self.carried_records,
+            hosts: self.table.len() as u64,
+            hosts_ready: self.on_heap,
+            hosts_in_flight: self.hosts_in_flight,
+            hosts_with_disk: self.hosts_with_disk,
+            segments: self.store.files(),
+            blocks_written: self.blocks_written,
+            blocks_read: self.blocks_read,
+            disk_reads_bytes: self.disk_reads_bytes,
+            blocks_damaged: self.blocks_damaged,
         }
     }
 
-    /// Every queued URL, RAM and disk, in per-host FIFO order per tier, for a
-    /// checkpoint. Flushes the active segment so the on-disk part is complete.
-    ///
-    /// # Errors
-    /// A segment flush or read failure.
-    pub fn for_each_queued(
-        &mut self,
-        mut f: impl FnMut(&str, &QueuedUrl),
-    ) -> Result<(), FrontierError> {
-        for h in self.hosts.iter().flatten() {
-            for item in &h.ram {
-                f(&h.name, item);
-            }
-        }
-        if let Some(active) = self.active.as_mut() {
-            let path = active.path().to_path_buf();
-            active
-                .flush()
-                .map_err(|source| FrontierError::Segment { path, source })?;
-        }
-        let paths: Vec<PathBuf> = self
-            .sealed
-            .iter()
-            .cloned()
-            .chain(self.active.as_ref().map(|a| a.path().to_path_buf()))
-            .collect();
-        for path in paths {
-            let mut reader =
-                SegmentReader::open(&path).map_err(|source| FrontierError::Segment {
-                    path: path.clone(),
-                    source,
-                })?;
-            while let Some(rec) = reader
-                .next_record()
-                .map_err(|source| FrontierError::Segment {
-                    path: path.clone(),
-                    source,
-                })?
-            {
-                f(&rec.host, &rec.item);
-            }
-        }
-        Ok(())
-    }
-
-    fn host(&self, id: HostId) -> &Host {
-        match self.hosts.get(id) {
-            Some(Some(h)) => h,
-            _ => unreachable!("host ids come from by_name and are live"),
-        }
-    }
-
-    fn host_mut(&mut self, id: HostId) -> &mut Host {
-        match self.hosts.get_mut(id) {
-            Some(Some(h)) => h,
-            _ => unreachable!("host ids come from by_name and are live"),
-        }
-    }
-
-    fn host_id(&mut self, name: &str, now: Instant) -> HostId {
-        if let Some(&id) = self.by_name.get(name) {
-            return id;
-        }
-        let host = Host {
-            name: name.into(),
-            ram: VecDeque::new(),
-            in_flight: 0,
-            eligible_at: now,
-            heap_gen: 0,
-            on_heap: false,
-            held: false,
-        };
-        let id = if let Some(slot) = self.free_slots.pop() {
-            if let Some(s) = self.hosts.get_mut(slot) {
-                *s = Some(host);
-            }
-            slot
-        } else {
-            self.hosts.push(Some(host));
-            self.hosts.len() - 1
-        };
-        self.by_name.insert(name.into(), id);
-        self.ram_bytes += HOST_OVERHEAD_BYTES + name.len();
-        id
-    }
-
-    fn push_heap(&mut self, id: HostId, at: Instant) {
-        self.next_gen += 1;
-        let generation = self.next_gen;
-        let h = self.host_mut(id);
-        h.heap_gen = generation;
-        h.on_heap = true;
-        self.heap.push(Reverse((at, generation, id)));
-    }
-
-    fn schedule_if_idle(&mut self, id: HostId) {
-        let max_in_flight = self.config.max_in_flight_per_host;
-        let h = self.host(id);
-        if !h.on_heap && !h.held && !h.ram.is_empty() && h.in_flight < max_in_flight {
-            let at = h.eligible_at;
-            self.push_heap(id, at);
-        }
-    }
-
-    /// The host's id if one more URL of it fits in RAM (creating the host entry when
-    /// the budget allows, after forgetting idle hosts if needed).
-    fn ram_room_for(&mut self, host: &str, item: &QueuedUrl, now: Instant) -> Option<HostId> {
-        let item_bytes = item.ram_bytes();
-        if let Some(&id) = self.by_name.get(host) {
-            let fits = self.host(id).ram.len() < self.per_host_cap()
-                && self.ram_bytes + item_bytes <= self.config.ram_budget_bytes;
-            return fits.then_some(id);
-        }
-        let need = item_bytes + HOST_OVERHEAD_BYTES + host.len();
-        if self.ram_bytes + need > self.config.ram_budget_bytes {
-            // Scanning the table is O(hosts): do it at most once per quarter-table of
-            // attempts, so a table full of busy hosts costs amortized O(1) per push.
-            self.attempts_since_forget += 1;
-            if self.attempts_since_forget < self.by_name.len() / 4 {
-                return None;
-            }
-            self.attempts_since_forget = 0;
-            self.forget_idle_hosts(now);
-            if self.ram_bytes + need > self.config.ram_budget_bytes {
-                return None;
-            }
-        }
-        Some(self.host_id(host, now))
-    }
-
-    /// URLs one host may hold in RAM: its fair share of the budget (at
-    /// [`APPROX_URL_BYTES`] a URL, split over the hosts in the table), never fewer than
-    /// `per_host_ram_urls`. A crawl of few hosts with deep queues then fills its RAM
-    /// tier instead of holding 8 URLs a host and refilling constantly; a crawl of many
-    /// hosts gets the configured minimum. The budget check still bounds the total.
-    fn per_host_cap(&self) -> usize {
-        let share = self.config.ram_budget_bytes / APPROX_URL_BYTES / self.by_name.len().max(1);
-        share.clamp(self.config.per_host_ram_urls, MAX_PER_HOST_RAM_URLS)
-    }
-
-    /// URLs that must leave RAM between two refills (unless RAM is empty): a quarter
-    /// of what the budget holds at [`APPROX_URL_BYTES`] a URL, so one segment pass is
-    /// amortized over many served URLs.
-    fn refill_gate(&self) -> u64 {
-        (self.config.ram_budget_bytes / APPROX_URL_BYTES / 4).max(1) as u64
-    }
-
-    fn enqueue_ram(&mut self, id: HostId, item: QueuedUrl) {
-        self.ram_bytes += item.ram_bytes();
-        self.ram_urls += 1;
-        self.host_mut(id).ram.push_back(item);
-        self.schedule_if_idle(id);
-    }
-
-    /// Forgets every host that holds nothing in RAM, runs nothing and whose politeness
-    /// instant has passed: such a host carries no state worth its RAM. One scan frees
-    /// all of them, so the cost is amortized over the hosts created since.
-    fn forget_idle_hosts(&mut self, now: Instant) {
-        for id in 0..self.hosts.len() {
-            let idle = matches!(self.hosts.get(id), Some(Some(h))
-                if h.ram.is_empty() && h.in_flight == 0 && !h.held && h.eligible_at <= now);
-            if !idle {
+    /// Hosts on the schedule whose politeness instant is at or before `now`: ready
+    /// to be served (ready but idle, if the engine has free slots and serves none).
+    /// Walks only the heap entries at or before `now` (and their children), so it
+    /// costs what it counts. It relies on std's array layout of a binary heap, which
+    /// `as_slice` exposes (the children of `i` at `2i + 1`, `2i + 2`); the test
+    /// `hosts_ready_at_agrees_with_a_plain_count` would catch a change.
+    pub fn hosts_ready_at(&self, now: Instant) -> u64 {
+        let entries = self.heap.as_slice();
+        let mut count = 0;
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            let Some(&Reverse((at, generation, id))) = entries.get(i) else {
+                continue;
+            };
+            if at > now {
                 continue;
             }
-            if let Some(h) = self.hosts.get_mut(id).and_then(Option::take) {
-                self.ram_bytes = self
-                    .ram_bytes
-                    .saturating_sub(HOST_OVERHEAD_BYTES + h.name.len());
-                self.by_name.remove(&h.name);
-                self.free_slots.push(id);
+            if self.is_live(generation, id) {
+                count += 1;
             }
+            stack.push(2 * i + 1);
+            stack.push(2 * i + 2);
         }
+        count
     }
 
-    fn disk_slot(&self, host: &str) -> usize {
-        // A fixed-key hash: the sketch must give the same bucket for the same host for
-        // the life of the process (ahash with fixed keys does; the seeds are arbitrary).
-        let state = ahash::RandomState::with_seeds(0x7472_6177, 0x6c66, 0x726f_6e74, 0x0069_6572);
-        let len = self.disk_counts.len().max(1);
-        (state.hash_one(host) % len as u64) as usize
-    }
-
-    fn segment_path(&mut self) -> PathBuf {
-        let seq = self.next_segment_seq;
-        self.next_segment_seq += 1;
-        self.config.dir.join(format!("frontier-{seq:012}.seg"))
-    }
-
-    fn append_to_disk(&mut self, host: &str, item: &QueuedUrl) -> Result<(), FrontierError> {
-        if self
-            .active
-            .as_ref()
-            .is_some_and(|a| a.bytes() >= self.config.segment_bytes)
-        {
-            self.seal_active()?;
-        }
-        if self.active.is_none() {
-            let path = self.segment_path();
-            let writer = SegmentWriter::create(&path).map_err(|source| FrontierError::Segment {
-                path: path.clone(),
-                source,
-            })?;
-            self.active = Some(writer);
-        }
-        if let Some(active) = self.active.as_mut() {
-            active
-                .append(host, item)
-                .map_err(|source| FrontierError::Segment {
-                    path: active.path().to_path_buf(),
-                    source,
-                })?;
-        }
-        self.disk_urls += 1;
-        Ok(())
-    }
-
-    fn seal_active(&mut self) -> Result<(), FrontierError> {
-        if let Some(active) = self.active.take() {
-            let path = active.path().to_path_buf();
-            let bytes = active.bytes();
-            active.seal().map_err(|source| FrontierError::Segment {
-                path: path.clone(),
-                source,
-            })?;
-            self.sealed.push_back(path);
-            self.sealed_bytes += bytes;
-        }
-        Ok(())
-    }
-
-    /// Moves records from the oldest segment into RAM (see the module docs).
-    fn refill(&mut self, now: Instant) -> Result<(), FrontierError> {
-        self.taken_since_refill = 0;
-        if self.sealed.is_empty() {
-            self.seal_active()?;
-        }
-        let Some(path) = self.sealed.pop_front() else {
-            return Ok(());
-        };
-        self.refills += 1;
-        let consumed_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        let mut reader = SegmentReader::open(&path).map_err(|source| FrontierError::Segment {
-            path: path.clone(),
-            source,
-        })?;
-        let carry_path = self.segment_path();
-        let mut carry: Option<SegmentWriter> = None;
-        let mut carried_hosts: AHashSet<String> = AHashSet::new();
-        loop {
-            let rec = match reader.next_record() {
-                Ok(Some(rec)) => rec,
-                Ok(None) => break,
-                // A damaged tail cannot be decoded; the records before it were taken.
-                // The checkpoint keeps an intact copy; here we stop reading this file.
-                Err(source) => {
-                    warn_damaged_segment(&path, &source);
-                    break;
-                }
-            };
-            self.disk_urls = self.disk_urls.saturating_sub(1);
-            let room = if carried_hosts.contains(&rec.host) {
-                None
-            } else {
-                self.ram_room_for(&rec.host, &rec.item, now)
-            };
-            if let Some(id) = room {
-                let slot = self.disk_slot(&rec.host);
-                if let Some(c) = self.disk_counts.get_mut(slot) {
-                    *c = c.saturating_sub(1);
-                }
-                self.enqueue_ram(id, rec.item);
-            } else {
-                if carry.is_none() {
-                    carry = Some(SegmentWriter::create(&carry_path).map_err(|source| {
-                        FrontierError::Segment {
-                            path: carry_path.clone(),
-                            source,
-                        }
-                    })?);
-                }
-                if let Some(w) = carry.as_mut() {
-                    w.append(&rec.host, &rec.item)
-                        .map_err(|source| FrontierError::Segment {
-                            path: carry_path.clone(),
-                            source,
-                        })?;
-                }
-                self.disk_urls += 1;
-                self.carried_records += 1;
-                carried_hosts.insert(rec.host);
-            }
-        }
-        if let Some(w) = carry {
-            let bytes = w.bytes();
-            let (p, _) = w.seal().map_err(|source| FrontierError::Segment {
-                path: carry_path.clone(),
-                source,
-            })?;
-            self.sealed.push_front(p);
-            self.sealed_bytes += bytes;
-        }
-        self.sealed_bytes = self.sealed_bytes.saturating_sub(consumed_bytes);
-        std::fs::remove_file(&path).map_err(|source| FrontierError::Segment {
-            path: path.clone(),
-            source: SegmentError::Io(source),
-        })?;
-        Ok(())
+    /// The latest damaged blocks met (at most 16), oldest first.
+    pub fn damaged_blocks(&self) -> impl Iterator<Item = &BlockDamage> {
+        self.damage.iter()
     }
 
     /// The configured directory.
     pub fn dir(&self) -> &Path {
         &self.config.dir
     }
+
+    /// URLs one host may hold in its RAM head: its fair share of the head budget (at
+    /// [`APPROX_URL_BYTES`] a URL, split over the hosts in the table), never fewer
+    /// than `per_host_ram_urls`. A crawl of few hosts with deep queues then fills its
+    /// RAM; a crawl of many hosts gets the configured minimum. The budget check still
+    /// bounds the total.
+    fn per_host_cap(&self) -> usize {
+        let share = self.head_budget() / APPROX_URL_BYTES / self.table.len().max(1);
+        share.clamp(
+            self.config.per_host_ram_urls,
+            self.config.max_per_host_ram_urls,
+        )
+    }
+
+    /// RAM the hosts' buffers may fill together: the quarter of the budget heads
+    /// leave, less the write batch. Past it, a buffer that grows is written out as
+    /// a block at once, not full.
+    fn pending_budget(&self) -> usize {
+        (self.config.ram_budget_bytes / 4).saturating_sub(self.batch_limit())
+    }
+
+    /// Bytes of the write batch that make it due for appending.
+    fn batch_limit(&self) -> usize {
+        (self.config.ram_budget_bytes / 16).clamp(4096, WRITE_BATCH_BYTES)
+    }
+
+    /// Below this many URLs in its head, a host with a backlog reads its next block.
+    fn low_water(&self) -> usize {
+        (self.per_host_cap() / 2).max(1)
+    }
+
+    /// The part of the budget RAM heads may fill: three quarters. The rest is for
+    /// what a backlog costs in RAM (buffers, block references, the write batch), so
+    /// a full head tier still leaves buffers room to fill whole blocks.
+    fn head_budget(&self) -> usize {
+        self.config.ram_budget_bytes - self.config.ram_budget_bytes / 4
+    }
+
+    fn host(&self, id: HostId) -> Option<&Host> {
+        self.table.get(id)
+    }
+
+    fn host_mut(&mut self, id: HostId) -> Option<&mut Host> {
+        self.table.get_mut(id)
+    }
+
+    fn is_live(&self, generation: u64, id: HostId) -> bool {
+        self.host(id)
+            .is_some_and(|h| h.on_heap && h.heap_gen == generation)
+    }
+
+    /// The id of `name`, creating its entry if needed (after forgetting idle hosts
+    /// when the table has no room in the budget).
+    fn host_id(&mut self, name: &str, now: Instant) -> HostId {
+        if let Some(id) = self.table.find(name) {
+            return id;
+        }
+        let need = HOST_BYTES + heap_chunk(name.len());
+        self.forget_listed(need, now);
+        if self.ram_bytes + need > self.config.ram_budget_bytes {
+            // A scan is O(hosts): at most once per quarter-table of new hosts, so a
+            // table full of busy hosts costs amortized O(1) a push.
+            self.attempts_since_forget += 1;
+            if self.attempts_since_forget >= self.table.len() / 4 {
+                self.attempts_since_forget = 0;
+                self.forget_idle_hosts(now);
+            }
+        }
+        self.ram_bytes += need;
+        self.table.insert(Host::new(name, now))
+    }
+
+    /// Forgets hosts from the front of the idle list (oldest first) until `need`
+    /// more bytes fit the budget, or the front host is busy again (it leaves the
+    /// list) or still within its politeness delay (it stays, and so do the later
+    /// ones: the list is in completion order). O(1) a forgotten host.
+    fn forget_listed(&mut self, need: usize, now: Instant) {
+        while self.ram_bytes + need > self.config.ram_budget_bytes {
+            let Some(&id) = self.idle.front() else {
+                return;
+            };
+            let Some(h) = self.table.get_mut(id) else {
+                self.idle.pop_front();
+                continue;
+            };
+            if h.is_idle(now) {
+                self.idle.pop_front();
+                if let Some(h) = self.table.remove(id) {
+                    self.ram_bytes = self
+                        .ram_bytes
+                        .saturating_sub(HOST_BYTES + heap_chunk(h.name.len()));
+                }
+            } else if h.is_idle(h.eligible_at) {
+                return;
+            } else {
+                h.idle_listed = false;
+                self.idle.pop_front();
+            }
+        }
+    }
+
+    /// Puts `id` on the idle list if it holds nothing and runs nothing now.
+    fn list_if_idle(&mut self, id: HostId) {
+        let Some(h) = self.table.get_mut(id) else {
+            return;
+        };
+        if !h.idle_listed && h.is_idle(h.eligible_at) {
+            h.idle_listed = true;
+            self.idle.push_back(id);
+        }
+    }
+
+    /// Forgets every host that holds nothing, runs nothing, is not held and whose
+    /// politeness instant has passed: it carries no state worth its RAM.
+    fn forget_idle_hosts(&mut self, now: Instant) {
+        for id in self.table.ids() {
+            if !self.host(id).is_some_and(|h| h.is_idle(now)) {
+                continue;
+            }
+            if let Some(h) = self.table.remove(id) {
+                self.ram_bytes = self
+                    .ram_bytes
+                    .saturating_sub(HOST_BYTES + heap_chunk(h.name.len()));
+            }
+        }
+        // Ids in the list may now name other hosts: the list is rebuilt lazily.
+        self.idle.clear();
+        for id in self.table.ids() {
+            if let Some(h) = self.table.get_mut(id) {
+                h.idle_listed = false;
+            }
+        }
+    }
+
+    fn push_heap(&mut self, id: HostId, at: Instant) {
+        self.next_gen += 1;
+        let generation = self.next_gen;
+        let Some(h) = self.table.get_mut(id) else {
+            return;
+        };
+        h.heap_gen = generation;
+        if !h.on_heap {
+            h.on_heap = true;
+            self.on_heap += 1;
+        }
+        self.heap.push(Reverse((at, generation, id)));
+        // Stale entries (deferrals of hosts on the heap) are dropped lazily; past
+        // twice the live ones, all at once.
+        if self.heap.len() as u64 > 2 * self.on_heap + 1024 {
+            let table = &self.table;
+            self.heap.retain(|&Reverse((_, g, i))| {
+                table.get(i).is_some_and(|h| h.on_heap && h.heap_gen == g)
+            });
+        }
+    }
+
+    /// Takes `id` off the schedule (its heap entry goes stale).
+    fn off_heap(&mut self, id: HostId) {
+        if let Some(h) = self.table.get_mut(id) {
+            if h.on_heap {
+                h.on_heap = false;
+                self.on_heap = self.on_heap.saturating_sub(1);
+            }
+        }
+    }
+
+    fn schedule_if_idle(&mut self, id: HostId) {
+        let max_in_flight = self.config.max_in_flight_per_host;
+        let Some(h) = self.host(id) else {
+            return;
+        };
+        if !h.on_heap && h.is_servable(max_in_flight) {
+            let at = h.eligible_at;
+            self.push_heap(id, at);
+        }
+    }
 }
 
-/// Buckets in the disk sketch: about 1/16 of the budget in 4-byte counters, between
-/// 1,024 and 1,048,576.
-fn disk_sketch_len(ram_budget_bytes: usize) -> usize {
-    (ram_budget_bytes / 64).clamp(1024, 1 << 20)
-}
+#[cfg(test)]
+impl Frontier {
+    /// `ram_bytes` recomputed from scratch, to check the running count.
+    fn recount_ram_bytes(&self) -> usize {
+        let mut n = self.batch.len();
+        for (_, h) in self.table.iter() {
+            n += HOST_BYTES + heap_chunk(h.name.len());
+            n += h.ram.iter().map(QueuedUrl::ram_bytes).sum::<usize>();
+            if let Some(s) = &h.spill {
+                n += SPILL_BYTES + s.blocks.len() * BLOCK_REF_BYTES;
+                n += s.pending.heap_bytes();
+            }
+        }
+        n
+    }
 
-fn warn_damaged_segment(path: &Path, err: &SegmentError) {
-    eprintln!(
-        "trawl: frontier segment {} damaged, rest skipped: {err}",
-        path.display()
-    );
+    /// The running counts that are not `ram_bytes`, recomputed: buffer bytes, hosts
+    /// in flight, URLs in RAM, URLs in blocks.
+    fn recount(&self) -> (usize, u64, u64, u64) {
+        let (mut pending, mut in_flight, mut ram, mut disk) = (0, 0, 0, 0);
+        for (_, h) in self.table.iter() {
+            in_flight += u64::from(h.in_flight > 0);
+            ram += h.ram.len() as u64;
+            if let Some(s) = &h.spill {
+                pending += s.pending.heap_bytes();
+                ram += s.pending.len() as u64;
+                disk += s.blocks.iter().map(|b| u64::from(b.count)).sum::<u64>();
+            }
+        }
+        (pending, in_flight, ram, disk)
+    }
+
+    fn counts(&self) -> (usize, u64, u64, u64) {
+        (
+            self.pending_bytes,
+            self.hosts_in_flight,
+            self.ram_urls,
+            self.disk_urls,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -28,13 +28,14 @@ pub enum Gate<T> {
 
 impl Frontier {
     /// The next URL to fetch: from the host whose politeness delay ended longest ago,
-    /// among hosts with a URL in RAM and fewer than `max_in_flight_per_host` fetches
-    /// running. Refills RAM from disk when nothing in RAM is ready. Returns the host key
-    /// and the URL; the caller must call [`Frontier::complete`] for that host when the
-    /// fetch ends.
+    /// among hosts with something queued and fewer than `max_in_flight_per_host`
+    /// fetches running. A host whose RAM head is short reads its next block first.
+    /// Returns the host key and the URL; the caller must call [`Frontier::complete`]
+    /// for that host when the fetch ends.
     ///
     /// # Errors
-    /// A segment read or write failure during a refill.
+    /// A block could not be read (or the write batch holding it appended); the host
+    /// is scheduled again a second later.
     pub fn take_ready(
         &mut self,
         now: Instant,
@@ -51,39 +52,19 @@ impl Frontier {
     /// for its host's robots.txt leaves the frontier exactly once.
     ///
     /// # Errors
-    /// A segment read or write failure during a refill.
+    /// As [`Frontier::take_ready`].
     pub fn take_ready_with<T>(
         &mut self,
         now: Instant,
         mut gate: impl FnMut(&str, &QueuedUrl) -> Gate<T>,
     ) -> Result<Option<(String, QueuedUrl, T)>, FrontierError> {
-        // A refill reads (and mostly rewrites) a whole segment, so it must be worth
-        // it: it runs when RAM is empty (the crawl would stall), or once enough URLs
-        // left RAM since the last one ([`Frontier::refill_gate`]) and nothing in RAM
-        // is servable or RAM is less than half full. Without the gate, a crawl whose
-        // hosts are all in flight refilled on every call, rewriting 64 MiB to load a
-        // handful of URLs (the wide memory test stalled so, and its peers' link
-        // batches piled up in RAM).
-        if self.disk_urls > 0 {
-            let starving = self.ram_urls == 0;
-            let worth = self.taken_since_refill >= self.refill_gate();
-            if starving || (worth && self.heap.is_empty()) {
-                // Make room for whatever the oldest segment holds, regardless of the
-                // forget throttle.
-                self.forget_idle_hosts(now);
-                self.attempts_since_forget = 0;
-                self.refill(now)?;
-            } else if worth && self.ram_bytes < self.config.ram_budget_bytes / 2 {
-                self.refill(now)?;
-            }
-        }
         // Deferred hosts go back on the heap once this call ends, so a deferral to an
         // instant already past cannot make the loop serve the same host forever.
         let mut deferred: Vec<(HostId, Instant)> = Vec::new();
         let mut taken = None;
+        let mut failure = None;
         while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
-            let live = matches!(self.hosts.get(id), Some(Some(h)) if h.on_heap && h.heap_gen == generation);
-            if !live {
+            if !self.is_live(generation, id) {
                 self.heap.pop();
                 continue;
             }
@@ -91,9 +72,18 @@ impl Frontier {
                 break;
             }
             self.heap.pop();
+            self.off_heap(id);
+            // Its turn: a short head reads the host's next block now, whatever other
+            // hosts spilled.
+            if let Err(e) = self.top_up(id) {
+                deferred.push((id, now + Duration::from_secs(1)));
+                failure = Some(e);
+                break;
+            }
             let max_in_flight = self.config.max_in_flight_per_host;
-            let h = self.host_mut(id);
-            h.on_heap = false;
+            let Some(h) = self.table.get_mut(id) else {
+                continue;
+            };
             let Some(front) = h.ram.front() else {
                 continue;
             };
@@ -117,11 +107,18 @@ impl Frontier {
                 continue;
             };
             h.in_flight += 1;
-            let still_servable = !h.ram.is_empty() && h.in_flight < max_in_flight;
+            let first_fetch = h.in_flight == 1;
+            if h.ram.is_empty() {
+                // An emptied head gives its buffer back: a host served to the end
+                // keeps no capacity.
+                h.ram = std::collections::VecDeque::new();
+            }
+            let still_servable = h.is_servable(max_in_flight);
             let name = h.name.to_string();
-            self.taken_since_refill += 1;
+            self.in_flight += 1;
+            self.hosts_in_flight += u64::from(first_fetch);
             self.ram_bytes = self.ram_bytes.saturating_sub(item.ram_bytes());
-            self.ram_urls -= 1;
+            self.ram_urls = self.ram_urls.saturating_sub(1);
             if still_servable {
                 self.push_heap(id, at);
             }
@@ -133,16 +130,21 @@ impl Frontier {
             // `None` would meet the host again at once.
             self.push_heap(id, at.max(now + Duration::from_nanos(1)));
         }
-        Ok(taken)
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(taken),
+        }
     }
 
     /// Ends a [`Gate::Hold`]: the host is scheduled again, not before `at` (its
     /// politeness after the robots.txt fetch). Does nothing to a host not held.
     pub fn release(&mut self, host: &str, at: Instant) {
-        let Some(&id) = self.by_name.get(host) else {
+        let Some(id) = self.table.find(host) else {
             return;
         };
-        let h = self.host_mut(id);
+        let Some(h) = self.host_mut(id) else {
+            return;
+        };
         if !h.held {
             return;
         }
@@ -153,21 +155,11 @@ impl Frontier {
         self.schedule_if_idle(id);
     }
 
-    /// Hosts on the schedule whose politeness instant is not after `now`: ready,
-    /// and not taken yet. A scan of the heap (O(hosts)); the driver calls it a few
-    /// times a second.
-    pub fn hosts_ready_at(&self, now: Instant) -> u64 {
-        self.heap
-            .iter()
-            .filter(|Reverse((at, generation, id))| {
-                *at <= now
-                    && matches!(self.hosts.get(*id), Some(Some(h)) if h.on_heap && h.heap_gen == *generation)
-            })
-            .count() as u64
-    }
-
     /// Whether `host`'s queue is held (see [`Gate::Hold`]).
     pub fn is_held(&self, host: &str) -> bool {
-        self.by_name.get(host).is_some_and(|&id| self.host(id).held)
+        self.table
+            .find(host)
+            .and_then(|id| self.host(id))
+            .is_some_and(|h| h.held)
     }
 }

@@ -143,6 +143,17 @@ pub struct CodingContext {
 }
 
 impl CodingContext {
+    /// Heap bytes the context holds (its strings' allocations, as the allocator
+    /// rounds them), for a caller that counts its RAM.
+    pub fn heap_bytes(&self) -> usize {
+        super::heap_chunk(self.url.capacity())
+            + self
+                .via
+                .as_ref()
+                .map_or(0, |v| super::heap_chunk(v.capacity()))
+            + super::heap_chunk(self.hops.capacity())
+    }
+
     /// Encodes a record's payload (without length and checksum) after the previous
     /// one. The caller then [`CodingContext::remember`]s the record if it is written.
     pub fn encode(&self, host: &str, item: &QueuedUrl, out: &mut Vec<u8>) {

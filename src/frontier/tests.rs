@@ -1,14 +1,25 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use proptest::prelude::*;
+
 use super::*;
 
-fn frontier(dir: &Path, budget: usize, per_host: usize) -> Frontier {
-    let mut c = FrontierConfig::new(dir);
+fn config(budget: usize, per_host: usize, block: usize) -> FrontierConfig {
+    let mut c = FrontierConfig::new("unused");
     c.ram_budget_bytes = budget;
     c.per_host_ram_urls = per_host;
+    c.max_per_host_ram_urls = per_host;
+    c.block_urls = block;
     c.segment_bytes = 4096;
-    Frontier::new(c).unwrap()
+    c
+}
+
+/// A frontier on a [`MemStore`], and a handle on the store.
+fn in_memory(budget: usize, per_host: usize, block: usize) -> (Frontier, MemStore) {
+    let c = config(budget, per_host, block);
+    let store = MemStore::new(c.segment_bytes);
+    (Frontier::with_store(c, Box::new(store.clone())), store)
 }
 
 fn url(host: usize, i: usize) -> QueuedUrl {
@@ -18,6 +29,10 @@ fn url(host: usize, i: usize) -> QueuedUrl {
         hops: "L".into(),
         attempts: 0,
     }
+}
+
+fn index_of(u: &str) -> usize {
+    u.rsplit('/').next().unwrap().parse().unwrap()
 }
 
 /// Drains the frontier with zero politeness delay, returning URLs in fetch order.
@@ -30,41 +45,95 @@ fn drain(f: &mut Frontier, now: Instant) -> Vec<(String, String)> {
     out
 }
 
+/// Each host's URLs came in the order pushed (index 0, 1, 2, ...), `per_host` each.
+fn assert_fifo_per_host(order: &[(String, String)], per_host: usize) {
+    let mut next: HashMap<&str, usize> = HashMap::new();
+    for (host, u) in order {
+        let expected = next.entry(host).or_insert(0);
+        assert_eq!(index_of(u), *expected, "host {host} out of order");
+        *expected += 1;
+    }
+    assert!(next.values().all(|&n| n == per_host), "{next:?}");
+}
+
 #[test]
-fn per_host_order_is_fifo_across_ram_and_disk() {
-    let dir = tempfile::tempdir().unwrap();
+fn per_host_order_is_fifo_through_ram_buffer_and_blocks() {
     let now = Instant::now();
-    // A tiny budget forces most entries to disk.
-    let mut f = frontier(dir.path(), 4096, 3);
+    // A small budget: heads of 4, blocks of 5, most URLs in blocks.
+    let (mut f, store) = in_memory(16 * 1024, 4, 5);
     for i in 0..500 {
         for h in 0..5 {
             f.push(&format!("h{h}"), url(h, i), now).unwrap();
         }
+        // Interleave serving with pushing, so heads, blocks and buffers mix.
+        if i % 7 == 0 {
+            if let Some((host, item)) = f.take_ready(now).unwrap() {
+                f.requeue_front(&host, item);
+                f.complete(&host, now);
+            }
+        }
     }
     let s = f.stats();
     assert!(s.disk_urls > 2000, "most URLs spilled: {s:?}");
-    assert!(s.ram_bytes <= 4096 + 5 * HOST_OVERHEAD_BYTES as u64);
+    assert_eq!(s.hosts_with_disk, 5);
+    assert!(store.calls().appends > 0);
+    assert_eq!(f.recount_ram_bytes(), f.ram_bytes);
     let order = drain(&mut f, now);
     assert_eq!(order.len(), 2500, "nothing lost");
-    let mut next: HashMap<String, usize> = HashMap::new();
-    for (host, u) in order {
-        let i: usize = u.rsplit('/').next().unwrap().parse().unwrap();
-        let expected = next.entry(host.clone()).or_insert(0);
-        assert_eq!(i, *expected, "host {host} out of order");
-        *expected += 1;
-    }
+    assert_fifo_per_host(&order, 500);
     assert!(f.is_exhausted());
-    assert_eq!(f.stats().disk_urls, 0);
-    // Consumed segments are deleted.
-    let leftover = std::fs::read_dir(dir.path()).unwrap().count();
-    assert!(leftover <= 1, "{leftover} segment files left");
+    let s = f.stats();
+    assert_eq!((s.disk_urls, s.ram_urls, s.hosts_with_disk), (0, 0, 0));
+    assert_eq!(s.blocks_read, s.blocks_written);
+    // Only the file being appended to may be left.
+    assert!(store.file_ids().len() <= 1, "{:?}", store.file_ids());
+}
+
+/// The point of the per-host layout: a host that is due gets its own blocks back at
+/// once, with one read per block, however much another host spilled before it (the
+/// shared FIFO of segments made it wait behind all of those).
+#[test]
+fn a_ready_hosts_blocks_come_back_at_once_behind_a_million_spilled_urls() {
+    let now = Instant::now();
+    let (mut f, store) = in_memory(1 << 20, 32, 32);
+    let big = "http://big.test";
+    for i in 0..1_000_000 {
+        let item = QueuedUrl {
+            url: format!("{big}/{i}"),
+            via: None,
+            hops: String::new(),
+            attempts: 0,
+        };
+        f.push(big, item, now).unwrap();
+    }
+    let small = "http://h1.test";
+    for i in 0..200 {
+        f.push(small, url(1, i), now).unwrap();
+    }
+    assert!(f.stats().disk_urls > 999_000);
+    // `big` is served once and then waits an hour; `small` is served back to back.
+    let (host, _) = f.take_ready(now).unwrap().unwrap();
+    assert_eq!(host, big);
+    f.complete(big, now + Duration::from_secs(3600));
+    let reads_before = store.calls().reads;
+    let mut got = Vec::new();
+    while let Some((host, item)) = f.take_ready(now).unwrap() {
+        assert_eq!(host, small);
+        got.push(index_of(&item.url));
+        f.complete(&host, now);
+    }
+    assert_eq!(got, (0..200).collect::<Vec<_>>());
+    // 200 URLs: a head of 32 and the rest in blocks of 32 (the last partly in the
+    // buffer): at most 6 reads, all of them `small`'s.
+    let reads = store.calls().reads - reads_before;
+    assert!(reads <= 6, "{reads} block reads");
+    assert_eq!(f.stats().disk_urls + f.stats().ram_urls, 999_999);
 }
 
 #[test]
 fn hosts_are_served_breadth_first() {
-    let dir = tempfile::tempdir().unwrap();
     let now = Instant::now();
-    let mut f = frontier(dir.path(), 1 << 20, 8);
+    let (mut f, _) = in_memory(1 << 20, 8, 8);
     // One huge host queued first, then four small ones.
     for i in 0..8 {
         f.push("big", url(0, i), now).unwrap();
@@ -73,7 +142,7 @@ fn hosts_are_served_breadth_first() {
         f.push(&format!("h{h}"), url(h, 0), now).unwrap();
     }
     let delay = Duration::from_secs(1);
-    let mut t = now;
+    let t = now;
     let mut served = Vec::new();
     for _ in 0..5 {
         let (host, _) = f.take_ready(t).unwrap().expect("a host is ready");
@@ -89,16 +158,14 @@ fn hosts_are_served_breadth_first() {
     // Nothing is ready until the politeness delay of someone has passed.
     assert!(f.take_ready(t).unwrap().is_none());
     assert_eq!(f.next_wakeup(), Some(now + delay));
-    t += delay;
-    let (host, _) = f.take_ready(t).unwrap().unwrap();
+    let (host, _) = f.take_ready(t + delay).unwrap().unwrap();
     assert_eq!(host, "big");
 }
 
 #[test]
 fn politeness_delay_is_never_shortened() {
-    let dir = tempfile::tempdir().unwrap();
     let now = Instant::now();
-    let mut f = frontier(dir.path(), 1 << 20, 8);
+    let (mut f, _) = in_memory(1 << 20, 8, 8);
     f.push("a", url(0, 0), now).unwrap();
     f.push("a", url(0, 1), now).unwrap();
     let (h, _) = f.take_ready(now).unwrap().unwrap();
@@ -116,12 +183,18 @@ fn politeness_delay_is_never_shortened() {
 }
 
 #[test]
-fn defer_postpones_a_ready_host() {
-    let dir = tempfile::tempdir().unwrap();
+fn defer_postpones_a_ready_host_and_ready_hosts_are_counted() {
     let now = Instant::now();
-    let mut f = frontier(dir.path(), 1 << 20, 8);
+    let (mut f, _) = in_memory(1 << 20, 8, 8);
     f.push("a", url(0, 0), now).unwrap();
+    f.push("b", url(1, 0), now).unwrap();
+    assert_eq!(f.hosts_ready_at(now), 2);
     f.defer("a", now + Duration::from_secs(5));
+    assert_eq!(f.hosts_ready_at(now), 1);
+    assert_eq!(f.hosts_ready_at(now + Duration::from_secs(5)), 2);
+    assert_eq!(f.stats().hosts_ready, 2);
+    let (b, _) = f.take_ready(now).unwrap().unwrap();
+    assert_eq!(b, "b");
     assert!(f
         .take_ready(now + Duration::from_secs(4))
         .unwrap()
@@ -132,51 +205,177 @@ fn defer_postpones_a_ready_host() {
         .is_some());
 }
 
+/// `hosts_ready_at` walks the heap's array (std's layout: children of `i` at
+/// `2i + 1` and `2i + 2`), pruning at the first instant past `now`: it must agree
+/// with a plain count, stale entries included.
 #[test]
-fn ram_stays_within_budget_while_the_frontier_grows() {
-    let dir = tempfile::tempdir().unwrap();
+fn hosts_ready_at_agrees_with_a_plain_count() {
     let now = Instant::now();
-    let budget = 64 * 1024;
-    let mut f = frontier(dir.path(), budget, 4);
-    let mut peak = 0;
-    for i in 0..20_000 {
-        f.push(&format!("h{}", i % 3000), url(i % 3000, i), now)
-            .unwrap();
-        peak = peak.max(f.stats().ram_bytes);
+    let (mut f, _) = in_memory(1 << 20, 8, 8);
+    let ms = |n: u64| now + Duration::from_millis(n);
+    for h in 0..500u64 {
+        f.push(&format!("h{h}"), url(h as usize, 0), now).unwrap();
+        f.defer(&format!("h{h}"), ms((h * 7919) % 1000));
+        if h % 3 == 0 {
+            // A second deferral leaves a stale entry behind.
+            f.defer(&format!("h{h}"), ms((h * 7919) % 1000 + 300));
+        }
     }
-    assert!(
-        peak <= budget as u64 * 5 / 4,
-        "peak {peak} over budget {budget}"
-    );
-    let s = f.stats();
-    assert_eq!(s.ram_urls + s.disk_urls, 20_000);
-    assert!(
-        s.disk_bytes_per_url() > 0.0 && s.disk_bytes_per_url() < 100.0,
-        "{s:?}"
-    );
-    // Every URL comes back exactly once.
-    let order = drain(&mut f, now);
-    assert_eq!(order.len(), 20_000);
-    let mut urls: Vec<_> = order.into_iter().map(|(_, u)| u).collect();
-    urls.sort();
-    urls.dedup();
-    assert_eq!(urls.len(), 20_000);
+    for t in [0, 1, 150, 499, 500, 999, 1300, 2000] {
+        let plain = (0..500u64)
+            .filter(|&h| {
+                let d = (h * 7919) % 1000 + if h % 3 == 0 { 300 } else { 0 };
+                d <= t
+            })
+            .count() as u64;
+        assert_eq!(f.hosts_ready_at(ms(t)), plain, "at {t} ms");
+    }
 }
 
 #[test]
-fn for_each_queued_lists_every_url_in_both_tiers() {
+fn for_each_queued_lists_every_url_once_in_host_order() {
+    let now = Instant::now();
+    let (mut f, _) = in_memory(8 * 1024, 3, 4);
+    for i in 0..300 {
+        for h in 0..7 {
+            f.push(&format!("h{h}"), url(h, i), now).unwrap();
+        }
+    }
+    let s = f.stats();
+    assert!(s.disk_urls > 0 && s.ram_urls > 0, "{s:?}");
+    let mut seen = Vec::new();
+    f.for_each_queued(|host, item| seen.push((host.to_owned(), item.url.clone())))
+        .unwrap();
+    assert_eq!(seen.len(), 2100);
+    assert_fifo_per_host(&seen, 300);
+    // Listing consumes nothing.
+    assert_eq!(f.stats().disk_urls + f.stats().ram_urls, 2100);
+    assert_eq!(drain(&mut f, now).len(), 2100);
+}
+
+#[test]
+fn drop_host_streams_a_big_queue_in_bounded_steps() {
+    let now = Instant::now();
+    let (mut f, store) = in_memory(64 * 1024, 16, 16);
+    for i in 0..10_000 {
+        f.push("trap", url(0, i), now).unwrap();
+        if i % 10 == 0 {
+            f.push("other", url(1, i / 10), now).unwrap();
+        }
+    }
+    let mut dropped = Vec::new();
+    let mut turns = 0;
+    loop {
+        let mut this_turn = 0;
+        let more = f
+            .drop_host("trap", 100, |item| {
+                dropped.push(index_of(&item.url));
+                this_turn += 1;
+            })
+            .unwrap();
+        assert!(this_turn <= 100);
+        // At most one block beyond the head is in RAM at any time.
+        assert!(f.stats().ram_urls <= 16 + 16 + 1000, "{:?}", f.stats());
+        assert_eq!(f.recount_ram_bytes(), f.ram_bytes);
+        turns += 1;
+        if !more {
+            break;
+        }
+        assert_eq!(this_turn, 100);
+    }
+    assert_eq!(turns, 100);
+    assert_eq!(dropped, (0..10_000).collect::<Vec<_>>());
+    assert!(f.drop_host("trap", 100, |_| {}).is_ok_and(|more| !more));
+    // The other host is whole, and served in order.
+    let order = drain(&mut f, now);
+    assert_fifo_per_host(&order, 1000);
+    assert!(f.is_exhausted());
+    assert!(store.calls().deleted > 0);
+    assert!(store.file_ids().len() <= 1);
+}
+
+#[test]
+fn a_damaged_block_is_reported_and_the_hosts_other_blocks_are_served() {
+    let now = Instant::now();
+    let (mut f, store) = in_memory(1 << 20, 8, 8);
+    for i in 0..40 {
+        f.push("a", url(0, i), now).unwrap();
+    }
+    // Head 0..8; blocks 8..16, 16..24, 24..32; 32..40 in the buffer (sealed full).
+    f.for_each_queued(|_, _| {}).unwrap();
+    assert_eq!(store.file_ids(), vec![0]);
+    // The first block starts right after the header; flip a byte inside it.
+    assert!(store.flip_byte(0, crate::disk::HEADER_BYTES as u32 + 10));
+    let got: Vec<usize> = drain(&mut f, now)
+        .iter()
+        .map(|(_, u)| index_of(u))
+        .collect();
+    let want: Vec<usize> = (0..8).chain(16..40).collect();
+    assert_eq!(got, want);
+    let s = f.stats();
+    assert_eq!(s.blocks_damaged, 1);
+    let d: Vec<&BlockDamage> = f.damaged_blocks().collect();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].offset, crate::disk::HEADER_BYTES as u64);
+    assert_eq!(d[0].urls, 8);
+    assert_eq!(d[0].host, "a");
+    assert!(d[0].path.to_string_lossy().contains("blocks-00000000"));
+    assert!(f.is_exhausted());
+}
+
+#[test]
+fn a_write_failure_refuses_the_url_and_loses_nothing_queued() {
+    let now = Instant::now();
+    let (mut f, store) = in_memory(1 << 20, 4, 4);
+    store.set_fail_appends(true);
+    let mut queued = 0;
+    let mut refused = 0;
+    for i in 0..100_000 {
+        match f.push("a", url(0, i), now) {
+            Ok(()) => queued += 1,
+            Err(FrontierError::Write { path, .. }) => {
+                assert!(path.to_string_lossy().ends_with("blocks-00000000.log"));
+                refused += 1;
+                if refused == 3 {
+                    break;
+                }
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(refused, 3);
+    store.set_fail_appends(false);
+    let got = drain(&mut f, now);
+    assert_eq!(got.len(), queued);
+    // The refused URLs are missing from the order; everything before is in order.
+    let idx: Vec<usize> = got.iter().map(|(_, u)| index_of(u)).collect();
+    assert!(idx.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn the_file_store_deletes_log_files_once_their_blocks_are_consumed() {
     let dir = tempfile::tempdir().unwrap();
     let now = Instant::now();
-    let mut f = frontier(dir.path(), 2048, 2);
-    for i in 0..300 {
-        f.push(&format!("h{}", i % 7), url(i % 7, i), now).unwrap();
+    let mut c = config(16 * 1024, 4, 8);
+    c.dir = dir.path().join("frontier");
+    let mut f = Frontier::new(c).unwrap();
+    for i in 0..4000 {
+        f.push(&format!("h{}", i % 3), url(i % 3, i / 3), now)
+            .unwrap();
     }
-    let mut seen = Vec::new();
-    f.for_each_queued(|_, item| seen.push(item.url.clone()))
-        .unwrap();
-    seen.sort();
-    seen.dedup();
-    assert_eq!(seen.len(), 300);
+    f.for_each_queued(|_, _| {}).unwrap();
+    let files = std::fs::read_dir(dir.path().join("frontier"))
+        .unwrap()
+        .count();
+    assert!(files > 3, "{files} log files");
+    assert_eq!(f.stats().segments, files as u64);
+    let order = drain(&mut f, now);
+    assert_eq!(order.len(), 4000);
+    let left = std::fs::read_dir(dir.path().join("frontier"))
+        .unwrap()
+        .count();
+    assert!(left <= 1, "{left} log files left");
+    assert!(f.stats().disk_bytes <= 4096);
 }
 
 /// The gate's verdict per host name, for the readiness tests below.
@@ -192,9 +391,8 @@ fn gate_for<'a>(
 
 #[test]
 fn a_held_host_keeps_its_queue_until_released() {
-    let dir = tempfile::tempdir().unwrap();
     let now = Instant::now();
-    let mut f = frontier(dir.path(), 1 << 20, 8);
+    let (mut f, _) = in_memory(1 << 20, 8, 8);
     for i in 0..3 {
         f.push("h0", url(0, i), now).unwrap();
     }
@@ -220,10 +418,9 @@ fn a_held_host_keeps_its_queue_until_released() {
 
 #[test]
 fn a_deferred_host_comes_back_at_its_instant_and_stop_keeps_the_turn() {
-    let dir = tempfile::tempdir().unwrap();
     let now = Instant::now();
     let later = now + Duration::from_secs(60);
-    let mut f = frontier(dir.path(), 1 << 20, 8);
+    let (mut f, _) = in_memory(1 << 20, 8, 8);
     f.push("h0", url(0, 0), now).unwrap();
     // Deferred to `later`: nothing now, the wake-up says when.
     assert!(f
@@ -242,4 +439,120 @@ fn a_deferred_host_comes_back_at_its_instant_and_stop_keeps_the_turn() {
     f.release("h0", later + Duration::from_secs(600));
     f.complete("h0", later);
     assert!(f.is_exhausted());
+}
+
+#[test]
+fn idle_hosts_are_forgotten_and_hosts_with_a_backlog_are_kept() {
+    let now = Instant::now();
+    let budget = 64 * 1024;
+    let (mut f, _) = in_memory(budget, 4, 4);
+    for i in 0..100 {
+        f.push("deep", url(0, i), now).unwrap();
+    }
+    let rules = HashMap::from([("deep", "hold")]);
+    for h in 1..3000 {
+        f.push(&format!("h{h}"), url(h, 0), now).unwrap();
+        while let Some((host, _, ())) = f.take_ready_with(now, gate_for(&rules)).unwrap() {
+            f.complete(&host, now);
+        }
+    }
+    let s = f.stats();
+    assert!(s.hosts < 1000, "idle hosts forgotten: {s:?}");
+    assert!(f.is_held("deep"));
+    assert_eq!(s.hosts_with_disk, 1);
+    assert_eq!(s.ram_urls + s.disk_urls, 100);
+    assert!(s.ram_bytes <= budget as u64, "{s:?}");
+}
+
+/// Bytes of one host's entry, pinned: a million known hosts must fit a 512 MiB
+/// process (docs/frontier.md, "Bytes per host").
+#[test]
+fn a_host_entry_is_small() {
+    assert_eq!(std::mem::size_of::<Option<host::Host>>(), 88);
+    assert_eq!(HOST_BYTES, 88 + 8 + 32);
+    assert_eq!(std::mem::size_of::<BlockRef>(), 16);
+    assert_eq!(SPILL_BYTES, 64);
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Push { host: usize, n: usize },
+    Take,
+    Drop { host: usize, max: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..40usize, 1..60usize).prop_map(|(host, n)| Op::Push { host, n }),
+        3 => Just(Op::Take),
+        1 => (0..40usize, 1..50usize).prop_map(|(host, max)| Op::Drop { host, max }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Whatever is pushed, served and dropped: the running RAM count is exact, RAM
+    /// stays within the budget plus the one block a due host may read past it plus
+    /// requeues, and every URL pushed is served or dropped exactly once, in order.
+    #[test]
+    fn ram_stays_within_the_budget(ops in prop::collection::vec(op(), 1..120)) {
+        let now = Instant::now();
+        let budget = 48 * 1024;
+        let (mut f, _) = in_memory(budget, 8, 8);
+        let mut pushed = vec![0usize; 40];
+        let mut out: Vec<(String, String)> = Vec::new();
+        let max_url_bytes = url(39, 100_000).ram_bytes();
+        let mut running: Option<String> = None;
+        for op in ops {
+            match op {
+                Op::Push { host, n } => {
+                    for _ in 0..n {
+                        f.push(&format!("h{host}"), url(host, pushed[host]), now).unwrap();
+                        pushed[host] += 1;
+                    }
+                }
+                Op::Take => {
+                    // Two fetches at once, completed one turn late.
+                    if let Some((host, item)) = f.take_ready(now).unwrap() {
+                        out.push((host.clone(), item.url));
+                        if let Some(prev) = running.replace(host) {
+                            f.complete(&prev, now);
+                        }
+                    }
+                }
+                Op::Drop { host, max } => {
+                    let name = format!("h{host}");
+                    f.drop_host(&name, max, |item| out.push((name.clone(), item.url.clone())))
+                        .unwrap();
+                }
+            }
+            prop_assert_eq!(f.recount_ram_bytes(), f.ram_bytes);
+            prop_assert_eq!(f.recount(), f.counts());
+            // Beyond the budget: a block read into a due host's empty head, and what
+            // is per host or per block (entries, block references).
+            let per_host: usize = f.table.iter().map(|(_, h)| {
+                HOST_BYTES + heap_chunk(h.name.len()) + h.spill.as_ref().map_or(0, |s| {
+                    SPILL_BYTES + s.blocks.len() * BLOCK_REF_BYTES
+                })
+            }).sum();
+            prop_assert!(
+                f.ram_bytes <= budget + 8 * max_url_bytes + per_host,
+                "{} over {budget}", f.ram_bytes
+            );
+        }
+        if let Some(prev) = running {
+            f.complete(&prev, now);
+        }
+        prop_assert_eq!(f.recount(), f.counts());
+        out.extend(drain(&mut f, now));
+        let total: usize = pushed.iter().sum();
+        prop_assert_eq!(out.len(), total);
+        let mut next: HashMap<&str, usize> = HashMap::new();
+        for (host, u) in &out {
+            let e = next.entry(host).or_insert(0);
+            prop_assert_eq!(index_of(u), *e);
+            *e += 1;
+        }
+    }
 }

@@ -138,6 +138,13 @@ pub struct FetcherConfig {
     pub read_buffer_bytes: usize,
     /// mio events handled per poll.
     pub events_capacity: usize,
+    /// Decoded body bytes of the fetches one poll finishes, about: once the fetches
+    /// finished in a poll hold this much, the connections still ready wait for the
+    /// next poll (first in line there), their bytes left in the kernel's socket
+    /// buffers. A caller busy with the pages of its last poll otherwise found hundreds
+    /// of responses waiting at its next one and got them all decoded at once (the
+    /// memory test: 215 pages of 280 KB, 54 MiB, in one poll of one shard).
+    pub max_done_bytes: usize,
     /// Connect to loopback, private, link-local... addresses too. On by default for
     /// the bare fetcher (`trawl fetch` goes where it is told); the crawl engine turns
     /// it off unless `--allow-private-addresses` is given, so links found on the web
@@ -170,6 +177,7 @@ impl Default for FetcherConfig {
             tls: TlsConfig::default(),
             read_buffer_bytes: 64 << 10,
             events_capacity: 1024,
+            max_done_bytes: 4 << 20,
             allow_private_addresses: true,
             ip_slots: None,
             ip_wait_timeout: Duration::from_secs(300),

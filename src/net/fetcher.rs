@@ -120,6 +120,11 @@ pub struct Fetcher {
     submissions: Receiver<FetchRequest>,
     submit_tx: Sender<FetchRequest>,
     done: Vec<FetchOutcome>,
+    /// Decoded body bytes in `done`.
+    done_bytes: usize,
+    /// Connection readiness a poll left for the next one, past
+    /// [`FetcherConfig::max_done_bytes`]; handled first there.
+    deferred: Vec<(Token, Readiness)>,
     read_buf: Vec<u8>,
     body_tmp: Vec<u8>,
     in_flight: usize,
@@ -172,6 +177,8 @@ impl Fetcher {
             submissions,
             submit_tx,
             done: Vec::new(),
+            done_bytes: 0,
+            deferred: Vec::new(),
             read_buf: vec![0; cfg.read_buffer_bytes.max(4096)],
             body_tmp: Vec::new(),
             in_flight: 0,
@@ -283,7 +290,7 @@ impl Fetcher {
         if let Some(user) = timeout {
             wait = Some(wait.map_or(user, |w| w.min(user)));
         }
-        if !self.done.is_empty() || self.resolver.has_answers() {
+        if !self.done.is_empty() || !self.deferred.is_empty() || self.resolver.has_answers() {
             wait = Some(Duration::ZERO);
         }
         match self.poll.poll(&mut self.events, wait) {
@@ -304,13 +311,22 @@ impl Fetcher {
                 },
             ));
         }
+        // Readiness left by the last poll first, then this poll's; past
+        // `max_done_bytes` of finished bodies the rest waits for the next poll (a
+        // stale token there is ignored by its generation, a spurious one reads
+        // nothing).
+        let deferred = std::mem::take(&mut self.deferred);
         let ready = std::mem::take(&mut self.ready);
-        for (token, readiness) in &ready {
+        for (token, readiness) in deferred.iter().chain(&ready) {
             if *token == WAKER {
                 continue;
             }
             if is_resolver_token(*token) {
                 self.resolver.on_ready(*token, now, self.poll.registry());
+                continue;
+            }
+            if self.done_bytes >= self.cfg.max_done_bytes {
+                self.deferred.push((*token, *readiness));
                 continue;
             }
             let key = SlotKey::from_token(*token);
@@ -324,6 +340,7 @@ impl Fetcher {
         self.pump(now);
         self.compact_timers();
         out.append(&mut self.done);
+        self.done_bytes = 0;
         Ok(())
     }
 
@@ -339,7 +356,7 @@ impl Fetcher {
     ) -> io::Result<()> {
         let end = Instant::now() + limit;
         let mut out = Vec::new();
-        while self.in_flight > 0 || !self.done.is_empty() {
+        while self.in_flight > 0 || !self.done.is_empty() || !self.deferred.is_empty() {
             let now = Instant::now();
             if now >= end {
                 break;
@@ -505,6 +522,7 @@ impl Fetcher {
 
     fn complete(&mut self, outcome: FetchOutcome) {
         self.in_flight = self.in_flight.saturating_sub(1);
+        self.done_bytes = self.done_bytes.saturating_add(outcome.body.len());
         self.done.push(outcome);
     }
 

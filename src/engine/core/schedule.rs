@@ -20,7 +20,16 @@ use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 
 use super::recent::Asker;
 use super::sitemaps::LastmodTurn;
-use super::{hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, POLICY_PRIVATE};
+use super::{
+    hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, MAX_DECISIONS_PER_TURN,
+    POLICY_PRIVATE,
+};
+
+/// The note of a URL that does not parse: a verdict on the URL, not its host.
+const INVALID_URL: &str = "filter:invalid-url";
+
+/// URLs of a given-up host declined with its front URL, at most (one frontier call).
+const DECLINE_BATCH: usize = 1024;
 
 /// The verdict on a URL taken from the frontier.
 #[derive(Debug)]
@@ -42,7 +51,9 @@ impl Core {
         let cap = self.shared.config.concurrency_per_shard;
         let mut decisions = 0;
         while self.busy() < cap {
-            if decisions >= super::MAX_DECISIONS_PER_TURN {
+            // A host whose queue is given up drains over several turns: the driver
+            // runs fetches and their answers between them.
+            if decisions >= MAX_DECISIONS_PER_TURN {
                 return;
             }
             if self.shared.budget_spent() {
@@ -83,21 +94,23 @@ impl Core {
                     return;
                 }
             };
-            if !matches!(verdict, Verdict::Fetch(_)) {
-                decisions += 1;
-            }
-            self.start(host, item, verdict, now, out);
+            let room = MAX_DECISIONS_PER_TURN - decisions;
+            decisions += self.start(host, item, verdict, room, now, out);
         }
     }
 
+    /// Starts what `verdict` says for `item`; returns the decisions made without a
+    /// fetch (URLs declined or disallowed: crawl-log lines), at most `room` (at least
+    /// one).
     fn start(
         &mut self,
         host: String,
         item: QueuedUrl,
         verdict: Verdict,
+        room: usize,
         now: Now,
         out: &mut Vec<Action>,
-    ) {
+    ) -> usize {
         match verdict {
             Verdict::Fetch(url) => match super::sitemaps::lastmod_turn(&self.shared, &item, &url) {
                 LastmodTurn::Fetch => self.fetch_page(host, item, url, out),
@@ -110,8 +123,17 @@ impl Core {
             },
             Verdict::Decline(outcome, note) => {
                 out.push(Self::log_decision(&item, outcome, note, now));
-                self.frontier.complete(&host, now.at);
                 self.finish_url();
+                let mut declined = 1;
+                if note != INVALID_URL {
+                    // A verdict on the host (parked, refused, budget spent, robots.txt
+                    // given up): the rest of its queue goes the same way, a bounded
+                    // batch a turn, read from the frontier in bounded memory.
+                    let batch = DECLINE_BATCH.min(room.saturating_sub(1));
+                    declined += self.decline_queue(&host, outcome, note, batch, now, out);
+                }
+                self.frontier.complete(&host, now.at);
+                return declined;
             }
             Verdict::Disallowed(line) => {
                 let mut rec = LogRecord::new(now.wall, item.url, Outcome::Robots);
@@ -124,8 +146,38 @@ impl Core {
                 out.push(Action::Log(Box::new(rec)));
                 self.frontier.complete(&host, now.at);
                 self.finish_url();
+                return 1;
             }
         }
+        0
+    }
+
+    /// Logs and removes up to `max_urls` (at most [`DECLINE_BATCH`]) more of `host`'s
+    /// queued URLs with the verdict its front URL got; returns how many.
+    fn decline_queue(
+        &mut self,
+        host: &str,
+        outcome: Outcome,
+        note: &'static str,
+        max_urls: usize,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) -> usize {
+        if max_urls == 0 {
+            return 0;
+        }
+        let mut n = 0;
+        let dropped = self.frontier.drop_host(host, max_urls, |item| {
+            out.push(Self::log_decision(item, outcome, note, now));
+            n += 1;
+        });
+        if let Err(e) = dropped {
+            tracing::error!(shard = self.index, error = %e, "frontier read failed");
+        }
+        for _ in 0..n {
+            self.finish_url();
+        }
+        n
     }
 
     fn fetch_page(&mut self, host: String, item: QueuedUrl, url: Url, out: &mut Vec<Action>) {
@@ -304,7 +356,7 @@ impl GateCtx<'_> {
             return Gate::Stop;
         }
         let Ok(url) = Url::parse(&item.url) else {
-            return Gate::Take(Verdict::Decline(Outcome::Filtered, "filter:invalid-url"));
+            return Gate::Take(Verdict::Decline(Outcome::Filtered, INVALID_URL));
         };
         if self.refused_hosts.contains(host) {
             return Gate::Take(Verdict::Decline(Outcome::BlockedAddress, POLICY_PRIVATE));

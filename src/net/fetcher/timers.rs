@@ -1,12 +1,16 @@
 //! Deadlines: firing the timer heap's due entries (connection deadlines, DNS lookups,
 //! the connection-slot queue, per-IP waits) and keeping the heap compact.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{Fetcher, TimerKey};
 use crate::net::conn::{after, Deadline, Phase, ReadingBody, ReadingHead};
 use crate::net::outcome::{FailReason, TimeoutPhase};
 use crate::net::slab::SlotKey;
+
+/// How soon the deadline of a connection whose readiness a poll deferred is looked at
+/// again (deferred readiness is handled first by the next poll).
+const DEFERRED_RECHECK: Duration = Duration::from_millis(10);
 
 impl Fetcher {
     pub(super) fn fire_timers(&mut self, now: Instant) {
@@ -18,6 +22,15 @@ impl Fetcher {
                     };
                     if conn.timer_at != Some(at) {
                         continue; // stale: a later entry replaced it
+                    }
+                    if self.deferred.iter().any(|(t, _)| *t == slot.token()) {
+                        // Its readiness waits for our next poll (`max_done_bytes`),
+                        // not for the server: the deadline is looked at again once
+                        // that readiness has been handled.
+                        let again = now + DEFERRED_RECHECK;
+                        conn.timer_at = Some(again);
+                        self.timers.schedule(again, TimerKey::Conn(slot));
+                        continue;
                     }
                     conn.timer_at = None;
                     match conn.deadline(&self.cfg.deadlines, self.cfg.pool.idle_timeout) {

@@ -1,5 +1,5 @@
 //! The crawl core with synthetic time and no sockets: every test builds a [`Core`] on
-//! a frontier in a temporary directory (its RAM tier only: nothing spills), feeds it
+//! an in-memory frontier (`Frontier::in_memory`: blocks in RAM, no files), feeds it
 //! made-up instants and fetch outcomes, and checks the actions it answers with.
 //!
 //! Time is an opaque origin (one `Instant` taken as a base, never compared with the
@@ -93,7 +93,7 @@ fn harness_of(
         index: 0,
         shards,
         shared: Arc::clone(&shared),
-        frontier: Frontier::new(fc).expect("frontier"),
+        frontier: Frontier::in_memory(fc),
         filter,
         tallies: Default::default(),
         robots: Vec::new(),

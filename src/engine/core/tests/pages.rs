@@ -26,6 +26,43 @@ fn pages_per_host_budget_logs_the_rest() {
     assert_eq!(h.outstanding(), 0);
 }
 
+/// A host whose budget is spent with a deep queue (most of it in the frontier's
+/// blocks): its URLs are logged in bounded batches, one batch a turn of the shard's
+/// loop, each once and in order, and the frontier ends empty.
+#[test]
+fn a_spent_hosts_deep_queue_drains_in_bounded_turns() {
+    let urls: Vec<String> = (0..10_000).map(|i| format!("http://a.test/{i}")).collect();
+    let mut seeds: Vec<&str> = vec![A];
+    seeds.extend(urls.iter().map(String::as_str));
+    let mut h = harness_with(
+        &seeds,
+        |c| c.max_pages_per_host = Some(1),
+        |f| f.ram_budget_bytes = 1 << 20,
+    );
+    assert!(h.core.frontier_stats().disk_urls > 5_000);
+    h.robots(h.t0, 200, "");
+    let t1 = h.at(secs(1));
+    let (id, url) = h.one_fetch(t1);
+    h.feed(html(id, &url, ""), t1);
+    let mut logged = Vec::new();
+    let mut turns = 0;
+    while h.outstanding() > 0 {
+        let actions = h.schedule(t1.plus(secs(60 * (turns + 1))));
+        let batch = logs(&actions);
+        assert!(
+            !batch.is_empty() && batch.len() <= 5 * 1024 + 1,
+            "{}",
+            batch.len()
+        );
+        assert!(batch.iter().all(|r| r.outcome == Outcome::Budget));
+        logged.extend(batch.into_iter().map(|r| r.url.clone()));
+        turns += 1;
+    }
+    assert!(turns >= 3, "{turns} turns");
+    assert_eq!(logged, urls);
+    assert!(h.core.frontier.is_exhausted());
+}
+
 #[test]
 fn a_host_failing_again_and_again_is_parked() {
     let mut h = harness_with(

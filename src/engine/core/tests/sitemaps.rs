@@ -422,7 +422,7 @@ fn after_a_resume_the_restored_robots_txt_grants_again() {
         index: 0,
         shards: 1,
         shared: Arc::clone(&h.shared),
-        frontier: Frontier::new(frontier).expect("frontier"),
+        frontier: Frontier::in_memory(frontier),
         filter,
         tallies: Default::default(),
         robots: restored,
