@@ -312,18 +312,24 @@ impl Client {
             }
             r.try_no += 1;
             self.counters.retransmits += 1;
-            match self.send_try(id, &mut r, now, registry) {
-                Ok(()) => {
-                    self.lookups.insert(id, r);
-                }
-                Err(e) => {
-                    self.release(&mut r, registry);
-                    self.finished.push(Finished {
-                        id,
-                        result: Err((e, None)),
-                        answered: r.answered,
-                    });
-                }
+            self.send_or_finish(id, r, now, registry);
+        }
+    }
+
+    /// Sends the next try of a running lookup, or ends it with the reason no try
+    /// could be sent.
+    fn send_or_finish(&mut self, id: u64, mut r: Running, now: Instant, registry: &Registry) {
+        match self.send_try(id, &mut r, now, registry) {
+            Ok(()) => {
+                self.lookups.insert(id, r);
+            }
+            Err(e) => {
+                self.release(&mut r, registry);
+                self.finished.push(Finished {
+                    id,
+                    result: Err((e, None)),
+                    answered: r.answered,
+                });
             }
         }
     }
@@ -641,19 +647,7 @@ impl Client {
                     self.drop_tcp(t, registry);
                 }
             }
-            return match self.send_try(id, &mut r, now, registry) {
-                Ok(()) => {
-                    self.lookups.insert(id, r);
-                }
-                Err(e) => {
-                    self.release(&mut r, registry);
-                    self.finished.push(Finished {
-                        id,
-                        result: Err((e, None)),
-                        answered: r.answered,
-                    });
-                }
-            };
+            return self.send_or_finish(id, r, now, registry);
         }
         self.finish(id, r, registry);
     }
