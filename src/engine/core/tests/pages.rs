@@ -433,3 +433,13 @@ fn requests_waiting_for_their_address_hold_no_slot() {
     h.core.set_waiting_unconnected(10);
     assert_eq!(h.core.busy(), 1);
 }
+
+#[test]
+fn a_page_whose_lookup_the_resolver_could_not_start_is_retried() {
+    assert!(is_retryable(&FailReason::Dns(
+        crate::net::DnsFailure::Overloaded
+    )));
+    assert!(!is_retryable(&FailReason::Dns(
+        crate::net::DnsFailure::NoSuchName
+    )));
+}
