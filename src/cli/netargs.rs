@@ -58,7 +58,7 @@ pub struct NetArgs {
     #[arg(long, value_name = "N")]
     pub dns_max_in_flight: Option<usize>,
     /// Lookups started per second per fetcher at most, in bursts of 32 (default
-    /// 2000; each sends two queries): a local caching server drops what its socket
+    /// 4000; each sends one or two queries): a local caching server drops what its socket
     /// buffer cannot hold.
     #[arg(long, value_name = "N")]
     pub dns_max_per_sec: Option<u32>,

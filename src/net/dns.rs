@@ -106,7 +106,7 @@ impl Default for DnsConfig {
             negative_ttl: Duration::from_secs(60),
             dead_for: Duration::from_secs(600),
             max_tries_per_name: 3,
-            max_starts_per_sec: 2_000,
+            max_starts_per_sec: 4_000,
             ask_aaaa: None,
             overrides: Vec::new(),
         }
