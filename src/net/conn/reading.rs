@@ -85,7 +85,13 @@ fn read_response(
         },
     );
     let got_bytes = rx.first_byte_at.is_some();
-    let retryable = ex.reused && !got_bytes;
+    // A reused connection that ends before any byte is the classic keep-alive race
+    // (the server closed it idle), retried at once on a fresh one; but not on a
+    // connection opened for another name (shared hosting): there the request reached
+    // the host's server, and an immediate second request to the host would break its
+    // politeness (the demo's referee saw two starts 437 us apart). The crawl retries
+    // such a failure after its backoff.
+    let retryable = ex.reused && !got_bytes && !ex.job.shared_conn;
     let eof = match read {
         Ok(ReadEnd::WouldBlock) => false,
         Ok(ReadEnd::Stopped) => false,
