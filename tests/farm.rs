@@ -253,7 +253,7 @@ fn spawn_node(sw: &Synthweb, args: &[String], log: &Path, resume: bool) -> Child
 }
 
 /// Waits for every node to exit by itself; kills them all past `limit`.
-fn wait_all(children: &mut [Child], limit: Duration, logs: &[PathBuf]) {
+fn wait_all(children: &mut [Child], limit: Duration, logs: &[PathBuf], farm: &str) {
     let deadline = Instant::now() + limit;
     let mut status = vec![None; children.len()];
     while status.iter().any(Option::is_none) {
@@ -263,12 +263,26 @@ fn wait_all(children: &mut [Child], limit: Duration, logs: &[PathBuf]) {
             }
         }
         if Instant::now() > deadline {
+            // What each node published, read before they are killed: which one is not
+            // idle, and what it still owes.
+            let status = Command::new(trawl_bin())
+                .args(["farm", "status", "--farm", farm, "--farm-nodes"])
+                .arg(children.len().to_string())
+                .output()
+                .map(|o| {
+                    format!(
+                        "{}{}",
+                        String::from_utf8_lossy(&o.stdout),
+                        String::from_utf8_lossy(&o.stderr)
+                    )
+                })
+                .unwrap_or_else(|e| format!("trawl farm status: {e}"));
             for c in children.iter_mut() {
                 let _ = c.kill();
                 let _ = c.wait();
             }
             panic!(
-                "farm nodes did not all finish in {limit:?}; logs:\n{}",
+                "farm nodes did not all finish in {limit:?}; farm status:\n{status}\nlogs:\n{}",
                 tails(logs)
             );
         }
@@ -503,7 +517,7 @@ fn run_farm_with(
         })
         .collect();
     let started = Instant::now();
-    wait_all(&mut children, Duration::from_secs(120), &f.logs);
+    wait_all(&mut children, Duration::from_secs(120), &f.logs, redis_url);
     eprintln!(
         "{what}: 3 nodes finished in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -688,7 +702,7 @@ fn a_node_killed_and_resumed_loses_nothing() {
         f.outs[victim].display().to_string(),
     ];
     children[victim] = spawn_node(&f.sw, &resume_args, &f.logs[victim], true);
-    wait_all(&mut children, Duration::from_secs(180), &f.logs);
+    wait_all(&mut children, Duration::from_secs(180), &f.logs, &url);
     f.sw.stop();
 
     let table = Partitions::new(1024, NODES, PartitionBy::Host).unwrap();
@@ -811,7 +825,7 @@ fn redis_stopped_for_10_s_mid_crawl_loses_nothing() {
     std::thread::sleep(Duration::from_secs(10));
     let restarted_at = now_us();
     redis.restart_first();
-    wait_all(&mut children, Duration::from_secs(180), &f.logs);
+    wait_all(&mut children, Duration::from_secs(180), &f.logs, &url);
     f.sw.stop();
     let req_log = std::fs::read_to_string(f.sw.path("req.log")).unwrap();
     let during = req_log

@@ -200,6 +200,14 @@ impl Bus {
             tracing::warn!(error = %e, spilled = self.spill.urls(), "farm: Redis unreachable; crawling own partitions, holding outgoing links, retrying");
         }
         self.conn = None;
+        // A call cut off by the outage may have been carried out without its reply
+        // reaching us: an `XREADGROUP ... >` then moved entries into our pending list
+        // that we never saw, and they would sit in the stream for ever (the farm never
+        // ends, their links are never crawled). Re-read our pending entries on
+        // reconnecting, as after a start.
+        self.pending_scan = true;
+        self.pending_after.clear();
+        self.dirty.extend(self.own.iter().copied());
         self.next_connect = now + self.backoff;
         self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
     }

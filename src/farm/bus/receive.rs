@@ -113,6 +113,10 @@ impl Bus {
                 }
             }
             for (id, payload) in entries {
+                if self.pending_scan && self.holds_entry(p, &id) {
+                    // Re-read after an outage: already received, not yet acknowledged.
+                    continue;
+                }
                 self.receive(p, id, payload.as_deref());
             }
         }
@@ -130,6 +134,15 @@ impl Bus {
     /// One received entry: decode, test each link, admit the new ones, hold them for
     /// their shard. The entry is acknowledged after the next committed checkpoint,
     /// whatever it held (a bad entry too: it is logged and skipped, not re-read).
+    /// Whether entry `id` of `partition` was received and is not acknowledged yet.
+    fn holds_entry(&self, partition: u32, id: &str) -> bool {
+        self.delivered
+            .iter()
+            .chain(&self.in_cut)
+            .chain(&self.ack_due)
+            .any(|(p, i)| *p == partition && i == id)
+    }
+
     pub(super) fn receive(&mut self, partition: u32, id: String, payload: Option<&[u8]>) {
         if self.delivered.is_empty() {
             self.oldest_unacked = Some(Instant::now());
