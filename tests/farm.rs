@@ -848,6 +848,67 @@ fn redis_stopped_for_10_s_mid_crawl_loses_nothing() {
     assert!(errors > 0, "{what}: the nodes never saw Redis down");
 }
 
+/// A reply lost in an outage: Redis carried out an `XREADGROUP` for node 0 whose reply
+/// never reached it (played here by another client reading node 0's partition as node
+/// 0, then every client's connection cut). Node 0 must read its pending entries again
+/// on reconnecting; otherwise they stay in the stream, their links are never crawled and
+/// the farm never ends (what CI once saw after the 10 s Redis stop).
+#[test]
+fn entries_whose_reply_was_lost_are_read_again() {
+    let what = "farm lost reply";
+    if !redis_available(what) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let redis = Redis::standalone(tmp.path(), false);
+    let url = redis.url();
+    let port = redis.ports[0];
+    let mut f = farm_setup();
+    let delay_ms = 100;
+    let mut children: Vec<Child> = (0..NODES)
+        .map(|i| {
+            let args = node_args(&f.outs[i as usize], &url, i, delay_ms, &[]);
+            spawn_node(&f.sw, &args, &f.logs[i as usize], false)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    for (i, c) in children.iter_mut().enumerate() {
+        assert!(c.try_wait().unwrap().is_none(), "node {i} ended too soon");
+    }
+    let table = Partitions::new(1024, NODES, PartitionBy::Host).unwrap();
+    let p = table.owned_by(0)[0];
+    let key = format!("{{trawl:p{p}}}:links");
+    // One entry of a field the nodes do not know (a bad entry to them), then every
+    // undelivered entry of the stream read into node 0's pending list behind its back.
+    cli(port, &["XADD", &key, "*", "x", "lost"]);
+    let stolen = cli(
+        port,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "owner",
+            "node-0",
+            "COUNT",
+            "100000",
+            "STREAMS",
+            &key,
+            ">",
+        ],
+    );
+    assert!(stolen.contains("lost"), "{what}: nothing read: {stolen}");
+    cli(port, &["CLIENT", "KILL", "TYPE", "normal"]);
+    wait_all(&mut children, Duration::from_secs(120), &f.logs, &url);
+    f.sw.stop();
+    assert_referee_passes(&f.sw, delay_ms, what);
+    check_nodes(&f.outs, what, 1);
+    assert_eq!(
+        cli(port, &["XLEN", &key]).trim(),
+        "0",
+        "{what}: entries left"
+    );
+    drop(redis);
+}
+
 fn now_us() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
