@@ -216,7 +216,19 @@ fn world(dir: &Path) -> Synthweb {
 
 /// The `trawl crawl` arguments of node `i`.
 fn node_args(out: &Path, farm: &str, i: u32, delay_ms: u64, extra: &[&str]) -> Vec<String> {
-    let mut a = crawl_args(out, BUDGET, delay_ms);
+    node_args_budget(out, farm, i, BUDGET, delay_ms, extra)
+}
+
+/// [`node_args`] with a per-host budget of `budget` pages.
+fn node_args_budget(
+    out: &Path,
+    farm: &str,
+    i: u32,
+    budget: u64,
+    delay_ms: u64,
+    extra: &[&str],
+) -> Vec<String> {
+    let mut a = crawl_args(out, budget, delay_ms);
     a.extend(
         [
             "--shards",
@@ -914,4 +926,70 @@ fn now_us() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_micros() as u64
+}
+
+/// Synthweb's `sitemaps` profile crawled by a farm: the sitemap-only pages (34, behind
+/// robots.txt `Sitemap:` lines, indexes, a gzipped sitemap and a sitemap on another
+/// host that host 1's robots.txt names) are all fetched, as one node fetches them
+/// (`tests/crawl_sitemaps.rs`), and nothing forbidden is. A link routed to its owner
+/// node passes the same admission as a shard's own (the sitemap exemption from the
+/// refused extensions, the robots.txt grant carried down the chain).
+#[test]
+fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
+    let what = "farm sitemaps";
+    if !redis_available(what) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let redis = Redis::standalone(&tmp.path().join("redis"), false);
+    let url = redis.url();
+    let mut sw = Synthweb::start(
+        &tmp.path().join("web"),
+        &[
+            "--hosts",
+            "4",
+            "--profile",
+            "sitemaps",
+            "--pages-per-host",
+            "5-10",
+            "--out-degree",
+            "5-10",
+            "--manifest-max-pages-per-host",
+            "300",
+        ],
+    );
+    let outs: Vec<PathBuf> = (0..NODES)
+        .map(|i| tmp.path().join(format!("node{i}")))
+        .collect();
+    let logs: Vec<PathBuf> = (0..NODES)
+        .map(|i| tmp.path().join(format!("node{i}.log")))
+        .collect();
+    let mut children: Vec<Child> = (0..NODES)
+        .map(|i| {
+            let args = node_args_budget(&outs[i as usize], &url, i, 300, 0, &[]);
+            spawn_node(&sw, &args, &logs[i as usize], false)
+        })
+        .collect();
+    wait_all(&mut children, Duration::from_secs(120), &logs, &url);
+    sw.stop();
+    let r = referee(&sw, 0);
+    let refused: Vec<String> = outs
+        .iter()
+        .flat_map(|o| crawl_log(o))
+        .filter(|l| {
+            l["annotations"].as_array().is_some_and(|a| {
+                a.iter()
+                    .any(|n| n.as_str().is_some_and(|n| n.starts_with("filter:")))
+            })
+        })
+        .map(|l| format!("{} {}", l["url"], l["annotations"]))
+        .collect();
+    assert_eq!(
+        r["sitemap_only_fetched"], r["sitemap_only"],
+        "{what}: sitemap-only pages missed; refused by a filter: {refused:#?}\n{r:#}"
+    );
+    assert_eq!(r["sitemap_only"], 34, "{r:#}");
+    assert_eq!(r["forbidden_fetched"]["count"], 0, "{r:#}");
+    check_nodes(&outs, what, 0);
+    drop(redis);
 }
