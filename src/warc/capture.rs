@@ -322,12 +322,22 @@ impl WarcinfoFields {
 fn push_warc_field(out: &mut Vec<u8>, name: &str, value: &str) {
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(b": ");
-    out.extend(
-        value
-            .bytes()
-            .map(|b| if b.is_ascii_control() { b' ' } else { b }),
-    );
+    push_field_value(out, value);
     out.extend_from_slice(b"\r\n");
+}
+
+/// Appends a `warc-fields` value with controls replaced by spaces; values without any
+/// (nearly all) are copied in one piece.
+fn push_field_value(out: &mut Vec<u8>, value: &str) {
+    if value.bytes().any(|b| b.is_ascii_control()) {
+        out.extend(
+            value
+                .bytes()
+                .map(|b| if b.is_ascii_control() { b' ' } else { b }),
+        );
+    } else {
+        out.extend_from_slice(value.as_bytes());
+    }
 }
 
 /// Builds the `warcinfo` record that opens the file `file_name`.
@@ -643,8 +653,14 @@ pub fn metadata_block(metadata: &CaptureMetadata) -> Vec<u8> {
         push_warc_field(&mut out, OUTLINKS_UNKNOWN, "previous-links-error");
     }
     for link in &metadata.outlinks {
-        let line = format!("{} {}", sanitize_uri(&link.url), link.hop.code());
-        push_warc_field(&mut out, "outlink", &line);
+        // `outlink: URL HOP`, written in place (no line built first: a page has dozens).
+        let url = sanitize_uri(&link.url);
+        out.extend_from_slice(b"outlink: ");
+        push_field_value(&mut out, &url);
+        out.push(b' ');
+        let mut hop = [0u8; 4];
+        push_field_value(&mut out, link.hop.code().encode_utf8(&mut hop));
+        out.extend_from_slice(b"\r\n");
     }
     out
 }
