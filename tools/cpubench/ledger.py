@@ -69,7 +69,7 @@ K_HANDOFF = re.compile(r"futex|schedule|sched_|__x64_sys_(sched_yield|nanosleep|
                        r"try_to_wake_up|finish_task_switch|__x64_sys_(eventfd|write)$")
 
 ALLOC = re.compile(r"^(malloc|free|realloc|calloc|cfree|__libc_(malloc|free|realloc|calloc)|_int_(malloc|free|realloc)|"
-                   r"malloc_consolidate|tcache_|__rust_(alloc|dealloc|realloc|alloc_zeroed)|"
+                   r"malloc_consolidate|tcache_|__rust_(alloc|dealloc|realloc|alloc_zeroed)|_?mi_|mi_|"
                    r"alloc::alloc::|unlink_chunk|sysmalloc|__GI___libc_(malloc|free))")
 INFLATE = re.compile(r"zlib_rs::inflate|^inflate|brotli_decompressor::|libdeflate_.*decompress|"
                      r"decompress_|httparse::|flate2::.*(Decompress|decompress)")
@@ -180,18 +180,20 @@ def analyse(perf_data, top):
     sym_w = {}
     comm_w = {}
     total = 0
+    nsamples = 0
     for comm, period, frames in samples(perf_data):
         if not comm.startswith("trawl"):
             continue
         st = classify(frames) if frames else "other"
         stage_w[st] += period
         total += period
+        nsamples += 1
         comm_w[comm] = comm_w.get(comm, 0) + period
         leaf = frames[0] if frames else ("[unknown]", "?")
         key = (leaf[0] if leaf[1] != "[kernel.kallsyms]" else leaf[0] + " [k]", st)
         sym_w[key] = sym_w.get(key, 0) + period
     tops = sorted(sym_w.items(), key=lambda kv: -kv[1])[:top]
-    return total, stage_w, tops, comm_w
+    return total, nsamples, stage_w, tops, comm_w
 
 
 def load_results(path):
@@ -230,6 +232,7 @@ def selftest():
         ([("core::ptr::drop_in_place<trawl::warc::X>", t), ("trawl::frontier::queue::Q::push", t)], "frontier"),
         ([("futex_wait", k), ("__x64_sys_futex", k), ("syscall", "libc"), ("std::thread::park", t)], "handoff"),
         ([("[unknown]", "[unknown]")], "other"),
+        ([("mi_theap_malloc_aligned", t), ("trawl::engine::core::page::x", t)], "alloc"),
     ]
     for frames, want in cases:
         got = classify(frames)
@@ -260,11 +263,11 @@ def main(argv):
     cols = []
     for label, path in specs:
         case, _, tool = label.partition("/")
-        total, stage_w, tops, comm_w = analyse(path, top)
+        total, nsamples, stage_w, tops, comm_w = analyse(path, top)
         med, prof = cpu_per_page(rows, case, tool)
         us = med if med is not None else prof
         wget, _ = cpu_per_page(rows, case, "wget2")
-        cols.append(dict(label=label, case=case, tool=tool, total=total, stage_w=stage_w,
+        cols.append(dict(label=label, case=case, tool=tool, total=total, n=nsamples, stage_w=stage_w,
                          tops=tops, comm_w=comm_w, us=us, med=med, prof=prof, wget=wget))
     head = "| stage |" + "".join(f" {c['label']} % | µs/page |" for c in cols)
     print(head)
@@ -284,7 +287,7 @@ def main(argv):
           + "".join(f" | {c['prof']:.0f} |" if c["prof"] is not None else " | — |" for c in cols))
     print("| wget2, same coding (CPU µs/page, median) |"
           + "".join(f" | {c['wget']:.0f} |" if c["wget"] is not None else " | — |" for c in cols))
-    print("| samples (trawl threads) |" + "".join(f" {c['total'] // 1:,} ns | |" for c in cols))
+    print("| perf samples in trawl's threads |" + "".join(f" {c['n']:,} | |" for c in cols))
     print()
     for c in cols:
         threads = ", ".join(f"{k} {v / c['total'] * 100:.0f} %" for k, v in

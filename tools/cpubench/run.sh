@@ -25,7 +25,7 @@
 # Env: RUNS (3), TIMEOUT (300 s a crawl), TRAWL_ARGS, BIN (dir with a release trawl;
 # default: build into $CARGO_TARGET_DIR or ./target), OUT (results dir), STATIC_DIR
 # (/var/tmp/cpubench-static), STATIC_HOSTS (20), STATIC_PAGES (40000), DOCS (0),
-# CODINGS ("identity gzip"), PROFILE (1), PERF_FREQ (499 Hz), PERF_CALLGRAPH (dwarf,16384).
+# CODINGS ("identity gzip"), PROFILE (1), PERF_FREQ (999 Hz), PERF_CALLGRAPH (dwarf,16384).
 # Results: $OUT/results.jsonl, $OUT/summary.md (medians, ratios), $OUT/ledger.md,
 # $OUT/logs/, $OUT/perf/*.data.
 set -euo pipefail
@@ -40,7 +40,7 @@ STATIC_DIR=${STATIC_DIR:-/var/tmp/cpubench-static}
 DOCS=${DOCS:-0}
 CODINGS=${CODINGS:-identity gzip}
 PROFILE=${PROFILE:-1}
-PERF_FREQ=${PERF_FREQ:-499}
+PERF_FREQ=${PERF_FREQ:-999}
 PERF_CALLGRAPH=${PERF_CALLGRAPH:-dwarf,16384}
 JAVADOC_ROOT=/usr/share/doc/openjdk-17-jre-headless/api
 PYTHON_ROOT=/usr/share/doc/python3.11/html
