@@ -23,7 +23,8 @@ page for the case is printed beside. Only samples of trawl's threads count (comm
   trawl::frontier -> frontier; trawl::warc -> WARC records (formatting, copies);
   trawl::engine, ::net, ::host, ::robots, ::crawllog, ::checkpoint, mio -> engine and
   net (user-space event loop, scheduling); memcpy, memmove, memchr, core::, alloc::,
-  std:: and generic code pass to their caller's stage; no stage found -> other.
+  std:: and generic code pass to their caller's stage; a copy whose caller the DWARF
+  unwinder lost (glibc's memmove often) -> its own row; no stage found -> other.
 """
 import json
 import os
@@ -47,6 +48,7 @@ STAGES = [
     ("alloc", "allocator (malloc/free)"),
     ("handoff", "hand-offs (futex, scheduler)"),
     ("kother", "kernel, other"),
+    ("copy", "memcpy/memmove/memset, caller lost by the unwinder"),
     ("other", "other / unknown"),
 ]
 LABELS = dict(STAGES)
@@ -79,6 +81,7 @@ SHA1 = re.compile(r"sha1|Sha1|sha_?1")
 PASS = re.compile(r"^(__memcpy|__memmove|__memset|memcpy|memmove|memset|__memchr|memchr|__memrchr|"
                   r"__strlen|bcmp|__memcmp|memcmp|core::|alloc::|std::|hashbrown::|<core::|<alloc::|"
                   r"<std::|<hashbrown::|crc32|libdeflate_crc32|crc32fast)")
+COPY = re.compile(r"^(__)?(memcpy|memmove|memset|mempcpy)")
 TRAWL = re.compile(r"^<?(?:&)?trawl::([a-z_0-9]+)")
 
 
@@ -133,6 +136,8 @@ def classify(frames):
         if k == "write" and ustage in ("seen",):
             return "seen"
         return k
+    if not ustage and uframes and COPY.match(uframes[0][0]):
+        return "copy"
     return ustage or "other"
 
 
@@ -232,6 +237,7 @@ def selftest():
         ([("core::ptr::drop_in_place<trawl::warc::X>", t), ("trawl::frontier::queue::Q::push", t)], "frontier"),
         ([("futex_wait", k), ("__x64_sys_futex", k), ("syscall", "libc"), ("std::thread::park", t)], "handoff"),
         ([("[unknown]", "[unknown]")], "other"),
+        ([("__memmove_avx512_unaligned_erms", "libc"), ("[unknown]", "[unknown]")], "copy"),
         ([("mi_theap_malloc_aligned", t), ("trawl::engine::core::page::x", t)], "alloc"),
     ]
     for frames, want in cases:
