@@ -180,10 +180,26 @@ def samples(perf_data):
     p.wait()
 
 
+def caller_stage(frames):
+    """For an allocator sample: the first stage above the allocator's own frames."""
+    seen_alloc = False
+    for sym, dso in frames:
+        if dso == "[kernel.kallsyms]":
+            continue
+        st = user_stage(sym)
+        if st == "alloc":
+            seen_alloc = True
+            continue
+        if st and seen_alloc:
+            return st
+    return "other"
+
+
 def analyse(perf_data, top):
     stage_w = {k: 0 for k, _ in STAGES}
     sym_w = {}
     comm_w = {}
+    alloc_w = {}
     total = 0
     nsamples = 0
     for comm, period, frames in samples(perf_data):
@@ -194,11 +210,14 @@ def analyse(perf_data, top):
         total += period
         nsamples += 1
         comm_w[comm] = comm_w.get(comm, 0) + period
+        if st == "alloc":
+            cs = caller_stage(frames)
+            alloc_w[cs] = alloc_w.get(cs, 0) + period
         leaf = frames[0] if frames else ("[unknown]", "?")
         key = (leaf[0] if leaf[1] != "[kernel.kallsyms]" else leaf[0] + " [k]", st)
         sym_w[key] = sym_w.get(key, 0) + period
     tops = sorted(sym_w.items(), key=lambda kv: -kv[1])[:top]
-    return total, nsamples, stage_w, tops, comm_w
+    return total, nsamples, stage_w, tops, comm_w, alloc_w
 
 
 def load_results(path):
@@ -269,12 +288,12 @@ def main(argv):
     cols = []
     for label, path in specs:
         case, _, tool = label.partition("/")
-        total, nsamples, stage_w, tops, comm_w = analyse(path, top)
+        total, nsamples, stage_w, tops, comm_w, alloc_w = analyse(path, top)
         med, prof = cpu_per_page(rows, case, tool)
         us = med if med is not None else prof
         wget, _ = cpu_per_page(rows, case, "wget2")
         cols.append(dict(label=label, case=case, tool=tool, total=total, n=nsamples, stage_w=stage_w,
-                         tops=tops, comm_w=comm_w, us=us, med=med, prof=prof, wget=wget))
+                         tops=tops, comm_w=comm_w, alloc_w=alloc_w, us=us, med=med, prof=prof, wget=wget))
     head = "| stage |" + "".join(f" {c['label']} % | µs/page |" for c in cols)
     print(head)
     print("|---|" + "---:|---:|" * len(cols))
@@ -294,6 +313,15 @@ def main(argv):
     print("| wget2, same coding (CPU µs/page, median) |"
           + "".join(f" | {c['wget']:.0f} |" if c["wget"] is not None else " | — |" for c in cols))
     print("| perf samples in trawl's threads |" + "".join(f" {c['n']:,} | |" for c in cols))
+    print()
+    print("The allocator row by the stage that called malloc/free (µs per page):")
+    print()
+    for c in cols:
+        if c["us"] is None or not c["total"]:
+            continue
+        parts = ", ".join(f"{LABELS[k].split(' (')[0]} {w / c['total'] * c['us']:.1f}" for k, w in
+                          sorted(c["alloc_w"].items(), key=lambda kv: -kv[1]) if w / c["total"] * c["us"] >= 0.1)
+        print(f"- {c['label']}: {parts}")
     print()
     for c in cols:
         threads = ", ".join(f"{k} {v / c['total'] * 100:.0f} %" for k, v in
