@@ -89,7 +89,7 @@ def medians(rows):
     out = {}
     for key, rs in groups.items():
         m = {f: med([r[f] for r in rs]) for f in
-             ("pages", "requests", "wall_s", "cpu_s", "pages_per_s", "cpu_us_per_page",
+             ("pages", "requests", "html_bytes_sent", "wall_s", "cpu_s", "pages_per_s", "cpu_us_per_page",
               "nginx_cpu_us_per_page", "peak_rss_kb", "warc_bytes")}
         m["n"] = len(rs)
         m["rc"] = sorted({r["rc"] for r in rs})
@@ -126,9 +126,9 @@ def summary(out_dir):
         if r["case"] not in cases:
             cases.append(r["case"])
     tools = ("trawl", "trawl-warc", "wget2")
-    print("| case | crawler | runs | HTML pages | requests | wall s | pages/s | CPU µs/page | "
+    print("| case | crawler | runs | HTML pages | requests | KB a page (as sent) | wall s | pages/s | CPU µs/page | "
           "nginx CPU µs/page | peak RSS MB | load (1 min) at start |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for c in cases:
         for t in tools:
             x = m.get((c, t))
@@ -137,7 +137,7 @@ def summary(out_dir):
             name = {"trawl": "trawl --no-warc", "trawl-warc": "trawl (WARC)"}.get(t, t)
             rc = "" if x["rc"] == [0] else f" (rc {x['rc']})"
             print(f"| {c} | {name}{rc} | {x['n']} | {fmt(x['pages'])} | {fmt(x['requests'])} | "
-                  f"{fmt(x['wall_s'], 2)} | {fmt(x['pages_per_s'])} | {fmt(x['cpu_us_per_page'])} | "
+                  f"{fmt(x['html_bytes_sent'] / 1024 / x['pages'] if x['pages'] else None, 1)} | {fmt(x['wall_s'], 2)} | {fmt(x['pages_per_s'])} | {fmt(x['cpu_us_per_page'])} | "
                   f"{fmt(x['nginx_cpu_us_per_page'])} | {fmt(x['peak_rss_kb'] / 1024 if x['peak_rss_kb'] else None)} | "
                   f"{' '.join(x['load'])} |")
     print()
