@@ -20,7 +20,9 @@ page for the case is printed beside. Only samples of trawl's threads count (comm
   -> allocator; inflate (zlib-rs inflate, brotli, libdeflate decompress) and httparse ->
   decode; libdeflate/zlib-rs compress -> WARC compress; sha1 -> digest; trawl::http ->
   decode; trawl::html -> scan; trawl::url -> canonicalize; trawl::seen -> presence bits;
-  trawl::frontier -> frontier; trawl::warc -> WARC records (formatting, copies);
+  trawl::frontier -> frontier; trawl::warc -> WARC records (formatting, copies); the
+  url, idna and percent_encoding crates -> canonicalize; crossbeam and std channels ->
+  hand-offs;
   trawl::engine, ::net, ::host, ::robots, ::crawllog, ::checkpoint, mio -> engine and
   net (user-space event loop, scheduling); memcpy, memmove, memchr, core::, alloc::,
   std:: and generic code pass to their caller's stage; a copy whose caller the DWARF
@@ -46,9 +48,9 @@ STAGES = [
     ("write", "write (file I/O, kernel)"),
     ("engine", "engine + net (event loop, scheduling, robots, logs)"),
     ("alloc", "allocator (malloc/free)"),
-    ("handoff", "hand-offs (futex, scheduler)"),
+    ("handoff", "hand-offs (channels, futex, scheduler)"),
     ("kother", "kernel, other"),
-    ("copy", "memcpy/memmove/memset, caller lost by the unwinder"),
+    ("copy", "memcpy/memmove/memcmp, caller lost by the unwinder"),
     ("other", "other / unknown"),
 ]
 LABELS = dict(STAGES)
@@ -81,7 +83,9 @@ SHA1 = re.compile(r"sha1|Sha1|sha_?1")
 PASS = re.compile(r"^(__memcpy|__memmove|__memset|memcpy|memmove|memset|__memchr|memchr|__memrchr|"
                   r"__strlen|bcmp|__memcmp|memcmp|core::|alloc::|std::|hashbrown::|<core::|<alloc::|"
                   r"<std::|<hashbrown::|crc32|libdeflate_crc32|crc32fast)")
-COPY = re.compile(r"^(__)?(memcpy|memmove|memset|mempcpy)")
+COPY = re.compile(r"^(__)?(memcpy|memmove|memset|mempcpy|memcmp|bcmp)")
+URLCRATE = re.compile(r"^<?(url|idna|percent_encoding|form_urlencoded)::")
+HANDOFF = re.compile(r"^<?(crossbeam_channel|crossbeam_utils|std::sync::mpmc|std::sync::mpsc|parking_lot)")
 TRAWL = re.compile(r"^<?(?:&)?trawl::([a-z_0-9]+)")
 
 
@@ -113,6 +117,10 @@ def user_stage(sym):
     m = TRAWL.match(sym)
     if m:
         return TRAWL_MODULES.get(m.group(1), "engine")
+    if URLCRATE.match(sym):
+        return "canon"
+    if HANDOFF.match(sym):
+        return "handoff"
     if sym.startswith("mio::") or sym.startswith("<mio::"):
         return "engine"
     if PASS.match(sym):
@@ -256,6 +264,8 @@ def selftest():
         ([("core::ptr::drop_in_place<trawl::warc::X>", t), ("trawl::frontier::queue::Q::push", t)], "frontier"),
         ([("futex_wait", k), ("__x64_sys_futex", k), ("syscall", "libc"), ("std::thread::park", t)], "handoff"),
         ([("[unknown]", "[unknown]")], "other"),
+        ([("url::parser::Parser::parse_path", t), ("trawl::engine::core::x", t)], "canon"),
+        ([("crossbeam_channel::flavors::array::Channel<T>::recv", t), ("trawl::engine::x", t)], "handoff"),
         ([("__memmove_avx512_unaligned_erms", "libc"), ("[unknown]", "[unknown]")], "copy"),
         ([("mi_theap_malloc_aligned", t), ("trawl::engine::core::page::x", t)], "alloc"),
     ]
