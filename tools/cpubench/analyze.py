@@ -125,7 +125,9 @@ def summary(out_dir):
     for r in rows:
         if r["case"] not in cases:
             cases.append(r["case"])
-    tools = ("trawl", "trawl-warc", "wget2")
+    tools = ("trawl", "trawl.b", "trawl-warc", "trawl-warc.b", "wget2")
+    names = {"trawl": "trawl --no-warc", "trawl-warc": "trawl (WARC)",
+             "trawl.b": "trawl B --no-warc", "trawl-warc.b": "trawl B (WARC)"}
     print("| case | crawler | runs | HTML pages | requests | KB a page (as sent) | wall s | pages/s | CPU µs/page | "
           "nginx CPU µs/page | peak RSS MB | load (1 min) at start |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -134,7 +136,7 @@ def summary(out_dir):
             x = m.get((c, t))
             if not x:
                 continue
-            name = {"trawl": "trawl --no-warc", "trawl-warc": "trawl (WARC)"}.get(t, t)
+            name = names.get(t, t)
             rc = "" if x["rc"] == [0] else f" (rc {x['rc']})"
             print(f"| {c} | {name}{rc} | {x['n']} | {fmt(x['pages'])} | {fmt(x['requests'])} | "
                   f"{fmt(x['html_bytes_sent'] / 1024 / x['pages'] if x['pages'] else None, 1)} | {fmt(x['wall_s'], 2)} | {fmt(x['pages_per_s'])} | {fmt(x['cpu_us_per_page'])} | "
@@ -143,9 +145,9 @@ def summary(out_dir):
     print()
     print("Issue 20's acceptance figures (medians; per-run paired ratios in brackets):")
     print()
-    print("| case | (a) WARC pages/s ÷ no-WARC pages/s (goal ≥ 0.75) | (b) CPU µs/page, WARC on (goal ≤ 200) "
+    print("| case | build | (a) WARC pages/s ÷ no-WARC pages/s (goal ≥ 0.75) | (b) CPU µs/page, WARC on (goal ≤ 200) "
           "| (c) no-WARC CPU/page ÷ wget2's (goal ≤ 0.33) | WARC CPU/page ÷ wget2's |")
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
 
     def ratio(a, b):
         return a / b if a and b else None
@@ -153,22 +155,41 @@ def summary(out_dir):
     def pr(xs):
         return "[" + ", ".join(f"{x:.2f}" for x in xs) + "]"
 
-    for c in cases:
-        w, n, g = m.get((c, "trawl-warc")), m.get((c, "trawl")), m.get((c, "wget2"))
-        if not (w and n):
-            continue
-        a = ratio(w["pages_per_s"], n["pages_per_s"])
-        ap = paired(rows, c, "trawl-warc", "trawl", "pages_per_s")
-        b = w["cpu_us_per_page"]
-        cc = ratio(n["cpu_us_per_page"], g["cpu_us_per_page"]) if g else None
-        cp = paired(rows, c, "trawl", "wget2", "cpu_us_per_page") if g else []
-        d = ratio(w["cpu_us_per_page"], g["cpu_us_per_page"]) if g else None
+    def mark(x, ok):
+        return "" if x is None else (" ✓" if ok(x) else " ✗")
 
-        def mark(x, ok):
-            return "" if x is None else (" ✓" if ok(x) else " ✗")
-        print(f"| {c} | {fmt(a, 2)}{mark(a, lambda v: v >= 0.75)} {pr(ap)} | "
-              f"{fmt(b)}{mark(b, lambda v: v <= 200)} | "
-              f"{fmt(cc, 2)}{mark(cc, lambda v: v <= 1 / 3)} {pr(cp)} | {fmt(d, 2)} |")
+    for c in cases:
+        for sfx, build in (("", "A"), (".b", "B")):
+            tn, tw = "trawl" + sfx, "trawl-warc" + sfx
+            w, n, g = m.get((c, tw)), m.get((c, tn)), m.get((c, "wget2"))
+            if not (w and n):
+                continue
+            a = ratio(w["pages_per_s"], n["pages_per_s"])
+            ap = paired(rows, c, tw, tn, "pages_per_s")
+            b = w["cpu_us_per_page"]
+            cc = ratio(n["cpu_us_per_page"], g["cpu_us_per_page"]) if g else None
+            cp = paired(rows, c, tn, "wget2", "cpu_us_per_page") if g else []
+            d = ratio(w["cpu_us_per_page"], g["cpu_us_per_page"]) if g else None
+            print(f"| {c} | {build} | {fmt(a, 2)}{mark(a, lambda v: v >= 0.75)} {pr(ap)} | "
+                  f"{fmt(b)}{mark(b, lambda v: v <= 200)} | "
+                  f"{fmt(cc, 2)}{mark(cc, lambda v: v <= 1 / 3)} {pr(cp)} | {fmt(d, 2)} |")
+    if any(r["tool"].endswith(".b") for r in rows):
+        print()
+        print("Build B ÷ build A (medians; per-run paired ratios in brackets):")
+        print()
+        print("| case | WARC | CPU µs/page A | B | B ÷ A | pages/s A | B | B ÷ A |")
+        print("|---|---|---:|---:|---|---:|---:|---|")
+        for c in cases:
+            for t, warc in (("trawl", "off"), ("trawl-warc", "on")):
+                x, y = m.get((c, t)), m.get((c, t + ".b"))
+                if not (x and y):
+                    continue
+                cr = ratio(y["cpu_us_per_page"], x["cpu_us_per_page"])
+                rr = ratio(y["pages_per_s"], x["pages_per_s"])
+                print(f"| {c} | {warc} | {fmt(x['cpu_us_per_page'])} | {fmt(y['cpu_us_per_page'])} | "
+                      f"{fmt(cr, 2)} {pr(paired(rows, c, t + '.b', t, 'cpu_us_per_page'))} | "
+                      f"{fmt(x['pages_per_s'])} | {fmt(y['pages_per_s'])} | "
+                      f"{fmt(rr, 2)} {pr(paired(rows, c, t + '.b', t, 'pages_per_s'))} |")
 
 
 def main():

@@ -11,6 +11,7 @@
 #   RUNS=1 PROFILE=0 tools/cpubench/run.sh       # one quick round, no profile
 #   DOCS=1 tools/cpubench/run.sh                 # also the OpenJDK 17 and Python 3.11 docs
 #   BIN=/work/targets/x/release tools/cpubench/run.sh   # another trawl build
+#   BIN_B=/work/targets/y/release tools/cpubench/run.sh # A/B: a second build, interleaved
 #
 # Sites (each host its own loopback address; robots.txt as gensite.py writes it):
 #   static  127.0.0.31-50  20 hosts x 2,000 generated 10-30 KB pages (tools/realsite/gensite.py)
@@ -23,7 +24,9 @@
 # `--recursive --level=inf --robots=on --max-threads=<hosts>` ...).
 #
 # Env: RUNS (3), TIMEOUT (300 s a crawl), TRAWL_ARGS, BIN (dir with a release trawl;
-# default: build into $CARGO_TARGET_DIR or ./target), OUT (results dir), STATIC_DIR
+# default: build into $CARGO_TARGET_DIR or ./target), BIN_B (optional: a second build's
+# release dir, crawled as trawl.b / trawl-warc.b right after trawl / trawl-warc in every
+# run, profiled too; the summary gives B's figures and B ÷ A), OUT (results dir), STATIC_DIR
 # (/var/tmp/cpubench-static), STATIC_HOSTS (20), STATIC_PAGES (40000), DOCS (0),
 # CODINGS ("identity gzip"), PROFILE (1), PERF_FREQ (999 Hz), PERF_CALLGRAPH (dwarf,16384).
 # Results: $OUT/results.jsonl, $OUT/summary.md (medians, ratios), $OUT/ledger.md,
@@ -71,6 +74,10 @@ if [ -z "${CPUBENCH_IN_NETNS:-}" ]; then
     BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
   fi
   [ -x "$BIN/trawl" ] || { echo "cpubench: no trawl in $BIN" >&2; exit 2; }
+  if [ -n "${BIN_B:-}" ]; then
+    [ -x "$BIN_B/trawl" ] || { echo "cpubench: no trawl in $BIN_B" >&2; exit 2; }
+    BIN_B=$(cd "$BIN_B" && pwd)
+  fi
   stamp="gensite $(sha1sum "$ROOT/tools/realsite/gensite.py" | cut -c1-12) $STATIC_HOSTS $STATIC_PAGES"
   if [ "$(cat "$STATIC_DIR/STAMP" 2>/dev/null)" != "$stamp" ]; then
     rm -rf "$STATIC_DIR"; mkdir -p "$STATIC_DIR"
@@ -80,7 +87,8 @@ if [ -z "${CPUBENCH_IN_NETNS:-}" ]; then
   OUT=${OUT:-/tmp/cpubench-$(date -u +%Y%m%dT%H%M%SZ)}
   mkdir -p "$OUT"
   BIN=$(cd "$BIN" && pwd)
-  export CPUBENCH_IN_NETNS=1 BIN OUT TRAWL_ARGS
+  BIN_B=${BIN_B:-}
+  export CPUBENCH_IN_NETNS=1 BIN BIN_B OUT TRAWL_ARGS
   # A private network namespace with only its own loopback: no link in these pages can
   # reach the real web whatever a crawler does.
   exec unshare --net -- bash "$0"
@@ -109,7 +117,7 @@ COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "cpubench: cases ${CASES[*]}, $RUNS runs, timeout $TIMEOUT s, trawl $BIN/trawl (tree $COMMIT)," \
   "$(wget2 --version | head -1), $(nginx -v 2>&1), $(nproc) CPUs; results in $OUT" >&2
 {
-  echo "date=$(date -u +%FT%TZ) commit=$COMMIT bin=$BIN trawl_args=$TRAWL_ARGS runs=$RUNS"
+  echo "date=$(date -u +%FT%TZ) commit=$COMMIT bin=$BIN bin_b=$BIN_B trawl_args=$TRAWL_ARGS runs=$RUNS"
   echo "cpus=$(nproc) model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 } >"$OUT/machine.txt"
 
@@ -214,11 +222,12 @@ crawl() {
   for a in $ADDRS; do echo "http://$a/" >>"$WORK/seeds.txt"; nhosts=$((nhosts + 1)); done
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   case $tool in
-    trawl|trawl-warc)
-      local flags=()
-      [ "$tool" = trawl ] && flags+=(--no-warc)
+    trawl|trawl-warc|trawl.b|trawl-warc.b)
+      local flags=() bin=$BIN
+      case $tool in trawl|trawl.b) flags+=(--no-warc) ;; esac
+      case $tool in *.b) bin=$BIN_B ;; esac
       "${pre[@]}" /usr/bin/time -f 'wall=%e user=%U sys=%S maxrss_kb=%M' -o "$WORK/time.txt" \
-        timeout -k 30 "$TIMEOUT" "$BIN/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
+        timeout -k 30 "$TIMEOUT" "$bin/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
         --scope seed-hosts --allow-private-addresses --delay-ms 0 \
         --from cpubench@example.org --progress-secs 0 "${flags[@]}" $TRAWL_ARGS \
         2>"$OUT/logs/$tag.stderr" || rc=$?
@@ -249,10 +258,17 @@ crawl() {
   rm -rf "$dir"
 }
 
+TOOLS=(trawl wget2 trawl-warc)
+PROFILED=(trawl trawl-warc)
+if [ -n "$BIN_B" ]; then
+  TOOLS=(trawl trawl.b wget2 trawl-warc trawl-warc.b)
+  PROFILED=(trawl trawl.b trawl-warc trawl-warc.b)
+  echo "cpubench: build B $BIN_B/trawl (trawl.b, trawl-warc.b)" >&2
+fi
 : >"$OUT/results.jsonl"
 for run in $(seq "$RUNS"); do
   for cs in "${CASES[@]}"; do
-    for tool in trawl wget2 trawl-warc; do
+    for tool in "${TOOLS[@]}"; do
       echo "cpubench: run $run/$RUNS, $cs, $tool (load $(cut -d' ' -f1 /proc/loadavg))" >&2
       crawl "$cs" "$tool" "$run"
     done
@@ -263,7 +279,7 @@ python3 "$HERE/analyze.py" summary "$OUT" | tee "$OUT/summary.md"
 if [ "$PROFILE" = 1 ]; then
   for cs in "${CASES[@]}"; do
     case $cs in static-*) ;; *) continue ;; esac
-    for tool in trawl trawl-warc; do
+    for tool in "${PROFILED[@]}"; do
       echo "cpubench: profile, $cs, $tool" >&2
       crawl "$cs" "$tool" 1 perf
     done
@@ -271,7 +287,7 @@ if [ "$PROFILE" = 1 ]; then
   ledger_args=()
   for cs in "${CASES[@]}"; do
     case $cs in static-*) ;; *) continue ;; esac
-    for tool in trawl trawl-warc; do
+    for tool in "${PROFILED[@]}"; do
       ledger_args+=("$cs/$tool=$OUT/perf/$cs-$tool.data")
     done
   done
