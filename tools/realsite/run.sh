@@ -25,7 +25,8 @@
 #
 # Env: RUNS (3), TIMEOUT (600 s a crawl), TRAWL_ARGS (extra trawl flags), OUT (results dir), BIN (dir with a release
 # trawl; default: build it into $CARGO_TARGET_DIR or ./target), STATIC_DIR (where the
-# generated site is kept between runs), STATIC_HOSTS (20), STATIC_PAGES (38500).
+# generated site is kept between runs), STATIC_HOSTS (20), STATIC_PAGES (38500),
+# NGINX_GZIP (on: HTML, CSS, JS gzip-coded at level 1; off: every response identity-coded).
 # Results: $OUT/results.jsonl (one line per crawl), $OUT/urls/*.txt (HTML pages each
 # crawl fetched), $OUT/logs/ (access logs, crawler logs), $OUT/summary.md.
 set -euo pipefail
@@ -37,6 +38,8 @@ TRAWL_ARGS=${TRAWL_ARGS:-}   # extra trawl crawl flags, word-split (e.g. "--seen
 STATIC_HOSTS=${STATIC_HOSTS:-20}
 STATIC_PAGES=${STATIC_PAGES:-38500}
 STATIC_DIR=${STATIC_DIR:-/var/tmp/realsite-static}
+NGINX_GZIP=${NGINX_GZIP:-on}
+case $NGINX_GZIP in on|off) ;; *) echo "realsite: NGINX_GZIP is on or off" >&2; exit 2 ;; esac
 JAVADOC_ROOT=/usr/share/doc/openjdk-17-jre-headless/api
 PYTHON_ROOT=/usr/share/doc/python3.11/html
 if [ "$#" -gt 0 ]; then SITES=("$@"); else SITES=(javadoc python static); fi
@@ -69,7 +72,7 @@ if [ -z "${REALSITE_IN_NETNS:-}" ]; then
   fi
   OUT=${OUT:-/tmp/realsite-$(date -u +%Y%m%dT%H%M%SZ)}
   mkdir -p "$OUT"
-  export REALSITE_IN_NETNS=1 BIN OUT TRAWL_ARGS
+  export REALSITE_IN_NETNS=1 BIN OUT TRAWL_ARGS NGINX_GZIP
   # A private network namespace: only its own loopback, so none of these pages' links
   # to the real web can leave the machine whatever a crawler does.
   exec unshare --net -- bash "$0" "${SITES[@]}"
@@ -106,7 +109,7 @@ for site in "${SITES[@]}"; do
   case $site in javadoc) d=$JAVADOC_ROOT ;; python) d=$PYTHON_ROOT ;; static) d=$STATIC_DIR ;; esac
   find -L "$d" -type f -print0 | xargs -0 cat >/dev/null
 done
-echo "realsite: sites ${SITES[*]}, $RUNS runs, timeout $TIMEOUT s, trawl $BIN/trawl," \
+echo "realsite: sites ${SITES[*]}, $RUNS runs, timeout $TIMEOUT s, nginx gzip $NGINX_GZIP, trawl $BIN/trawl," \
   "$(wget2 --version | head -1), $(nginx -v 2>&1); results in $OUT" >&2
 
 # site_info SITE -> sets ADDRS (space-separated), SERVERS (nginx server blocks), ROBOTS_MAP
@@ -160,8 +163,9 @@ http {
   sendfile on;
   keepalive_timeout 65;
   keepalive_requests 1000000;
-  # As real sites do: compressed HTML, CSS and JavaScript (gzip level 1).
-  gzip on;
+  # As real sites do: compressed HTML, CSS and JavaScript (gzip level 1); NGINX_GZIP=off
+  # serves everything identity-coded.
+  gzip $NGINX_GZIP;
   gzip_types text/css application/javascript text/plain application/xml;
   $SERVERS
 }
