@@ -380,19 +380,24 @@ impl CaptureIds {
     }
 }
 
-/// The response block's head and body as stored, and the payload digest.
+/// The response block's head and body as stored, and its two digests, computed in one
+/// pass over the body ([`super::digest::digest_pair`]).
 pub(super) struct StoredResponse<'c> {
     head: Cow<'c, [u8]>,
     body: &'c [u8],
+    block_digest: Digest,
     payload_digest: Digest,
 }
 
 impl<'c> StoredResponse<'c> {
     pub(super) fn new(response: &'c HttpResponse) -> Self {
+        let head = response.stored_head();
+        let (block_digest, payload_digest) = super::digest::digest_pair(&head, &response.payload);
         Self {
-            head: response.stored_head(),
+            head,
             body: &response.payload,
-            payload_digest: Digest::of(&response.payload),
+            block_digest,
+            payload_digest,
         }
     }
 
@@ -558,7 +563,7 @@ impl<'c> Envelope<'c> {
             .map_err(invalid)?
             .block_part(&stored.head)
             .block_part(stored.body)
-            .with_block_digest())
+            .with_known_block_digest(stored.block_digest))
     }
 
     /// A `revisit` stores the head only; the storage policy has already renamed its
@@ -672,7 +677,9 @@ pub fn response_block_digest(response: &HttpResponse) -> Digest {
     let mut hasher = DigestHasher::new();
     hasher.update(&stored.head);
     hasher.update(stored.body);
-    hasher.finish()
+    let digest = hasher.finish();
+    debug_assert_eq!(digest, stored.block_digest);
+    digest
 }
 
 #[cfg(test)]

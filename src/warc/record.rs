@@ -120,7 +120,18 @@ pub struct Record<'a> {
     fields: Vec<(&'static str, String)>,
     content_type: Option<String>,
     block: Vec<&'a [u8]>,
-    block_digest: bool,
+    block_digest: BlockDigest,
+}
+
+/// Whether a record carries `WARC-Block-Digest`, and whether its value is known yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockDigest {
+    Absent,
+    /// Computed over the parts at serialization.
+    Compute,
+    /// Computed by the caller already (with the payload digest, in one pass over the
+    /// body: [`crate::provenance::digest::digest_pair`]).
+    Known(Digest),
 }
 
 impl<'a> Record<'a> {
@@ -136,7 +147,7 @@ impl<'a> Record<'a> {
             ],
             content_type: None,
             block: Vec::new(),
-            block_digest: false,
+            block_digest: BlockDigest::Absent,
         }
     }
 
@@ -187,7 +198,14 @@ impl<'a> Record<'a> {
 
     /// Asks for a `WARC-Block-Digest` over the whole block, computed at serialization.
     pub fn with_block_digest(mut self) -> Self {
-        self.block_digest = true;
+        self.block_digest = BlockDigest::Compute;
+        self
+    }
+
+    /// Carries `WARC-Block-Digest: digest`, which the caller computed over exactly the
+    /// block's parts (tests check it against [`Record::block_digest`]).
+    pub fn with_known_block_digest(mut self, digest: Digest) -> Self {
+        self.block_digest = BlockDigest::Known(digest);
         self
     }
 
@@ -212,12 +230,13 @@ impl<'a> Record<'a> {
         for (name, value) in &self.fields {
             push_field(&mut out, name, value);
         }
-        if self.block_digest {
-            push_field(
-                &mut out,
-                "WARC-Block-Digest",
-                &self.block_digest().to_string(),
-            );
+        let digest = match self.block_digest {
+            BlockDigest::Absent => None,
+            BlockDigest::Compute => Some(self.block_digest()),
+            BlockDigest::Known(d) => Some(d),
+        };
+        if let Some(digest) = digest {
+            push_field(&mut out, "WARC-Block-Digest", &digest.to_string());
         }
         if let Some(content_type) = &self.content_type {
             push_field(&mut out, "Content-Type", content_type);
