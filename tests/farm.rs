@@ -993,3 +993,67 @@ fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
     check_nodes(&outs, what, 0);
     drop(redis);
 }
+
+/// Synthweb's `sitemap-chain` web (10 hosts, `crawl_support::CHAIN_WEB`) crawled by a
+/// farm: each host's robots.txt names a gzipped sitemap on the next host listing its
+/// `/orphan`, and an index on the next host (named by the robots.txt of the host after
+/// too) whose gzipped sitemap on the host after lists its `/orphan-deep`. The hosts
+/// are spread over the nodes, so a sitemap URL found in one node's robots.txt is read
+/// by another node, and the index's child by a third: the routed link must pass the
+/// owner's admission as a shard's own does (a `….xml.gz` on a sitemap hop is not a
+/// refused binary), and the robots.txt permissions must travel with it. One node
+/// fetches all 20 sitemap-only pages (`tests/crawl_sitemaps.rs`); so must the farm.
+#[test]
+fn a_farm_follows_sitemap_chains_across_nodes() {
+    let what = "farm sitemap chain";
+    if !redis_available(what) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let redis = Redis::standalone(&tmp.path().join("redis"), false);
+    let url = redis.url();
+    let mut sw = Synthweb::start(&tmp.path().join("web"), &crawl_support::CHAIN_WEB);
+    let outs: Vec<PathBuf> = (0..NODES)
+        .map(|i| tmp.path().join(format!("node{i}")))
+        .collect();
+    let logs: Vec<PathBuf> = (0..NODES)
+        .map(|i| tmp.path().join(format!("node{i}.log")))
+        .collect();
+    let mut children: Vec<Child> = (0..NODES)
+        .map(|i| {
+            let args = node_args_budget(&outs[i as usize], &url, i, 300, 0, &[]);
+            spawn_node(&sw, &args, &logs[i as usize], false)
+        })
+        .collect();
+    wait_all(&mut children, Duration::from_secs(120), &logs, &url);
+    sw.stop();
+    let r = referee(&sw, 0);
+    let mut refused: BTreeMap<String, u64> = BTreeMap::new();
+    let mut refused_urls = Vec::new();
+    for (i, out) in outs.iter().enumerate() {
+        for l in crawl_log(out) {
+            for n in crawl_support::annotations(&l) {
+                if n.starts_with("filter:") || n.starts_with("sitemap-refused") {
+                    *refused.entry(n.clone()).or_default() += 1;
+                    refused_urls.push(format!("node {i}: {} {n}", l["url"]));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{what}: refusals {refused:?}; referee: {} of {} sitemap-only pages",
+        r["sitemap_only_fetched"], r["sitemap_only"]
+    );
+    assert_eq!(r["sitemap_only"], 20, "{r:#}");
+    assert_eq!(
+        r["sitemap_only_fetched"], r["sitemap_only"],
+        "{what}: sitemap-only pages missed: {}; refusals: {refused:?} {refused_urls:#?}",
+        r["sitemap_missed"]
+    );
+    assert!(refused.is_empty(), "{what}: {refused_urls:#?}");
+    assert_eq!(r["forbidden_fetched"]["count"], 0, "{r:#}");
+    assert_eq!(r["missed"]["count"], 0, "{r:#}");
+    check_nodes(&outs, what, 0);
+    check_ownership(&outs, what);
+    drop(redis);
+}

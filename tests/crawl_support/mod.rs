@@ -88,6 +88,24 @@ pub fn warcio_check_dir(dir: &Path) -> usize {
     files.len()
 }
 
+/// The web of synthweb's `sitemap-chain` profile, 10 hosts: each host's robots.txt
+/// names a gzipped sitemap on the next host listing its `/orphan`, and an index on the
+/// next host (named by the robots.txt of the host after too) whose gzipped sitemap on
+/// the host after lists its `/orphan-deep`. Crawled by one node in
+/// `tests/crawl_sitemaps.rs` and by a farm in `tests/farm.rs`.
+pub const CHAIN_WEB: [&str; 10] = [
+    "--hosts",
+    "10",
+    "--profile",
+    "sitemap-chain",
+    "--pages-per-host",
+    "5-10",
+    "--out-degree",
+    "5-10",
+    "--manifest-max-pages-per-host",
+    "300",
+];
+
 /// A synthweb server child in its own directory; stopped (SIGTERM, which flushes the
 /// request log) on [`Synthweb::stop`] or drop.
 pub struct Synthweb {
