@@ -328,6 +328,33 @@ pub fn annotations(record: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// What a crawl of the `sitemap-chain` web ([`CHAIN_WEB`]) must not log: any `filter:`
+/// refusal, and a `sitemap-refused` that stands. An index read before its second
+/// robots.txt permission arrived refuses its child on the third host once; it is read
+/// again with both (a later line for it with no refusal), and that refusal is fine.
+pub fn chain_refusals(log: &[serde_json::Value]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (at, l) in log.iter().enumerate() {
+        let notes = annotations(l);
+        if notes.iter().any(|n| n.starts_with("filter:")) {
+            bad.push(format!("{} {notes:?}", l["url"]));
+        }
+        if notes.iter().any(|n| n.starts_with("sitemap-refused")) {
+            let read_again = log.iter().skip(at + 1).any(|m| {
+                m["url"] == l["url"]
+                    && m["status"] == 200
+                    && !annotations(m)
+                        .iter()
+                        .any(|n| n.starts_with("sitemap-refused"))
+            });
+            if !read_again {
+                bad.push(format!("{} {notes:?} (not read again)", l["url"]));
+            }
+        }
+    }
+    bad
+}
+
 /// URLs the crawl log shows an HTTP response for (any status).
 pub fn fetched_urls(log: &[serde_json::Value]) -> BTreeSet<String> {
     log.iter()
