@@ -426,9 +426,22 @@ fn assert_referee_passes(sw: &Synthweb, delay_ms: u64, what: &str) {
     );
 }
 
-/// Every node finished by itself with its own stats.json and a farm section; returns
-/// the figures summed.
+/// Every node finished by itself with its own stats.json and a farm section, and each
+/// sent links; returns the figures summed.
 fn check_nodes(outs: &[PathBuf], what: &str, bad_entries: u64) -> BTreeMap<&'static str, u64> {
+    check_nodes_with(outs, what, bad_entries, true)
+}
+
+/// [`check_nodes`]; with `every_node_sends` false, a node may have sent nothing (a web
+/// of a few hosts, on ports chosen at random, may leave a node without any host: its
+/// partitions are hashed from the host keys, ports included), as long as the farm sent
+/// some links.
+fn check_nodes_with(
+    outs: &[PathBuf],
+    what: &str,
+    bad_entries: u64,
+    every_node_sends: bool,
+) -> BTreeMap<&'static str, u64> {
     let mut sums = BTreeMap::new();
     for (i, out) in outs.iter().enumerate() {
         let s = stats_json(out);
@@ -449,7 +462,7 @@ fn check_nodes(outs: &[PathBuf], what: &str, bad_entries: u64) -> BTreeMap<&'sta
             *sums.entry(k).or_default() += farm[k].as_u64().unwrap();
         }
         assert!(
-            farm["links_sent"].as_u64().unwrap() > 0,
+            !every_node_sends || farm["links_sent"].as_u64().unwrap() > 0,
             "{what}: node {i} sent no link: {farm}"
         );
         eprintln!("{what}: node {i}: pages {} farm {farm}", s["pages"]);
@@ -461,6 +474,7 @@ fn check_nodes(outs: &[PathBuf], what: &str, bad_entries: u64) -> BTreeMap<&'sta
         "{what}: {sums:?}"
     );
     assert_eq!(sums["bad_entries"], bad_entries, "{what}");
+    assert!(sums["links_sent"] > 0, "{what}: {sums:?}");
     sums
 }
 
@@ -990,7 +1004,8 @@ fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
     );
     assert_eq!(r["sitemap_only"], 34, "{r:#}");
     assert_eq!(r["forbidden_fetched"]["count"], 0, "{r:#}");
-    check_nodes(&outs, what, 0);
+    // 4 hosts over 3 nodes: a node may own none.
+    check_nodes_with(&outs, what, 0, false);
     drop(redis);
 }
 
@@ -1047,7 +1062,9 @@ fn a_farm_follows_sitemap_chains_across_nodes() {
     assert!(refused.is_empty(), "{what}: {refused:#?}");
     assert_eq!(r["forbidden_fetched"]["count"], 0, "{r:#}");
     assert_eq!(r["missed"]["count"], 0, "{r:#}");
-    check_nodes(&outs, what, 0);
+    // 10 hosts over 3 nodes: a node owns none about once in 20 runs.
+    let sums = check_nodes_with(&outs, what, 0, false);
+    eprintln!("{what}: {sums:?}");
     check_ownership(&outs, what);
     drop(redis);
 }
