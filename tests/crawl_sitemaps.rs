@@ -128,6 +128,55 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
     assert!(sm["hops"].as_str().unwrap().ends_with('S'), "{sm}");
 }
 
+/// One node on the `sitemap-chain` web fetches all 20 sitemap-only pages: each
+/// `/orphan` through a gzipped sitemap on another host (the `.gz` passes the extension
+/// filter on a sitemap hop, and the robots.txt that named it permits the naming
+/// host's URLs), each `/orphan-deep` through an index on one host, named by two
+/// robots.txt, and a gzipped sitemap on a third (both permissions passed down the
+/// chain). The farm must do the
+/// same (`tests/farm.rs::a_farm_follows_sitemap_chains_across_nodes`).
+#[test]
+fn one_node_follows_sitemap_chains_across_hosts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sw = Synthweb::start(&tmp.path().join("web"), &crawl_support::CHAIN_WEB);
+    let out = tmp.path().join("crawl");
+    crawl(&sw, &out, 300, &[]);
+    sw.stop();
+    let o = Command::new(synthweb_bin())
+        .current_dir(&sw.dir)
+        .args(["check", "--log", "req.log", "--manifest", "manifest.txt"])
+        .args(["--json", "--per-host-connections", "1"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["sitemap_only"], 20, "{report:#}");
+    assert_eq!(report["sitemap_only_fetched"], 20, "{report:#}");
+    // 30 files; an index read before its second robots.txt permission arrived is read
+    // again with both.
+    assert!(
+        report["sitemap_requests"].as_u64() >= Some(30),
+        "{report:#}"
+    );
+    assert_eq!(report["forbidden_fetched"]["count"], 0, "{report:#}");
+    let log = crawl_log(&out);
+    let refused = crawl_support::chain_refusals(&log);
+    assert!(refused.is_empty(), "{refused:#?}");
+    for (suffix, hops) in [("/orphan", "SS"), ("/orphan-deep", "SSS")] {
+        let found: Vec<&serde_json::Value> = log
+            .iter()
+            .filter(|r| r["url"].as_str().is_some_and(|u| u.ends_with(suffix)))
+            .collect();
+        assert_eq!(found.len(), 10, "{suffix}: {found:#?}");
+        for r in found {
+            assert_eq!(r["status"], 200, "{r}");
+            assert_eq!(r["hops"], hops, "{r}");
+        }
+    }
+    let stats = stats_json(&out);
+    assert!(stats["sitemaps_read"].as_u64() >= Some(30), "{stats}");
+}
+
 /// `--sitemap URL`: the 60,000-URL sitemap is cut at 50,000 with a crawl-log
 /// annotation, and the gzip bomb posing as a sitemap is stopped at 50 MB.
 #[test]

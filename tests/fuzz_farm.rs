@@ -17,7 +17,21 @@ fn farm_wire_corpus_replays_without_panics() {
         n += 1;
     }
     assert!(n >= 5, "corpus too small: {n} files in {}", dir.display());
-    assert!(good >= 3, "the corpus holds good entries too: {good}");
+    assert!(good >= 4, "the corpus holds good entries too: {good}");
+    // Entries of the format before grants are refused by their version.
+    for name in ["v1_empty", "v1_one", "v1_many"] {
+        let data = std::fs::read(dir.join(name)).unwrap();
+        assert_eq!(
+            Entry::decode(&data),
+            Err(trawl::farm::WireError::Version(1)),
+            "{name}"
+        );
+    }
+    let granted = Entry::decode(&std::fs::read(dir.join("granted")).unwrap()).unwrap();
+    assert_eq!(
+        granted.links[1].grant,
+        ["http://f.test", "https://g.test:8443"]
+    );
 }
 
 #[test]
@@ -30,6 +44,11 @@ fn random_damage_never_panics_and_is_never_read_as_good() {
                 url: format!("http://h{i}.test/p"),
                 via: "http://v.test/".to_owned(),
                 hops: "LL".to_owned(),
+                grant: if i % 5 == 0 {
+                    vec!["http://g.test".to_owned()]
+                } else {
+                    Vec::new()
+                },
             })
             .collect(),
     };

@@ -10,6 +10,12 @@ use crate::frontier::QueuedUrl;
 /// A batch of URLs routed to a shard, each with its host key.
 pub(crate) type Batch = Vec<(String, QueuedUrl)>;
 
+/// A batch of links the farm bus received for a shard's hosts, not yet admitted: the
+/// shard's core admits them ([`super::core::Core::on_received`]). A channel of its own
+/// beside the inbox, as large, drained at the same moments (every turn, and inside a
+/// checkpoint's cut).
+pub(crate) type Received = Vec<super::core::ReceivedLink>;
+
 /// Capacity of a shard's inbox, in batches: 16,384 URLs, a few MiB.
 pub(crate) const INBOX_BATCHES: usize = 64;
 

@@ -42,8 +42,8 @@ pub use output::{OutputSummary, Positions};
 pub use stats::Stats;
 pub use width::WidthStats;
 
-pub(crate) use core::{host_key, shard_of};
-pub(crate) use inbox::Batch;
+pub(crate) use core::{host_key, shard_of, ReceivedLink};
+pub(crate) use inbox::Received;
 
 use coordinator::Coordinator;
 use setup::Prepared;
@@ -428,6 +428,9 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
         .collect();
     let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) =
         (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
+    // Links from other farm nodes (unused outside a farm).
+    let (received_txs, received_rxs): (Vec<Sender<Received>>, Vec<_>) =
+        (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
     let (controls, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
         (0..n).map(|_| unbounded()).unzip();
     // The frontiers, tallies and robots entries move into the shards; `p` keeps the
@@ -437,9 +440,10 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
         .zip(std::mem::take(&mut p.tallies))
         .zip(std::mem::take(&mut p.robots));
     let mut handles = Vec::with_capacity(n);
-    for (i, (fetcher, (inbox, control))) in fetchers
+    for (i, ((fetcher, (inbox, control)), received)) in fetchers
         .into_iter()
         .zip(inbox_rxs.into_iter().zip(control_rxs))
+        .zip(received_rxs)
         .enumerate()
     {
         let Some(((frontier, tallies), robots)) = per_shard.next() else {
@@ -452,6 +456,7 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
             fetcher,
             filter: Arc::clone(&p.filter),
             inbox,
+            received,
             peers: inbox_txs.clone(),
             peer_wakers: inbox_wakers.clone(),
             output: p.output.tx.clone(),
@@ -470,10 +475,8 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
         Some(ends) => Some(crate::farm::start_bus(
             ends,
             &p.shared,
-            &p.filter,
-            inbox_txs.clone(),
+            received_txs,
             wakers.clone(),
-            p.output.tx.clone(),
         )?),
         None => None,
     };

@@ -24,7 +24,7 @@ use crate::warc::{Capture, CaptureCompressor, Outlink, WarcDate};
 
 use super::core::{hops_path, Action, Core, CoreParts, Now};
 pub(crate) use super::core::{host_key, shard_of, HostTally};
-use super::inbox::{Batch, InboxWaker};
+use super::inbox::{Batch, InboxWaker, Received};
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{CheckpointCut, Control, Shared};
 
@@ -68,6 +68,8 @@ pub(crate) struct Shard {
     core: Core,
     fetcher: Fetcher,
     inbox: Receiver<Batch>,
+    /// Links from other farm nodes, for the core's admission.
+    received: Receiver<Received>,
     peers: Vec<Sender<Batch>>,
     peer_wakers: Vec<Arc<InboxWaker>>,
     outboxes: Vec<Batch>,
@@ -89,6 +91,8 @@ pub(crate) struct ShardParts {
     pub fetcher: Fetcher,
     pub filter: Arc<UrlFilter>,
     pub inbox: Receiver<Batch>,
+    /// Links the farm bus received for this shard's hosts (never sent outside a farm).
+    pub received: Receiver<Received>,
     pub peers: Vec<Sender<Batch>>,
     /// One per shard, this shard's own included (it clears its flag).
     pub peer_wakers: Vec<Arc<InboxWaker>>,
@@ -127,6 +131,7 @@ impl Shard {
             core,
             fetcher: p.fetcher,
             inbox: p.inbox,
+            received: p.received,
             peers: p.peers,
             peer_wakers: p.peer_wakers,
             outboxes: (0..shards).map(|_| Vec::new()).collect(),
@@ -325,6 +330,15 @@ impl Shard {
         }
         if !batches.is_empty() {
             self.push_local(batches.into_iter().flatten());
+        }
+        // Links from other farm nodes: the bus wakes us after each send (drained here
+        // every turn and inside a checkpoint's cut, like the inbox).
+        while let Ok(links) = self.received.try_recv() {
+            let mut actions = std::mem::take(&mut self.actions);
+            self.core.on_received(links, clock(), &mut actions);
+            self.execute(&mut actions);
+            actions.shrink_to(super::core::RETAINED_ACTIONS);
+            self.actions = actions;
         }
     }
 
@@ -739,6 +753,7 @@ mod checkpoint_tests {
         peer_tx.send(Vec::new()).expect("fill");
         let (output_tx, _output_rx) = unbounded();
         let (_control_tx, control_rx) = unbounded();
+        let (received_tx, received_rx) = bounded::<Received>(4);
         let mut shard = Shard::new(ShardParts {
             index: 0,
             shared: Arc::clone(&shared),
@@ -746,6 +761,7 @@ mod checkpoint_tests {
             fetcher,
             filter: Arc::new(crate::url::UrlFilter::new(Default::default(), &[]).expect("filter")),
             inbox: own_rx,
+            received: received_rx,
             peers: vec![own_tx.clone(), peer_tx],
             peer_wakers: vec![own_waker, peer_waker],
             output: output_tx,
@@ -761,6 +777,24 @@ mod checkpoint_tests {
                 "http://c.test".to_owned(),
                 item("http://c.test/inbox"),
             )])
+            .expect("send");
+        // A gzipped sitemap another farm node sent before barrier 1, for a host of this
+        // shard: admitted at the cut (the sitemap hop exempts its `.gz`), so dumped.
+        let received_host = ["d.test", "e.test", "f.test", "g.test", "h.test"]
+            .iter()
+            .map(|h| format!("http://{h}"))
+            .find(|h| shard_of(h, 2) == 0)
+            .expect("a host of shard 0");
+        let received_url = format!("{received_host}/sitemap.xml.gz");
+        shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        received_tx
+            .send(vec![crate::engine::core::ReceivedLink {
+                url: url::Url::parse(&received_url).expect("url"),
+                host: received_host.clone(),
+                via: Some("http://a.test/robots.txt".to_owned()),
+                hops: "S".to_owned(),
+                grant: vec!["http://a.test".to_owned()],
+            }])
             .expect("send");
         let cp_dir = dir.path().join("cp");
         std::fs::create_dir_all(&cp_dir).expect("cp dir");
@@ -798,6 +832,7 @@ mod checkpoint_tests {
                     "http://b.test/unsent".to_owned()
                 ),
                 ("http://c.test".to_owned(), "http://c.test/inbox".to_owned()),
+                (received_host, received_url),
             ]
         );
         assert!(cp_dir

@@ -4,8 +4,9 @@
 //! Each node owns the partitions that rendezvous hashing gives it ([`partition`]);
 //! links for another node's partitions travel, untested, in batches ([`wire`]) through
 //! that partition's Redis stream, and the owner tests them against its own presence
-//! bits. One bus thread per node ([`bus`]) talks to Redis with the synchronous client;
-//! the shards reach it through channels and it reaches them through their wakers.
+//! bits and admits them as a shard's own (`engine::core::Core::on_received`). One bus
+//! thread per node ([`bus`]) talks to Redis with the synchronous client; the shards
+//! reach it through channels and it reaches them through their wakers.
 
 mod bus;
 pub mod config;
@@ -33,19 +34,18 @@ pub fn fuzz_wire(data: &[u8]) {
     wire::fuzz_decode(data);
 }
 
-/// Starts this node's bus thread (engine side, after the shards' channels exist); on
-/// resume, the links of the checkpoint's outbox (read by `FarmLink::check_resume`) are
-/// sent again.
+/// Starts this node's bus thread (engine side, after the shards' channels exist): it
+/// hands received links to each shard through `received` (one sender per shard) and
+/// wakes it; on resume, the links of the checkpoint's outbox (read by
+/// `FarmLink::check_resume`) are sent again.
 ///
 /// # Errors
 /// The thread could not be spawned.
 pub(crate) fn start_bus(
     mut ends: node::BusEnds,
     shared: &std::sync::Arc<crate::engine::Shared>,
-    filter: &std::sync::Arc<crate::url::UrlFilter>,
-    inboxes: Vec<crossbeam_channel::Sender<crate::engine::Batch>>,
+    received: Vec<crossbeam_channel::Sender<crate::engine::Received>>,
     wakers: Vec<std::sync::Arc<mio::Waker>>,
-    output: crossbeam_channel::Sender<crate::engine::output::OutputMsg>,
 ) -> Result<std::thread::JoinHandle<()>, crate::engine::CrawlError> {
     use crate::engine::CrawlError;
     let Some(link) = shared.farm.as_ref() else {
@@ -59,10 +59,8 @@ pub(crate) fn start_bus(
         config: link.config.clone(),
         table: link.table.clone(),
         shared: std::sync::Arc::clone(shared),
-        filter: std::sync::Arc::clone(filter),
-        inboxes,
+        received,
         wakers,
-        output,
         out_dir: shared.config.out_dir.clone(),
         outbox,
     })

@@ -1,7 +1,8 @@
 //! The engine's side of the farm: what the shards and the coordinator call.
 //!
 //! - Shards call [`FarmLink::route`] on a page's links *before* the presence bits: the
-//!   links another node owns leave for the bus untested (the owner tests them).
+//!   links another node owns leave for the bus untested, with the robots.txt grant of
+//!   the sitemap files among them (the owner tests and admits them: `Core::on_received`).
 //! - Seeds are kept by [`FarmLink::owns`].
 //! - The coordinator calls [`FarmLink::tick`] every turn (is the farm finished? does the
 //!   bus want a checkpoint?), and brackets each checkpoint with [`FarmLink::begin_cut`]
@@ -302,10 +303,12 @@ impl FarmLink {
     }
 
     /// Takes the links of other nodes' partitions out of `links` and hands them to the
-    /// bus with the page they were found on and their hop path (`hops` of the page
-    /// plus the link's own hop). Blocks only while the bus's channel is full, which
-    /// the bus drains continuously.
-    pub fn route(&self, links: &mut Vec<(String, Hop)>, via: &str, hops: &str) {
+    /// bus with the page they were found on, their hop path (`hops` of the page plus
+    /// the link's own hop) and `grant`: the robots.txt permission the links carry when
+    /// they are sitemap files (a robots.txt's `Sitemap:` lines, an index's sitemaps, a
+    /// sitemap's redirect), empty otherwise. Blocks only while the bus's channel is
+    /// full, which the bus drains continuously.
+    pub fn route(&self, links: &mut Vec<(String, Hop)>, via: &str, hops: &str, grant: &[String]) {
         let mut batch: OutBatch = Vec::new();
         links.retain(|(url, hop)| {
             let p = self.partition_of_url(url);
@@ -321,6 +324,7 @@ impl FarmLink {
                     url: url.clone(),
                     via: via.to_owned(),
                     hops: h,
+                    grant: grant.to_vec(),
                 },
             ));
             false
@@ -344,11 +348,20 @@ impl FarmLink {
                     url: url.clone(),
                     via: String::new(),
                     hops: String::new(),
+                    grant: Vec::new(),
                 },
             ));
             false
         });
         self.send(batch);
+    }
+
+    /// Counts received links the presence bits already knew (the owner's admission,
+    /// `Core::on_received`).
+    pub(crate) fn count_known(&self, n: u64) {
+        if n > 0 {
+            self.counters.links_known.fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     fn send(&self, batch: OutBatch) {
@@ -530,7 +543,8 @@ mod tests {
         let mut links: Vec<(String, Hop)> = (0..300)
             .map(|i| (format!("http://h{i}.test/p"), Hop::Link))
             .collect();
-        link.route(&mut links, "http://from.test/", "LR");
+        let grant = vec!["http://g.test".to_owned()];
+        link.route(&mut links, "http://from.test/", "LR", &grant);
         assert!(links.iter().all(|(u, _)| link.owns(u)));
         assert!(
             (60..140).contains(&links.len()),
@@ -544,6 +558,7 @@ mod tests {
             assert_eq!(*p, link.partition_of_url(&l.url));
             assert_eq!(l.via, "http://from.test/");
             assert_eq!(l.hops, "LRL");
+            assert_eq!(l.grant, grant);
         }
     }
 }

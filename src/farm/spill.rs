@@ -316,6 +316,11 @@ mod tests {
             url: format!("http://h{i}.test/"),
             via: "http://v.test/".to_owned(),
             hops: "L".to_owned(),
+            grant: if i % 7 == 0 {
+                vec![format!("http://g{i}.test")]
+            } else {
+                Vec::new()
+            },
         }
     }
 

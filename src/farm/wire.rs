@@ -1,13 +1,18 @@
 //! The format of one stream entry: a versioned, checksummed batch of links for one
-//! partition, each with the page it was found on and its hop path, as the engine's
-//! routed links carry them.
+//! partition, each with the page it was found on, its hop path and, for a sitemap
+//! file, the robots.txt permission it carries (its grant), as the engine's routed
+//! links carry them.
 //!
-//! Layout (integers little-endian, `varint` = LEB128 u64):
+//! Layout (integers little-endian, `varint` = LEB128 u64, `text` = `len varint`
+//! then that many bytes of UTF-8):
 //! ```text
 //! magic "TRWL" | version u8 | from_node varint | partition varint | count varint
-//! count x ( url_len varint url | via_len varint via | hops_len varint hops )
+//! count x ( url text | via text | hops text | grants varint | grants x origin text )
 //! crc32 u32 of everything before it
 //! ```
+//! Version 1 had no grant; a version 1 entry (or a checkpoint outbox written by a
+//! version 1 build) is refused with [`WireError::Version`], like any other foreign
+//! version.
 //! Every field is bounds-checked: garbage, a truncated entry, a foreign version or a
 //! bad checksum decode to a [`WireError`], never a panic (the caller logs and skips the
 //! entry; `fuzz_decode` is the fuzz entry point, replayed by `tests/fuzz_farm.rs`).
@@ -17,15 +22,20 @@
 pub const MAGIC: &[u8; 4] = b"TRWL";
 
 /// The format version this build writes and reads. A node of another version reading
-/// our entries skips them with a [`WireError::Version`] (and the sender's links wait in
-/// the stream until a node that reads them acknowledges them).
-pub const VERSION: u8 = 1;
+/// our entries skips them with a [`WireError::Version`] (logged, counted in
+/// `bad_entries` and acknowledged with its next checkpoint: every node of a farm must
+/// run a build of one format version). 2: each link carries its sitemap grant.
+pub const VERSION: u8 = 2;
 
 /// Most links in one entry (a sender cuts batches far below this).
 pub const MAX_LINKS: u64 = 65_536;
 
-/// Longest URL, via or hop path accepted in an entry, in bytes.
+/// Longest URL, via, hop path or origin accepted in an entry, in bytes.
 pub const MAX_FIELD_BYTES: u64 = 1 << 16;
+
+/// Most origins in one link's grant; [`Entry::encode`] writes the first this many
+/// (the engine keeps at most 16 per sitemap: `sitemap::Grants`).
+pub const MAX_GRANT_ORIGINS: usize = 64;
 
 /// One exchanged link.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +46,11 @@ pub struct WireLink {
     pub via: String,
     /// Hop path from the seed, this link's hop included (`LLR`...).
     pub hops: String,
+    /// For a sitemap file: the origins whose robots.txt permission it carries (named
+    /// by their robots.txt, or listed by an index that carried theirs; see
+    /// `engine/core/sitemaps.rs`), so the owner reads it with the permission one node
+    /// would. Empty for other links.
+    pub grant: Vec<String>,
 }
 
 /// A decoded entry.
@@ -72,7 +87,13 @@ impl Entry {
             16 + self
                 .links
                 .iter()
-                .map(|l| l.url.len() + l.via.len() + l.hops.len() + 6)
+                .map(|l| {
+                    l.url.len()
+                        + l.via.len()
+                        + l.hops.len()
+                        + l.grant.iter().map(|o| o.len() + 2).sum::<usize>()
+                        + 7
+                })
                 .sum::<usize>(),
         );
         out.extend_from_slice(MAGIC);
@@ -82,8 +103,12 @@ impl Entry {
         put_varint(&mut out, self.links.len() as u64);
         for l in &self.links {
             for s in [&l.url, &l.via, &l.hops] {
-                put_varint(&mut out, s.len() as u64);
-                out.extend_from_slice(s.as_bytes());
+                put_text(&mut out, s);
+            }
+            let grant = l.grant.get(..MAX_GRANT_ORIGINS).unwrap_or(&l.grant);
+            put_varint(&mut out, grant.len() as u64);
+            for origin in grant {
+                put_text(&mut out, origin);
             }
         }
         let crc = crc32fast::hash(&out);
@@ -124,13 +149,26 @@ impl Entry {
         if count > MAX_LINKS {
             return Err(WireError::TooLarge);
         }
-        // Each link takes at least three bytes: no allocation past what the data holds.
-        let mut links = Vec::with_capacity((count as usize).min(r.rest.len() / 3));
+        // Each link takes at least four bytes: no allocation past what the data holds.
+        let mut links = Vec::with_capacity((count as usize).min(r.rest.len() / 4));
         for _ in 0..count {
             let url = r.text()?;
             let via = r.text()?;
             let hops = r.text()?;
-            links.push(WireLink { url, via, hops });
+            let origins = r.varint()?;
+            if origins > MAX_GRANT_ORIGINS as u64 {
+                return Err(WireError::TooLarge);
+            }
+            let mut grant = Vec::with_capacity(origins as usize);
+            for _ in 0..origins {
+                grant.push(r.text()?);
+            }
+            links.push(WireLink {
+                url,
+                via,
+                hops,
+                grant,
+            });
         }
         if !r.rest.is_empty() {
             return Err(WireError::Trailing);
@@ -175,6 +213,11 @@ impl Reader<'_> {
     }
 }
 
+fn put_text(out: &mut Vec<u8>, s: &str) {
+    put_varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     loop {
         let b = (v & 0x7f) as u8;
@@ -208,11 +251,19 @@ mod tests {
                     url: "http://a.test/x?y=1".into(),
                     via: "http://b.test/".into(),
                     hops: "LLR".into(),
+                    grant: Vec::new(),
                 },
                 WireLink {
                     url: "http://a.test/é".into(),
                     via: String::new(),
                     hops: String::new(),
+                    grant: Vec::new(),
+                },
+                WireLink {
+                    url: "http://c.test/sitemap.xml.gz".into(),
+                    via: "http://d.test/robots.txt".into(),
+                    hops: "S".into(),
+                    grant: vec!["http://d.test".into(), "https://e.test:8443".into()],
                 },
             ],
         }
@@ -245,6 +296,44 @@ mod tests {
         let mut foreign = good.clone();
         foreign[4] = 9;
         assert_eq!(Entry::decode(&foreign), Err(WireError::Version(9)));
+    }
+
+    #[test]
+    fn a_version_1_entry_is_refused_by_its_version() {
+        // What a build before grants wrote: one link, no grant count.
+        let mut v1 = MAGIC.to_vec();
+        v1.push(1);
+        v1.extend_from_slice(&[0, 5, 1]);
+        for s in ["http://a.test/", "http://b.test/", "L"] {
+            put_text(&mut v1, s);
+        }
+        let crc = crc32fast::hash(&v1);
+        v1.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(Entry::decode(&v1), Err(WireError::Version(1)));
+        assert_eq!(
+            WireError::Version(1).to_string(),
+            "entry format version 1, this build reads 2"
+        );
+    }
+
+    #[test]
+    fn grants_are_capped_on_both_sides() {
+        let mut e = sample();
+        e.links[2].grant = (0..100).map(|i| format!("http://o{i}.test")).collect();
+        let back = Entry::decode(&e.encode()).unwrap();
+        assert_eq!(back.links[2].grant.len(), MAX_GRANT_ORIGINS);
+        assert_eq!(
+            back.links[2].grant[..],
+            e.links[2].grant[..MAX_GRANT_ORIGINS]
+        );
+        // A count over the cap is refused before anything is allocated for it.
+        let mut body = MAGIC.to_vec();
+        body.push(VERSION);
+        body.extend_from_slice(&[0, 0, 1, 0, 0, 0]);
+        put_varint(&mut body, MAX_GRANT_ORIGINS as u64 + 1);
+        let crc = crc32fast::hash(&body);
+        body.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(Entry::decode(&body), Err(WireError::TooLarge));
     }
 
     #[test]

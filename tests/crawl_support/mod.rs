@@ -88,6 +88,24 @@ pub fn warcio_check_dir(dir: &Path) -> usize {
     files.len()
 }
 
+/// The web of synthweb's `sitemap-chain` profile, 10 hosts: each host's robots.txt
+/// names a gzipped sitemap on the next host listing its `/orphan`, and an index on the
+/// next host (named by the robots.txt of the host after too) whose gzipped sitemap on
+/// the host after lists its `/orphan-deep`. Crawled by one node in
+/// `tests/crawl_sitemaps.rs` and by a farm in `tests/farm.rs`.
+pub const CHAIN_WEB: [&str; 10] = [
+    "--hosts",
+    "10",
+    "--profile",
+    "sitemap-chain",
+    "--pages-per-host",
+    "5-10",
+    "--out-degree",
+    "5-10",
+    "--manifest-max-pages-per-host",
+    "300",
+];
+
 /// A synthweb server child in its own directory; stopped (SIGTERM, which flushes the
 /// request log) on [`Synthweb::stop`] or drop.
 pub struct Synthweb {
@@ -308,6 +326,33 @@ pub fn annotations(record: &serde_json::Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// What a crawl of the `sitemap-chain` web ([`CHAIN_WEB`]) must not log: any `filter:`
+/// refusal, and a `sitemap-refused` that stands. An index read before its second
+/// robots.txt permission arrived refuses its child on the third host once; it is read
+/// again with both (a later line for it with no refusal), and that refusal is fine.
+pub fn chain_refusals(log: &[serde_json::Value]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (at, l) in log.iter().enumerate() {
+        let notes = annotations(l);
+        if notes.iter().any(|n| n.starts_with("filter:")) {
+            bad.push(format!("{} {notes:?}", l["url"]));
+        }
+        if notes.iter().any(|n| n.starts_with("sitemap-refused")) {
+            let read_again = log.iter().skip(at + 1).any(|m| {
+                m["url"] == l["url"]
+                    && m["status"] == 200
+                    && !annotations(m)
+                        .iter()
+                        .any(|n| n.starts_with("sitemap-refused"))
+            });
+            if !read_again {
+                bad.push(format!("{} {notes:?} (not read again)", l["url"]));
+            }
+        }
+    }
+    bad
 }
 
 /// URLs the crawl log shows an HTTP response for (any status).

@@ -1,8 +1,9 @@
 //! The crawl core of one shard: every decision a shard makes, with no I/O.
 //!
 //! The core takes inputs — the time ([`Now`]), URLs routed in from peers
-//! ([`Core::push`]), a turn to schedule ([`Core::schedule`]), fetch outcomes of pages
-//! and robots.txt ([`Core::on_fetched`]) — and answers with [`Action`]s for the driver
+//! ([`Core::push`]), links other farm nodes found ([`Core::on_received`]), a turn to
+//! schedule ([`Core::schedule`]), fetch outcomes of pages and robots.txt
+//! ([`Core::on_fetched`]) — and answers with [`Action`]s for the driver
 //! (`shard.rs`) to carry out: submit a fetch, write a crawl-log line, record a fetch
 //! (log line and WARC capture), send a URL to the shard that owns its host. It owns the
 //! shard's frontier, robots cache, host tallies and the fetches in flight, so the
@@ -19,14 +20,18 @@
 //!   building requests.
 //! - `robots.rs`: robots.txt answers, refused hosts.
 //! - `page.rs`: page answers: retries and backoff, budgets, failure parking,
-//!   redirects, link extraction, link admission and routing.
+//!   redirects, link extraction, link admission (the one admission, [`Core::admit`])
+//!   and routing.
+//! - `received.rs`: links from other farm nodes, through the same admission.
 
 mod page;
+mod received;
 mod recent;
 mod recrawl;
 mod robots;
 mod schedule;
 mod sitemaps;
+pub(crate) use received::ReceivedLink;
 pub(crate) use recent::RecentStarts;
 pub(crate) use sitemaps::{queue_operator_sitemaps, SitemapMemory};
 

@@ -76,6 +76,9 @@ impl Core {
         let mut annotations = Vec::new();
         // Canonical URL strings: a link becomes a `Url` only once it is new (below).
         let mut outlinks: Vec<(String, Hop)> = Vec::new();
+        // The robots.txt permission the links carry to another node: an index's
+        // sitemaps carry the index's, a sitemap's redirect target the sitemap's.
+        let mut grant: Vec<String> = Vec::new();
         if o.error.is_none() {
             self.shared.pages.fetch_add(1, Ordering::AcqRel);
             if let (Some(code), Some(head)) = (status, head_of(&o)) {
@@ -85,14 +88,17 @@ impl Core {
                         .and_then(|v| std::str::from_utf8(v).ok())
                     {
                         match crate::url::canonicalize(&o.url, loc.trim()) {
-                            Ok(target) => outlinks.push((target.into(), Hop::Redirect)),
+                            Ok(target) => {
+                                outlinks.push((target.into(), Hop::Redirect));
+                                grant = self.redirect_grant(&item);
+                            }
                             Err(r) => annotations.push(format!("bad-location:{}", r.code())),
                         }
                     }
                 } else if (200..300).contains(&code)
                     && Self::is_sitemap_fetch(&item, head, body_of(&o))
                 {
-                    self.sitemap_links(&o, &item, &mut outlinks, &mut annotations);
+                    grant = self.sitemap_links(&o, &item, &mut outlinks, &mut annotations);
                 } else if (200..300).contains(&code) && head.is_html() {
                     self.links_of(&o, head, &mut outlinks, &mut annotations);
                 }
@@ -101,9 +107,10 @@ impl Core {
         // The record goes out first and the decisions on its links follow it in the
         // log, but the links are admitted while `outlinks` is still ours to borrow.
         let mut links = std::mem::take(&mut self.link_actions);
-        // Farm (issue 13): links another node owns leave untested; the owner tests them.
+        // Farm (issue 13): links another node owns leave untested, with their grant;
+        // the owner tests and admits them (`Core::on_received`).
         if let Some(farm) = &self.shared.farm {
-            farm.route(&mut outlinks, &item.url, &item.hops);
+            farm.route(&mut outlinks, &item.url, &item.hops, &grant);
         }
         self.admit_links(&item, &outlinks, now, &mut links);
         out.push(page_record(o, item, outlinks, annotations));
@@ -181,7 +188,7 @@ impl Core {
             let mut hops = String::with_capacity(item.hops.len() + 1);
             hops.push_str(&item.hops);
             hops.push(hop.code());
-            self.admit(url, &item.url, hops, now, out);
+            self.admit(url, Some(&item.url), hops, now, out);
         }
         self.seen_scratch = seen;
     }
@@ -262,11 +269,16 @@ impl Core {
     }
 
     /// The decision for a URL the presence bits just reported as new (the caller sets
-    /// its bit): filters, the handler's hook, then [`Core::route`].
+    /// its bit): filters (a gzipped sitemap on a sitemap hop exempt from the refused
+    /// extensions), the handler's hook, then [`Core::route`]. The one admission: a
+    /// page's links, a robots.txt's `Sitemap:` lines and the links other farm nodes
+    /// send ([`Core::on_received`]) all pass here. `via` is `None` only for a URL
+    /// another node was handed by `trawl add`: a seed, refused as `added` like the
+    /// coordinator's own (`engine/adds.rs`).
     pub(super) fn admit(
         &mut self,
         url: Url,
-        via: &str,
+        via: Option<&str>,
         hops: String,
         now: Now,
         out: &mut Vec<Action>,
@@ -282,21 +294,24 @@ impl Core {
                 );
             }
             let mut rec = LogRecord::new(now.wall, url.as_str(), Outcome::Filtered);
-            rec.via = Some(via.to_owned());
+            rec.via = via.map(str::to_owned);
             rec.hops = hops_path(&hops);
             rec.annotations.push(format!("filter:{}", reason.code()));
+            if via.is_none() {
+                rec.annotations.push("added".to_owned());
+            }
             out.push(Action::Log(Box::new(rec)));
             return;
         }
         if let Some(handler) = &self.shared.handler {
-            if !handler.accept_link(via, &url) {
+            if !handler.accept_link(via.unwrap_or_default(), &url) {
                 return;
             }
         }
         let Some(key) = host_key(&url) else { return };
         let item = QueuedUrl {
             url: url.into(),
-            via: Some(via.to_owned()),
+            via: via.map(str::to_owned),
             hops,
             attempts: 0,
         };

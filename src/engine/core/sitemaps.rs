@@ -355,11 +355,12 @@ impl Core {
                 }
             }
         }
-        // Farm (issue 13): a sitemap on another node's host goes to that node.
-        if let Some(farm) = &self.shared.farm {
-            farm.route(&mut listed, robots.as_str(), "");
-        }
         let origin = vec![robots.origin().ascii_serialization()];
+        // Farm (issue 13): a sitemap on another node's host goes to that node, with
+        // this robots.txt's permission (`Core::on_received` grants it there).
+        if let Some(farm) = &self.shared.farm {
+            farm.route(&mut listed, robots.as_str(), "", &origin);
+        }
         for (url, _) in listed {
             let Ok(url) = Url::parse(&url) else {
                 continue;
@@ -373,7 +374,7 @@ impl Core {
                 self.shared.seen.test_and_set(url.as_str().as_bytes()),
                 granted,
             ) {
-                (false, _) => self.admit(url, robots.as_str(), hops, now, out),
+                (false, _) => self.admit(url, Some(robots.as_str()), hops, now, out),
                 (true, Granted::AfterRead) => {
                     if let Some((host, item)) = reread_item(&url, robots.as_str(), hops) {
                         self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
@@ -423,13 +424,16 @@ impl Core {
     }
 
     /// Read a sitemap answer: its admitted entries become outlinks with hop `S`.
+    /// Returns the grant its entries carry when it is an index (its own permission:
+    /// the sitemaps it lists are granted it here, and those another node owns take it
+    /// along, `FarmLink::route`); empty for a `<urlset>`, whose entries are pages.
     pub(super) fn sitemap_links(
         &mut self,
         o: &FetchOutcome,
         item: &QueuedUrl,
         outlinks: &mut Vec<(String, Hop)>,
         annotations: &mut Vec<String>,
-    ) {
+    ) -> Vec<String> {
         let run = sitemap_hops(&item.hops)
             .chars()
             .rev()
@@ -449,7 +453,7 @@ impl Core {
                 };
                 annotations.push(format!("sitemap-error:{why}"));
                 self.shared.sitemaps[2].fetch_add(1, Ordering::AcqRel);
-                return;
+                return Vec::new();
             }
         };
         // A body the fetch cut short (a cap, or the connection): an XML one does not
@@ -518,6 +522,25 @@ impl Core {
             annotations.push(format!("sitemap-refused:{refused}"));
             self.shared.sitemaps[3].fetch_add(refused, Ordering::AcqRel);
         }
+        if map.kind == SitemapKind::Index {
+            permitted
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The grant the target of `item`'s redirect carries to another node when `item`
+    /// is a sitemap: its own, which one node finds for the target through its referrer
+    /// ([`Core::permission`]). Empty for a page, or a sitemap with no grant recorded
+    /// (the owner then falls back on the referrer's origin, as one node would).
+    pub(super) fn redirect_grant(&self, item: &QueuedUrl) -> Vec<String> {
+        if self.shared.farm.is_none() || !sitemap_hops(&item.hops).ends_with(Hop::Manifest.code()) {
+            return Vec::new();
+        }
+        self.shared
+            .sitemap_memory
+            .origins(&item.url)
+            .unwrap_or_default()
     }
 
     /// The robots.txt permission of the sitemap `o` answers: its grant

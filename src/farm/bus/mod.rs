@@ -10,8 +10,9 @@
 //! 4. reads: `SPOP` of its doorbell, then one pipeline of `XREADGROUP` over the
 //!    partitions that rang (after a start or a resume, first its own pending entries,
 //!    read with id `0`: entries it received but had not acknowledged);
-//!    each link is tested against the presence bits and admitted like a peer shard's
-//!    link (filters, the handler's hook), then delivered to its shard's inbox;
+//!    each link is parsed and handed to the shard that owns its host, whose core tests
+//!    it against the presence bits and admits it as it admits its own links (one
+//!    admission: `Core::on_received`);
 //! 5. publishes its state and, when idle, takes termination snapshots (`term.rs`).
 //!
 //! Redis unreachable: every failed call closes the connection; reconnects back off
@@ -29,11 +30,7 @@ use crossbeam_channel::{select, Receiver, Sender, TrySendError};
 use redis::{Cmd, Value};
 use url::Url;
 
-use crate::crawllog::{LogRecord, Outcome};
-use crate::engine::output::{OutputBatch, OutputMsg, OutputRecord};
-use crate::frontier::QueuedUrl;
-use crate::url::UrlFilter;
-use crate::warc::WarcDate;
+use crate::engine::{Received, ReceivedLink};
 
 use super::config::{FarmConfig, Keys, GROUP};
 use super::conn::Conn;
@@ -73,10 +70,9 @@ pub(crate) struct BusParts {
     pub config: FarmConfig,
     pub table: Partitions,
     pub shared: Arc<crate::engine::Shared>,
-    pub filter: Arc<UrlFilter>,
-    pub inboxes: Vec<Sender<crate::engine::Batch>>,
+    /// Per shard, the channel of links received for its hosts.
+    pub received: Vec<Sender<Received>>,
     pub wakers: Vec<Arc<mio::Waker>>,
-    pub output: Sender<OutputMsg>,
     pub out_dir: PathBuf,
     /// Links of the resumed checkpoint's outbox, to send again.
     pub outbox: Vec<Entry>,
@@ -105,10 +101,8 @@ struct Bus {
     counters: Arc<FarmCounters>,
     flags: Arc<Flags>,
     shared: Arc<crate::engine::Shared>,
-    filter: Arc<UrlFilter>,
-    inboxes: Vec<Sender<crate::engine::Batch>>,
+    received: Vec<Sender<Received>>,
     wakers: Vec<Arc<mio::Waker>>,
-    log: OutputBatch,
     conn: Option<Conn>,
     /// When Redis was last found unreachable (cleared by a successful call).
     down_since: Option<Instant>,
@@ -117,8 +111,9 @@ struct Bus {
     spill: Spill,
     /// Last known length of each partition stream we send to.
     stream_len: HashMap<u32, u64>,
-    /// Per shard, admitted links its full inbox has not taken yet.
-    held: Vec<crate::engine::Batch>,
+    /// Per shard, received links its full channel has not taken yet (counted
+    /// outstanding only once the shard has them).
+    held: Vec<Received>,
     /// Entries delivered since the last cut began.
     delivered: Vec<EntryId>,
     /// Entries delivered before the cut in progress.
@@ -175,7 +170,7 @@ impl Bus {
             .counters
             .outbox_restored
             .store(restored, Ordering::Relaxed);
-        let shards = p.inboxes.len();
+        let shards = p.received.len();
         let own = p.table.owned_by(p.config.node);
         Self {
             keys: p.config.keys(),
@@ -185,10 +180,8 @@ impl Bus {
             ctl_rx: p.ends.ctl_rx,
             counters: p.ends.counters,
             flags: p.ends.flags,
-            log: OutputBatch::new(p.output),
             shared: p.shared,
-            filter: p.filter,
-            inboxes: p.inboxes,
+            received: p.received,
             wakers: p.wakers,
             conn: None,
             down_since: None,
@@ -246,7 +239,6 @@ impl Bus {
             if self.conn.is_some() && !self.paused && self.held_empty() {
                 self.read(now);
             }
-            self.log.flush();
             self.watch_idle(now);
             if self.conn.is_some() && now >= self.last_heartbeat + HEARTBEAT {
                 self.last_heartbeat = now;
@@ -280,9 +272,9 @@ impl Bus {
     fn control(&mut self, ctl: Ctl) -> bool {
         match ctl {
             Ctl::Pause(reply) => {
-                // Everything admitted must be in an inbox before the shards drain them
-                // at the cut: its presence bit is set, so a resume would not take it
-                // again from the stream.
+                // Everything received must be with its shard before the shards drain
+                // their channels at the cut: its entry is acknowledged after this
+                // checkpoint commits, so a resume would not read it again.
                 let until = Instant::now() + Duration::from_secs(30);
                 while !self.held_empty() && Instant::now() < until {
                     self.take_outgoing();
@@ -296,7 +288,6 @@ impl Bus {
                         "farm bus: shards did not take received links before the checkpoint"
                     );
                 }
-                self.log.flush();
                 self.paused = true;
                 self.cutting = true;
                 self.in_cut = std::mem::take(&mut self.delivered);

@@ -1,5 +1,6 @@
 //! The bus's receiving half: doorbells, `XREADGROUP` over the partitions that rang,
-//! and each received link tested, admitted and delivered to its shard's inbox.
+//! and each received link handed to the shard that owns its host, whose core tests and
+//! admits it.
 
 use super::*;
 
@@ -131,9 +132,6 @@ impl Bus {
         }
     }
 
-    /// One received entry: decode, test each link, admit the new ones, hold them for
-    /// their shard. The entry is acknowledged after the next committed checkpoint,
-    /// whatever it held (a bad entry too: it is logged and skipped, not re-read).
     /// Whether entry `id` of `partition` was received and is not acknowledged yet.
     fn holds_entry(&self, partition: u32, id: &str) -> bool {
         self.delivered
@@ -143,6 +141,9 @@ impl Bus {
             .any(|(p, i)| *p == partition && i == id)
     }
 
+    /// One received entry: decode, hold each link for its shard. The entry is
+    /// acknowledged after the next committed checkpoint, whatever it held (a bad entry
+    /// too: it is logged and skipped, not re-read).
     pub(super) fn receive(&mut self, partition: u32, id: String, payload: Option<&[u8]>) {
         if self.delivered.is_empty() {
             self.oldest_unacked = Some(Instant::now());
@@ -173,74 +174,60 @@ impl Bus {
         self.deliver_held();
     }
 
-    /// The receiver's test and the engine's admission (as a peer shard's link).
+    /// A received link goes to the shard that owns its host, as the engine routes a
+    /// URL ([`crate::engine::host_key`], [`crate::engine::shard_of`]): that shard's
+    /// core tests and admits it (`Core::on_received`), the one admission every link
+    /// passes. Only what the bus must know is done here: the URL parses (a link that
+    /// does not is a bad entry's) and has a host.
     pub(super) fn admit(&mut self, link: WireLink) {
-        if self.shared.seen.test_and_set(link.url.as_bytes()) {
-            self.counters.links_known.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
         let Ok(url) = Url::parse(&link.url) else {
             self.counters.bad_entries.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(url = %link.url, "farm: received link does not parse: skipped");
             return;
         };
-        if let Err(reason) = self.filter.check(&url, link.hops.len() as u32) {
-            let mut rec = LogRecord::new(WarcDate::now(), url.as_str(), Outcome::Filtered);
-            rec.via = Some(link.via);
-            rec.hops = crate::provenance::HopsPath::try_from(link.hops).unwrap_or_default();
-            rec.annotations.push(format!("filter:{}", reason.code()));
-            if let Some(h) = &self.shared.handler {
-                h.on_outcome(&rec);
-            }
-            self.shared.count_outcome(rec.outcome);
-            self.log.push(OutputRecord::Log(Box::new(rec)));
-            return;
-        }
-        if let Some(handler) = &self.shared.handler {
-            if !handler.accept_link(&link.via, &url) {
-                return;
-            }
-        }
-        let Some(key) = crate::engine::host_key(&url) else {
+        let Some(host) = crate::engine::host_key(&url) else {
             return;
         };
-        // An empty `via` is a URL handed to the sending node by `trawl add`: a seed.
-        let item = QueuedUrl {
-            url: url.into(),
-            via: (!link.via.is_empty()).then_some(link.via),
-            hops: link.hops,
-            attempts: 0,
-        };
-        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-        self.shared.discovered.fetch_add(1, Ordering::AcqRel);
-        let shard = crate::engine::shard_of(&key, self.inboxes.len());
+        let shard = crate::engine::shard_of(&host, self.received.len());
         if let Some(h) = self.held.get_mut(shard) {
-            h.push((key, item));
+            h.push(ReceivedLink {
+                url,
+                host,
+                // An empty `via` is a URL handed to the sending node by `trawl add`.
+                via: (!link.via.is_empty()).then_some(link.via),
+                hops: link.hops,
+                grant: link.grant,
+            });
         }
     }
 
-    /// Hands held links to their shards' inboxes; a full inbox keeps them for later.
+    /// Hands held links to their shards; a full channel keeps them for later. Each
+    /// link counts outstanding from the moment its shard may see it until its core has
+    /// admitted it, so the node never looks idle with links on their way in.
     pub(super) fn deliver_held(&mut self) {
         for (i, held) in self.held.iter_mut().enumerate() {
             if held.is_empty() {
                 continue;
             }
-            let Some(tx) = self.inboxes.get(i) else {
+            let Some(tx) = self.received.get(i) else {
                 continue;
             };
+            let n = held.len() as u64;
+            self.shared.outstanding.fetch_add(n, Ordering::AcqRel);
             match tx.try_send(std::mem::take(held)) {
                 Ok(()) => {
                     if let Some(w) = self.wakers.get(i) {
                         let _ = w.wake();
                     }
                 }
-                Err(TrySendError::Full(b)) => *held = b,
-                Err(TrySendError::Disconnected(b)) => {
+                Err(TrySendError::Full(b)) => {
+                    self.shared.outstanding.fetch_sub(n, Ordering::AcqRel);
+                    *held = b;
+                }
+                Err(TrySendError::Disconnected(_)) => {
                     // The shard has ended (the crawl is over); the entries stay
                     // unacknowledged and are read again by a resume.
-                    self.shared
-                        .outstanding
-                        .fetch_sub(b.len() as u64, Ordering::AcqRel);
+                    self.shared.outstanding.fetch_sub(n, Ordering::AcqRel);
                 }
             }
         }

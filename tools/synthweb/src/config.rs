@@ -17,6 +17,11 @@ pub struct Profiles {
     /// permission, a 60,000-URL sitemap and a gzip bomb posing as a sitemap). Not part
     /// of `all`, which keeps its meaning for the tests written before sitemaps existed.
     pub sitemaps: bool,
+    /// Cross-submission around a ring of hosts ([`crate::chain`]): each host's
+    /// robots.txt names a gzipped sitemap and an index on the next host, which list its
+    /// own sitemap-only pages (the index through a gzipped sitemap on the host after).
+    /// Meant alone: every host of the ring gets an allow-all robots.txt.
+    pub sitemap_chain: bool,
 }
 
 impl Profiles {
@@ -32,6 +37,7 @@ impl Profiles {
                 "traps" => p.traps = true,
                 "hostile" => p.hostile = true,
                 "sitemaps" => p.sitemaps = true,
+                "sitemap-chain" => p.sitemap_chain = true,
                 "all" => {
                     p.traps = true;
                     p.hostile = true;
@@ -54,6 +60,9 @@ impl Profiles {
         }
         if self.sitemaps {
             s.push_str("+sitemaps");
+        }
+        if self.sitemap_chain {
+            s.push_str("+sitemap-chain");
         }
         s
     }
@@ -200,8 +209,11 @@ impl Default for SiteConfig {
 /// A configuration that cannot describe a web.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    /// A profile name that is not `default`, `traps`, `hostile`, `sitemaps` or `all`.
-    #[error("unknown profile {0:?} (expected default, traps, hostile, sitemaps, all)")]
+    /// A profile name that is not `default`, `traps`, `hostile`, `sitemaps`,
+    /// `sitemap-chain` or `all`.
+    #[error(
+        "unknown profile {0:?} (expected default, traps, hostile, sitemaps, sitemap-chain, all)"
+    )]
     UnknownProfile(String),
     /// A range that does not parse.
     #[error("bad range {0:?} (expected N or MIN-MAX)")]
@@ -360,6 +372,10 @@ mod tests {
         assert!(s.sitemaps && !s.traps);
         assert_eq!(s.name(), "default+sitemaps");
         assert!(!Profiles::parse("all").unwrap().sitemaps);
+        let c = Profiles::parse("sitemap-chain").unwrap();
+        assert!(c.sitemap_chain && !c.sitemaps);
+        assert_eq!(c.name(), "default+sitemap-chain");
+        assert!(!Profiles::parse("all").unwrap().sitemap_chain);
         assert_eq!(parse_rate_bp("10%").unwrap(), 1_000);
         assert_eq!(parse_rate_bp("2.5").unwrap(), 250);
         assert_eq!(parse_rate_bp("0").unwrap(), 0);

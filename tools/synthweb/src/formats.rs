@@ -351,7 +351,8 @@ pub struct ManifestHeader {
 pub const ROBOTS_FILES_PARAM: &str = "robots_files";
 
 /// Manifest header parameter listing, comma-separated, the request-targets of sitemap
-/// files (profile `sitemaps`, host 0); the referee counts requests for them apart.
+/// files (profile `sitemaps`, host 0; profile `sitemap-chain`, its ring); the referee
+/// counts requests for them apart.
 pub const SITEMAP_FILES_PARAM: &str = "sitemap_files";
 
 /// The magic at the start of a manifest header line.
@@ -424,7 +425,8 @@ pub enum Tag {
     Must,
     /// `F`: must never be fetched.
     Forbidden,
-    /// `S`: must be fetched, and only a sitemap lists it (profile `sitemaps`).
+    /// `S`: must be fetched, and only a sitemap lists it (profiles `sitemaps`,
+    /// `sitemap-chain`).
     SitemapOnly,
 }
 

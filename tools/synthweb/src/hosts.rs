@@ -148,8 +148,9 @@ pub fn min_hosts(p: Profiles) -> u32 {
     } else {
         1
     };
-    // The cross-host sitemap of host 0 lists URLs of host 2.
-    if p.sitemaps {
+    // The cross-host sitemap of host 0 lists URLs of host 2; the chain's ring needs
+    // three hosts for a sitemap two hosts away from the robots.txt naming its index.
+    if p.sitemaps || p.sitemap_chain {
         base.max(3)
     } else {
         base

@@ -14,6 +14,7 @@
 //!   [`referee`] judges a crawl from the request log against a manifest.
 
 pub mod bomb;
+pub mod chain;
 pub mod changes;
 pub mod coding;
 pub mod config;

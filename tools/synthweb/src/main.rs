@@ -44,7 +44,8 @@ struct ServeArgs {
     /// Number of hosts, named h000000.synth.test, h000001.synth.test, ...
     #[arg(long, default_value_t = 100)]
     hosts: u32,
-    /// Profiles, comma separated: default, traps, hostile (or all).
+    /// Profiles, comma separated: default, traps, hostile (or all for both), sitemaps,
+    /// sitemap-chain.
     #[arg(long, default_value = "default")]
     profile: String,
     /// Page size range in bytes, MIN-MAX.

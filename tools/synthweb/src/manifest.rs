@@ -385,19 +385,24 @@ impl<'a> Walk<'a> {
                 }
             }
         }
-        // Profile sitemaps: the pages only sitemaps list join the first level, like
-        // seeds (a sitemap-reading crawler queues them as soon as it has read the
-        // sitemaps, which needs nothing but robots.txt).
+        // Profiles sitemaps and sitemap-chain: the pages only sitemaps list join the
+        // first level, like seeds (a sitemap-reading crawler queues them as soon as it
+        // has read the sitemaps, which needs nothing but robots.txt).
+        let mut listed = Vec::new();
         if self.site.config().profiles.sitemaps {
-            for url in crate::sitemaps::sitemap_only_urls(self.site) {
-                if let Some(target) = self.target(&url, 0) {
-                    self.entries
-                        .entry(target.host)
-                        .or_default()
-                        .insert(url.clone());
-                    if self.seen.insert(url) {
-                        level.push(target);
-                    }
+            listed.extend(crate::sitemaps::sitemap_only_urls(self.site));
+        }
+        if self.site.config().profiles.sitemap_chain {
+            listed.extend(crate::chain::sitemap_only_urls(self.site));
+        }
+        for url in listed {
+            if let Some(target) = self.target(&url, 0) {
+                self.entries
+                    .entry(target.host)
+                    .or_default()
+                    .insert(url.clone());
+                if self.seen.insert(url) {
+                    level.push(target);
                 }
             }
         }
@@ -599,6 +604,13 @@ impl<'a> Walk<'a> {
         let mut must = self.fetched;
         let mut sitemap_only = BTreeSet::new();
         let cfg = self.site.config();
+        if cfg.profiles.sitemap_chain {
+            for url in crate::chain::sitemap_only_urls(self.site) {
+                if must.remove(&url) {
+                    sitemap_only.insert(url);
+                }
+            }
+        }
         if cfg.profiles.sitemaps {
             for url in crate::sitemaps::sitemap_only_urls(self.site) {
                 if must.remove(&url) {
@@ -610,9 +622,19 @@ impl<'a> Walk<'a> {
         }
         debug_assert!(must.is_disjoint(&forbidden));
         let mut params = std::collections::BTreeMap::new();
+        let mut files: Vec<String> = Vec::new();
         if cfg.profiles.sitemaps {
-            let mut files: Vec<&str> = crate::sitemaps::LINKED_FILES.to_vec();
-            files.extend(crate::sitemaps::CAP_FILES);
+            files.extend(
+                crate::sitemaps::LINKED_FILES
+                    .iter()
+                    .map(|f| (*f).to_owned()),
+            );
+            files.extend(crate::sitemaps::CAP_FILES.iter().map(|f| (*f).to_owned()));
+        }
+        if cfg.profiles.sitemap_chain {
+            files.extend(crate::chain::files(self.site));
+        }
+        if !files.is_empty() {
             params.insert(formats::SITEMAP_FILES_PARAM.to_owned(), files.join(","));
         }
         if cfg.mesh.is_some() {

@@ -420,10 +420,14 @@ pub fn verdict(
 
 /// Entry for host `index` of a web with the given profiles. Profile `sitemaps` gives
 /// its chain host an allow-all robots.txt (a 200 that can carry its `Sitemap:` line;
-/// the catalogue's entry for host 1 is a 404).
+/// the catalogue's entry for host 1 is a 404); profile `sitemap-chain` gives one to
+/// every host of its ring.
 #[must_use]
 pub fn host_entry(profiles: crate::config::Profiles, index: u32) -> RobotsEntry {
     if profiles.sitemaps && index == crate::sitemaps::CHAIN_HOST {
+        return RobotsEntry::AllowAll;
+    }
+    if profiles.sitemap_chain && index < crate::chain::MAX_RING {
         return RobotsEntry::AllowAll;
     }
     entry_for(hosts::role(profiles, index), index)

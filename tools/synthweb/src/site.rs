@@ -730,6 +730,11 @@ impl Site {
                     body.extend_from_slice(line.as_bytes());
                 }
             }
+            if self.cfg.profiles.sitemap_chain {
+                if let Some(lines) = crate::chain::robots_lines(self, scheme, index) {
+                    body.extend_from_slice(lines.as_bytes());
+                }
+            }
             let mut r = simple(200, "text/plain; charset=utf-8", body);
             self.validators(&mut r, index, "/robots.txt");
             r
@@ -960,6 +965,22 @@ impl Site {
                     }
                     None => not_found(),
                 }
+            }
+            [f] if q_none && self.cfg.profiles.sitemap_chain && f.starts_with("chain-") => {
+                match crate::chain::file(self, scheme, index, full) {
+                    Some((ctype, body)) => {
+                        let mut r = simple(200, ctype, body);
+                        self.validators(&mut r, index, full);
+                        self.plain_view(role, r)
+                    }
+                    None => not_found(),
+                }
+            }
+            [_] if q_none
+                && self.cfg.profiles.sitemap_chain
+                && crate::chain::is_orphan(self, index, full) =>
+            {
+                self.html_page(scheme, index, role, full, PageKind::SitemapOnly)
             }
             [t, ""] if q_none && t.starts_with("~u") => match parse_u32(&t[2..]) {
                 Some(k) if small(k, SMALL_K) => {

@@ -184,7 +184,7 @@ pub fn file(site: &Site, scheme: Scheme, path: &str) -> Option<(&'static str, Ve
 }
 
 /// One `<url>` of a sitemap file: host, path, whether it carries a `<lastmod>`.
-type UrlEntry = (u32, String, bool);
+pub(crate) type UrlEntry = (u32, String, bool);
 
 /// The entries of the `<urlset>` files robots.txt leads to, `None` for other paths.
 fn urlset_entries(site: &Site, path: &str) -> Option<Vec<UrlEntry>> {
@@ -248,7 +248,7 @@ pub fn bomb() -> &'static [u8] {
     })
 }
 
-fn index(children: impl Iterator<Item = String>, lastmod_secs: i64) -> String {
+pub(crate) fn index(children: impl Iterator<Item = String>, lastmod_secs: i64) -> String {
     let mut s = format!("{DECL}<sitemapindex xmlns=\"{NS}\">\n");
     for loc in children {
         s.push_str(&format!(
@@ -261,7 +261,7 @@ fn index(children: impl Iterator<Item = String>, lastmod_secs: i64) -> String {
 }
 
 /// A `<urlset>` of `entries` (host, path, with lastmod).
-fn urlset(site: &Site, scheme: Scheme, entries: &[UrlEntry]) -> String {
+pub(crate) fn urlset(site: &Site, scheme: Scheme, entries: &[UrlEntry]) -> String {
     let mut s = format!("{DECL}<urlset xmlns=\"{NS}\">\n");
     for (host, path, with_lastmod) in entries {
         let host = *host;

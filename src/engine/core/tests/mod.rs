@@ -285,6 +285,7 @@ const A: &str = "http://a.test/";
 mod checkpoints;
 mod pages;
 mod politeness;
+mod received;
 mod robots;
 mod sitemap_answers;
 mod sitemaps;

@@ -1,0 +1,80 @@
+//! Links another farm node found for this shard's hosts (issue 13): they enter the
+//! core here and pass the one admission a shard's own links pass ([`Core::admit`]:
+//! the filters with the sitemap exemption from refused extensions, the handler's
+//! hook, then the frontier). A sitemap file among them brings its robots.txt grant,
+//! recorded first, as one node records the grant of a `Sitemap:` line or an index's
+//! child before it tests the URL: a sitemap already read without that permission is
+//! read again.
+
+use std::sync::atomic::Ordering;
+
+use url::Url;
+
+use super::{Action, Core, Now};
+use crate::frontier::QueuedUrl;
+use crate::sitemap::Granted;
+
+/// A link received from another node, for a host of this shard. The bus parsed it and
+/// chose the shard by its host key ([`super::shard_of`]), as [`Core::route`] does.
+#[derive(Debug, Clone)]
+pub(crate) struct ReceivedLink {
+    pub url: Url,
+    /// Its host key.
+    pub host: String,
+    /// The page it was found on; `None` for a URL handed to the sending node by
+    /// `trawl add`, which arrives as a seed.
+    pub via: Option<String>,
+    /// Hop path from the seed, its own hop included.
+    pub hops: String,
+    /// For a sitemap file, the origins whose robots.txt permission it carries; empty
+    /// for other links.
+    pub grant: Vec<String>,
+}
+
+impl Core {
+    /// Links received from the farm: grants recorded, one pass over the presence bits,
+    /// the new ones admitted. The bus counted each link outstanding while it travelled
+    /// to this shard; that count ends here, after the admitted ones are counted anew.
+    pub fn on_received(&mut self, links: Vec<ReceivedLink>, now: Now, out: &mut Vec<Action>) {
+        let travelled = links.len() as u64;
+        let memory = &self.shared.sitemap_memory;
+        let granted: Vec<Option<Granted>> = links
+            .iter()
+            .map(|l| (!l.grant.is_empty()).then(|| memory.grant(l.url.as_str(), &l.grant)))
+            .collect();
+        let mut seen = std::mem::take(&mut self.seen_scratch);
+        seen.clear();
+        seen.resize(links.len(), false);
+        {
+            let keys: Vec<&[u8]> = links.iter().map(|l| l.url.as_str().as_bytes()).collect();
+            self.shared.seen.test_and_set_batch(&keys, &mut seen);
+        }
+        let mut known = 0u64;
+        for ((link, &is_known), granted) in links.into_iter().zip(seen.iter()).zip(granted) {
+            if !is_known {
+                self.admit(link.url, link.via.as_deref(), link.hops, now, out);
+                continue;
+            }
+            known += 1;
+            if granted == Some(Granted::AfterRead) {
+                // Read before this permission reached it: read it again, past the
+                // presence bits and the filters it passed when it was first queued.
+                let item = QueuedUrl {
+                    url: link.url.into(),
+                    via: link.via,
+                    hops: link.hops,
+                    attempts: 0,
+                };
+                self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+                self.route(link.host, item, now, out);
+            }
+        }
+        self.seen_scratch = seen;
+        if let Some(farm) = &self.shared.farm {
+            farm.count_known(known);
+        }
+        self.shared
+            .outstanding
+            .fetch_sub(travelled, Ordering::AcqRel);
+    }
+}

@@ -1,0 +1,125 @@
+//! Core tests: links received from other farm nodes pass the one admission
+//! ([`Core::admit`]) after their grant is recorded (`received.rs`).
+
+use super::*;
+use crate::engine::core::ReceivedLink;
+
+fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> ReceivedLink {
+    let url = Url::parse(url).expect("url");
+    ReceivedLink {
+        host: host_key(&url).expect("host"),
+        url,
+        via: via.map(str::to_owned),
+        hops: hops.to_owned(),
+        grant: grant.iter().map(|g| (*g).to_owned()).collect(),
+    }
+}
+
+/// Hands `links` to the core as the bus does: counted outstanding on the way.
+fn receive(h: &mut Harness, links: Vec<ReceivedLink>) -> Vec<Action> {
+    h.shared
+        .outstanding
+        .fetch_add(links.len() as u64, Ordering::AcqRel);
+    let mut out = Vec::new();
+    h.core.on_received(links, h.t0, &mut out);
+    out
+}
+
+#[test]
+fn received_links_pass_the_admission_of_a_shards_own() {
+    let mut h = harness(&["http://a.test/"]);
+    let out = receive(
+        &mut h,
+        vec![
+            // A gzipped sitemap another node's robots.txt named: exempt from the
+            // refused extensions on its sitemap hop, and granted that host.
+            received(
+                "http://a.test/chain-0.xml.gz",
+                Some("http://b.test/robots.txt"),
+                "S",
+                &["http://b.test"],
+            ),
+            // A `.gz` link of a page: refused, logged with its referrer and hops.
+            received("http://a.test/file.gz", Some("http://b.test/p"), "LL", &[]),
+            // Known already (the seed): dropped.
+            received("http://a.test/", Some("http://b.test/p"), "LL", &[]),
+            // Handed to the sending node by `trawl add`: a seed.
+            received("http://a.test/added", None, "", &[]),
+        ],
+    );
+    let logged = logs(&out);
+    assert_eq!(logged.len(), 1, "{out:?}");
+    assert_eq!(logged[0].url, "http://a.test/file.gz");
+    assert_eq!(logged[0].outcome, Outcome::Filtered);
+    assert_eq!(logged[0].via.as_deref(), Some("http://b.test/p"));
+    assert_eq!(logged[0].annotations, ["filter:blocked_extension"]);
+    let mut queued = h.checkpointed();
+    queued.sort();
+    assert_eq!(
+        queued,
+        [
+            "http://a.test/",
+            "http://a.test/added",
+            "http://a.test/chain-0.xml.gz"
+        ]
+    );
+    // The seed and the two admitted: what travelled is counted no more.
+    assert_eq!(h.outstanding(), 3);
+    assert_eq!(
+        h.shared
+            .sitemap_memory
+            .origins("http://a.test/chain-0.xml.gz"),
+        Some(vec!["http://b.test".to_owned()])
+    );
+}
+
+#[test]
+fn a_received_seed_refused_by_a_filter_is_logged_as_added() {
+    let mut h = harness(&["http://a.test/"]);
+    let out = receive(&mut h, vec![received("http://a.test/x.zip", None, "", &[])]);
+    let logged = logs(&out);
+    assert_eq!(logged.len(), 1, "{out:?}");
+    assert_eq!(logged[0].via, None);
+    assert_eq!(logged[0].annotations, ["filter:blocked_extension", "added"]);
+    assert_eq!(h.outstanding(), 1);
+}
+
+#[test]
+fn a_grant_received_after_the_read_reads_the_sitemap_again() {
+    let mut h = harness(&["http://a.test/"]);
+    let sitemap = "http://a.test/sitemap.xml";
+    let first = received(
+        sitemap,
+        Some("http://b.test/robots.txt"),
+        "S",
+        &["http://b.test"],
+    );
+    assert!(logs(&receive(&mut h, vec![first])).is_empty());
+    // Read (with b.test's permission), then c.test's robots.txt names it too, from
+    // another node: known, but read again with both.
+    assert_eq!(
+        h.shared.sitemap_memory.read(sitemap),
+        Some(vec!["http://b.test".to_owned()])
+    );
+    let later = received(
+        sitemap,
+        Some("http://c.test/robots.txt"),
+        "S",
+        &["http://c.test"],
+    );
+    let out = receive(&mut h, vec![later.clone()]);
+    assert!(out.is_empty(), "{out:?}");
+    let queued: Vec<String> = h.checkpointed();
+    assert_eq!(
+        queued.iter().filter(|u| *u == sitemap).count(),
+        2,
+        "{queued:?}"
+    );
+    assert_eq!(h.outstanding(), 3);
+    let mut origins = h.shared.sitemap_memory.origins(sitemap).expect("grant");
+    origins.sort();
+    assert_eq!(origins, ["http://b.test", "http://c.test"]);
+    // The same grant once more changes nothing: known, not read again.
+    receive(&mut h, vec![later]);
+    assert_eq!(h.outstanding(), 3);
+}
