@@ -363,7 +363,6 @@ impl SeenSet {
                 summary.last.expected_lost,
             );
         }
-        set.maybe_huge();
         Ok(set)
     }
 

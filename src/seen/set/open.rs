@@ -148,7 +148,6 @@ impl SeenSet {
         if let Some(s) = set.stripes.first() {
             s.add(header.inserted, header.set_bits, header.expected_lost);
         }
-        set.maybe_huge();
         Ok(set)
     }
 
@@ -211,6 +210,13 @@ impl SeenSet {
         }
         .map_err(io)?;
         map.advise_random().map_err(io)?;
+        if wants_huge_pages(backing, len) {
+            // Before the first touch, or faults take 4 KiB pages that khugepaged collapses
+            // only at its own pace (4,096 pages every 10 s by default).
+            if let Err(e) = map.advise_huge() {
+                tracing::debug!(error = %e, "madvise(MADV_HUGEPAGE) refused; staying on 4 KiB pages");
+            }
+        }
         if lock_in_ram {
             map.lock_in_ram().map_err(io)?;
         }
@@ -239,7 +245,6 @@ impl SeenSet {
             lost_per_insert_by_popcount,
             warned_over_capacity: AtomicBool::new(false),
             dirty: DirtyBlocks::new(header.blocks).map_err(io)?,
-            huge_pages: AtomicBool::new(backing != Backing::Memory),
             log: Mutex::new(LogState {
                 nonzero: vec![0u64; usize::try_from(header.blocks.div_ceil(64)).unwrap_or(0)],
                 base_bytes: 0,
@@ -320,4 +325,44 @@ fn validate_file(file: &File, path: &Path) -> Result<Header, Error> {
         return Err(Error::new(ErrorKind::BitsChecksum, path));
     }
     Ok(header)
+}
+
+/// Whether to ask for transparent huge pages for `len_bytes` of bits. Keys hash
+/// uniformly, so on 4 KiB pages nearly every access to a set far beyond the cache misses
+/// the TLB as well as the cache; with 2 MiB pages a 240 MB set needs 120 TLB entries
+/// (measured: 25-30 ns less CPU an insertion at 2e8 keys, `docs/benchmarks.md`).
+///
+/// `Memory` always asks. `Mapped` asks when the bits fit in half the machine's RAM:
+/// where they do not (the reason to choose `Mapped`), the kernel would read and write the
+/// file in 2 MiB folios, 512 times the I/O of a random 4 KiB access.
+fn wants_huge_pages(backing: Backing, len_bytes: usize) -> bool {
+    match backing {
+        Backing::Memory => true,
+        Backing::Mapped => {
+            physical_ram_bytes().is_some_and(|ram| (len_bytes as u64).saturating_mul(2) <= ram)
+        }
+    }
+}
+
+/// `MemTotal` from `/proc/meminfo`; `None` where it cannot be read.
+fn physical_ram_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_pages_follow_the_backing_and_the_ram() {
+        assert!(wants_huge_pages(Backing::Memory, usize::MAX));
+        let ram = physical_ram_bytes().expect("/proc/meminfo has MemTotal");
+        assert!(ram >= 1 << 20, "MemTotal {ram}");
+        assert!(wants_huge_pages(Backing::Mapped, 1 << 21));
+        let all_ram = usize::try_from(ram).unwrap_or(usize::MAX);
+        assert!(!wants_huge_pages(Backing::Mapped, all_ram));
+    }
 }
