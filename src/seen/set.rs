@@ -44,9 +44,10 @@ pub enum Backing {
     /// kernel writes dirty pages back and write-protects them again.
     #[default]
     Mapped,
-    /// Anonymous memory with transparent huge pages; the file is read at open and
-    /// written at [`SeenSet::close`] (snapshots work the same). Faster on sets far beyond
-    /// the cache (no write-back faults, fewer TLB misses), but must fit in RAM.
+    /// Anonymous memory (transparent huge pages where the set is dense, see
+    /// [`SeenConfig::huge_pages`]); the file is read at open and written at
+    /// [`SeenSet::close`] (snapshots work the same). Faster on sets far beyond the cache
+    /// (no write-back faults), but must fit in RAM.
     Memory,
 }
 
@@ -67,6 +68,15 @@ pub struct SeenConfig {
     pub sizing: Option<Sizing>,
     /// Where the live bits are kept.
     pub backing: Backing,
+    /// Ask for transparent huge pages from creation. Right for a set that will hold
+    /// more keys than it has 4 KiB pages (a benchmark, a crawl sized to its URLs): on
+    /// 4 KiB pages nearly every access to a set far beyond the cache also misses the
+    /// TLB. Off by default, because the first touch of a 2 MiB region makes all of it
+    /// resident, so a sparse set's memory would no longer follow its keys. Sets that
+    /// are opened or restored decide from their header: huge pages when they already
+    /// hold as many keys as they have 4 KiB pages. `Backing::Mapped` asks only when
+    /// the bits fit in half the RAM (`docs/seen.md`, "Backing").
+    pub huge_pages: bool,
 }
 
 impl SeenConfig {
@@ -79,6 +89,7 @@ impl SeenConfig {
             lock_in_ram: false,
             sizing: None,
             backing: Backing::Mapped,
+            huge_pages: false,
         }
     }
 
