@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
-use trawl::seen::{Backing, SeenConfig, SeenSet, Stats};
+use trawl::seen::{Backing, SeenConfig, SeenSet, Sizing, Stats};
 
 use super::count::{parse_count, parse_probability};
 
@@ -198,8 +198,12 @@ fn bench_seen_in(a: &SeenBenchArgs, dir: &std::path::Path) -> anyhow::Result<ser
     } else {
         Backing::Mapped
     };
+    // A run that fills the set past one key per 4 KiB page asks for huge pages from the
+    // start, as a crawl sized to its URLs should (`SeenConfig::huge_pages`).
+    let huge_pages = Sizing::for_fp(a.capacity, a.fp).is_some_and(|s| a.ops >= s.blocks / 64);
     let config = SeenConfig {
         backing,
+        huge_pages,
         ..SeenConfig::new(a.capacity, a.fp)
     };
     let set = SeenSet::create_with(dir.join("live"), &config)?;
@@ -233,6 +237,7 @@ fn bench_seen_in(a: &SeenBenchArgs, dir: &std::path::Path) -> anyhow::Result<ser
         "threads": a.threads,
         "batch": a.batch,
         "backing": if a.memory { "memory" } else { "mapped" },
+        "huge_pages": huge_pages,
         "k": stats.k,
         "bits": stats.bits,
         "file_bytes": stats.file_bytes,

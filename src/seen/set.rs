@@ -23,10 +23,13 @@ mod open;
 use checkpoint::LogState;
 pub use checkpoint::{LogRef, LogWrite, PendingLog};
 
-/// How many keys ahead of the one being applied the batched calls hash and prefetch:
-/// about the number of line-fill buffers of a core (10-20), so the misses in flight
-/// cover memory latency without prefetches stalling on full buffers.
-pub const PREFETCH_DISTANCE: usize = 16;
+/// How many keys a batched call hashes and prefetches before it applies any of them: a
+/// chunk of the batch is hashed with every block (and, for insertions, its dirty mark)
+/// prefetched, then applied in order, so that many cache and TLB misses are in flight at
+/// once. 32 measured best on a Zen 5 guest with a 240 MB set (`docs/benchmarks.md`,
+/// "Presence bits, side by side with 9a14aad"): a ring of 16 probes kept too few misses
+/// in flight, 64 queued more than the core tracks.
+pub const PREFETCH_DISTANCE: usize = 32;
 /// Counter stripes: new-key insertions update the stripe of their block, so threads
 /// rarely share a counter cache line.
 const STRIPES: usize = 64;
@@ -41,9 +44,10 @@ pub enum Backing {
     /// kernel writes dirty pages back and write-protects them again.
     #[default]
     Mapped,
-    /// Anonymous memory with transparent huge pages; the file is read at open and
-    /// written at [`SeenSet::close`] (snapshots work the same). Faster on sets far beyond
-    /// the cache (no write-back faults, fewer TLB misses), but must fit in RAM.
+    /// Anonymous memory (transparent huge pages where the set is dense, see
+    /// [`SeenConfig::huge_pages`]); the file is read at open and written at
+    /// [`SeenSet::close`] (snapshots work the same). Faster on sets far beyond the cache
+    /// (no write-back faults), but must fit in RAM.
     Memory,
 }
 
@@ -64,6 +68,15 @@ pub struct SeenConfig {
     pub sizing: Option<Sizing>,
     /// Where the live bits are kept.
     pub backing: Backing,
+    /// Ask for transparent huge pages from creation. Right for a set that will hold
+    /// more keys than it has 4 KiB pages (a benchmark, a crawl sized to its URLs): on
+    /// 4 KiB pages nearly every access to a set far beyond the cache also misses the
+    /// TLB. Off by default, because the first touch of a 2 MiB region makes all of it
+    /// resident, so a sparse set's memory would no longer follow its keys. Sets that
+    /// are opened or restored decide from their header: huge pages when they already
+    /// hold as many keys as they have 4 KiB pages. `Backing::Mapped` asks only when
+    /// the bits fit in half the RAM (`docs/seen.md`, "Backing").
+    pub huge_pages: bool,
 }
 
 impl SeenConfig {
@@ -76,6 +89,7 @@ impl SeenConfig {
             lock_in_ram: false,
             sizing: None,
             backing: Backing::Mapped,
+            huge_pages: false,
         }
     }
 
@@ -214,14 +228,11 @@ pub struct SeenSet {
     warned_over_capacity: AtomicBool,
     /// Blocks changed since the last checkpoint took them.
     dirty: DirtyBlocks,
-    /// Memory backing only: huge pages asked for yet (see [`SeenSet::maybe_huge`]).
-    huge_pages: AtomicBool,
     /// The checkpoint writer's state (only the coordinator takes it).
     log: Mutex<LogState>,
 }
 
 impl SeenSet {
-    /// Creates a new set at `path` for `capacity` keys at `fp` false positives when
     /// Inserts `key`; returns `true` if it was (probably) there already, `false` if it
     /// is certainly new. Lock-free; callable from any number of threads.
     pub fn test_and_set(&self, key: &[u8]) -> bool {
@@ -232,10 +243,11 @@ impl SeenSet {
         present
     }
 
-    /// [`SeenSet::test_and_set`] for many keys, software-pipelined: each key is hashed
-    /// and its block prefetched `PREFETCH_DISTANCE` keys before it is applied, so that
-    /// many cache misses are in flight at once (memory-level parallelism, not latency,
-    /// is the limit on a set far larger than the cache). `out[i]` gets the answer for
+    /// [`SeenSet::test_and_set`] for many keys, in two passes over each chunk of
+    /// `PREFETCH_DISTANCE` keys: the first hashes every key and prefetches its block and
+    /// its dirty mark, the second applies them, so that many cache misses are in flight
+    /// at once (memory-level parallelism, not latency, is the limit on a set far larger
+    /// than the cache). `out[i]` gets the answer for
     /// `keys[i]`; keys repeated within the batch are handled in order.
     ///
     /// # Panics
@@ -248,7 +260,7 @@ impl SeenSet {
         );
         let mut tally = Tally::default();
         let mut first_block = None;
-        self.pipelined(keys, out, |p| {
+        self.two_pass::<K, true>(keys, out, |p| {
             first_block.get_or_insert(p.block);
             self.apply(p, &mut tally)
         });
@@ -262,7 +274,7 @@ impl SeenSet {
         self.check(&self.hasher.probe(key))
     }
 
-    /// [`SeenSet::contains`] for many keys, with the same pipelined prefetching as
+    /// [`SeenSet::contains`] for many keys, with the same two-pass prefetching as
     /// [`SeenSet::test_and_set_batch`].
     ///
     /// # Panics
@@ -273,31 +285,35 @@ impl SeenSet {
             out.len(),
             "contains_batch: keys and out differ in length"
         );
-        self.pipelined(keys, out, |p| self.check(p));
+        self.two_pass::<K, false>(keys, out, |p| self.check(p));
     }
 
-    /// Runs `f` on the probe of every key in order, `PREFETCH_DISTANCE` keys behind the
-    /// hashing and prefetching, through a small ring of probes.
+    /// Runs `f` on the probe of every key in order, a chunk of `PREFETCH_DISTANCE` keys at
+    /// a time: hash the chunk and prefetch every block it needs (and every dirty-map word,
+    /// when `DIRTY`: an insertion marks its block there, a second miss per key otherwise
+    /// paid in line), then apply the chunk. Keys repeated within a chunk are applied in
+    /// order, so the second sees the first's bits.
     #[inline]
-    fn pipelined<K: AsRef<[u8]>>(
+    fn two_pass<K: AsRef<[u8]>, const DIRTY: bool>(
         &self,
         keys: &[K],
         out: &mut [bool],
         mut f: impl FnMut(&Probe) -> bool,
     ) {
-        let mut ring = [Probe::default(); PREFETCH_DISTANCE];
-        for i in 0..keys.len() + PREFETCH_DISTANCE {
-            let Some(slot) = ring.get_mut(i % PREFETCH_DISTANCE) else {
-                continue; // unreachable: i % D < D
-            };
-            if let Some(done) = i.checked_sub(PREFETCH_DISTANCE) {
-                if let Some(o) = out.get_mut(done) {
-                    *o = f(slot);
+        let mut probes = [Probe::default(); PREFETCH_DISTANCE];
+        for (keys, out) in keys
+            .chunks(PREFETCH_DISTANCE)
+            .zip(out.chunks_mut(PREFETCH_DISTANCE))
+        {
+            for (p, key) in probes.iter_mut().zip(keys) {
+                *p = self.hasher.probe(key.as_ref());
+                self.map.prefetch(p.block as usize * BLOCK_WORDS);
+                if DIRTY {
+                    self.dirty.prefetch(p.block);
                 }
             }
-            if let Some(key) = keys.get(i) {
-                *slot = self.hasher.probe(key.as_ref());
-                self.map.prefetch(slot.block as usize * BLOCK_WORDS);
+            for (o, p) in out.iter_mut().zip(&probes) {
+                *o = f(p);
             }
         }
     }
@@ -368,11 +384,7 @@ impl SeenSet {
         stripe.add(tally.inserted, tally.set_bits, tally.lost);
         // Check the capacity only when a stripe crosses a multiple of 4096 insertions, so
         // the 64-stripe sum is rare.
-        let crossed = (before >> 12) != ((before + tally.inserted) >> 12);
-        if crossed {
-            self.maybe_huge();
-        }
-        if crossed
+        if (before >> 12) != ((before + tally.inserted) >> 12)
             && !self.warned_over_capacity.load(Ordering::Relaxed)
             && self.inserted() > self.capacity
             && !self.warned_over_capacity.swap(true, Ordering::Relaxed)
@@ -383,23 +395,6 @@ impl SeenSet {
                 inserted = self.inserted(),
                 "seen set is past its design capacity; false positives (lost URLs) now rise quickly"
             );
-        }
-    }
-
-    /// Asks for huge pages once the set holds as many keys as it has 4 KiB pages
-    /// (64 blocks each): by then about 63 % of its pages are resident anyway, and TLB
-    /// misses start to matter. Before that, 4 KiB pages keep a sparse set's memory and
-    /// the kernel's work in proportion to the keys: asked for at creation, every first
-    /// touch of a 2 MiB region zeroes (and on a busy host first compacts) 2 MiB, so a
-    /// 600 MB set becomes resident after a few thousand keys (`docs/seen.md`).
-    fn maybe_huge(&self) {
-        if self.huge_pages.load(Ordering::Relaxed) || self.inserted() < self.hasher.blocks / 64 {
-            return;
-        }
-        if !self.huge_pages.swap(true, Ordering::Relaxed) {
-            if let Err(e) = self.map.advise_huge() {
-                tracing::debug!(error = %e, "madvise(MADV_HUGEPAGE) refused; staying on 4 KiB pages");
-            }
         }
     }
 

@@ -329,7 +329,8 @@ impl SeenSet {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(live, e)),
         }
-        let set = Self::create_from_header(live, &header, false, backing)?;
+        let dense = super::open::is_dense(&header);
+        let set = Self::create_from_header(live, &header, false, backing, dense)?;
         let words = set.map.words();
         let mut st = set
             .log
@@ -363,7 +364,6 @@ impl SeenSet {
                 summary.last.expected_lost,
             );
         }
-        set.maybe_huge();
         Ok(set)
     }
 
