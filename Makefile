@@ -1,27 +1,38 @@
 # trawl — the commands a person (and CI) runs. See README.md.
 CARGO ?= cargo
 
-.PHONY: all build demo test memtest lint fmt bench synthweb clean
+.PHONY: all deps build demo test memtest lint fmt bench synthweb clean
 
 all: build
 
-build:
+## ISA-L's development files: trawl links the system's libisal for its WARC gzip
+## compressor (docs/warc.md). Installed with apt-get (as root, or through sudo) when
+## missing; elsewhere it says what to install.
+deps:
+	@if [ -e /usr/include/isa-l/igzip_lib.h ] || [ -e /usr/include/isa-l.h ] || dpkg -s libisal-dev >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing libisal-dev (ISA-L, the WARC gzip compressor trawl links)"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq libisal-dev; \
+	else echo "trawl needs ISA-L's development files (libisal-dev, isa-l-devel, isa-l): install them" >&2; exit 1; fi
+
+build: deps
 	$(CARGO) build --workspace --release
 
 ## Build (release), crawl a small synthetic web on loopback with live progress, judge the
 ## crawl with synthweb's referee and print a summary (tools/demo.sh; about 2 minutes).
-demo:
+demo: deps
 	$(CARGO) build --workspace --release
 	sh tools/demo.sh
 
 ## The whole test suite (the README's test command; .ci/run calls it).
-test: .venv/bin/warcio
+test: deps .venv/bin/warcio
 	WARCIO=$(CURDIR)/.venv/bin/warcio $(CARGO) test --workspace --all-features
 
 ## The frontier memory acceptance run (tests/crawl_memory.rs, ignored in `make test`):
 ## release trawl + synthweb, `--memory 256M`, tens of millions of queued URLs; peak RSS
 ## less presence bits must stay under 256 MiB (about 3 minutes, 2.5 GB of disk in /tmp).
-memtest:
+memtest: deps
 	$(CARGO) build --release -p synthweb -p trawl
 	$(CARGO) test --release --test crawl_memory -- --ignored --nocapture
 
@@ -31,7 +42,7 @@ memtest:
 
 ## Format check and clippy with warnings as errors, over every target (benches included,
 ## so they keep compiling).
-lint:
+lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 

@@ -1,6 +1,6 @@
 //! WARC writer throughput: captures of a 20 KB HTML response (request, response,
 //! metadata records) written to a `.warc.gz` file at gzip levels 1, 3 and 6 of the
-//! default implementation (libdeflate since issue 11), against
+//! default implementation (levels 1 and 3 are igzip's 0 and 3, level 6 is libdeflate's), against
 //! same-run baselines: gzip alone (flate2 over zlib-rs) over the same bytes, and SHA-1
 //! alone.
 //!
@@ -22,15 +22,19 @@
 //! `capture/*` cases run with deduplication off, so each writes a full response.
 //!
 //! Deflate choice (`docs/warc.md`, "Compression level and implementation"): group
-//! `deflate_javadoc` compresses real HTML pages (the Debian OpenJDK 17 javadoc under
-//! `/usr/share/doc/openjdk-17-jre-headless/api/java.base`, the first 400 files by path),
-//! each page wrapped in a `resource` record and compressed into its own member as the
-//! writer does, with zlib-rs and libdeflate at several levels, and the same pages
-//! brotli-encoded (as servers send them) at levels 0 and 1. It prints the
-//! compressed/raw ratio of each case and validates every member by decoding it back.
-//! Skipped (with a message) when the javadoc is not installed.
+//! `deflate_mix` compresses real HTML pages (`support/html_mix.rs`: the Debian OpenJDK
+//! 17 javadoc, the Debian Python 3.11 docs and the real-site benchmark's generated
+//! site, pages of 5-100 KB), each page wrapped in a `response` record and compressed
+//! into its own member as the writer does, with zlib-rs, libdeflate and igzip at their
+//! fast levels; the same pages brotli-encoded (as servers send them); and 2 KB records.
+//! It prints the compressed/raw ratio of each case and validates every member by
+//! decoding it back. Skipped (with a message) when none of the sources is there.
+//! `examples/deflate_mix.rs` prints the same comparison as one table, faster.
 //!
 //! Run: `cargo bench --bench warc`. Figures in `docs/benchmarks.md`, "WARC writer".
+
+#[path = "support/html_mix.rs"]
+mod html_mix;
 
 use std::cell::Cell;
 use std::io::Write;
@@ -315,56 +319,29 @@ fn bench_revisits<M: Measurement>(group: &mut criterion::BenchmarkGroup<'_, M>, 
     eprintln!("index after {} inserts: {:?}", next.get(), index.stats());
 }
 
-const JAVADOC: &str = "/usr/share/doc/openjdk-17-jre-headless/api/java.base";
-
-/// The first `limit` `.html` files under `dir`, by path (a fixed, reproducible set).
-fn javadoc_pages(limit: usize) -> Vec<Vec<u8>> {
-    let mut paths = Vec::new();
-    let mut dirs = vec![std::path::PathBuf::from(JAVADOC)];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "html") {
-                paths.push(path);
-            }
-        }
-    }
-    paths.sort();
-    paths
-        .into_iter()
-        .take(limit)
-        .filter_map(|p| std::fs::read(p).ok())
-        .collect()
-}
-
 fn bench_deflate_wall(c: &mut Criterion) {
-    bench_deflate(c, "deflate_javadoc");
+    bench_deflate(c, "deflate_mix");
 }
 
 fn bench_deflate_cpu(c: &mut Criterion<ThreadCpu>) {
-    bench_deflate(c, "deflate_javadoc_cpu");
+    bench_deflate(c, "deflate_mix_cpu");
 }
 
 fn bench_deflate<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
-    let pages = javadoc_pages(400);
+    let pages: Vec<Vec<u8>> = html_mix::sources()
+        .into_iter()
+        .flat_map(|source| source.pages)
+        .collect();
     if pages.is_empty() {
-        eprintln!("{group_name}: no javadoc under {JAVADOC}, skipped");
+        eprintln!("{group_name}: no pages (benches/support/html_mix.rs), skipped");
         return;
     }
     let id = RecordId::new_v4();
     let date = WarcDate::now();
     let records: Vec<Vec<u8>> = pages
         .iter()
-        .map(|page| {
-            Record::new(RecordType::Resource, id, date)
-                .block_part(page)
-                .to_bytes()
-        })
+        .enumerate()
+        .map(|(n, page)| html_mix::response_record(page, n))
         .collect();
     // The same pages with a content coding, as servers send them to a crawler that
     // accepts it: brotli quality 5, window 22 (a usual on-the-fly setting).
@@ -386,17 +363,16 @@ fn bench_deflate<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
     let html_cases = [
         (Deflater::ZlibRs, 1),
         (Deflater::ZlibRs, 2),
-        (Deflater::ZlibRs, 3),
-        (Deflater::ZlibRs, 6),
         (Deflater::Libdeflate, 1),
         (Deflater::Libdeflate, 2),
-        (Deflater::Libdeflate, 3),
-        (Deflater::Libdeflate, 6),
+        (Deflater::Igzip, 1),
+        (Deflater::Igzip, 2),
+        (Deflater::Igzip, 3),
     ];
     let br_cases = [
-        (Deflater::ZlibRs, 1),
         (Deflater::Libdeflate, 0),
         (Deflater::Libdeflate, 1),
+        (Deflater::Igzip, 1),
     ];
     // Small records, as the request (~200 B) and metadata (1-3 KB of outlinks) records
     // of every capture: per-call costs dominate there.
@@ -408,7 +384,11 @@ fn bench_deflate<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
                 .to_bytes()
         })
         .collect();
-    let small_cases = [(Deflater::ZlibRs, 1), (Deflater::Libdeflate, 1)];
+    let small_cases = [
+        (Deflater::ZlibRs, 1),
+        (Deflater::Libdeflate, 1),
+        (Deflater::Igzip, 1),
+    ];
     let sets = [
         ("html", &records, &html_cases[..]),
         ("br", &encoded, &br_cases[..]),

@@ -144,8 +144,10 @@ pub struct CrawlArgs {
     /// Rotate WARC files past this many bytes.
     #[arg(long, default_value_t = 1 << 30)]
     pub warc_max_bytes: u64,
-    /// gzip level of the WARC records, 0 (store) to 12 (smallest; libdeflate). The
-    /// default, 1, keeps WARC output near crawl speed (docs/warc.md).
+    /// gzip level of the WARC records: 0 stores, 1-3 are ISA-L igzip's levels 0, 1
+    /// and 3, 4-12 libdeflate's (12 the smallest); records under 4 KiB use libdeflate
+    /// at the same level. The default, 1, keeps WARC output near crawl speed
+    /// (docs/warc.md).
     #[arg(long, value_name = "N")]
     pub warc_gzip_level: Option<u32>,
     /// Memory for the index of payload digests that turns duplicate responses into

@@ -1,18 +1,23 @@
 //! gzip members (RFC 1952), one per record, with the compressor state reused from
-//! member to member.
+//! member to member where the implementation allows it.
 //!
-//! Two deflate implementations, chosen by measurement (`benches/warc.rs`, group
-//! `deflate_javadoc`; figures in `docs/warc.md`):
-//! - [`Deflater::Libdeflate`] (the default): libdeflate compresses a whole buffer in one
-//!   call, which suits us because a record is in memory anyway. At level 1 on real
-//!   HTML it is as fast as zlib-rs at level 1 and 22% smaller, as small as zlib-rs at
-//!   level 2 and 1.6 times faster. Levels 0-12.
+//! Three deflate implementations, chosen by measurement (`examples/deflate_mix.rs` and
+//! `benches/warc.rs`, group `deflate_mix`; figures in `docs/warc.md`, "Compression
+//! level and implementation"):
+//! - [`Deflater::Igzip`] (the default): ISA-L's igzip for levels 1-3 (its own levels 0,
+//!   1 and 3), libdeflate for 0 (stored blocks) and 4-12, and for records shorter than
+//!   [`IGZIP_MIN_BYTES`] at every level. On real HTML, one member per response record,
+//!   igzip's level 0 is twice as fast as libdeflate's level 1 for members 14% larger;
+//!   its level 1 is 1.5 times as fast for members 5% larger.
+//! - [`Deflater::Libdeflate`]: libdeflate compresses a whole buffer in one call, which
+//!   suits us because a record is in memory anyway. Levels 0-12.
 //! - [`Deflater::ZlibRs`]: flate2's streaming `DeflateEncoder` over zlib-rs, reset
 //!   between members (a fresh `GzEncoder` per member would allocate and zero hundreds of
 //!   KB each time). Levels 0-9.
 //!
-//! The 10-byte header and 8-byte trailer are written here for zlib-rs; libdeflate
-//! writes its own.
+//! igzip and libdeflate write the gzip header and trailer themselves (CRC-32 with
+//! carry-less multiply instructions where the CPU has them); the 10-byte header and
+//! 8-byte trailer are written here for zlib-rs.
 
 use std::io::{self, Write};
 
@@ -24,8 +29,12 @@ use super::record::Record;
 /// Which deflate implementation compresses the members.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Deflater {
-    /// libdeflate (C, whole-buffer); levels 0-12.
+    /// ISA-L's igzip (C and assembly, whole-buffer) for levels 1-3, which are its levels
+    /// 0, 1 and 3; libdeflate for level 0 (stored) and levels 4-12 (libdeflate's 4-12),
+    /// and for records shorter than [`IGZIP_MIN_BYTES`] at every level.
     #[default]
+    Igzip,
+    /// libdeflate (C, whole-buffer); levels 0-12.
     Libdeflate,
     /// zlib-rs through flate2 (streaming); levels 0-9.
     ZlibRs,
@@ -35,17 +44,16 @@ impl Deflater {
     /// The highest level the implementation takes.
     pub const fn max_level(self) -> u32 {
         match self {
-            Self::Libdeflate => 12,
+            Self::Igzip | Self::Libdeflate => 12,
             Self::ZlibRs => 9,
         }
     }
 
-    /// The level trawl uses unless told otherwise: 1, the fastest; higher levels save
-    /// 3-7% of the bytes for 38-46% more CPU (see `docs/warc.md`).
+    /// The level trawl uses unless told otherwise: 1, the fastest that compresses
+    /// (for [`Deflater::Igzip`], igzip's level 0; see `docs/warc.md`).
     pub const fn default_level(self) -> u32 {
         match self {
-            Self::Libdeflate => 1,
-            Self::ZlibRs => 1,
+            Self::Igzip | Self::Libdeflate | Self::ZlibRs => 1,
         }
     }
 
@@ -74,7 +82,22 @@ pub struct LevelError {
     pub max: u32,
 }
 
+/// Records shorter than this are compressed by libdeflate under [`Deflater::Igzip`]:
+/// on the `request` and `metadata` records of a capture (0.3-3 KB) igzip's level 0
+/// writes members 25% larger than libdeflate's level 1, which made whole captures 17%
+/// larger, against 14% for the responses alone (`docs/warc.md`).
+pub const IGZIP_MIN_BYTES: usize = 4096;
+
 enum Backend {
+    /// igzip, stateless: each member is compressed in one call with a fresh state
+    /// (isal-rs allocates its level buffer per call); records under
+    /// [`IGZIP_MIN_BYTES`] go to libdeflate at the same level.
+    Igzip {
+        level: isal::CompressionLevel,
+        small: libdeflater::Compressor,
+        /// The record serialized, reused between members.
+        scratch: Vec<u8>,
+    },
     ZlibRs(DeflateEncoder<Vec<u8>>),
     Libdeflate {
         compressor: libdeflater::Compressor,
@@ -86,6 +109,7 @@ enum Backend {
 /// Compresses records into gzip members, reusing its compressor state.
 pub struct MemberEncoder {
     backend: Backend,
+    deflater: Deflater,
     level: u32,
 }
 
@@ -115,29 +139,43 @@ impl MemberEncoder {
     /// highest level; [`Deflater::check_level`] is for input from users).
     pub fn with_deflater(deflater: Deflater, level: u32) -> Self {
         let level = level.min(deflater.max_level());
-        let backend = match deflater {
-            Deflater::ZlibRs => Backend::ZlibRs(DeflateEncoder::new(
+        let igzip_level = match level {
+            1 => Some(isal::CompressionLevel::Zero),
+            2 => Some(isal::CompressionLevel::One),
+            3 => Some(isal::CompressionLevel::Three),
+            _ => None,
+        };
+        let libdeflate = || {
+            let lvl = libdeflater::CompressionLvl::new(level as i32)
+                .unwrap_or_else(|_| libdeflater::CompressionLvl::fastest());
+            libdeflater::Compressor::new(lvl)
+        };
+        let backend = match (deflater, igzip_level) {
+            (Deflater::Igzip, Some(level)) => Backend::Igzip {
+                level,
+                small: libdeflate(),
+                scratch: Vec::with_capacity(64 * 1024),
+            },
+            (Deflater::ZlibRs, _) => Backend::ZlibRs(DeflateEncoder::new(
                 Vec::with_capacity(64 * 1024),
                 Compression::new(level),
             )),
-            Deflater::Libdeflate => {
-                let lvl = libdeflater::CompressionLvl::new(level as i32)
-                    .unwrap_or_else(|_| libdeflater::CompressionLvl::fastest());
-                Backend::Libdeflate {
-                    compressor: libdeflater::Compressor::new(lvl),
-                    scratch: Vec::with_capacity(64 * 1024),
-                }
-            }
+            (Deflater::Libdeflate | Deflater::Igzip, _) => Backend::Libdeflate {
+                compressor: libdeflate(),
+                scratch: Vec::with_capacity(64 * 1024),
+            },
         };
-        Self { backend, level }
+        Self {
+            backend,
+            deflater,
+            level,
+        }
     }
 
-    /// The implementation in use.
+    /// The implementation asked for (for [`Deflater::Igzip`] at levels 0 and 4-12,
+    /// libdeflate does the work).
     pub fn deflater(&self) -> Deflater {
-        match self.backend {
-            Backend::ZlibRs(_) => Deflater::ZlibRs,
-            Backend::Libdeflate { .. } => Deflater::Libdeflate,
-        }
+        self.deflater
     }
 
     /// The level in use.
@@ -153,6 +191,16 @@ impl MemberEncoder {
     /// hold a partial member, which the caller discards.
     pub fn append(&mut self, out: &mut Vec<u8>, record: &Record<'_>) -> io::Result<u64> {
         match &mut self.backend {
+            Backend::Igzip {
+                level,
+                small,
+                scratch,
+            } => {
+                scratch.clear();
+                record.write_to(scratch)?;
+                igzip_or_small(*level, small, scratch, out)?;
+                Ok(scratch.len() as u64)
+            }
             Backend::Libdeflate {
                 compressor,
                 scratch,
@@ -173,6 +221,7 @@ impl MemberEncoder {
     /// As [`MemberEncoder::append`].
     pub fn append_raw(&mut self, out: &mut Vec<u8>, raw: &[u8]) -> io::Result<u64> {
         match &mut self.backend {
+            Backend::Igzip { level, small, .. } => igzip_or_small(*level, small, raw, out)?,
             Backend::Libdeflate { compressor, .. } => compress_whole(compressor, raw, out)?,
             Backend::ZlibRs(deflate) => {
                 write_zlib_member(deflate, self.level, out, |sink| sink.write_all(raw))?;
@@ -200,6 +249,45 @@ fn compress_whole(
         _ => {
             out.truncate(start);
             Err(io::Error::other("libdeflate: output buffer too small"))
+        }
+    }
+}
+
+fn igzip_or_small(
+    level: isal::CompressionLevel,
+    small: &mut libdeflater::Compressor,
+    raw: &[u8],
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
+    if raw.len() < IGZIP_MIN_BYTES {
+        compress_whole(small, raw, out)
+    } else {
+        igzip_whole(level, raw, out)
+    }
+}
+
+/// Appends `raw` to `out` as one gzip member made by igzip in one stateless call.
+fn igzip_whole(level: isal::CompressionLevel, raw: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+    // Enough for stored blocks (5 bytes per 64 KiB block) plus the gzip header and
+    // trailer: igzip falls back to them when deflate would not fit.
+    let bound = raw.len() + raw.len() / 4096 + 1024;
+    let start = out.len();
+    out.resize(start + bound, 0);
+    let written = out
+        .get_mut(start..)
+        .map(|dest| isal::compress_into(raw, dest, level, isal::Codec::Gzip));
+    match written {
+        Some(Ok(n)) => {
+            out.truncate(start + n);
+            Ok(())
+        }
+        Some(Err(e)) => {
+            out.truncate(start);
+            Err(io::Error::other(format!("igzip: {e}")))
+        }
+        None => {
+            out.truncate(start);
+            Err(io::Error::other("igzip: output buffer too small"))
         }
     }
 }
@@ -276,7 +364,8 @@ mod tests {
         let cases = [0, 1, 6, 9]
             .map(|l| (Deflater::ZlibRs, l))
             .into_iter()
-            .chain([0, 1, 6, 12].map(|l| (Deflater::Libdeflate, l)));
+            .chain([0, 1, 6, 12].map(|l| (Deflater::Libdeflate, l)))
+            .chain((0..=12).map(|l| (Deflater::Igzip, l)));
         for (deflater, level) in cases {
             let mut encoder = MemberEncoder::with_deflater(deflater, level);
             let mut out = Vec::new();
@@ -305,7 +394,7 @@ mod tests {
                 assert_eq!(&decoded, record, "{deflater:?} {level} member {i}");
             }
             assert!(rest.is_empty());
-            if deflater == Deflater::Libdeflate {
+            if deflater != Deflater::ZlibRs {
                 continue;
             }
             // Same header bytes as flate2's own encoder.
@@ -336,7 +425,7 @@ mod tests {
             WarcDate::from_unix_micros(0),
         )
         .block_part(b"<html>hello</html>");
-        for deflater in [Deflater::ZlibRs, Deflater::Libdeflate] {
+        for deflater in [Deflater::ZlibRs, Deflater::Libdeflate, Deflater::Igzip] {
             let mut encoder = MemberEncoder::with_deflater(deflater, 1);
             let (mut a, mut b) = (Vec::new(), Vec::new());
             encoder.append(&mut a, &record).unwrap();
@@ -351,5 +440,95 @@ mod tests {
                 assert_eq!(decoded, record.to_bytes(), "{deflater:?}");
             }
         }
+    }
+
+    /// Every level of every implementation, over input deflate cannot shrink (stored
+    /// blocks past the 64 KiB block size), text, and nothing: each member decodes to its
+    /// input with CRC-32 and size checked, and alone.
+    #[test]
+    fn every_level_round_trips_incompressible_text_and_empty_input() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..200_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let text = b"<li><a href=\"/wiki/Page\">Page</a></li>\n".repeat(3000);
+        let inputs: [&[u8]; 3] = [&noise, &text, b""];
+        for deflater in [Deflater::Igzip, Deflater::Libdeflate, Deflater::ZlibRs] {
+            for level in 0..=deflater.max_level() {
+                let mut encoder = MemberEncoder::with_deflater(deflater, level);
+                for input in inputs {
+                    let mut out = vec![0xaa];
+                    assert_eq!(
+                        encoder.append_raw(&mut out, input).unwrap(),
+                        input.len() as u64
+                    );
+                    assert_eq!(out[..3], [0xaa, 0x1f, 0x8b], "{deflater:?} {level}");
+                    let mut decoded = Vec::new();
+                    flate2::read::GzDecoder::new(&out[1..])
+                        .read_to_end(&mut decoded)
+                        .unwrap();
+                    assert_eq!(decoded, input, "{deflater:?} {level} {}", input.len());
+                    if input.len() == noise.len() && deflater != Deflater::ZlibRs {
+                        // At most the stored size plus framing (zlib-rs does not fall
+                        // back to stored blocks: 5% larger at level 1).
+                        let grown = out.len() as f64 / input.len() as f64;
+                        assert!(grown < 1.001, "{deflater:?} {level}: {grown}");
+                    }
+                    if input.len() == text.len() && level > 0 {
+                        assert!(out.len() < input.len() / 10, "{deflater:?} {level}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn igzip_levels_map_onto_igzip_and_libdeflate() {
+        let text = b"<p>the crawler fetched the page and wrote the record</p>\n".repeat(500);
+        let size = |deflater, level| {
+            let mut out = Vec::new();
+            MemberEncoder::with_deflater(deflater, level)
+                .append_raw(&mut out, &text)
+                .unwrap();
+            out
+        };
+        // 0 and 4-12 are libdeflate's own levels, byte for byte.
+        for level in [0, 4, 6, 12] {
+            assert_eq!(
+                size(Deflater::Igzip, level),
+                size(Deflater::Libdeflate, level),
+                "level {level}"
+            );
+        }
+        // Under IGZIP_MIN_BYTES, all levels are libdeflate's.
+        let short = &text[..IGZIP_MIN_BYTES - 1];
+        for level in 0..=12 {
+            let mut a = Vec::new();
+            let mut b = Vec::new();
+            MemberEncoder::with_deflater(Deflater::Igzip, level)
+                .append_raw(&mut a, short)
+                .unwrap();
+            MemberEncoder::with_deflater(Deflater::Libdeflate, level)
+                .append_raw(&mut b, short)
+                .unwrap();
+            assert_eq!(a, b, "level {level}");
+        }
+        // 1-3 are igzip's: other bytes than libdeflate's at the same level.
+        for level in 1..=3 {
+            assert_ne!(
+                size(Deflater::Igzip, level),
+                size(Deflater::Libdeflate, level),
+                "level {level}"
+            );
+        }
+        let encoder = MemberEncoder::with_deflater(Deflater::Igzip, 99);
+        assert_eq!((encoder.deflater(), encoder.level()), (Deflater::Igzip, 12));
+        assert_eq!(Deflater::default(), Deflater::Igzip);
+        assert_eq!(Deflater::default().default_level(), 1);
     }
 }

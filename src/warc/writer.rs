@@ -61,7 +61,7 @@ pub struct WarcWriterConfig {
 }
 
 impl WarcWriterConfig {
-    /// Defaults: prefix `trawl`, 1 GB files (the size the IIPC recommends), libdeflate
+    /// Defaults: prefix `trawl`, 1 GB files (the size the IIPC recommends), igzip
     /// at its default level (chosen by measurement, `docs/warc.md`), duplicate payloads
     /// written as revisits with a 64 MiB digest index.
     pub fn new(dir: impl Into<PathBuf>) -> Self {

@@ -50,7 +50,7 @@ done
 # --- outside the namespace: packages, build, generated site, then re-enter isolated ---
 if [ -z "${REALSITE_IN_NETNS:-}" ]; then
   missing=()
-  for p in nginx wget2 openjdk-17-doc python3.11-doc time iproute2; do
+  for p in nginx wget2 openjdk-17-doc python3.11-doc time iproute2 libisal-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ "${#missing[@]}" -gt 0 ]; then
