@@ -24,6 +24,7 @@ use std::io::{self, Write};
 use flate2::write::DeflateEncoder;
 use flate2::{Compression, Crc};
 
+use super::igzip::{Igzip, IgzipLevel};
 use super::record::Record;
 
 /// Which deflate implementation compresses the members.
@@ -93,7 +94,7 @@ enum Backend {
     /// (isal-rs allocates its level buffer per call); records under
     /// [`IGZIP_MIN_BYTES`] go to libdeflate at the same level.
     Igzip {
-        level: isal::CompressionLevel,
+        igzip: Igzip,
         small: libdeflater::Compressor,
         /// The record serialized, reused between members.
         scratch: Vec<u8>,
@@ -140,9 +141,9 @@ impl MemberEncoder {
     pub fn with_deflater(deflater: Deflater, level: u32) -> Self {
         let level = level.min(deflater.max_level());
         let igzip_level = match level {
-            1 => Some(isal::CompressionLevel::Zero),
-            2 => Some(isal::CompressionLevel::One),
-            3 => Some(isal::CompressionLevel::Three),
+            1 => Some(IgzipLevel::Zero),
+            2 => Some(IgzipLevel::One),
+            3 => Some(IgzipLevel::Three),
             _ => None,
         };
         let libdeflate = || {
@@ -152,7 +153,7 @@ impl MemberEncoder {
         };
         let backend = match (deflater, igzip_level) {
             (Deflater::Igzip, Some(level)) => Backend::Igzip {
-                level,
+                igzip: Igzip::new(level),
                 small: libdeflate(),
                 scratch: Vec::with_capacity(64 * 1024),
             },
@@ -192,13 +193,13 @@ impl MemberEncoder {
     pub fn append(&mut self, out: &mut Vec<u8>, record: &Record<'_>) -> io::Result<u64> {
         match &mut self.backend {
             Backend::Igzip {
-                level,
+                igzip,
                 small,
                 scratch,
             } => {
                 scratch.clear();
                 record.write_to(scratch)?;
-                igzip_or_small(*level, small, scratch, out)?;
+                igzip_or_small(igzip, small, scratch, out)?;
                 Ok(scratch.len() as u64)
             }
             Backend::Libdeflate {
@@ -221,7 +222,7 @@ impl MemberEncoder {
     /// As [`MemberEncoder::append`].
     pub fn append_raw(&mut self, out: &mut Vec<u8>, raw: &[u8]) -> io::Result<u64> {
         match &mut self.backend {
-            Backend::Igzip { level, small, .. } => igzip_or_small(*level, small, raw, out)?,
+            Backend::Igzip { igzip, small, .. } => igzip_or_small(igzip, small, raw, out)?,
             Backend::Libdeflate { compressor, .. } => compress_whole(compressor, raw, out)?,
             Backend::ZlibRs(deflate) => {
                 write_zlib_member(deflate, self.level, out, |sink| sink.write_all(raw))?;
@@ -254,7 +255,7 @@ fn compress_whole(
 }
 
 fn igzip_or_small(
-    level: isal::CompressionLevel,
+    igzip: &mut Igzip,
     small: &mut libdeflater::Compressor,
     raw: &[u8],
     out: &mut Vec<u8>,
@@ -262,33 +263,7 @@ fn igzip_or_small(
     if raw.len() < IGZIP_MIN_BYTES {
         compress_whole(small, raw, out)
     } else {
-        igzip_whole(level, raw, out)
-    }
-}
-
-/// Appends `raw` to `out` as one gzip member made by igzip in one stateless call.
-fn igzip_whole(level: isal::CompressionLevel, raw: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
-    // Enough for stored blocks (5 bytes per 64 KiB block) plus the gzip header and
-    // trailer: igzip falls back to them when deflate would not fit.
-    let bound = raw.len() + raw.len() / 4096 + 1024;
-    let start = out.len();
-    out.resize(start + bound, 0);
-    let written = out
-        .get_mut(start..)
-        .map(|dest| isal::compress_into(raw, dest, level, isal::Codec::Gzip));
-    match written {
-        Some(Ok(n)) => {
-            out.truncate(start + n);
-            Ok(())
-        }
-        Some(Err(e)) => {
-            out.truncate(start);
-            Err(io::Error::other(format!("igzip: {e}")))
-        }
-        None => {
-            out.truncate(start);
-            Err(io::Error::other("igzip: output buffer too small"))
-        }
+        igzip.compress(raw, out)
     }
 }
 

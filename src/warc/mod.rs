@@ -30,6 +30,7 @@ pub mod capture;
 pub mod compressed;
 pub mod dedup;
 pub mod gzip;
+pub mod igzip;
 pub mod record;
 pub mod repair;
 pub mod writer;
