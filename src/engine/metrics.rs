@@ -16,6 +16,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::Stats;
+use crate::http::{ReceivedRequest, RequestLimits, RequestParseError};
 
 /// Longest request head read; anything longer gets `431`.
 pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
@@ -151,15 +152,25 @@ fn accept_loop(listener: &TcpListener, latest: &Mutex<Stats>, stop: &AtomicBool)
     }
 }
 
-/// What a request head asks for.
+/// What a request asks for, and what it gets.
 #[derive(Debug, PartialEq, Eq)]
 enum Request {
-    Metrics { head_only: bool },
+    Metrics {
+        head_only: bool,
+    },
     NotFound,
     BadMethod,
-    Bad,
+    /// A malformed head: `400` with the parser's reason.
+    Bad(RequestParseError),
+    /// A head over a cap: `431`.
     TooLarge,
 }
+
+/// The request parser's caps: [`MAX_REQUEST_BYTES`], and 64 fields.
+const LIMITS: RequestLimits = RequestLimits {
+    max_head_bytes: MAX_REQUEST_BYTES,
+    max_headers: 64,
+};
 
 /// Reads one request head (bounded in bytes and time) and answers it.
 fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
@@ -170,18 +181,16 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
     let mut buf = vec![0u8; MAX_REQUEST_BYTES];
     let mut len = 0;
     let request = loop {
-        if let Some(head) = buf.get(..len) {
-            if let Some(end) = find_head_end(head) {
-                break parse_request(head.get(..end).unwrap_or_default());
-            }
-        }
-        if len >= buf.len() {
-            break Request::TooLarge;
+        match ReceivedRequest::parse(buf.get(..len).unwrap_or_default(), LIMITS) {
+            Ok(Some((head, _))) => break route(&head),
+            Ok(None) => {}
+            Err(e) if e.is_cap() => break Request::TooLarge,
+            Err(e) => break Request::Bad(e),
         }
         if Instant::now() >= deadline {
             return Ok(());
         }
-        let Some(space) = buf.get_mut(len..) else {
+        let Some(space) = buf.get_mut(len..).filter(|s| !s.is_empty()) else {
             break Request::TooLarge;
         };
         match stream.read(space) {
@@ -191,19 +200,27 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
             Err(e) => return Err(e),
         }
     };
-    let (status, body, head_only) = match request {
+    let (status, body, head_only) = match &request {
         Request::Metrics { head_only } => {
             let text = latest.lock().map(|s| render(&s)).unwrap_or_default();
-            ("200 OK", text, head_only)
+            ("200 OK", text, *head_only)
         }
         Request::NotFound => (
             "404 Not Found",
             "not found; try /metrics\n".to_owned(),
             false,
         ),
-        Request::BadMethod => ("405 Method Not Allowed", String::new(), false),
-        Request::Bad => ("400 Bad Request", String::new(), false),
-        Request::TooLarge => ("431 Request Header Fields Too Large", String::new(), false),
+        Request::BadMethod => (
+            "405 Method Not Allowed",
+            "method not allowed; use GET or HEAD\n".to_owned(),
+            false,
+        ),
+        Request::Bad(e) => ("400 Bad Request", format!("bad request: {e}\n"), false),
+        Request::TooLarge => (
+            "431 Request Header Fields Too Large",
+            format!("request head over {MAX_REQUEST_BYTES} bytes or 64 fields\n"),
+            false,
+        ),
     };
     let mut out = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
@@ -222,6 +239,20 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
     linger(&mut stream)
 }
 
+/// What a parsed request asks for: the method, then the path.
+fn route(head: &ReceivedRequest) -> Request {
+    let head_only = match head.method.as_str() {
+        "GET" => false,
+        "HEAD" => true,
+        _ => return Request::BadMethod,
+    };
+    if head.path() == "/metrics" {
+        Request::Metrics { head_only }
+    } else {
+        Request::NotFound
+    }
+}
+
 /// Lingering close (RFC 9112 section 9.6): stop sending, then discard what the client
 /// still sends for a moment, so unread request bytes do not turn the close into a reset
 /// that destroys the answer before the client reads it. Bounded in bytes and time.
@@ -238,40 +269,6 @@ fn linger(stream: &mut TcpStream) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// End of the request head (`\r\n\r\n`, or bare `\n\n`), if complete.
-fn find_head_end(buf: &[u8]) -> Option<usize> {
-    buf.windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .or_else(|| buf.windows(2).position(|w| w == b"\n\n"))
-}
-
-fn parse_request(head: &[u8]) -> Request {
-    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-    let Ok(line) = std::str::from_utf8(line) else {
-        return Request::Bad;
-    };
-    let mut parts = line.trim_end_matches('\r').split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Request::Bad;
-    };
-    if !matches!(version, "HTTP/1.0" | "HTTP/1.1") || target.is_empty() {
-        return Request::Bad;
-    }
-    let head_only = match method {
-        "GET" => false,
-        "HEAD" => true,
-        _ => return Request::BadMethod,
-    };
-    let path = target.split('?').next().unwrap_or_default();
-    if path == "/metrics" {
-        Request::Metrics { head_only }
-    } else {
-        Request::NotFound
-    }
 }
 
 /// A Prometheus sample value: Go-style `NaN` / `+Inf` / `-Inf` for the odd floats.
@@ -626,25 +623,42 @@ pub fn render(s: &Stats) -> String {
 mod tests {
     use super::*;
 
+    fn classify(buf: &[u8]) -> Request {
+        match ReceivedRequest::parse(buf, LIMITS) {
+            Ok(Some((head, _))) => route(&head),
+            Ok(None) => panic!("incomplete head"),
+            Err(e) if e.is_cap() => Request::TooLarge,
+            Err(e) => Request::Bad(e),
+        }
+    }
+
     #[test]
-    fn request_lines_are_classified() {
+    fn requests_are_classified() {
         assert_eq!(
-            parse_request(b"GET /metrics HTTP/1.1\r\nHost: x\r\n"),
+            classify(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"),
             Request::Metrics { head_only: false }
         );
         assert_eq!(
-            parse_request(b"HEAD /metrics?x=1 HTTP/1.0\r\n"),
+            classify(b"HEAD /metrics?x=1 HTTP/1.0\r\n\r\n"),
             Request::Metrics { head_only: true }
         );
-        assert_eq!(parse_request(b"GET / HTTP/1.1\r\n"), Request::NotFound);
+        assert_eq!(classify(b"GET / HTTP/1.1\r\n\r\n"), Request::NotFound);
         assert_eq!(
-            parse_request(b"POST /metrics HTTP/1.1\r\n"),
+            classify(b"POST /metrics HTTP/1.1\r\n\r\n"),
             Request::BadMethod
         );
-        assert_eq!(parse_request(b"GET /metrics\r\n"), Request::Bad);
-        assert_eq!(parse_request(b"GET /metrics HTTP/2\r\n"), Request::Bad);
-        assert_eq!(parse_request(b"\xff\xfe HTTP/1.1\r\n"), Request::Bad);
-        assert_eq!(find_head_end(b"GET / HTTP/1.1\r\n"), None);
+        assert!(matches!(classify(b"GET /metrics\r\n\r\n"), Request::Bad(_)));
+        assert!(matches!(
+            classify(b"GET /metrics HTTP/2\r\n\r\n"),
+            Request::Bad(RequestParseError::InvalidVersion)
+        ));
+        assert!(matches!(
+            classify(b"\xff\xfe HTTP/1.1\r\n\r\n"),
+            Request::Bad(_)
+        ));
+        let many: String = (0..65).map(|i| format!("X{i}: y\r\n")).collect();
+        let head = format!("GET /metrics HTTP/1.1\r\n{many}\r\n");
+        assert_eq!(classify(head.as_bytes()), Request::TooLarge);
     }
 
     #[test]
