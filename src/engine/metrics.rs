@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 use super::Stats;
 use crate::http::{ReceivedRequest, RequestLimits, RequestParseError};
+use host::{check_host, HostRefusal};
+
+mod host;
 
 /// Longest request head read; anything longer gets `431`.
 pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
@@ -164,6 +167,8 @@ enum Request {
     Bad(RequestParseError),
     /// A head over a cap: `431`.
     TooLarge,
+    /// `Host` missing (`400`) or not naming this listener (`421`).
+    Host(HostRefusal),
 }
 
 /// The request parser's caps: [`MAX_REQUEST_BYTES`], and 64 fields.
@@ -177,12 +182,13 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    let local = stream.local_addr()?;
     let deadline = Instant::now() + IO_TIMEOUT;
     let mut buf = vec![0u8; MAX_REQUEST_BYTES];
     let mut len = 0;
     let request = loop {
         match ReceivedRequest::parse(buf.get(..len).unwrap_or_default(), LIMITS) {
-            Ok(Some((head, _))) => break route(&head),
+            Ok(Some((head, _))) => break route(&head, local),
             Ok(None) => {}
             Err(e) if e.is_cap() => break Request::TooLarge,
             Err(e) => break Request::Bad(e),
@@ -221,6 +227,14 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
             format!("request head over {MAX_REQUEST_BYTES} bytes or 64 fields\n"),
             false,
         ),
+        Request::Host(r @ HostRefusal::Missing) => {
+            ("400 Bad Request", format!("bad request: {r}\n"), false)
+        }
+        Request::Host(r @ HostRefusal::Misdirected { .. }) => (
+            "421 Misdirected Request",
+            format!("misdirected request: {r}\n"),
+            false,
+        ),
     };
     let mut out = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
@@ -239,8 +253,13 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
     linger(&mut stream)
 }
 
-/// What a parsed request asks for: the method, then the path.
-fn route(head: &ReceivedRequest) -> Request {
+/// What a parsed request that arrived on `local` gets: `Host` is checked first (no
+/// answer at all for a name that is not this listener's), then the method, then the
+/// path.
+fn route(head: &ReceivedRequest, local: SocketAddr) -> Request {
+    if let Err(refusal) = check_host(head.header("host"), head.minor_version, local) {
+        return Request::Host(refusal);
+    }
     let head_only = match head.method.as_str() {
         "GET" => false,
         "HEAD" => true,
@@ -624,8 +643,9 @@ mod tests {
     use super::*;
 
     fn classify(buf: &[u8]) -> Request {
+        let local: SocketAddr = "127.0.0.1:9898".parse().unwrap();
         match ReceivedRequest::parse(buf, LIMITS) {
-            Ok(Some((head, _))) => route(&head),
+            Ok(Some((head, _))) => route(&head, local),
             Ok(None) => panic!("incomplete head"),
             Err(e) if e.is_cap() => Request::TooLarge,
             Err(e) => Request::Bad(e),
@@ -635,17 +655,29 @@ mod tests {
     #[test]
     fn requests_are_classified() {
         assert_eq!(
-            classify(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"),
+            classify(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n"),
             Request::Metrics { head_only: false }
         );
         assert_eq!(
             classify(b"HEAD /metrics?x=1 HTTP/1.0\r\n\r\n"),
             Request::Metrics { head_only: true }
         );
-        assert_eq!(classify(b"GET / HTTP/1.1\r\n\r\n"), Request::NotFound);
         assert_eq!(
-            classify(b"POST /metrics HTTP/1.1\r\n\r\n"),
+            classify(b"GET / HTTP/1.1\r\nHost: localhost:9898\r\n\r\n"),
+            Request::NotFound
+        );
+        assert_eq!(
+            classify(b"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n"),
             Request::BadMethod
+        );
+        // Host comes before method and path: a rebinding page learns nothing.
+        assert!(matches!(
+            classify(b"POST /nothing HTTP/1.1\r\nHost: evil.example:9898\r\n\r\n"),
+            Request::Host(HostRefusal::Misdirected { .. })
+        ));
+        assert_eq!(
+            classify(b"GET /metrics HTTP/1.1\r\n\r\n"),
+            Request::Host(HostRefusal::Missing)
         );
         assert!(matches!(classify(b"GET /metrics\r\n\r\n"), Request::Bad(_)));
         assert!(matches!(
