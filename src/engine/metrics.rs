@@ -385,6 +385,31 @@ pub fn render(s: &Stats) -> String {
             ("line", s.robots_long_lines as f64),
         ],
     );
+    f.one(
+        "trawl_robots_fetches_total",
+        c,
+        "robots.txt fetches started (far more than the hosts crawled: the cache is too \
+         small for them, raise --memory).",
+        s.robots_fetches as f64,
+    );
+    f.one(
+        "trawl_robots_cache_hosts",
+        g,
+        "Hosts whose robots.txt rules are cached, all shards.",
+        s.robots_cache_hosts as f64,
+    );
+    f.one(
+        "trawl_robots_cache_bytes",
+        g,
+        "Bytes charged for cached robots.txt rules (budget: a quarter of --memory).",
+        s.robots_cache_bytes as f64,
+    );
+    f.one(
+        "trawl_robots_cache_evictions_total",
+        c,
+        "Cached robots.txt rules dropped to stay within the budget.",
+        s.robots_cache_evictions as f64,
+    );
     f.labelled(
         "trawl_sitemaps_total",
         c,
@@ -625,6 +650,13 @@ pub fn render(s: &Stats) -> String {
             ("presence_bits", s.presence_bits_resident_bytes as f64),
             ("rest", s.rss_less_presence_bits_bytes as f64),
         ],
+    );
+    f.one(
+        "trawl_memory_budget_bytes",
+        g,
+        "The RAM budget (--memory) for everything but the presence bits: compare with \
+         trawl_resident_bytes{part=\"rest\"}.",
+        s.memory_budget_bytes as f64,
     );
     f.one(
         "trawl_elapsed_seconds",
