@@ -1,0 +1,349 @@
+//! The listener behind `--metrics-addr`: one std thread, one connection at a time,
+//! every request read with the one request parser (`http::ReceivedRequest`), its `Host`
+//! checked ([`super::host`]), answered and closed.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::host::{check_host, HostRefusal};
+use super::render;
+use crate::engine::Stats;
+use crate::http::{ReceivedRequest, RequestLimits, RequestParseError};
+
+/// Longest request head read; anything longer gets `431`.
+pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
+/// Time a client has to send its request, and to take the answer.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long, and how many bytes, a closing connection is drained.
+const LINGER: Duration = Duration::from_millis(250);
+const MAX_LINGER_BYTES: usize = 64 * 1024;
+/// How often the accept loop looks at the stop flag.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Why the metrics server could not start.
+#[derive(Debug)]
+pub enum MetricsError {
+    /// The address is not loopback and non-loopback was not allowed.
+    NotLoopback(SocketAddr),
+    /// Binding or configuring the listening socket failed.
+    Bind(SocketAddr, io::Error),
+}
+
+impl std::fmt::Display for MetricsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotLoopback(a) => write!(
+                f,
+                "metrics address {a} is not loopback (allow it explicitly to expose metrics)"
+            ),
+            Self::Bind(a, _) => write!(f, "cannot listen for metrics on {a}"),
+        }
+    }
+}
+
+impl std::error::Error for MetricsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::NotLoopback(_) => None,
+            Self::Bind(_, e) => Some(e),
+        }
+    }
+}
+
+/// A running metrics endpoint. Stops (and joins its thread) on [`MetricsServer::stop`]
+/// or drop.
+pub struct MetricsServer {
+    addr: SocketAddr,
+    latest: Arc<Mutex<Stats>>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl MetricsServer {
+    /// Binds `addr` (port 0 picks one; see [`MetricsServer::local_addr`]) and starts the
+    /// server thread, serving `Stats::default()` until the first [`publish`].
+    ///
+    /// # Errors
+    /// A non-loopback address without `allow_remote`, or a socket error.
+    ///
+    /// [`publish`]: MetricsServer::publish
+    pub fn start(addr: SocketAddr, allow_remote: bool) -> Result<Self, MetricsError> {
+        if !addr.ip().is_loopback() && !allow_remote {
+            return Err(MetricsError::NotLoopback(addr));
+        }
+        let listener = TcpListener::bind(addr).map_err(|e| MetricsError::Bind(addr, e))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| MetricsError::Bind(addr, e))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| MetricsError::Bind(addr, e))?;
+        let latest = Arc::new(Mutex::new(Stats::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (l2, s2) = (Arc::clone(&latest), Arc::clone(&stop));
+        let handle = std::thread::Builder::new()
+            .name("trawl-metrics".to_owned())
+            .spawn(move || accept_loop(&listener, &l2, &s2))
+            .map_err(|e| MetricsError::Bind(addr, e))?;
+        Ok(Self {
+            addr: local,
+            latest,
+            stop,
+            handle: Some(handle),
+        })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Replaces the snapshot that scrapes see.
+    pub fn publish(&self, stats: &Stats) {
+        if let Ok(mut s) = self.latest.lock() {
+            s.clone_from(stats);
+        }
+    }
+
+    /// Stops accepting and joins the thread (at most one in-flight answer plus
+    /// [`IO_TIMEOUT`]).
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn accept_loop(listener: &TcpListener, latest: &Mutex<Stats>, stop: &AtomicBool) {
+    while !stop.load(Ordering::Acquire) {
+        match listener.accept() {
+            // One connection at a time, by construction: the next accept waits for this.
+            Ok((stream, _)) => {
+                if let Err(e) = serve_one(stream, latest) {
+                    tracing::debug!(error = %e, "metrics connection failed");
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                tracing::debug!(error = %e, "metrics accept failed");
+                std::thread::sleep(POLL);
+            }
+        }
+    }
+}
+
+/// What a request asks for, and what it gets.
+#[derive(Debug, PartialEq, Eq)]
+enum Request {
+    Metrics {
+        head_only: bool,
+    },
+    NotFound,
+    BadMethod,
+    /// A malformed head: `400` with the parser's reason.
+    Bad(RequestParseError),
+    /// A head over a cap: `431`.
+    TooLarge,
+    /// `Host` missing (`400`) or not naming this listener (`421`).
+    Host(HostRefusal),
+}
+
+/// The request parser's caps: [`MAX_REQUEST_BYTES`], and 64 fields.
+const LIMITS: RequestLimits = RequestLimits {
+    max_head_bytes: MAX_REQUEST_BYTES,
+    max_headers: 64,
+};
+
+/// Reads one request head (bounded in bytes and time) and answers it.
+fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(IO_TIMEOUT))?;
+    stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    let local = stream.local_addr()?;
+    let deadline = Instant::now() + IO_TIMEOUT;
+    let mut buf = vec![0u8; MAX_REQUEST_BYTES];
+    let mut len = 0;
+    let request = loop {
+        match ReceivedRequest::parse(buf.get(..len).unwrap_or_default(), LIMITS) {
+            Ok(Some((head, _))) => break route(&head, local),
+            Ok(None) => {}
+            Err(e) if e.is_cap() => break Request::TooLarge,
+            Err(e) => break Request::Bad(e),
+        }
+        if Instant::now() >= deadline {
+            return Ok(());
+        }
+        let Some(space) = buf.get_mut(len..).filter(|s| !s.is_empty()) else {
+            break Request::TooLarge;
+        };
+        match stream.read(space) {
+            Ok(0) => return Ok(()),
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    };
+    let (status, body, head_only) = match &request {
+        Request::Metrics { head_only } => {
+            let text = latest.lock().map(|s| render(&s)).unwrap_or_default();
+            ("200 OK", text, *head_only)
+        }
+        Request::NotFound => (
+            "404 Not Found",
+            "not found; try /metrics\n".to_owned(),
+            false,
+        ),
+        Request::BadMethod => (
+            "405 Method Not Allowed",
+            "method not allowed; use GET or HEAD\n".to_owned(),
+            false,
+        ),
+        Request::Bad(e) => ("400 Bad Request", format!("bad request: {e}\n"), false),
+        Request::TooLarge => (
+            "431 Request Header Fields Too Large",
+            format!("request head over {MAX_REQUEST_BYTES} bytes or 64 fields\n"),
+            false,
+        ),
+        Request::Host(r @ HostRefusal::Missing) => {
+            ("400 Bad Request", format!("bad request: {r}\n"), false)
+        }
+        Request::Host(r @ HostRefusal::Misdirected { .. }) => (
+            "421 Misdirected Request",
+            format!("misdirected request: {r}\n"),
+            false,
+        ),
+    };
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if request == Request::BadMethod {
+        out.push_str("Allow: GET, HEAD\r\n");
+    }
+    out.push_str("\r\n");
+    if !head_only {
+        out.push_str(&body);
+    }
+    stream.write_all(out.as_bytes())?;
+    stream.flush()?;
+    linger(&mut stream)
+}
+
+/// What a parsed request that arrived on `local` gets: `Host` is checked first (no
+/// answer at all for a name that is not this listener's), then the method, then the
+/// path.
+fn route(head: &ReceivedRequest, local: SocketAddr) -> Request {
+    if let Err(refusal) = check_host(head.header("host"), head.minor_version, local) {
+        return Request::Host(refusal);
+    }
+    let head_only = match head.method.as_str() {
+        "GET" => false,
+        "HEAD" => true,
+        _ => return Request::BadMethod,
+    };
+    if head.path() == "/metrics" {
+        Request::Metrics { head_only }
+    } else {
+        Request::NotFound
+    }
+}
+
+/// Lingering close (RFC 9112 section 9.6): stop sending, then discard what the client
+/// still sends for a moment, so unread request bytes do not turn the close into a reset
+/// that destroys the answer before the client reads it. Bounded in bytes and time.
+fn linger(stream: &mut TcpStream) -> io::Result<()> {
+    stream.shutdown(std::net::Shutdown::Write)?;
+    stream.set_read_timeout(Some(LINGER))?;
+    let deadline = Instant::now() + LINGER;
+    let mut scratch = [0u8; 4096];
+    let mut drained = 0;
+    while drained < MAX_LINGER_BYTES && Instant::now() < deadline {
+        match stream.read(&mut scratch) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => drained += n,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(buf: &[u8]) -> Request {
+        let local: SocketAddr = "127.0.0.1:9898".parse().unwrap();
+        match ReceivedRequest::parse(buf, LIMITS) {
+            Ok(Some((head, _))) => route(&head, local),
+            Ok(None) => panic!("incomplete head"),
+            Err(e) if e.is_cap() => Request::TooLarge,
+            Err(e) => Request::Bad(e),
+        }
+    }
+
+    #[test]
+    fn requests_are_classified() {
+        assert_eq!(
+            classify(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n"),
+            Request::Metrics { head_only: false }
+        );
+        assert_eq!(
+            classify(b"HEAD /metrics?x=1 HTTP/1.0\r\n\r\n"),
+            Request::Metrics { head_only: true }
+        );
+        assert_eq!(
+            classify(b"GET / HTTP/1.1\r\nHost: localhost:9898\r\n\r\n"),
+            Request::NotFound
+        );
+        assert_eq!(
+            classify(b"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n"),
+            Request::BadMethod
+        );
+        // Host comes before method and path: a rebinding page learns nothing.
+        assert!(matches!(
+            classify(b"POST /nothing HTTP/1.1\r\nHost: evil.example:9898\r\n\r\n"),
+            Request::Host(HostRefusal::Misdirected { .. })
+        ));
+        assert_eq!(
+            classify(b"GET /metrics HTTP/1.1\r\n\r\n"),
+            Request::Host(HostRefusal::Missing)
+        );
+        assert!(matches!(classify(b"GET /metrics\r\n\r\n"), Request::Bad(_)));
+        assert!(matches!(
+            classify(b"GET /metrics HTTP/2\r\n\r\n"),
+            Request::Bad(RequestParseError::InvalidVersion)
+        ));
+        assert!(matches!(
+            classify(b"\xff\xfe HTTP/1.1\r\n\r\n"),
+            Request::Bad(_)
+        ));
+        let many: String = (0..65).map(|i| format!("X{i}: y\r\n")).collect();
+        let head = format!("GET /metrics HTTP/1.1\r\n{many}\r\n");
+        assert_eq!(classify(head.as_bytes()), Request::TooLarge);
+    }
+
+    #[test]
+    fn non_loopback_is_refused_unless_allowed() {
+        let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
+        assert!(matches!(
+            MetricsServer::start(addr, false),
+            Err(MetricsError::NotLoopback(_))
+        ));
+    }
+}
