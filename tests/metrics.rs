@@ -175,6 +175,19 @@ fn server_answers_metrics_and_refuses_the_rest() {
     let (status, _, _) = http(addr, &big);
     assert_eq!(status, "HTTP/1.1 431 Request Header Fields Too Large");
 
+    // The status page and the JSON it polls.
+    let (status, headers, body) = http(addr, &get(addr, "GET", "/"));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(headers.contains("Content-Type: text/html; charset=utf-8"));
+    assert!(headers.contains("Content-Security-Policy: default-src 'none'"));
+    assert!(body.starts_with("<!doctype html>") && body.contains("/api/status"));
+    let (status, headers, body) = http(addr, &get(addr, "GET", "/api/status"));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(headers.contains("Content-Type: application/json"));
+    let json: serde_json::Value = serde_json::from_str(&body).expect("JSON status");
+    assert_eq!(json["pages"], 1000);
+    assert_eq!(json["outcomes"]["connect-error"], 10);
+
     // Host must name this listener (DNS rebinding): by its address, or as localhost on
     // loopback; HTTP/1.1 without Host is a bad request.
     let port = addr.port();

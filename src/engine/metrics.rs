@@ -12,6 +12,7 @@ use super::Stats;
 
 mod host;
 mod server;
+mod status;
 
 pub use server::{MetricsError, MetricsServer, IO_TIMEOUT, MAX_REQUEST_BYTES};
 

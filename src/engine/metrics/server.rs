@@ -2,6 +2,7 @@
 //! every request read with the one request parser (`http::ReceivedRequest`), its `Host`
 //! checked ([`super::host`]), answered and closed.
 
+use std::borrow::Cow;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::host::{check_host, HostRefusal};
-use super::render;
+use super::{render, status};
 use crate::engine::Stats;
 use crate::http::{ReceivedRequest, RequestLimits, RequestParseError};
 
@@ -148,10 +149,33 @@ fn accept_loop(listener: &TcpListener, latest: &Mutex<Stats>, stop: &AtomicBool)
     }
 }
 
+/// What the listener serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resource {
+    /// `/metrics`: the Prometheus text format.
+    Metrics,
+    /// `/`: the status page, one self-contained HTML file.
+    StatusPage,
+    /// `/api/status`: the latest [`Stats`] as JSON (what `stats.json` holds).
+    StatusJson,
+}
+
+impl Resource {
+    fn of(path: &str) -> Option<Self> {
+        match path {
+            "/metrics" => Some(Self::Metrics),
+            "/" => Some(Self::StatusPage),
+            "/api/status" => Some(Self::StatusJson),
+            _ => None,
+        }
+    }
+}
+
 /// What a request asks for, and what it gets.
 #[derive(Debug, PartialEq, Eq)]
 enum Request {
-    Metrics {
+    Get {
+        resource: Resource,
         head_only: bool,
     },
     NotFound,
@@ -199,49 +223,8 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
             Err(e) => return Err(e),
         }
     };
-    let (status, body, head_only) = match &request {
-        Request::Metrics { head_only } => {
-            let text = latest.lock().map(|s| render(&s)).unwrap_or_default();
-            ("200 OK", text, *head_only)
-        }
-        Request::NotFound => (
-            "404 Not Found",
-            "not found; try /metrics\n".to_owned(),
-            false,
-        ),
-        Request::BadMethod => (
-            "405 Method Not Allowed",
-            "method not allowed; use GET or HEAD\n".to_owned(),
-            false,
-        ),
-        Request::Bad(e) => ("400 Bad Request", format!("bad request: {e}\n"), false),
-        Request::TooLarge => (
-            "431 Request Header Fields Too Large",
-            format!("request head over {MAX_REQUEST_BYTES} bytes or 64 fields\n"),
-            false,
-        ),
-        Request::Host(r @ HostRefusal::Missing) => {
-            ("400 Bad Request", format!("bad request: {r}\n"), false)
-        }
-        Request::Host(r @ HostRefusal::Misdirected { .. }) => (
-            "421 Misdirected Request",
-            format!("misdirected request: {r}\n"),
-            false,
-        ),
-    };
-    let mut out = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
-         Content-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if request == Request::BadMethod {
-        out.push_str("Allow: GET, HEAD\r\n");
-    }
-    out.push_str("\r\n");
-    if !head_only {
-        out.push_str(&body);
-    }
-    stream.write_all(out.as_bytes())?;
+    let out = reply(&request, latest).to_bytes();
+    stream.write_all(&out)?;
     stream.flush()?;
     linger(&mut stream)
 }
@@ -258,10 +241,103 @@ fn route(head: &ReceivedRequest, local: SocketAddr) -> Request {
         "HEAD" => true,
         _ => return Request::BadMethod,
     };
-    if head.path() == "/metrics" {
-        Request::Metrics { head_only }
-    } else {
-        Request::NotFound
+    match Resource::of(head.path()) {
+        Some(resource) => Request::Get {
+            resource,
+            head_only,
+        },
+        None => Request::NotFound,
+    }
+}
+
+const TEXT: &str = "text/plain; charset=utf-8";
+
+/// One answer, before it is written.
+struct Reply {
+    status: &'static str,
+    content_type: &'static str,
+    body: Cow<'static, str>,
+    head_only: bool,
+}
+
+/// The answer to `request`, rendered from the latest snapshot where it needs one.
+fn reply(request: &Request, latest: &Mutex<Stats>) -> Reply {
+    let text = |status, body: String| Reply {
+        status,
+        content_type: TEXT,
+        body: Cow::Owned(body),
+        head_only: false,
+    };
+    match request {
+        Request::Get {
+            resource,
+            head_only,
+        } => {
+            let (content_type, body) = match resource {
+                Resource::Metrics => (
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    Cow::Owned(latest.lock().map(|s| render(&s)).unwrap_or_default()),
+                ),
+                Resource::StatusPage => ("text/html; charset=utf-8", Cow::Borrowed(status::PAGE)),
+                Resource::StatusJson => (
+                    "application/json",
+                    Cow::Owned(latest.lock().map(|s| status::json(&s)).unwrap_or_default()),
+                ),
+            };
+            Reply {
+                status: "200 OK",
+                content_type,
+                body,
+                head_only: *head_only,
+            }
+        }
+        Request::NotFound => text(
+            "404 Not Found",
+            "not found; try / (status page), /metrics or /api/status\n".to_owned(),
+        ),
+        Request::BadMethod => text(
+            "405 Method Not Allowed",
+            "method not allowed; use GET or HEAD\n".to_owned(),
+        ),
+        Request::Bad(e) => text("400 Bad Request", format!("bad request: {e}\n")),
+        Request::TooLarge => text(
+            "431 Request Header Fields Too Large",
+            format!("request head over {MAX_REQUEST_BYTES} bytes or 64 fields\n"),
+        ),
+        Request::Host(r @ HostRefusal::Missing) => {
+            text("400 Bad Request", format!("bad request: {r}\n"))
+        }
+        Request::Host(r @ HostRefusal::Misdirected { .. }) => text(
+            "421 Misdirected Request",
+            format!("misdirected request: {r}\n"),
+        ),
+    }
+}
+
+impl Reply {
+    /// The bytes on the wire. Every answer closes the connection, is never cached and
+    /// is never sniffed as another type; the page may not be framed (clickjacking) and
+    /// may only talk to this listener (its Content-Security-Policy).
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = format!(
+            "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n\
+             Connection: close\r\nCache-Control: no-store\r\n\
+             X-Content-Type-Options: nosniff\r\n",
+            self.status,
+            self.content_type,
+            self.body.len()
+        );
+        if self.status.starts_with("405") {
+            out.push_str("Allow: GET, HEAD\r\n");
+        }
+        if self.content_type.starts_with("text/html") {
+            out.push_str(status::PAGE_HEADERS);
+        }
+        out.push_str("\r\n");
+        if !self.head_only {
+            out.push_str(&self.body);
+        }
+        out.into_bytes()
     }
 }
 
@@ -301,15 +377,41 @@ mod tests {
     fn requests_are_classified() {
         assert_eq!(
             classify(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n"),
-            Request::Metrics { head_only: false }
+            Request::Get {
+                resource: Resource::Metrics,
+                head_only: false
+            }
         );
         assert_eq!(
             classify(b"HEAD /metrics?x=1 HTTP/1.0\r\n\r\n"),
-            Request::Metrics { head_only: true }
+            Request::Get {
+                resource: Resource::Metrics,
+                head_only: true
+            }
+        );
+        assert_eq!(
+            classify(b"GET /nothing HTTP/1.1\r\nHost: localhost:9898\r\n\r\n"),
+            Request::NotFound
         );
         assert_eq!(
             classify(b"GET / HTTP/1.1\r\nHost: localhost:9898\r\n\r\n"),
-            Request::NotFound
+            Request::Get {
+                resource: Resource::StatusPage,
+                head_only: false
+            }
+        );
+        assert_eq!(
+            classify(b"GET /api/status?t=1 HTTP/1.1\r\nHost: 127.0.0.1.nip.io:9898\r\n\r\n"),
+            Request::Host(HostRefusal::Misdirected {
+                local: "127.0.0.1:9898".parse().unwrap()
+            })
+        );
+        assert_eq!(
+            classify(b"GET /api/status?t=1 HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n"),
+            Request::Get {
+                resource: Resource::StatusJson,
+                head_only: false
+            }
         );
         assert_eq!(
             classify(b"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n"),
@@ -345,5 +447,38 @@ mod tests {
             MetricsServer::start(addr, false),
             Err(MetricsError::NotLoopback(_))
         ));
+    }
+
+    #[test]
+    fn replies_carry_their_type_and_guards() {
+        let latest = Mutex::new(Stats {
+            pages: 7,
+            ..Stats::default()
+        });
+        let get = |resource| Request::Get {
+            resource,
+            head_only: false,
+        };
+        let text = |r: &Request| String::from_utf8(reply(r, &latest).to_bytes()).unwrap();
+        let page = text(&get(Resource::StatusPage));
+        assert!(page.contains("Content-Type: text/html; charset=utf-8\r\n"));
+        assert!(page.contains("Content-Security-Policy: default-src 'none';"));
+        assert!(page.contains("X-Frame-Options: DENY\r\n"));
+        assert!(page.ends_with(status::PAGE));
+        let json = text(&get(Resource::StatusJson));
+        assert!(json.contains("Content-Type: application/json\r\n"));
+        assert!(json.contains("\"pages\":7"));
+        assert!(!json.contains("Content-Security-Policy"));
+        let metrics = text(&get(Resource::Metrics));
+        assert!(metrics.contains("text/plain; version=0.0.4"));
+        assert!(metrics.contains("\ntrawl_pages_total 7\n"));
+        let head = text(&Request::Get {
+            resource: Resource::StatusPage,
+            head_only: true,
+        });
+        assert!(head.ends_with("\r\n\r\n"));
+        assert!(head.contains(&format!("Content-Length: {}\r\n", status::PAGE.len())));
+        let refused = text(&Request::BadMethod);
+        assert!(refused.contains("Allow: GET, HEAD\r\n") && refused.contains("no-store"));
     }
 }
