@@ -187,6 +187,16 @@ fn server_answers_metrics_and_refuses_the_rest() {
     let json: serde_json::Value = serde_json::from_str(&body).expect("JSON status");
     assert_eq!(json["pages"], 1000);
     assert_eq!(json["outcomes"]["connect-error"], 10);
+    let (status, _, body) = http(addr, &get(addr, "GET", "/api/history"));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let history: serde_json::Value = serde_json::from_str(&body).expect("JSON history");
+    let last = history
+        .as_array()
+        .unwrap()
+        .last()
+        .expect("one sample per publish");
+    assert_eq!(last["pages"], 1000.0);
+    assert_eq!(last["frontier_disk_urls"], 1000.0);
 
     // Host must name this listener (DNS rebinding): by its address, or as localhost on
     // loopback; HTTP/1.1 without Host is a bad request.

@@ -10,6 +10,7 @@
 
 use super::Stats;
 
+mod history;
 mod host;
 mod server;
 mod status;

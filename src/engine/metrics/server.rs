@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::history::History;
 use super::host::{check_host, HostRefusal};
 use super::{render, status};
 use crate::engine::Stats;
@@ -59,7 +60,7 @@ impl std::error::Error for MetricsError {
 /// or drop.
 pub struct MetricsServer {
     addr: SocketAddr,
-    latest: Arc<Mutex<Stats>>,
+    latest: Arc<Mutex<Published>>,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
 }
@@ -83,7 +84,7 @@ impl MetricsServer {
         let local = listener
             .local_addr()
             .map_err(|e| MetricsError::Bind(addr, e))?;
-        let latest = Arc::new(Mutex::new(Stats::default()));
+        let latest = Arc::new(Mutex::new(Published::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let (l2, s2) = (Arc::clone(&latest), Arc::clone(&stop));
         let handle = std::thread::Builder::new()
@@ -103,10 +104,12 @@ impl MetricsServer {
         self.addr
     }
 
-    /// Replaces the snapshot that scrapes see.
+    /// Replaces the snapshot that scrapes see, and adds it to the status page's
+    /// history.
     pub fn publish(&self, stats: &Stats) {
-        if let Ok(mut s) = self.latest.lock() {
-            s.clone_from(stats);
+        if let Ok(mut p) = self.latest.lock() {
+            p.stats.clone_from(stats);
+            p.history.push(stats);
         }
     }
 
@@ -130,7 +133,15 @@ impl Drop for MetricsServer {
     }
 }
 
-fn accept_loop(listener: &TcpListener, latest: &Mutex<Stats>, stop: &AtomicBool) {
+/// What the coordinator last published: the snapshot, and the history of the plotted
+/// figures.
+#[derive(Default)]
+struct Published {
+    stats: Stats,
+    history: History,
+}
+
+fn accept_loop(listener: &TcpListener, latest: &Mutex<Published>, stop: &AtomicBool) {
     while !stop.load(Ordering::Acquire) {
         match listener.accept() {
             // One connection at a time, by construction: the next accept waits for this.
@@ -158,6 +169,8 @@ enum Resource {
     StatusPage,
     /// `/api/status`: the latest [`Stats`] as JSON (what `stats.json` holds).
     StatusJson,
+    /// `/api/history`: the plotted figures of the crawl so far ([`History`]).
+    HistoryJson,
 }
 
 impl Resource {
@@ -166,6 +179,7 @@ impl Resource {
             "/metrics" => Some(Self::Metrics),
             "/" => Some(Self::StatusPage),
             "/api/status" => Some(Self::StatusJson),
+            "/api/history" => Some(Self::HistoryJson),
             _ => None,
         }
     }
@@ -195,7 +209,7 @@ const LIMITS: RequestLimits = RequestLimits {
 };
 
 /// Reads one request head (bounded in bytes and time) and answers it.
-fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
+fn serve_one(mut stream: TcpStream, latest: &Mutex<Published>) -> io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
@@ -261,7 +275,7 @@ struct Reply {
 }
 
 /// The answer to `request`, rendered from the latest snapshot where it needs one.
-fn reply(request: &Request, latest: &Mutex<Stats>) -> Reply {
+fn reply(request: &Request, latest: &Mutex<Published>) -> Reply {
     let text = |status, body: String| Reply {
         status,
         content_type: TEXT,
@@ -276,12 +290,21 @@ fn reply(request: &Request, latest: &Mutex<Stats>) -> Reply {
             let (content_type, body) = match resource {
                 Resource::Metrics => (
                     "text/plain; version=0.0.4; charset=utf-8",
-                    Cow::Owned(latest.lock().map(|s| render(&s)).unwrap_or_default()),
+                    Cow::Owned(latest.lock().map(|p| render(&p.stats)).unwrap_or_default()),
                 ),
                 Resource::StatusPage => ("text/html; charset=utf-8", Cow::Borrowed(status::PAGE)),
                 Resource::StatusJson => (
                     "application/json",
-                    Cow::Owned(latest.lock().map(|s| status::json(&s)).unwrap_or_default()),
+                    Cow::Owned(
+                        latest
+                            .lock()
+                            .map(|p| status::json(&p.stats))
+                            .unwrap_or_default(),
+                    ),
+                ),
+                Resource::HistoryJson => (
+                    "application/json",
+                    Cow::Owned(latest.lock().map(|p| p.history.json()).unwrap_or_default()),
                 ),
             };
             Reply {
@@ -293,7 +316,7 @@ fn reply(request: &Request, latest: &Mutex<Stats>) -> Reply {
         }
         Request::NotFound => text(
             "404 Not Found",
-            "not found; try / (status page), /metrics or /api/status\n".to_owned(),
+            "not found; try / (status page), /metrics, /api/status or /api/history\n".to_owned(),
         ),
         Request::BadMethod => text(
             "405 Method Not Allowed",
@@ -451,10 +474,10 @@ mod tests {
 
     #[test]
     fn replies_carry_their_type_and_guards() {
-        let latest = Mutex::new(Stats {
-            pages: 7,
-            ..Stats::default()
-        });
+        let mut published = Published::default();
+        published.stats.pages = 7;
+        published.history.push(&published.stats.clone());
+        let latest = Mutex::new(published);
         let get = |resource| Request::Get {
             resource,
             head_only: false,
@@ -469,6 +492,9 @@ mod tests {
         assert!(json.contains("Content-Type: application/json\r\n"));
         assert!(json.contains("\"pages\":7"));
         assert!(!json.contains("Content-Security-Policy"));
+        let history = text(&get(Resource::HistoryJson));
+        assert!(history.contains("Content-Type: application/json\r\n"));
+        assert!(history.contains("\"pages\":7.0"), "{history}");
         let metrics = text(&get(Resource::Metrics));
         assert!(metrics.contains("text/plain; version=0.0.4"));
         assert!(metrics.contains("\ntrawl_pages_total 7\n"));
