@@ -2,6 +2,8 @@
 //! the fuzzers call, so every input that ever found a bug (or covers a path) stays a
 //! regression test under `cargo test`.
 
+mod fuzz_support;
+
 use std::fs;
 use std::path::Path;
 
@@ -39,4 +41,15 @@ fn http_response_corpus() {
 #[test]
 fn http_chunked_corpus() {
     replay("http_chunked", trawl::http::fuzz_chunked);
+}
+
+#[test]
+fn http_request_corpus() {
+    fuzz_support::replay("http_request", 20, trawl::http::fuzz_request);
+}
+
+/// A bounded, seeded mutation run over the request corpus on every `cargo test`.
+#[test]
+fn http_request_mutations() {
+    fuzz_support::mutate("http_request", 22, 5_000, trawl::http::fuzz_request);
 }

@@ -29,8 +29,13 @@ fn http(addr: SocketAddr, request: &[u8]) -> (String, String, String) {
     (status.to_owned(), headers.to_owned(), body.to_owned())
 }
 
+/// A request for `path` as Prometheus or curl sends it (`Host: ip:port`).
+fn get(addr: SocketAddr, method: &str, path: &str) -> Vec<u8> {
+    format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: */*\r\n\r\n").into_bytes()
+}
+
 fn scrape(addr: SocketAddr) -> String {
-    let (status, headers, body) = http(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    let (status, headers, body) = http(addr, &get(addr, "GET", "/metrics"));
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert!(headers.contains("Content-Type: text/plain; version=0.0.4"));
     assert!(headers.contains(&format!("Content-Length: {}", body.len())));
@@ -154,20 +159,67 @@ fn server_answers_metrics_and_refuses_the_rest() {
     server.publish(&fake_stats());
     assert_eq!(parse_exposition(&scrape(addr))["trawl_pages_total"], 1000.0);
 
-    let (status, _, _) = http(addr, b"GET / HTTP/1.1\r\n\r\n");
+    let (status, _, _) = http(addr, &get(addr, "GET", "/nothing"));
     assert_eq!(status, "HTTP/1.1 404 Not Found");
-    let (status, headers, _) = http(addr, b"POST /metrics HTTP/1.1\r\n\r\n");
+    let (status, headers, _) = http(addr, &get(addr, "POST", "/metrics"));
     assert_eq!(status, "HTTP/1.1 405 Method Not Allowed");
     assert!(headers.contains("Allow: GET, HEAD"));
     let (status, _, body) = http(addr, b"HEAD /metrics HTTP/1.0\r\n\r\n");
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert!(body.is_empty());
-    let (status, _, _) = http(addr, b"garbage\r\n\r\n");
+    let (status, _, body) = http(addr, b"garbage\r\n\r\n");
     assert_eq!(status, "HTTP/1.1 400 Bad Request");
+    assert_eq!(body, "bad request: malformed request line\n");
     let mut big = b"GET /metrics HTTP/1.1\r\nX: ".to_vec();
     big.resize(20_000, b'a');
     let (status, _, _) = http(addr, &big);
     assert_eq!(status, "HTTP/1.1 431 Request Header Fields Too Large");
+
+    // The status page and the JSON it polls.
+    let (status, headers, body) = http(addr, &get(addr, "GET", "/"));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(headers.contains("Content-Type: text/html; charset=utf-8"));
+    assert!(headers.contains("Content-Security-Policy: default-src 'none'"));
+    assert!(body.starts_with("<!doctype html>") && body.contains("/api/status"));
+    let (status, headers, body) = http(addr, &get(addr, "GET", "/api/status"));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(headers.contains("Content-Type: application/json"));
+    let json: serde_json::Value = serde_json::from_str(&body).expect("JSON status");
+    assert_eq!(json["pages"], 1000);
+    assert_eq!(json["outcomes"]["connect-error"], 10);
+    let (status, _, body) = http(addr, &get(addr, "GET", "/api/history"));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let history: serde_json::Value = serde_json::from_str(&body).expect("JSON history");
+    let last = history
+        .as_array()
+        .unwrap()
+        .last()
+        .expect("one sample per publish");
+    assert_eq!(last["pages"], 1000.0);
+    assert_eq!(last["frontier_disk_urls"], 1000.0);
+
+    // Host must name this listener (DNS rebinding): by its address, or as localhost on
+    // loopback; HTTP/1.1 without Host is a bad request.
+    let port = addr.port();
+    let (status, _, body) = http(
+        addr,
+        format!("GET /metrics HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n").as_bytes(),
+    );
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(body.contains("trawl_pages_total 1000"));
+    let (status, _, body) = http(
+        addr,
+        format!("GET /metrics HTTP/1.1\r\nHost: rebound.example:{port}\r\n\r\n").as_bytes(),
+    );
+    assert_eq!(status, "HTTP/1.1 421 Misdirected Request");
+    assert!(
+        body.contains(&format!("{addr} or localhost:{port}")),
+        "{body}"
+    );
+    assert!(!body.contains("trawl_"));
+    let (status, _, body) = http(addr, b"GET /metrics HTTP/1.1\r\n\r\n");
+    assert_eq!(status, "HTTP/1.1 400 Bad Request");
+    assert!(body.contains("missing host"), "{body}");
 
     // A client that connects and says nothing holds the (single) slot only until the
     // read timeout; the next scrape is then served.
@@ -252,7 +304,7 @@ fn metrics_are_scraped_during_a_crawl() {
         while !d2.load(Ordering::Acquire) && Instant::now() < until {
             if let Ok(mut s) = TcpStream::connect_timeout(&metrics, Duration::from_secs(1)) {
                 let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-                let _ = s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n");
+                let _ = s.write_all(&get(metrics, "GET", "/metrics"));
                 let mut raw = String::new();
                 if s.read_to_string(&mut raw).is_ok() {
                     if let Some((_, body)) = raw.split_once("\r\n\r\n") {

@@ -8,271 +8,14 @@
 //! connection after one answer. It never touches the shards: the coordinator publishes a
 //! snapshot about once a second and a scrape renders that.
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
 use super::Stats;
 
-/// Longest request head read; anything longer gets `431`.
-pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
-/// Time a client has to send its request, and to take the answer.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long, and how many bytes, a closing connection is drained.
-const LINGER: Duration = Duration::from_millis(250);
-const MAX_LINGER_BYTES: usize = 64 * 1024;
-/// How often the accept loop looks at the stop flag.
-const POLL: Duration = Duration::from_millis(50);
+mod history;
+mod host;
+mod server;
+mod status;
 
-/// Why the metrics server could not start.
-#[derive(Debug)]
-pub enum MetricsError {
-    /// The address is not loopback and non-loopback was not allowed.
-    NotLoopback(SocketAddr),
-    /// Binding or configuring the listening socket failed.
-    Bind(SocketAddr, io::Error),
-}
-
-impl std::fmt::Display for MetricsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NotLoopback(a) => write!(
-                f,
-                "metrics address {a} is not loopback (allow it explicitly to expose metrics)"
-            ),
-            Self::Bind(a, _) => write!(f, "cannot listen for metrics on {a}"),
-        }
-    }
-}
-
-impl std::error::Error for MetricsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::NotLoopback(_) => None,
-            Self::Bind(_, e) => Some(e),
-        }
-    }
-}
-
-/// A running metrics endpoint. Stops (and joins its thread) on [`MetricsServer::stop`]
-/// or drop.
-pub struct MetricsServer {
-    addr: SocketAddr,
-    latest: Arc<Mutex<Stats>>,
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl MetricsServer {
-    /// Binds `addr` (port 0 picks one; see [`MetricsServer::local_addr`]) and starts the
-    /// server thread, serving `Stats::default()` until the first [`publish`].
-    ///
-    /// # Errors
-    /// A non-loopback address without `allow_remote`, or a socket error.
-    ///
-    /// [`publish`]: MetricsServer::publish
-    pub fn start(addr: SocketAddr, allow_remote: bool) -> Result<Self, MetricsError> {
-        if !addr.ip().is_loopback() && !allow_remote {
-            return Err(MetricsError::NotLoopback(addr));
-        }
-        let listener = TcpListener::bind(addr).map_err(|e| MetricsError::Bind(addr, e))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| MetricsError::Bind(addr, e))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| MetricsError::Bind(addr, e))?;
-        let latest = Arc::new(Mutex::new(Stats::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (l2, s2) = (Arc::clone(&latest), Arc::clone(&stop));
-        let handle = std::thread::Builder::new()
-            .name("trawl-metrics".to_owned())
-            .spawn(move || accept_loop(&listener, &l2, &s2))
-            .map_err(|e| MetricsError::Bind(addr, e))?;
-        Ok(Self {
-            addr: local,
-            latest,
-            stop,
-            handle: Some(handle),
-        })
-    }
-
-    /// The address actually bound.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Replaces the snapshot that scrapes see.
-    pub fn publish(&self, stats: &Stats) {
-        if let Ok(mut s) = self.latest.lock() {
-            s.clone_from(stats);
-        }
-    }
-
-    /// Stops accepting and joins the thread (at most one in-flight answer plus
-    /// [`IO_TIMEOUT`]).
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-impl Drop for MetricsServer {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
-
-fn accept_loop(listener: &TcpListener, latest: &Mutex<Stats>, stop: &AtomicBool) {
-    while !stop.load(Ordering::Acquire) {
-        match listener.accept() {
-            // One connection at a time, by construction: the next accept waits for this.
-            Ok((stream, _)) => {
-                if let Err(e) = serve_one(stream, latest) {
-                    tracing::debug!(error = %e, "metrics connection failed");
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                tracing::debug!(error = %e, "metrics accept failed");
-                std::thread::sleep(POLL);
-            }
-        }
-    }
-}
-
-/// What a request head asks for.
-#[derive(Debug, PartialEq, Eq)]
-enum Request {
-    Metrics { head_only: bool },
-    NotFound,
-    BadMethod,
-    Bad,
-    TooLarge,
-}
-
-/// Reads one request head (bounded in bytes and time) and answers it.
-fn serve_one(mut stream: TcpStream, latest: &Mutex<Stats>) -> io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let deadline = Instant::now() + IO_TIMEOUT;
-    let mut buf = vec![0u8; MAX_REQUEST_BYTES];
-    let mut len = 0;
-    let request = loop {
-        if let Some(head) = buf.get(..len) {
-            if let Some(end) = find_head_end(head) {
-                break parse_request(head.get(..end).unwrap_or_default());
-            }
-        }
-        if len >= buf.len() {
-            break Request::TooLarge;
-        }
-        if Instant::now() >= deadline {
-            return Ok(());
-        }
-        let Some(space) = buf.get_mut(len..) else {
-            break Request::TooLarge;
-        };
-        match stream.read(space) {
-            Ok(0) => return Ok(()),
-            Ok(n) => len += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    };
-    let (status, body, head_only) = match request {
-        Request::Metrics { head_only } => {
-            let text = latest.lock().map(|s| render(&s)).unwrap_or_default();
-            ("200 OK", text, head_only)
-        }
-        Request::NotFound => (
-            "404 Not Found",
-            "not found; try /metrics\n".to_owned(),
-            false,
-        ),
-        Request::BadMethod => ("405 Method Not Allowed", String::new(), false),
-        Request::Bad => ("400 Bad Request", String::new(), false),
-        Request::TooLarge => ("431 Request Header Fields Too Large", String::new(), false),
-    };
-    let mut out = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
-         Content-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if request == Request::BadMethod {
-        out.push_str("Allow: GET, HEAD\r\n");
-    }
-    out.push_str("\r\n");
-    if !head_only {
-        out.push_str(&body);
-    }
-    stream.write_all(out.as_bytes())?;
-    stream.flush()?;
-    linger(&mut stream)
-}
-
-/// Lingering close (RFC 9112 section 9.6): stop sending, then discard what the client
-/// still sends for a moment, so unread request bytes do not turn the close into a reset
-/// that destroys the answer before the client reads it. Bounded in bytes and time.
-fn linger(stream: &mut TcpStream) -> io::Result<()> {
-    stream.shutdown(std::net::Shutdown::Write)?;
-    stream.set_read_timeout(Some(LINGER))?;
-    let deadline = Instant::now() + LINGER;
-    let mut scratch = [0u8; 4096];
-    let mut drained = 0;
-    while drained < MAX_LINGER_BYTES && Instant::now() < deadline {
-        match stream.read(&mut scratch) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => drained += n,
-        }
-    }
-    Ok(())
-}
-
-/// End of the request head (`\r\n\r\n`, or bare `\n\n`), if complete.
-fn find_head_end(buf: &[u8]) -> Option<usize> {
-    buf.windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .or_else(|| buf.windows(2).position(|w| w == b"\n\n"))
-}
-
-fn parse_request(head: &[u8]) -> Request {
-    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-    let Ok(line) = std::str::from_utf8(line) else {
-        return Request::Bad;
-    };
-    let mut parts = line.trim_end_matches('\r').split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Request::Bad;
-    };
-    if !matches!(version, "HTTP/1.0" | "HTTP/1.1") || target.is_empty() {
-        return Request::Bad;
-    }
-    let head_only = match method {
-        "GET" => false,
-        "HEAD" => true,
-        _ => return Request::BadMethod,
-    };
-    let path = target.split('?').next().unwrap_or_default();
-    if path == "/metrics" {
-        Request::Metrics { head_only }
-    } else {
-        Request::NotFound
-    }
-}
+pub use server::{MetricsError, MetricsServer, IO_TIMEOUT, MAX_REQUEST_BYTES};
 
 /// A Prometheus sample value: Go-style `NaN` / `+Inf` / `-Inf` for the odd floats.
 fn value(v: f64) -> String {
@@ -368,6 +111,31 @@ pub fn render(s: &Stats) -> String {
             ("size", s.robots_truncated as f64),
             ("line", s.robots_long_lines as f64),
         ],
+    );
+    f.one(
+        "trawl_robots_fetches_total",
+        c,
+        "robots.txt fetches started (far more than the hosts crawled: the cache is too \
+         small for them, raise --memory).",
+        s.robots_fetches as f64,
+    );
+    f.one(
+        "trawl_robots_cache_hosts",
+        g,
+        "Hosts whose robots.txt rules are cached, all shards.",
+        s.robots_cache_hosts as f64,
+    );
+    f.one(
+        "trawl_robots_cache_bytes",
+        g,
+        "Bytes charged for cached robots.txt rules (budget: a quarter of --memory).",
+        s.robots_cache_bytes as f64,
+    );
+    f.one(
+        "trawl_robots_cache_evictions_total",
+        c,
+        "Cached robots.txt rules dropped to stay within the budget.",
+        s.robots_cache_evictions as f64,
     );
     f.labelled(
         "trawl_sitemaps_total",
@@ -611,6 +379,13 @@ pub fn render(s: &Stats) -> String {
         ],
     );
     f.one(
+        "trawl_memory_budget_bytes",
+        g,
+        "The RAM budget (--memory) for everything but the presence bits: compare with \
+         trawl_resident_bytes{part=\"rest\"}.",
+        s.memory_budget_bytes as f64,
+    );
+    f.one(
         "trawl_elapsed_seconds",
         g,
         "Seconds since this process started crawling.",
@@ -625,36 +400,6 @@ pub fn render(s: &Stats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn request_lines_are_classified() {
-        assert_eq!(
-            parse_request(b"GET /metrics HTTP/1.1\r\nHost: x\r\n"),
-            Request::Metrics { head_only: false }
-        );
-        assert_eq!(
-            parse_request(b"HEAD /metrics?x=1 HTTP/1.0\r\n"),
-            Request::Metrics { head_only: true }
-        );
-        assert_eq!(parse_request(b"GET / HTTP/1.1\r\n"), Request::NotFound);
-        assert_eq!(
-            parse_request(b"POST /metrics HTTP/1.1\r\n"),
-            Request::BadMethod
-        );
-        assert_eq!(parse_request(b"GET /metrics\r\n"), Request::Bad);
-        assert_eq!(parse_request(b"GET /metrics HTTP/2\r\n"), Request::Bad);
-        assert_eq!(parse_request(b"\xff\xfe HTTP/1.1\r\n"), Request::Bad);
-        assert_eq!(find_head_end(b"GET / HTTP/1.1\r\n"), None);
-    }
-
-    #[test]
-    fn non_loopback_is_refused_unless_allowed() {
-        let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
-        assert!(matches!(
-            MetricsServer::start(addr, false),
-            Err(MetricsError::NotLoopback(_))
-        ));
-    }
 
     #[test]
     fn odd_floats_and_labels_are_escaped() {

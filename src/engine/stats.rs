@@ -101,6 +101,9 @@ pub struct Stats {
     /// The largest `rss_less_presence_bits_bytes` seen at any stats sample (progress,
     /// checkpoints, end).
     pub peak_rss_less_presence_bits_bytes: u64,
+    /// `--memory`: the RAM budget for everything but the presence bits, the line
+    /// `rss_less_presence_bits_bytes` is judged against (a dashboard draws both).
+    pub memory_budget_bytes: u64,
     pub resumed_from: Option<u64>,
     /// `disk` while fetching is paused for lack of space on `--out`, else absent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -247,6 +250,7 @@ pub(super) fn stats(
         rss_less_presence_bits_bytes: memory.rss.saturating_sub(memory.bits),
         peak_rss_bytes: memory.peak,
         peak_rss_less_presence_bits_bytes: memory.peak_less_bits,
+        memory_budget_bytes: shared.config.memory_bytes,
         resumed_from: resumed,
         finish: finish.to_owned(),
         recrawl: shared.previous.as_ref().map(|_| c.recrawl),

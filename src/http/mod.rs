@@ -1,6 +1,7 @@
 //! HTTP/1.1 client protocol, sans-IO: the request writer, the response reader, the
 //! chunked decoder, content decoding, and the header helpers (HTTP-date, media type,
-//! charset, `Retry-After`) everyone else reads responses with.
+//! charset, `Retry-After`) everyone else reads responses with; and the request parser
+//! the metrics and status listener reads requests with.
 //!
 //! A response is parsed here once. The fetcher hands the engine a [`ResponseHead`]
 //! (typed fields plus the bytes they came from), the payload as it came off the wire
@@ -20,12 +21,14 @@
 pub mod chunked;
 pub mod date;
 pub mod decode;
+pub mod received;
 pub mod request;
 pub mod response;
 mod shared;
 
 pub use date::parse_http_date;
 pub use decode::{ContentDecoder, ContentEncoding, DecodeError, DecodeLimits};
+pub use received::{ReceivedRequest, RequestLimits, RequestParseError};
 pub use request::{write_request, Method, RequestHead};
 pub use response::{
     charset_of, BodyLimitMode, Feed, HttpError, ResponseHead, ResponseLimits, ResponseReader,
@@ -218,6 +221,56 @@ pub fn fuzz_chunked(data: &[u8]) {
         }
     }
     assert!(whole.0.starts_with(&capped) || capped.starts_with(&whole.0));
+}
+
+/// Fuzz entry point for the request parser. Never panics unless the parser is wrong.
+///
+/// Layout: byte 0 holds flags (bit 0: small caps, 64 bytes and 2 fields), byte 1 a step
+/// (0 counts as 1), the rest is what a client sent. The parse of the whole buffer must
+/// agree with the parses of its growing prefixes, as a server that reads in pieces
+/// calls it: every prefix is "not complete yet" or gives the whole buffer's answer.
+pub fn fuzz_request(data: &[u8]) {
+    let [flags, step, stream @ ..] = data else {
+        return;
+    };
+    let limits = if flags & 1 != 0 {
+        RequestLimits {
+            max_head_bytes: 64,
+            max_headers: 2,
+        }
+    } else {
+        RequestLimits::default()
+    };
+    let whole = ReceivedRequest::parse(stream, limits);
+    let step = usize::from(*step).max(1);
+    let mut end = 0usize;
+    while end < stream.len() {
+        let prefix = ReceivedRequest::parse(stream.get(..end).unwrap_or_default(), limits);
+        match &prefix {
+            Ok(None) => {}
+            // A complete head or an error in a prefix is final: more bytes change nothing.
+            other => {
+                assert_eq!(other, &whole, "a prefix of {end} bytes decided differently");
+                break;
+            }
+        }
+        end += step;
+    }
+    match whole {
+        Ok(Some((head, len))) => {
+            assert!(len <= stream.len() && len <= limits.max_head_bytes);
+            assert!(head.headers.len() <= limits.max_headers);
+            assert!(head.minor_version <= 1 && !head.target.is_empty());
+            assert!(!head.method.is_empty() && !head.method.contains([' ', '\r', '\n']));
+            assert!(!head.target.contains([' ', '\r', '\n']));
+            assert!(head.headers_named("host").count() <= 1);
+            // The head's own bytes parse to the same head.
+            let own = ReceivedRequest::parse(stream.get(..len).unwrap_or_default(), limits);
+            assert_eq!(own, Ok(Some((head, len))));
+        }
+        Ok(None) => assert!(stream.len() < limits.max_head_bytes),
+        Err(_) => {}
+    }
 }
 
 /// Decodes `body` in pieces of `size`: (data, consumed, done, error).
