@@ -90,9 +90,9 @@ pub struct LevelError {
 pub const IGZIP_MIN_BYTES: usize = 4096;
 
 enum Backend {
-    /// igzip, stateless: each member is compressed in one call with a fresh state
-    /// (isal-rs allocates its level buffer per call); records under
-    /// [`IGZIP_MIN_BYTES`] go to libdeflate at the same level.
+    /// igzip, stateless: each member is compressed in one call, the stream reset and
+    /// the level buffer kept ([`Igzip`]); records under [`IGZIP_MIN_BYTES`] go to
+    /// libdeflate at the same level.
     Igzip {
         igzip: Igzip,
         small: libdeflater::Compressor,
