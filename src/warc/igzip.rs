@@ -66,7 +66,9 @@ unsafe impl Send for Igzip {}
 
 impl std::fmt::Debug for Igzip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Igzip").field("level", &self.level).finish_non_exhaustive()
+        f.debug_struct("Igzip")
+            .field("level", &self.level)
+            .finish_non_exhaustive()
     }
 }
 
