@@ -21,6 +21,7 @@
 pub mod chunked;
 pub mod date;
 pub mod decode;
+mod fields;
 pub mod received;
 pub mod request;
 pub mod response;

@@ -157,18 +157,12 @@ impl ReceivedRequest {
 
     /// The value of the first field named `name` (ASCII case-insensitive).
     pub fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_slice())
+        crate::http::fields::first(&self.headers, name)
     }
 
     /// The values of every field named `name` (ASCII case-insensitive), in order.
     pub fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> {
-        self.headers
-            .iter()
-            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_slice())
+        crate::http::fields::named(&self.headers, name)
     }
 }
 
