@@ -18,7 +18,7 @@ page for the case is printed beside. Only samples of trawl's threads count (comm
   allocator when malloc did, ...); anything else -> kernel, other;
 - user samples by the first frame, leaf upwards, that names a stage: malloc/free/realloc
   -> allocator; inflate (zlib-rs inflate, brotli, libdeflate decompress) and httparse ->
-  decode; libdeflate/zlib-rs compress -> WARC compress; sha1 -> digest; trawl::http ->
+  decode; libdeflate/zlib-rs/ISA-L (isal_*, igzip) compress -> WARC compress; sha1 -> digest; trawl::http ->
   decode; trawl::html -> scan; trawl::url -> canonicalize; trawl::seen -> presence bits;
   trawl::frontier -> frontier; trawl::warc -> WARC records (formatting, copies); the
   url, idna and percent_encoding crates -> canonicalize; crossbeam and std channels ->
@@ -77,7 +77,8 @@ ALLOC = re.compile(r"^(malloc|free|realloc|calloc|cfree|__libc_(malloc|free|real
                    r"alloc::alloc::|unlink_chunk|sysmalloc|__GI___libc_(malloc|free))")
 INFLATE = re.compile(r"zlib_rs::inflate|^inflate|brotli_decompressor::|libdeflate_.*decompress|"
                      r"decompress_|httparse::|flate2::.*(Decompress|decompress)")
-DEFLATE = re.compile(r"libdeflate|^deflate_|zlib_rs::deflate|libdeflater::Compressor|"
+DEFLATE = re.compile(r"libdeflate|^deflate_|zlib_rs::deflate|libdeflater::Compressor|^isal_deflate|^isal_|"
+                     r"igzip|trawl::warc::igzip|"
                      r"compress_block|^build_(huffman|tree)|^(sort|heapify|make_canonical|compute_length)")
 SHA1 = re.compile(r"sha1|Sha1|sha_?1")
 PASS = re.compile(r"^(__memcpy|__memmove|__memset|memcpy|memmove|memset|__memchr|memchr|__memrchr|"
