@@ -18,6 +18,7 @@ pub mod net;
 pub mod provenance;
 pub mod recrawl;
 pub mod robots;
+pub mod routing;
 pub mod seen;
 pub mod sitemap;
 pub mod tls;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
+use crate::routing::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 
 /// How one node takes part in a farm.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! A farm of trawl nodes sharing one crawl over Redis (issue 13; guide:
 //! `docs/farm.md`).
 //!
-//! Each node owns the partitions that rendezvous hashing gives it ([`partition`]);
+//! Each node owns the partitions that rendezvous hashing gives it ([`crate::routing::partition`]);
 //! links for another node's partitions travel, untested, in batches ([`wire`]) through
 //! that partition's Redis stream, and the owner tests them against its own presence
 //! bits and admits them as a shard's own (`engine::core::Core::on_received`). One bus
@@ -12,20 +12,19 @@ mod bus;
 pub mod config;
 mod conn;
 mod node;
-pub mod partition;
 pub mod report;
 mod spill;
 mod status;
 pub mod term;
 pub mod wire;
 
+pub use crate::routing::{partition, PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 pub use config::FarmConfig;
 pub(crate) use node::BusEnds;
 pub use node::{
     partition_key, Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick, OUTBOX_FILE,
     SETTINGS_FILE,
 };
-pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 pub use status::{status, FarmStatus, NodeStatus};
 pub use wire::{Entry, WireError, WireLink};
 

@@ -19,8 +19,8 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use crate::provenance::Hop;
 
 use super::config::FarmConfig;
-use super::partition::Partitions;
 use super::wire::WireLink;
+use crate::routing::Partitions;
 
 /// Links a shard hands the bus at once, each with its partition.
 pub(crate) type OutBatch = Vec<(u32, WireLink)>;
@@ -43,7 +43,7 @@ pub struct RecordedSettings {
     pub nodes: u32,
     pub node: u32,
     pub partitions: u32,
-    pub partition_by: super::partition::PartitionBy,
+    pub partition_by: crate::routing::PartitionBy,
     pub redis: Vec<String>,
     /// The farm counters at the cut, restored on resume like the engine's counters
     /// (absent in checkpoints of the first farm build).
@@ -490,30 +490,11 @@ impl Drop for Cut<'_> {
     }
 }
 
-/// The partition key of a canonical URL: its origin, `scheme://host[:port]`, cut from
-/// the text (canonical URLs are lowercase and carry no default port, so one origin
-/// always has one spelling; no URL parse on the hot path).
-pub fn partition_key(url: &str) -> &str {
-    let Some(start) = url.find("://").map(|i| i + 3) else {
-        return url;
-    };
-    let rest = url.get(start..).unwrap_or("");
-    let end = rest.find(['/', '?', '#']).map_or(url.len(), |i| start + i);
-    url.get(..end).unwrap_or(url)
-}
+pub use crate::routing::partition_key;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn partition_keys_are_origins() {
-        assert_eq!(partition_key("http://a.test/x/y?z"), "http://a.test");
-        assert_eq!(partition_key("http://a.test:8080"), "http://a.test:8080");
-        assert_eq!(partition_key("https://a.test?q"), "https://a.test");
-        assert_eq!(partition_key("http://[::1]:81/p"), "http://[::1]:81");
-        assert_eq!(partition_key("nonsense"), "nonsense");
-    }
 
     #[test]
     fn recorded_settings_guard_a_resume_and_carry_the_counters() {

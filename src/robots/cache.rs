@@ -20,23 +20,7 @@ use super::policy::{
     robots_url, Access, FetchRequest, PolicyConfig, RobotsPolicy, RobotsResponse, Step,
 };
 
-/// The key of a host: scheme, host and port (RFC 9309 §2.3: one robots.txt per
-/// authority and protocol), as the ASCII origin serialization `https://host:port`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct HostKey(String);
-
-impl HostKey {
-    /// The key of `url`'s host; `None` for URLs without a host.
-    pub fn of(url: &Url) -> Option<HostKey> {
-        url.host_str()?;
-        Some(HostKey(url.origin().ascii_serialization()))
-    }
-
-    /// The origin text, e.g. `http://example.com:8080`.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
+pub use crate::routing::HostKey;
 
 #[derive(Debug)]
 struct Slot {
@@ -78,7 +62,7 @@ fn entry_bytes(key: &HostKey, policy: &RobotsPolicy) -> usize {
         + heap_chunk(std::mem::size_of::<RobotsPolicy>())
         + heap_chunk(policy.robots_url().as_str().len())
         + policy.heap_bytes()
-        + 2 * heap_chunk(key.0.len())
+        + 2 * heap_chunk(key.as_str().len())
 }
 
 /// A byte-bounded LRU map from host to [`RobotsPolicy`].

@@ -40,8 +40,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use url::Url;
-
 use crate::crawllog::{Hop, HopsPath, LogRecord, Outcome};
 use crate::frontier::{Frontier, FrontierError, FrontierStats, QueuedUrl};
 use crate::html::ExtractOptions;
@@ -237,16 +235,7 @@ pub(crate) struct HostTally {
     pub(crate) errors: super::monitor::ErrorWindow,
 }
 
-/// The stable shard of a host key: CRC-32 of its bytes, so a checkpoint routes the
-/// same way in every build.
-pub(crate) fn shard_of(host_key: &str, shards: usize) -> usize {
-    (crc32fast::hash(host_key.as_bytes()) as usize) % shards.max(1)
-}
-
-/// The scheduling key of a URL: `scheme://host:port` (robots.txt scope, RFC 9309 §2.3).
-pub(crate) fn host_key(url: &Url) -> Option<String> {
-    HostKey::of(url).map(|k| k.as_str().to_owned())
-}
+pub(crate) use crate::routing::{host_key, shard_of};
 
 /// What a core is built from.
 pub(crate) struct CoreParts {

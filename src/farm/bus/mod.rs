@@ -35,10 +35,10 @@ use crate::engine::{Received, ReceivedLink};
 use super::config::{FarmConfig, Keys, GROUP};
 use super::conn::Conn;
 use super::node::{BusEnds, Ctl, FarmCounters, Flags, OutBatch, OUTBOX_FILE};
-use super::partition::Partitions;
 use super::spill::Spill;
 use super::term::{Detector, NodeState, Snapshot};
 use super::wire::{Entry, WireLink};
+use crate::routing::Partitions;
 
 /// Entries read per partition and call.
 const READ_COUNT: usize = 32;

@@ -1,0 +1,82 @@
+//! Where a URL goes: its host key, the shard of this node that schedules it, and the
+//! farm partition (and so the node) that owns it.
+//!
+//! A leaf: it imports none of `engine`, `farm` or `checkpoint`, which all route by it
+//! (issue 21, "routing as a leaf"). Every function is stable across builds and
+//! machines (CRC-32 for shards, xxh3 with a fixed seed for partitions), because a
+//! checkpoint resumed elsewhere must route the same way.
+
+pub mod partition;
+
+use url::Url;
+
+pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
+
+/// The key of a host: scheme, host and port (RFC 9309 §2.3: one robots.txt per
+/// authority and protocol), as the ASCII origin serialization `https://host:port`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HostKey(String);
+
+impl HostKey {
+    /// The key of `url`'s host; `None` for URLs without a host.
+    pub fn of(url: &Url) -> Option<HostKey> {
+        url.host_str()?;
+        Some(HostKey(url.origin().ascii_serialization()))
+    }
+
+    /// The origin text, e.g. `http://example.com:8080`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The scheduling key of a URL: `scheme://host:port` (robots.txt scope, RFC 9309 §2.3).
+pub fn host_key(url: &Url) -> Option<String> {
+    HostKey::of(url).map(|k| k.as_str().to_owned())
+}
+
+/// The stable shard of a host key: CRC-32 of its bytes, so a checkpoint routes the
+/// same way in every build.
+pub fn shard_of(host_key: &str, shards: usize) -> usize {
+    (crc32fast::hash(host_key.as_bytes()) as usize) % shards.max(1)
+}
+
+/// The partition key of a canonical URL: its origin, `scheme://host[:port]`, cut from
+/// the text (canonical URLs are lowercase and carry no default port, so one origin
+/// always has one spelling; no URL parse on the hot path).
+pub fn partition_key(url: &str) -> &str {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url;
+    };
+    let rest = url.get(start..).unwrap_or("");
+    let end = rest.find(['/', '?', '#']).map_or(url.len(), |i| start + i);
+    url.get(..end).unwrap_or(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_keys_are_origins() {
+        assert_eq!(partition_key("http://a.test/x/y?z"), "http://a.test");
+        assert_eq!(partition_key("http://a.test:8080"), "http://a.test:8080");
+        assert_eq!(partition_key("https://a.test?q"), "https://a.test");
+        assert_eq!(partition_key("http://[::1]:81/p"), "http://[::1]:81");
+        assert_eq!(partition_key("nonsense"), "nonsense");
+    }
+
+    #[test]
+    fn host_keys_and_shards_are_stable() {
+        let url = Url::parse("https://Example.COM:443/a?b").unwrap();
+        let key = host_key(&url).unwrap();
+        assert_eq!(key, "https://example.com");
+        // The value a checkpoint written by an earlier build relies on.
+        assert_eq!(
+            shard_of(&key, 7),
+            (crc32fast::hash(key.as_bytes()) as usize) % 7
+        );
+        assert_eq!(shard_of(&key, 0), 0);
+        assert_eq!(host_key(&Url::parse("data:text/plain,x").unwrap()), None);
+    }
+}
