@@ -10,7 +10,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use trawl::engine::metrics::render;
-use trawl::engine::{CrawlConfig, Crawler, Stats};
+use trawl::engine::{Crawler, Stats};
 
 fn dashboard() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/grafana/trawl.json");
@@ -196,51 +196,14 @@ fn selector_parsing_finds_names_and_labels() {
 const PAGES: usize = 15;
 
 fn site() -> support::ScriptServer {
-    support::ScriptServer::start(|mut s, _| {
-        while let Some(head) = support::read_head(&mut s) {
-            let head = String::from_utf8_lossy(&head);
-            let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
-            std::thread::sleep(Duration::from_millis(150));
-            let k: Option<usize> = path.strip_prefix("/p/").and_then(|k| k.parse().ok());
-            let body = match (path.as_str(), k) {
-                ("/", _) => Some("<a href=\"/p/1\">start</a>".to_owned()),
-                (_, Some(k)) if k < PAGES => Some(format!("<a href=\"/p/{}\">next</a>", k + 1)),
-                _ => None,
-            };
-            let out = match body {
-                Some(body) => format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                ),
-                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_owned(),
-            };
-            if !support::send(&mut s, out.as_bytes()) {
-                return;
-            }
-        }
-    })
+    support::slow_chain_site(PAGES)
 }
 
 /// Scrapes `/metrics` during a real crawl; returns the last scrape that saw a page.
 fn scrape_a_crawl() -> String {
     let site = site();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let metrics: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut c = CrawlConfig::new(dir.path());
-    c.seeds = vec![site.url("/").to_string()];
-    c.shards = 1;
-    c.delay = Duration::ZERO;
-    c.robots.crawl_delay_cap = Duration::ZERO;
-    c.seen_capacity = 10_000;
-    c.warc = false;
-    c.progress_interval = Duration::ZERO;
-    c.fetcher.allow_private_addresses = true;
-    c.metrics_addr = Some(metrics);
+    let (c, metrics) = support::metrics_crawl_config(dir.path(), site.url("/").to_string());
     let done = Arc::new(AtomicBool::new(false));
     let d2 = Arc::clone(&done);
     let scraper = std::thread::spawn(move || {

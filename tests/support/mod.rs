@@ -214,3 +214,58 @@ pub fn tls_keep_alive_server(config: Arc<rustls::ServerConfig>) -> ScriptServer 
         }
     })
 }
+
+/// A slow chain of pages for crawls that must last long enough to be watched: `/`
+/// links `/p/1`, `/p/k` links `/p/k+1` up to `pages - 1`, each answer 150 ms late,
+/// anything else 404. Used by the metrics and dashboard tests.
+pub fn slow_chain_site(pages: usize) -> ScriptServer {
+    ScriptServer::start(move |mut s, _| {
+        while let Some(head) = read_head(&mut s) {
+            let head = String::from_utf8_lossy(&head);
+            let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
+            std::thread::sleep(Duration::from_millis(150));
+            let k: Option<usize> = path.strip_prefix("/p/").and_then(|k| k.parse().ok());
+            let reply = match (path.as_str(), k) {
+                ("/", _) => Some("<a href=\"/p/1\">start</a>".to_owned()),
+                (_, Some(k)) if k < pages => {
+                    Some(format!("<p>page {k}</p><a href=\"/p/{}\">next</a>", k + 1))
+                }
+                _ => None,
+            };
+            let out = match reply {
+                Some(body) => format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                ),
+                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_owned(),
+            };
+            if !send(&mut s, out.as_bytes()) {
+                return;
+            }
+        }
+    })
+}
+
+/// A one-shard crawl of `seed` into `dir` with the metrics listener on a free loopback
+/// port (returned), no politeness delay, no WARC and no progress line.
+pub fn metrics_crawl_config(
+    dir: &std::path::Path,
+    seed: String,
+) -> (trawl::engine::CrawlConfig, SocketAddr) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port");
+    let metrics = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut c = trawl::engine::CrawlConfig::new(dir);
+    c.seeds = vec![seed];
+    c.shards = 1;
+    c.delay = Duration::ZERO;
+    c.robots.crawl_delay_cap = Duration::ZERO;
+    c.seen_capacity = 10_000;
+    c.warc = false;
+    c.progress_interval = Duration::ZERO;
+    c.fetcher.allow_private_addresses = true;
+    c.metrics_addr = Some(metrics);
+    (c, metrics)
+}
