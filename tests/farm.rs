@@ -942,36 +942,14 @@ fn now_us() -> u64 {
         .as_micros() as u64
 }
 
-/// Synthweb's `sitemaps` profile crawled by a farm: the sitemap-only pages (34, behind
-/// robots.txt `Sitemap:` lines, indexes, a gzipped sitemap and a sitemap on another
-/// host that host 1's robots.txt names) are all fetched, as one node fetches them
-/// (`tests/crawl_sitemaps.rs`), and nothing forbidden is. A link routed to its owner
-/// node passes the same admission as a shard's own (the sitemap exemption from the
-/// refused extensions, the robots.txt grant carried down the chain).
-#[test]
-fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
-    let what = "farm sitemaps";
-    if !redis_available(what) {
-        return;
-    }
+/// A 3-node farm on standalone Redis crawling the synthweb `web` (budget 300 pages a
+/// host, no delay) to its end; returns what must outlive the checks (the temporary
+/// directory, Redis), each node's output directory and the referee's report.
+fn farm_on_web(web: &[&str]) -> (tempfile::TempDir, Redis, Vec<PathBuf>, serde_json::Value) {
     let tmp = tempfile::tempdir().unwrap();
     let redis = Redis::standalone(&tmp.path().join("redis"), false);
     let url = redis.url();
-    let mut sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "4",
-            "--profile",
-            "sitemaps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-            "--manifest-max-pages-per-host",
-            "300",
-        ],
-    );
+    let mut sw = Synthweb::start(&tmp.path().join("web"), web);
     let outs: Vec<PathBuf> = (0..NODES)
         .map(|i| tmp.path().join(format!("node{i}")))
         .collect();
@@ -986,7 +964,34 @@ fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
         .collect();
     wait_all(&mut children, Duration::from_secs(120), &logs, &url);
     sw.stop();
-    let r = referee(&sw, 0);
+    let report = referee(&sw, 0);
+    (tmp, redis, outs, report)
+}
+
+/// Synthweb's `sitemaps` profile crawled by a farm: the sitemap-only pages (34, behind
+/// robots.txt `Sitemap:` lines, indexes, a gzipped sitemap and a sitemap on another
+/// host that host 1's robots.txt names) are all fetched, as one node fetches them
+/// (`tests/crawl_sitemaps.rs`), and nothing forbidden is. A link routed to its owner
+/// node passes the same admission as a shard's own (the sitemap exemption from the
+/// refused extensions, the robots.txt grant carried down the chain).
+#[test]
+fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
+    let what = "farm sitemaps";
+    if !redis_available(what) {
+        return;
+    }
+    let (_tmp, _redis, outs, r) = farm_on_web(&[
+        "--hosts",
+        "4",
+        "--profile",
+        "sitemaps",
+        "--pages-per-host",
+        "5-10",
+        "--out-degree",
+        "5-10",
+        "--manifest-max-pages-per-host",
+        "300",
+    ]);
     let refused: Vec<String> = outs
         .iter()
         .flat_map(|o| crawl_log(o))
@@ -1006,7 +1011,6 @@ fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
     assert_eq!(r["forbidden_fetched"]["count"], 0, "{r:#}");
     // 4 hosts over 3 nodes: a node may own none.
     check_nodes_with(&outs, what, 0, false);
-    drop(redis);
 }
 
 /// Synthweb's `sitemap-chain` web (10 hosts, `crawl_support::CHAIN_WEB`) crawled by a
@@ -1024,25 +1028,7 @@ fn a_farm_follows_sitemap_chains_across_nodes() {
     if !redis_available(what) {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let redis = Redis::standalone(&tmp.path().join("redis"), false);
-    let url = redis.url();
-    let mut sw = Synthweb::start(&tmp.path().join("web"), &crawl_support::CHAIN_WEB);
-    let outs: Vec<PathBuf> = (0..NODES)
-        .map(|i| tmp.path().join(format!("node{i}")))
-        .collect();
-    let logs: Vec<PathBuf> = (0..NODES)
-        .map(|i| tmp.path().join(format!("node{i}.log")))
-        .collect();
-    let mut children: Vec<Child> = (0..NODES)
-        .map(|i| {
-            let args = node_args_budget(&outs[i as usize], &url, i, 300, 0, &[]);
-            spawn_node(&sw, &args, &logs[i as usize], false)
-        })
-        .collect();
-    wait_all(&mut children, Duration::from_secs(120), &logs, &url);
-    sw.stop();
-    let r = referee(&sw, 0);
+    let (_tmp, _redis, outs, r) = farm_on_web(&crawl_support::CHAIN_WEB);
     let mut refused = Vec::new();
     for (i, out) in outs.iter().enumerate() {
         for bad in crawl_support::chain_refusals(&crawl_log(out)) {
@@ -1066,5 +1052,4 @@ fn a_farm_follows_sitemap_chains_across_nodes() {
     let sums = check_nodes_with(&outs, what, 0, false);
     eprintln!("{what}: {sums:?}");
     check_ownership(&outs, what);
-    drop(redis);
 }
