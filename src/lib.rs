@@ -11,6 +11,8 @@ pub mod crawllog;
 pub mod disk;
 pub mod engine;
 pub mod farm;
+pub mod fetch;
+pub mod handler;
 pub mod frontier;
 pub mod html;
 pub mod http;

@@ -26,12 +26,10 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
 use crossbeam_channel::{bounded, unbounded, Sender};
-use url::Url;
 
 use crate::checkpoint::Counters;
-use crate::crawllog::{LogRecord, Outcome};
+use crate::crawllog::Outcome;
 use crate::frontier::FrontierStats;
-use crate::http::ResponseHead;
 use crate::net::{FetchLimits, Fetcher, IpSlots};
 use crate::seen::{ContentSeen, SeenSet};
 
@@ -42,34 +40,14 @@ pub use output::{OutputSummary, Positions};
 pub use stats::Stats;
 pub use width::WidthStats;
 
+pub use crate::handler::{Handler, Page};
+
 pub(crate) use core::{host_key, shard_of, ReceivedLink};
 pub(crate) use inbox::Received;
 
 use coordinator::Coordinator;
 use setup::Prepared;
 use stats::{outcome_index, stats, write_stats};
-
-/// A fetched response, as a [`Handler`] sees it.
-#[derive(Debug)]
-pub struct Page<'a> {
-    pub url: &'a Url,
-    pub head: &'a ResponseHead,
-    /// The body, content-decoded.
-    pub body: &'a [u8],
-}
-
-/// Hooks for embedding trawl in a pipeline. Called from shard threads, so they must be
-/// cheap and thread-safe; a slow hook slows the crawl.
-pub trait Handler: Send + Sync {
-    /// A response arrived (any status).
-    fn on_response(&self, _page: &Page<'_>) {}
-    /// A crawl-log line was decided (fetched, robots, filtered, failed...).
-    fn on_outcome(&self, _record: &LogRecord) {}
-    /// A newly discovered link passed the filters; return false to drop it.
-    fn accept_link(&self, _from: &str, _link: &Url) -> bool {
-        true
-    }
-}
 
 /// State every shard reads: configuration, presence bits, counters.
 pub(crate) struct Shared {

@@ -17,7 +17,7 @@ use url::Url;
 use crate::crawllog::Hop;
 use crate::frontier::{Frontier, QueuedUrl};
 use crate::http::RequestHead;
-use crate::net::FetchOutcome;
+use crate::fetch::FetchOutcome;
 use crate::recrawl::{
     judge, plan, IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan,
     Previous, Verdict,

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::http::{DecodeLimits, ResponseLimits};
 use crate::net::dns::DnsConfig;
 use crate::net::per_ip::IpSlots;
 use crate::tls::TlsConfig;
@@ -86,34 +85,6 @@ impl Default for PoolConfig {
             max_idle_total: 4096,
             idle_timeout: Duration::from_secs(30),
             max_requests_per_connection: 10_000,
-        }
-    }
-}
-
-/// Limits for one request.
-#[derive(Clone, Copy, Debug)]
-pub struct FetchLimits {
-    /// Head and body caps for the HTTP reader.
-    pub response: ResponseLimits,
-    /// Caps for content decoding (decoded bytes, expansion ratio).
-    pub decode: DecodeLimits,
-    /// Keep the payload as it came off the wire ([`crate::net::FetchOutcome::payload`],
-    /// what a WARC record stores) when the body has a content coding. An identity body
-    /// is its own payload and is always shared; a coded one costs a second buffer, so
-    /// only a crawl that writes WARC files asks for it.
-    pub keep_payload: bool,
-}
-
-impl Default for FetchLimits {
-    fn default() -> Self {
-        let response = ResponseLimits::default();
-        Self {
-            response,
-            decode: DecodeLimits {
-                max_decoded_bytes: 64 << 20,
-                max_expansion_ratio: 100,
-            },
-            keep_payload: false,
         }
     }
 }

@@ -25,7 +25,6 @@ mod config;
 mod conn;
 pub mod dns;
 mod fetcher;
-mod outcome;
 pub mod per_ip;
 mod pool;
 mod request;
@@ -33,10 +32,12 @@ mod slab;
 mod timer;
 
 pub use address::is_blocked_address;
-pub use config::{Deadlines, FetchLimits, FetcherConfig, PoolConfig};
+pub use crate::fetch::{
+    DnsFailure, FailReason, FetchLimits, FetchOutcome, FetchRequest, TimeoutPhase, Timings,
+};
+pub use config::{Deadlines, FetcherConfig, PoolConfig};
 pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride, DnsStats};
 pub use fetcher::{Fetcher, FetcherError, FetcherStats};
-pub use outcome::{DnsFailure, FailReason, FetchOutcome, TimeoutPhase, Timings};
 pub use per_ip::IpSlots;
 pub use pool::PoolKey;
-pub use request::{FetchRequest, Submitter};
+pub use request::Submitter;

@@ -1,43 +1,16 @@
 //! What goes into the fetcher: a [`FetchRequest`], submitted on the fetcher's own thread
 //! or through a [`Submitter`] from any other.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crossbeam_channel::{Sender, TrySendError};
 use mio::Waker;
 
-use crate::http::RequestHead;
-use crate::net::config::FetchLimits;
+use crate::fetch::FetchRequest;
 
 /// Slots of the channel a [`Submitter`] sends through; [`Submitter::submit`] reports
 /// `Full` beyond them until the loop has taken some.
 pub const SUBMIT_CHANNEL_SLOTS: usize = 1024;
-
-/// One request for the fetcher.
-#[derive(Clone, Debug)]
-pub struct FetchRequest {
-    /// Caller's id, echoed in the outcome.
-    pub id: u64,
-    /// The request head (method, URL, headers).
-    pub head: RequestHead,
-    /// Caps for this request.
-    pub limits: FetchLimits,
-    /// Connect to this address instead of resolving the URL's host.
-    pub addr: Option<SocketAddr>,
-}
-
-impl FetchRequest {
-    /// A GET of `url` with default limits.
-    pub fn get(id: u64, url: url::Url, user_agent: String) -> Self {
-        Self {
-            id,
-            head: RequestHead::get(url, user_agent),
-            limits: FetchLimits::default(),
-            addr: None,
-        }
-    }
-}
 
 /// Hands requests to a fetcher from another thread.
 #[derive(Clone)]

@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use crate::crawllog::{Hop, HopsPath, LogRecord, Outcome};
 use crate::frontier::{Frontier, FrontierError, FrontierStats, QueuedUrl};
 use crate::html::ExtractOptions;
-use crate::net::{FetchOutcome, FetchRequest};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::robots::{CacheStats, HostKey, RobotsCache, RobotsPolicy};
 use crate::url::UrlFilter;
 use crate::warc::WarcDate;

@@ -11,7 +11,7 @@ use crate::crawllog::{Hop, LogRecord, Outcome};
 use crate::frontier::QueuedUrl;
 use crate::html::Links;
 use crate::http::ResponseHead;
-use crate::net::{FailReason, FetchOutcome};
+use crate::fetch::{FailReason, FetchOutcome};
 use crate::robots::PageDirectives;
 
 use super::{
@@ -371,7 +371,7 @@ pub(super) fn is_retryable(r: &FailReason) -> bool {
             | FailReason::Overloaded
             // This process's resolver was too busy to ask (widebench 100k: 14,000
             // pages of live hosts lost so); the name itself is not in question.
-            | FailReason::Dns(crate::net::DnsFailure::Overloaded | crate::net::DnsFailure::Unavailable)
+            | FailReason::Dns(crate::fetch::DnsFailure::Overloaded | crate::fetch::DnsFailure::Unavailable)
     )
 }
 

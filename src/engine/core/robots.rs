@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::net::{FailReason, FetchOutcome};
+use crate::fetch::{FailReason, FetchOutcome};
 use crate::robots::{HostKey, ParseReport, RobotsResponse, Step};
 
 use super::page::retry_after;
@@ -241,7 +241,7 @@ impl Core {
 /// Whether a fetch failed on this process's resolver limits (its lookup FIFO full,
 /// its deadline passed in the FIFO, no socket), which say nothing about the host.
 fn is_resolver_overload(e: Option<&FailReason>) -> bool {
-    use crate::net::DnsFailure as D;
+    use crate::fetch::DnsFailure as D;
     matches!(e, Some(FailReason::Dns(D::Overloaded | D::Unavailable)))
 }
 
@@ -254,9 +254,9 @@ fn name_failure_hold(
     e: Option<&FailReason>,
     dns: &crate::net::DnsConfig,
 ) -> Option<std::time::Duration> {
-    use crate::net::DnsFailure as D;
+    use crate::fetch::DnsFailure as D;
     match e? {
-        FailReason::Timeout(crate::net::TimeoutPhase::Dns)
+        FailReason::Timeout(crate::fetch::TimeoutPhase::Dns)
         | FailReason::Dns(D::TimedOut | D::Dead) => Some(dns.dead_for),
         FailReason::Dns(
             D::NoSuchName | D::NoAddress | D::ServerFailure | D::Refused | D::Malformed,

@@ -15,7 +15,7 @@ use url::Url;
 use crate::crawllog::{LogRecord, Outcome};
 use crate::frontier::{Gate, QueuedUrl};
 use crate::http::RequestHead;
-use crate::net::FetchRequest;
+use crate::fetch::FetchRequest;
 use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 
 use super::recent::Asker;

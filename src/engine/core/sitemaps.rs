@@ -31,7 +31,7 @@ use url::Url;
 use super::{body_of, Action, Core, Now};
 use crate::crawllog::Hop;
 use crate::frontier::QueuedUrl;
-use crate::net::FetchOutcome;
+use crate::fetch::FetchOutcome;
 use crate::recrawl::{IndexEntry, LastmodPolicy};
 use crate::sitemap::{
     self, Cut, Granted, Grants, LastMod, Lastmods, Limits, SitemapError, SitemapKind,
@@ -82,7 +82,7 @@ fn sitemap_file_path(path: &str) -> bool {
 /// Raises a fetch's body caps to the sitemap protocol's 50 MB (on the wire and
 /// decoded), where the page caps are lower: a sitemap of 50,000 long URLs is larger
 /// than a page may be, and cutting it at the page cap would drop its tail.
-pub(super) fn widen_limits(limits: &mut crate::net::FetchLimits) {
+pub(super) fn widen_limits(limits: &mut crate::fetch::FetchLimits) {
     let wire = &mut limits.response.max_body_bytes;
     *wire = (*wire).max(SITEMAP_MAX_BYTES);
     let decoded = &mut limits.decode.max_decoded_bytes;

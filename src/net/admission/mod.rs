@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::net::address::is_blocked_address;
 use crate::net::conn::{after, Job};
-use crate::net::outcome::{DnsFailure, FailReason, TimeoutPhase};
+use crate::fetch::{DnsFailure, FailReason, TimeoutPhase};
 use crate::net::per_ip::{IpNotify, IpSlot, IpSlots, Notices};
 use crate::net::pool::PoolKey;
 use crate::net::slab::SlotKey;

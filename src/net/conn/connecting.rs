@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::fail::{connect_failed, failed};
 use super::{Conn, Connecting, Ctx, Handshaking, Phase, Readiness, Sending, Step};
-use crate::net::outcome::FailReason;
+use crate::fetch::FailReason;
 
 impl Connecting {
     /// Waits for the socket to become writable, then checks the connect's result the

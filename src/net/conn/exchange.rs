@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::http::{write_request, ResponseReader, SharedBytes};
-use crate::net::outcome::{FailReason, FetchOutcome, Timings};
+use crate::fetch::{FailReason, FetchOutcome, Timings};
 use crate::net::per_ip::IpTicket;
 use crate::net::pool::PoolKey;
 use crate::net::FetchRequest;

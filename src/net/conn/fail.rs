@@ -6,7 +6,7 @@ use std::io;
 use super::exchange::{Exchange, Received};
 use super::After;
 use crate::http::{DecodeError, HttpError};
-use crate::net::outcome::FailReason;
+use crate::fetch::FailReason;
 
 /// A failed `connect()` (at once or reported later by the socket).
 pub(crate) fn connect_reason(e: &io::Error) -> FailReason {

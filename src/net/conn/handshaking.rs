@@ -7,7 +7,7 @@ use rustls::HandshakeKind;
 use super::fail::{failed, io_reason};
 use super::io::{flush_tls, read_plaintext, ReadEnd, ReadError};
 use super::{Conn, Ctx, Handshaking, Phase, Sending, Step};
-use crate::net::outcome::FailReason;
+use crate::fetch::FailReason;
 
 impl Handshaking {
     /// Flushes what rustls wants to send, reads what the server sent, flushes again;

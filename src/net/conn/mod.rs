@@ -30,7 +30,7 @@ use rustls::ClientConnection;
 
 use crate::http::ContentDecoder;
 use crate::net::config::Deadlines;
-use crate::net::outcome::{FailReason, FetchOutcome, TimeoutPhase};
+use crate::fetch::{FailReason, FetchOutcome, TimeoutPhase};
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
 use crate::tls::TlsClient;

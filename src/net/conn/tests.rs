@@ -13,8 +13,8 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::*;
 use crate::http::{BodyLimitMode, HttpError};
-use crate::net::config::FetchLimits;
-use crate::net::outcome::Timings;
+use crate::fetch::FetchLimits;
+use crate::fetch::Timings;
 use crate::net::FetchRequest;
 use crate::tls::TlsConfig;
 

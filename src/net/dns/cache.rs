@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::net::outcome::DnsFailure;
+use crate::fetch::DnsFailure;
 
 /// A finished lookup's result: addresses (IPv4 first) or why not.
 pub type NameAnswer = Result<Arc<[IpAddr]>, DnsFailure>;

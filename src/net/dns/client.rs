@@ -23,7 +23,7 @@ use mio::{Interest, Registry, Token};
 
 use super::conf::ResolvConf;
 use super::wire::{build_query, parse_answer, Header, QType, Rcode};
-use crate::net::outcome::DnsFailure;
+use crate::fetch::DnsFailure;
 
 /// Low bits of every resolver token: no connection slot has this index.
 const LOW: usize = 0xffff_ffff;

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Registry, Token};
 
-use crate::net::outcome::DnsFailure;
+use crate::fetch::DnsFailure;
 
 mod cache;
 mod client;

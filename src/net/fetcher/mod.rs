@@ -25,9 +25,10 @@ use crate::net::conn::{
     advance, build_outcome, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
 };
 use crate::net::dns::{is_resolver_token, with_port, DnsStats, Resolver};
-use crate::net::outcome::{FailReason, FetchOutcome, Timings};
+use crate::fetch::{FailReason, FetchOutcome, Timings};
 use crate::net::pool::{Pool, PoolKey};
-use crate::net::request::{FetchRequest, Submitter, SUBMIT_CHANNEL_SLOTS};
+use crate::fetch::FetchRequest;
+use crate::net::request::{Submitter, SUBMIT_CHANNEL_SLOTS};
 use crate::net::slab::{Slab, SlotKey};
 use crate::net::timer::TimerHeap;
 use crate::tls::{TlsClient, TlsSetupError};

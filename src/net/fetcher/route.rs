@@ -13,7 +13,7 @@ use crate::net::conn::{
     after, connect_reason, Conn, Connecting, Exchange, Job, Phase, Readiness, Sending,
 };
 use crate::net::dns::Lookup;
-use crate::net::outcome::{FailReason, Timings};
+use crate::fetch::{FailReason, Timings};
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
 use crate::net::slab::{Slab, SlotKey};

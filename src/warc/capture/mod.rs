@@ -14,7 +14,7 @@ use super::date::WarcDate;
 use super::digest::{Digest, DigestHasher};
 use super::record::{sanitize_uri, FieldValueError, Record, RecordId, RecordType, Truncation};
 use crate::http::{ResponseHead, SharedBytes};
-use crate::net::{FailReason, FetchOutcome};
+use crate::fetch::{FailReason, FetchOutcome};
 use crate::provenance::{FetchTimings, Hop};
 
 /// `Content-Type` of `request` records.

@@ -18,7 +18,7 @@ use crate::engine::{CrawlConfig, Shared};
 use crate::frontier::{Frontier, FrontierConfig, QueuedUrl};
 use crate::http::charset_of;
 use crate::http::ResponseHead;
-use crate::net::{FailReason, FetchLimits, FetchOutcome};
+use crate::fetch::{FailReason, FetchLimits, FetchOutcome};
 use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
 use crate::url::{Scope, UrlFilter};
 use crate::warc::WarcDate;

@@ -437,9 +437,9 @@ fn requests_waiting_for_their_address_hold_no_slot() {
 #[test]
 fn a_page_whose_lookup_the_resolver_could_not_start_is_retried() {
     assert!(is_retryable(&FailReason::Dns(
-        crate::net::DnsFailure::Overloaded
+        crate::fetch::DnsFailure::Overloaded
     )));
     assert!(!is_retryable(&FailReason::Dns(
-        crate::net::DnsFailure::NoSuchName
+        crate::fetch::DnsFailure::NoSuchName
     )));
 }

@@ -106,7 +106,7 @@ fn retries_end_after_max_retries_with_the_failure_logged() {
             failure(
                 id,
                 &url,
-                FailReason::Timeout(crate::net::TimeoutPhase::Total),
+                FailReason::Timeout(crate::fetch::TimeoutPhase::Total),
             ),
             now,
         );

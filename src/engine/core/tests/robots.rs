@@ -389,7 +389,7 @@ fn a_host_whose_name_does_not_resolve_has_its_urls_logged_at_once() {
         .expect("a's robots.txt");
     let t1 = h.at(secs(5));
     h.feed(
-        failure(id, &url, FailReason::Timeout(crate::net::TimeoutPhase::Dns)),
+        failure(id, &url, FailReason::Timeout(crate::fetch::TimeoutPhase::Dns)),
         t1,
     );
     // No robots.txt retry schedule: a.test's two URLs are decided in the next turn.
@@ -418,7 +418,7 @@ fn a_robots_txt_lookup_the_resolver_could_not_start_is_asked_again_soon() {
         failure(
             id,
             &url,
-            FailReason::Dns(crate::net::DnsFailure::Overloaded),
+            FailReason::Dns(crate::fetch::DnsFailure::Overloaded),
         ),
         t1,
     );

@@ -211,7 +211,7 @@ impl Timings {
 /// The result of one request.
 #[derive(Debug)]
 pub struct FetchOutcome {
-    /// The id the caller gave in [`crate::net::FetchRequest::id`].
+    /// The id the caller gave in [`crate::fetch::FetchRequest::id`].
     pub id: u64,
     /// The URL requested.
     pub url: url::Url,
@@ -226,7 +226,7 @@ pub struct FetchOutcome {
     /// (chunked) removed and the content coding (gzip, br) kept — what a WARC `response`
     /// record stores and its payload digest covers. The same buffer as `body` when the
     /// body has no content coding; `None` when a content-coded payload was not asked
-    /// for ([`crate::net::FetchLimits::keep_payload`]) or no head arrived.
+    /// for ([`crate::fetch::FetchLimits::keep_payload`]) or no head arrived.
     pub payload: Option<SharedBytes>,
     /// The body, content-decoded, capped by the request's limits.
     pub body: SharedBytes,
