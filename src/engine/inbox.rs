@@ -14,7 +14,7 @@ pub(crate) type Batch = Vec<(String, QueuedUrl)>;
 /// shard's core admits them ([`super::core::Core::on_received`]). A channel of its own
 /// beside the inbox, as large, drained at the same moments (every turn, and inside a
 /// checkpoint's cut).
-pub(crate) type Received = Vec<super::core::ReceivedLink>;
+pub(crate) use crate::routing::Received;
 
 /// Capacity of a shard's inbox, in batches: 16,384 URLs, a few MiB.
 pub(crate) const INBOX_BATCHES: usize = 64;

@@ -42,7 +42,6 @@ pub use width::WidthStats;
 
 pub use crate::handler::{Handler, Page};
 
-pub(crate) use core::{host_key, shard_of, ReceivedLink};
 pub(crate) use inbox::Received;
 
 use coordinator::Coordinator;
@@ -221,6 +220,18 @@ impl Shared {
                 r
             },
         }
+    }
+}
+
+impl crate::farm::CrawlGauges for Shared {
+    fn outstanding(&self) -> &AtomicU64 {
+        &self.outstanding
+    }
+    fn pages(&self) -> u64 {
+        self.pages.load(Ordering::Relaxed)
+    }
+    fn fail(&self) {
+        self.fatal.store(true, Ordering::Release);
     }
 }
 
@@ -450,12 +461,28 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
         handles.push(handle);
     }
     let farm_bus = match p.farm_ends.take() {
-        Some(ends) => Some(crate::farm::start_bus(
-            ends,
-            &p.shared,
-            received_txs,
-            wakers.clone(),
-        )?),
+        Some(ends) => {
+            let Some(link) = p.shared.farm.as_ref() else {
+                return Err(CrawlError::Config(
+                    "farm bus without farm settings".to_owned(),
+                ));
+            };
+            let gauges: Arc<dyn crate::farm::CrawlGauges> = p.shared.clone();
+            Some(
+                crate::farm::start_bus(
+                    ends,
+                    link,
+                    gauges,
+                    p.shared.config.out_dir.clone(),
+                    received_txs,
+                    wakers.clone(),
+                )
+                .map_err(CrawlError::io(
+                    "spawn the farm bus thread",
+                    &p.shared.config.out_dir,
+                ))?,
+            )
+        }
         None => None,
     };
     let adds = adds::Adds::open(

@@ -15,9 +15,9 @@ use std::time::Instant;
 use url::Url;
 
 use crate::crawllog::Hop;
+use crate::fetch::FetchOutcome;
 use crate::frontier::{Frontier, QueuedUrl};
 use crate::http::RequestHead;
-use crate::fetch::FetchOutcome;
 use crate::recrawl::{
     judge, plan, IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan,
     Previous, Verdict,

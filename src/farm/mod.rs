@@ -33,6 +33,19 @@ pub fn fuzz_wire(data: &[u8]) {
     wire::fuzz_decode(data);
 }
 
+/// What the bus reads and sets of the crawl it serves (the engine's shared state
+/// implements it): the URLs still outstanding, which received links join while they
+/// travel to a shard and which the farm's quiet test reads; the pages fetched, for the
+/// node's report; and the flag that ends the crawl on a fatal bus error.
+pub trait CrawlGauges: Send + Sync {
+    /// URLs admitted and not yet finished, this node's in-transit links included.
+    fn outstanding(&self) -> &std::sync::atomic::AtomicU64;
+    /// Pages fetched so far.
+    fn pages(&self) -> u64;
+    /// A fatal bus error: the crawl stops.
+    fn fail(&self);
+}
+
 /// Starts this node's bus thread (engine side, after the shards' channels exist): it
 /// hands received links to each shard through `received` (one sender per shard) and
 /// wakes it; on resume, the links of the checkpoint's outbox (read by
@@ -42,31 +55,23 @@ pub fn fuzz_wire(data: &[u8]) {
 /// The thread could not be spawned.
 pub(crate) fn start_bus(
     mut ends: node::BusEnds,
-    shared: &std::sync::Arc<crate::engine::Shared>,
-    received: Vec<crossbeam_channel::Sender<crate::engine::Received>>,
+    link: &FarmLink,
+    gauges: std::sync::Arc<dyn CrawlGauges>,
+    out_dir: std::path::PathBuf,
+    received: Vec<crossbeam_channel::Sender<crate::routing::Received>>,
     wakers: Vec<std::sync::Arc<mio::Waker>>,
-) -> Result<std::thread::JoinHandle<()>, crate::engine::CrawlError> {
-    use crate::engine::CrawlError;
-    let Some(link) = shared.farm.as_ref() else {
-        return Err(CrawlError::Config(
-            "farm bus without farm settings".to_owned(),
-        ));
-    };
+) -> std::io::Result<std::thread::JoinHandle<()>> {
     let outbox = std::mem::take(&mut ends.outbox);
     bus::spawn(bus::BusParts {
         ends,
         config: link.config.clone(),
         table: link.table.clone(),
-        shared: std::sync::Arc::clone(shared),
+        shared: gauges,
         received,
         wakers,
-        out_dir: shared.config.out_dir.clone(),
+        out_dir,
         outbox,
     })
-    .map_err(CrawlError::io(
-        "spawn the farm bus thread",
-        &shared.config.out_dir,
-    ))
 }
 
 /// Links in a checkpoint's `farm-outbox.bin` (`trawl inspect` verifies it).

@@ -12,6 +12,37 @@ use url::Url;
 
 pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 
+/// A link received from another node, for a host of this shard. The bus parsed it and
+/// chose the shard by its host key ([`shard_of`]), as the core routes its own.
+#[derive(Debug, Clone)]
+pub struct ReceivedLink {
+    pub url: Url,
+    /// Its host key.
+    pub host: String,
+    /// The page it was found on; `None` for a URL handed to the sending node by
+    /// `trawl add`, which arrives as a seed.
+    pub via: Option<String>,
+    /// Hop path from the seed, its own hop included.
+    pub hops: String,
+    /// For a sitemap file, the origins whose robots.txt permission it carries; empty
+    /// for other links.
+    pub grant: Vec<String>,
+}
+
+/// The links a node's bus hands one shard at a time.
+pub type Received = Vec<ReceivedLink>;
+
+/// What the crawl core asks of the farm, if any: whether this node owns a URL's
+/// partition, and a count of received links the presence bits already knew. Both
+/// answer at once (a table lookup, an atomic add); sending links to their owners is
+/// the driver's, from the core's route action, so the core never blocks on it.
+pub trait FarmRoutes: Send + Sync {
+    /// Whether this node owns `url`'s partition.
+    fn owns(&self, url: &str) -> bool;
+    /// Counts `n` received links that were already known here.
+    fn count_known(&self, n: u64);
+}
+
 /// The key of a host: scheme, host and port (RFC 9309 §2.3: one robots.txt per
 /// authority and protocol), as the ASCII origin serialization `https://host:port`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

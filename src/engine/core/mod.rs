@@ -31,7 +31,8 @@ mod recrawl;
 mod robots;
 mod schedule;
 mod sitemaps;
-pub(crate) use received::ReceivedLink;
+#[cfg(test)]
+pub(crate) use crate::routing::ReceivedLink;
 pub(crate) use recent::RecentStarts;
 pub(crate) use sitemaps::{queue_operator_sitemaps, SitemapMemory};
 
@@ -41,9 +42,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::crawllog::{Hop, HopsPath, LogRecord, Outcome};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::frontier::{Frontier, FrontierError, FrontierStats, QueuedUrl};
 use crate::html::ExtractOptions;
-use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::robots::{CacheStats, HostKey, RobotsCache, RobotsPolicy};
 use crate::url::UrlFilter;
 use crate::warc::WarcDate;

@@ -8,10 +8,10 @@ use std::time::Duration;
 use url::Url;
 
 use crate::crawllog::{Hop, LogRecord, Outcome};
+use crate::fetch::{FailReason, FetchOutcome};
 use crate::frontier::QueuedUrl;
 use crate::html::Links;
 use crate::http::ResponseHead;
-use crate::fetch::{FailReason, FetchOutcome};
 use crate::robots::PageDirectives;
 
 use super::{

@@ -8,28 +8,10 @@
 
 use std::sync::atomic::Ordering;
 
-use url::Url;
-
 use super::{Action, Core, Now};
 use crate::frontier::QueuedUrl;
+use crate::routing::ReceivedLink;
 use crate::sitemap::Granted;
-
-/// A link received from another node, for a host of this shard. The bus parsed it and
-/// chose the shard by its host key ([`super::shard_of`]), as [`Core::route`] does.
-#[derive(Debug, Clone)]
-pub(crate) struct ReceivedLink {
-    pub url: Url,
-    /// Its host key.
-    pub host: String,
-    /// The page it was found on; `None` for a URL handed to the sending node by
-    /// `trawl add`, which arrives as a seed.
-    pub via: Option<String>,
-    /// Hop path from the seed, its own hop included.
-    pub hops: String,
-    /// For a sitemap file, the origins whose robots.txt permission it carries; empty
-    /// for other links.
-    pub grant: Vec<String>,
-}
 
 impl Core {
     /// Links received from the farm: grants recorded, one pass over the presence bits,

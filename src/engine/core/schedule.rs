@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 use crate::crawllog::{LogRecord, Outcome};
+use crate::fetch::FetchRequest;
 use crate::frontier::{Gate, QueuedUrl};
 use crate::http::RequestHead;
-use crate::fetch::FetchRequest;
 use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 
 use super::recent::Asker;

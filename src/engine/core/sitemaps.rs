@@ -30,8 +30,8 @@ use url::Url;
 
 use super::{body_of, Action, Core, Now};
 use crate::crawllog::Hop;
-use crate::frontier::QueuedUrl;
 use crate::fetch::FetchOutcome;
+use crate::frontier::QueuedUrl;
 use crate::recrawl::{IndexEntry, LastmodPolicy};
 use crate::sitemap::{
     self, Cut, Granted, Grants, LastMod, Lastmods, Limits, SitemapError, SitemapKind,

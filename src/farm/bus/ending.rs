@@ -72,8 +72,8 @@ impl Bus {
             batches_received: get(&c.batches_received),
             unacked_entries: (self.delivered.len() + self.in_cut.len() + self.ack_due.len()) as u64,
             spilled_urls: self.spill.urls(),
-            pages: self.shared.pages.load(Ordering::Relaxed),
-            outstanding: self.shared.outstanding.load(Ordering::Relaxed),
+            pages: self.shared.pages(),
+            outstanding: self.shared.outstanding().load(Ordering::Relaxed),
             unix_ms: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),

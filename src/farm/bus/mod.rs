@@ -30,7 +30,7 @@ use crossbeam_channel::{select, Receiver, Sender, TrySendError};
 use redis::{Cmd, Value};
 use url::Url;
 
-use crate::engine::{Received, ReceivedLink};
+use crate::routing::{Received, ReceivedLink};
 
 use super::config::{FarmConfig, Keys, GROUP};
 use super::conn::Conn;
@@ -69,7 +69,7 @@ pub(crate) struct BusParts {
     pub ends: BusEnds,
     pub config: FarmConfig,
     pub table: Partitions,
-    pub shared: Arc<crate::engine::Shared>,
+    pub shared: Arc<dyn super::CrawlGauges>,
     /// Per shard, the channel of links received for its hosts.
     pub received: Vec<Sender<Received>>,
     pub wakers: Vec<Arc<mio::Waker>>,
@@ -100,7 +100,7 @@ struct Bus {
     ctl_rx: Receiver<Ctl>,
     counters: Arc<FarmCounters>,
     flags: Arc<Flags>,
-    shared: Arc<crate::engine::Shared>,
+    shared: Arc<dyn super::CrawlGauges>,
     received: Vec<Sender<Received>>,
     wakers: Vec<Arc<mio::Waker>>,
     conn: Option<Conn>,

@@ -175,7 +175,7 @@ impl Bus {
     }
 
     /// A received link goes to the shard that owns its host, as the engine routes a
-    /// URL ([`crate::engine::host_key`], [`crate::engine::shard_of`]): that shard's
+    /// URL ([`crate::routing::host_key`], [`crate::routing::shard_of`]): that shard's
     /// core tests and admits it (`Core::on_received`), the one admission every link
     /// passes. Only what the bus must know is done here: the URL parses (a link that
     /// does not is a bad entry's) and has a host.
@@ -185,10 +185,10 @@ impl Bus {
             tracing::warn!(url = %link.url, "farm: received link does not parse: skipped");
             return;
         };
-        let Some(host) = crate::engine::host_key(&url) else {
+        let Some(host) = crate::routing::host_key(&url) else {
             return;
         };
-        let shard = crate::engine::shard_of(&host, self.received.len());
+        let shard = crate::routing::shard_of(&host, self.received.len());
         if let Some(h) = self.held.get_mut(shard) {
             h.push(ReceivedLink {
                 url,
@@ -213,7 +213,7 @@ impl Bus {
                 continue;
             };
             let n = held.len() as u64;
-            self.shared.outstanding.fetch_add(n, Ordering::AcqRel);
+            self.shared.outstanding().fetch_add(n, Ordering::AcqRel);
             match tx.try_send(std::mem::take(held)) {
                 Ok(()) => {
                     if let Some(w) = self.wakers.get(i) {
@@ -221,13 +221,13 @@ impl Bus {
                     }
                 }
                 Err(TrySendError::Full(b)) => {
-                    self.shared.outstanding.fetch_sub(n, Ordering::AcqRel);
+                    self.shared.outstanding().fetch_sub(n, Ordering::AcqRel);
                     *held = b;
                 }
                 Err(TrySendError::Disconnected(_)) => {
                     // The shard has ended (the crawl is over); the entries stay
                     // unacknowledged and are read again by a resume.
-                    self.shared.outstanding.fetch_sub(n, Ordering::AcqRel);
+                    self.shared.outstanding().fetch_sub(n, Ordering::AcqRel);
                 }
             }
         }

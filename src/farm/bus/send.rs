@@ -76,7 +76,7 @@ impl Bus {
                 if let Ok(mut f) = self.flags.fatal.lock() {
                     *f = Some(msg);
                 }
-                self.shared.fatal.store(true, Ordering::Release);
+                self.shared.fail();
             }
             Ok(_) => {}
             Err(e) => {

@@ -17,9 +17,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::fetch::{DnsFailure, FailReason, TimeoutPhase};
 use crate::net::address::is_blocked_address;
 use crate::net::conn::{after, Job};
-use crate::fetch::{DnsFailure, FailReason, TimeoutPhase};
 use crate::net::per_ip::{IpNotify, IpSlot, IpSlots, Notices};
 use crate::net::pool::PoolKey;
 use crate::net::slab::SlotKey;

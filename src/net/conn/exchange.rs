@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::http::{write_request, ResponseReader, SharedBytes};
 use crate::fetch::{FailReason, FetchOutcome, Timings};
+use crate::http::{write_request, ResponseReader, SharedBytes};
 use crate::net::per_ip::IpTicket;
 use crate::net::pool::PoolKey;
 use crate::net::FetchRequest;

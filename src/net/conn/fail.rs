@@ -5,8 +5,8 @@ use std::io;
 
 use super::exchange::{Exchange, Received};
 use super::After;
-use crate::http::{DecodeError, HttpError};
 use crate::fetch::FailReason;
+use crate::http::{DecodeError, HttpError};
 
 /// A failed `connect()` (at once or reported later by the socket).
 pub(crate) fn connect_reason(e: &io::Error) -> FailReason {

@@ -28,9 +28,9 @@ use mio::net::TcpStream;
 use mio::Interest;
 use rustls::ClientConnection;
 
+use crate::fetch::{FailReason, FetchOutcome, TimeoutPhase};
 use crate::http::ContentDecoder;
 use crate::net::config::Deadlines;
-use crate::fetch::{FailReason, FetchOutcome, TimeoutPhase};
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
 use crate::tls::TlsClient;

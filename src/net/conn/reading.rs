@@ -10,9 +10,9 @@ use super::exchange::{build_outcome, Exchange, Received};
 use super::fail::{decode_reason, failed, http_reason, io_reason};
 use super::io::{read_plaintext, ReadEnd, ReadError};
 use super::{After, Conn, Ctx, Phase, Readiness, Reading, ReadingBody, ReadingHead, Step};
-use crate::http::{ContentDecoder, ContentEncoding, Feed, Method};
-use crate::fetch::FetchLimits;
 use crate::fetch::FailReason;
+use crate::fetch::FetchLimits;
+use crate::http::{ContentDecoder, ContentEncoding, Feed, Method};
 
 /// Largest body buffer reserved up front from a declared Content-Length; bigger bodies
 /// grow as they arrive, so a lying header cannot make us allocate.

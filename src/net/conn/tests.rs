@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 use super::*;
-use crate::http::{BodyLimitMode, HttpError};
 use crate::fetch::FetchLimits;
 use crate::fetch::Timings;
+use crate::http::{BodyLimitMode, HttpError};
 use crate::net::FetchRequest;
 use crate::tls::TlsConfig;
 

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use mio::{Events, Poll, Token, Waker};
 
+use crate::fetch::FetchRequest;
+use crate::fetch::{FailReason, FetchOutcome, Timings};
 use crate::http::{Method, SharedBytes};
 use crate::net::admission::{Admission, Release};
 use crate::net::config::FetcherConfig;
@@ -25,9 +27,7 @@ use crate::net::conn::{
     advance, build_outcome, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
 };
 use crate::net::dns::{is_resolver_token, with_port, DnsStats, Resolver};
-use crate::fetch::{FailReason, FetchOutcome, Timings};
 use crate::net::pool::{Pool, PoolKey};
-use crate::fetch::FetchRequest;
 use crate::net::request::{Submitter, SUBMIT_CHANNEL_SLOTS};
 use crate::net::slab::{Slab, SlotKey};
 use crate::net::timer::TimerHeap;

@@ -8,12 +8,12 @@ use std::time::Instant;
 use mio::Interest;
 
 use super::{Fetcher, TimerKey};
+use crate::fetch::{FailReason, Timings};
 use crate::net::admission::{can_share, still_wanted, Decision};
 use crate::net::conn::{
     after, connect_reason, Conn, Connecting, Exchange, Job, Phase, Readiness, Sending,
 };
 use crate::net::dns::Lookup;
-use crate::fetch::{FailReason, Timings};
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
 use crate::net::slab::{Slab, SlotKey};

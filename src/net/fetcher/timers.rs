@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use super::{Fetcher, TimerKey};
-use crate::net::conn::{after, Deadline, Phase, ReadingBody, ReadingHead};
 use crate::fetch::{FailReason, TimeoutPhase};
+use crate::net::conn::{after, Deadline, Phase, ReadingBody, ReadingHead};
 use crate::net::slab::SlotKey;
 
 /// How soon the deadline of a connection whose readiness a poll deferred is looked at

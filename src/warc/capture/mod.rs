@@ -13,8 +13,8 @@ use std::ops::Range;
 use super::date::WarcDate;
 use super::digest::{Digest, DigestHasher};
 use super::record::{sanitize_uri, FieldValueError, Record, RecordId, RecordType, Truncation};
-use crate::http::{ResponseHead, SharedBytes};
 use crate::fetch::{FailReason, FetchOutcome};
+use crate::http::{ResponseHead, SharedBytes};
 use crate::provenance::{FetchTimings, Hop};
 
 /// `Content-Type` of `request` records.

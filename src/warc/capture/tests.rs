@@ -1,8 +1,8 @@
 use super::*;
+use crate::fetch::{FailReason, FetchOutcome, TimeoutPhase};
 use crate::http::chunked::ChunkedError;
 use crate::http::ResponseHead;
 use crate::http::{DecodeError, HttpError};
-use crate::fetch::{FailReason, FetchOutcome, TimeoutPhase};
 
 const REQUEST: &[u8] = b"GET /page HTTP/1.1\r\nHost: a.example\r\nUser-Agent: trawl\r\n\r\n";
 const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n";

@@ -389,7 +389,11 @@ fn a_host_whose_name_does_not_resolve_has_its_urls_logged_at_once() {
         .expect("a's robots.txt");
     let t1 = h.at(secs(5));
     h.feed(
-        failure(id, &url, FailReason::Timeout(crate::fetch::TimeoutPhase::Dns)),
+        failure(
+            id,
+            &url,
+            FailReason::Timeout(crate::fetch::TimeoutPhase::Dns),
+        ),
         t1,
     );
     // No robots.txt retry schedule: a.test's two URLs are decided in the next turn.
