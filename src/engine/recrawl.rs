@@ -3,7 +3,7 @@
 //! hunks. Start-up reads the previous index into its table ([`load`]), widens the
 //! scope to its hosts ([`add_scope`]) and queues its URLs with their hop paths
 //! ([`queue_previous`]); the core's request building adds the validators
-//! ([`condition`]); the shard driver judges each page answer ([`judge_page`]) and
+//! (`core/recrawl.rs`); the shard driver judges each page answer ([`judge_page`]) and
 //! hands the output thread the facts of this crawl's own index entry
 //! ([`index_facts`]); the output thread appends it (`output.rs`). The decisions are
 //! `crate::recrawl`'s pure functions.
@@ -17,10 +17,8 @@ use url::Url;
 use crate::crawllog::Hop;
 use crate::fetch::FetchOutcome;
 use crate::frontier::{Frontier, QueuedUrl};
-use crate::http::RequestHead;
 use crate::recrawl::{
-    judge, plan, IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, LastmodPolicy, Plan,
-    Previous, Verdict,
+    judge, IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, Previous, Verdict,
 };
 use crate::warc::WarcDate;
 
@@ -165,23 +163,6 @@ pub(super) fn open_index(
     )
     .map(Some)
     .map_err(|e| CrawlError::Output(format!("{e}")))
-}
-
-/// Adds `If-None-Match` / `If-Modified-Since` from the previous capture of `url` to a
-/// page request (`recrawl::plan`); nothing when this is not a re-crawl or the URL is
-/// new.
-pub(crate) fn condition(shared: &Shared, url: &str, head: &mut RequestHead) {
-    let Some(previous) = &shared.previous else {
-        return;
-    };
-    if let Plan::Fetch {
-        if_none_match,
-        if_modified_since,
-    } = plan(previous.get(url).as_ref(), None, LastmodPolicy::Conditional)
-    {
-        head.if_none_match = if_none_match;
-        head.if_modified_since = if_modified_since;
-    }
 }
 
 /// Judges a page answer against the previous capture and counts it: `None` when this

@@ -184,7 +184,7 @@ impl Core {
         let mut head = request_head(&self.shared.config, url);
         head.referer.clone_from(&item.via);
         if !super::sitemaps::unconditional(&self.shared, &item, &head.url) {
-            crate::engine::recrawl::condition(&self.shared, &item.url, &mut head);
+            super::recrawl::condition(self.shared.previous.as_ref(), &item.url, &mut head);
         }
         let id = self.next_id();
         let mut req = FetchRequest {
