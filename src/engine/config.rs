@@ -374,6 +374,36 @@ impl crate::checkpoint::RecordedConfig {
     }
 }
 
+/// The part of the configuration the crawl core reads (`core::CoreSettings`).
+impl From<&CrawlConfig> for super::core::CoreSettings {
+    fn from(c: &CrawlConfig) -> Self {
+        Self {
+            concurrency_per_shard: c.concurrency_per_shard,
+            user_agent: c.user_agent.clone(),
+            agent_token: c.agent_token.clone(),
+            from: c.from.clone(),
+            delay: c.delay,
+            delay_factor: c.delay_factor,
+            max_retry_after: c.max_retry_after,
+            max_pages: c.max_pages,
+            max_bytes: c.max_bytes,
+            max_pages_per_host: c.max_pages_per_host,
+            max_links_per_page: c.max_links_per_page,
+            max_redirects: c.max_redirects,
+            max_retries: c.max_retries,
+            host_failures_to_park: c.host_failures_to_park,
+            scope: format!("{:?}", c.filter.scope),
+            robots: c.robots.clone(),
+            robots_max_attempts: c.robots_max_attempts,
+            robots_cache_bytes: c.robots_cache_bytes,
+            warc: c.warc,
+            sitemap_lastmod: c.sitemap_lastmod,
+            dns_dead_for: c.fetcher.dns.dead_for,
+            dns_negative_ttl: c.fetcher.dns.negative_ttl,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -433,7 +433,7 @@ fn take_checkpoint(
     let begun = Instant::now();
     let dir = checkpoint::prepare(root, epoch)?;
     // Farm: the bus stops delivering received links until this cut ends.
-    let farm_cut = shared.farm.as_ref().map(crate::farm::FarmLink::begin_cut);
+    let farm_cut = shared.farm.as_deref().map(crate::farm::FarmLink::begin_cut);
     let cut = Arc::new(CheckpointCut {
         barrier: Barrier::new(controls.len() + 1),
         dir: dir.clone(),

@@ -30,8 +30,7 @@ use crossbeam_channel::{bounded, unbounded, Sender};
 use crate::checkpoint::Counters;
 use crate::crawllog::Outcome;
 use crate::frontier::FrontierStats;
-use crate::net::{FetchLimits, Fetcher, IpSlots};
-use crate::seen::{ContentSeen, SeenSet};
+use crate::net::{Fetcher, IpSlots};
 
 pub use config::CrawlConfig;
 pub use error::CrawlError;
@@ -48,39 +47,16 @@ use coordinator::Coordinator;
 use setup::Prepared;
 use stats::{outcome_index, stats, write_stats};
 
-/// State every shard reads: configuration, presence bits, counters.
+/// State every shard reads: the configuration, the cores' shared state (presence bits,
+/// counters: [`core::CoreShared`], which this dereferences to), and the engine's own
+/// figures and flags.
 pub(crate) struct Shared {
     pub config: CrawlConfig,
-    pub limits: FetchLimits,
-    pub seen: SeenSet,
-    pub fingerprints: ContentSeen,
-    pub handler: Option<Arc<dyn Handler>>,
-    /// URLs admitted and not yet finished (queued, in a channel, waiting, in flight).
-    pub outstanding: AtomicU64,
-    pub pages: AtomicU64,
-    pub pages_started: AtomicU64,
-    pub bytes: AtomicU64,
-    pub discovered: AtomicU64,
-    pub duplicates: AtomicU64,
-    /// Pages a link-extraction cap cut (see `Stats`).
-    pub pages_links_truncated: AtomicU64,
-    pub pages_scan_truncated: AtomicU64,
-    pub pages_long_attributes: AtomicU64,
-    /// robots.txt bodies a parse cap cut (see `Stats`).
-    pub robots_truncated: AtomicU64,
-    pub robots_long_lines: AtomicU64,
-    /// Sitemap counters (`core/sitemaps.rs`; `Stats` fields `sitemaps_read`,
-    /// `sitemaps_cut`, `sitemaps_failed`, `sitemap_urls_refused`, in that order).
-    pub sitemaps: [AtomicU64; 4],
+    /// What the cores share; each core holds an `Arc` of it and nothing else of this.
+    pub core: Arc<core::CoreShared>,
     /// Counted by the output thread.
     pub warc_revisits: Arc<AtomicU64>,
-    pub hosts_parked: AtomicU64,
-    /// URLs refused when admitted because their host's `--max-pages-per-host` was
-    /// spent (logged `budget:pages-per-host`, never queued).
-    pub urls_refused_budget: AtomicU64,
     pub outcomes: [AtomicU64; 11],
-    /// Stop taking new work (budget, signal).
-    pub stopping: AtomicBool,
     /// Leave the loop now.
     pub exit: AtomicBool,
     /// Start no fetch: the output filesystem is short of space (`space::DiskWatch`).
@@ -97,18 +73,18 @@ pub(crate) struct Shared {
     /// Largest RSS less presence bits sampled so far.
     pub peak_rss_less_bits: AtomicU64,
     /// This node's link to its farm (issue 13); `None` outside a farm.
-    pub farm: Option<crate::farm::FarmLink>,
-    /// The previous crawl's captures, in a re-crawl (`recrawl.rs`).
-    pub previous: Option<crate::recrawl::Previous>,
+    pub farm: Option<Arc<crate::farm::FarmLink>>,
     /// Re-crawl verdicts counted so far.
     pub recrawl: crate::recrawl::RecrawlCounters,
-    /// Sitemap grants (robots.txt permission along index chains) and, in a re-crawl,
-    /// `<lastmod>` dates, for all shards (`core/sitemaps.rs`).
-    pub sitemap_memory: core::SitemapMemory,
-    /// When each host was last asked, across shards (`core::RecentStarts`): a
-    /// robots.txt redirect hop to another host and that host's own shard reserve
-    /// their starts there.
-    pub recent_starts: core::RecentStarts,
+}
+
+/// The engine reads the cores' counters and settings as its own: `shared.pages` is
+/// `shared.core.pages`.
+impl std::ops::Deref for Shared {
+    type Target = core::CoreShared;
+    fn deref(&self) -> &core::CoreShared {
+        &self.core
+    }
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -125,38 +101,19 @@ pub(crate) struct CheckpointFigures {
 }
 
 impl Shared {
-    /// Counters at zero, no flag set, figures for `config.shards` shards.
+    /// Counters at zero, no flag set, figures for `config.shards` shards. The farm
+    /// link, if any, is the one `core` was given.
     pub fn new(
         config: CrawlConfig,
-        limits: FetchLimits,
-        seen: SeenSet,
-        fingerprints: ContentSeen,
-        handler: Option<Arc<dyn Handler>>,
+        core: core::CoreShared,
+        farm: Option<Arc<crate::farm::FarmLink>>,
         warc_revisits: Arc<AtomicU64>,
     ) -> Self {
         let n = config.shards;
         Self {
-            limits,
-            seen,
-            fingerprints,
-            handler,
-            outstanding: AtomicU64::new(0),
-            pages: AtomicU64::new(0),
-            pages_started: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
-            discovered: AtomicU64::new(0),
-            duplicates: AtomicU64::new(0),
-            pages_links_truncated: AtomicU64::new(0),
-            pages_scan_truncated: AtomicU64::new(0),
-            pages_long_attributes: AtomicU64::new(0),
-            robots_truncated: AtomicU64::new(0),
-            robots_long_lines: AtomicU64::new(0),
-            sitemaps: Default::default(),
+            core: Arc::new(core),
             warc_revisits,
-            hosts_parked: AtomicU64::new(0),
-            urls_refused_budget: AtomicU64::new(0),
             outcomes: Default::default(),
-            stopping: AtomicBool::new(false),
             exit: AtomicBool::new(false),
             paused: AtomicBool::new(false),
             fatal: AtomicBool::new(false),
@@ -166,27 +123,32 @@ impl Shared {
             width: width::WidthGauges::new(n),
             checkpoint_figures: Mutex::new(CheckpointFigures::default()),
             peak_rss_less_bits: AtomicU64::new(0),
-            farm: None,
-            previous: None,
+            farm,
             recrawl: crate::recrawl::RecrawlCounters::default(),
-            sitemap_memory: core::SitemapMemory::default(),
-            recent_starts: core::RecentStarts::default(),
             config,
         }
     }
 
-    /// In a re-crawl, the previous crawl's captures.
-    pub fn with_previous(mut self, previous: Option<crate::recrawl::Previous>) -> Self {
-        self.previous = previous;
-        self
-    }
-
-    pub fn budget_spent(&self) -> bool {
-        let c = &self.config;
-        c.max_pages
-            .is_some_and(|m| self.pages_started.load(Ordering::Acquire) >= m)
-            || c.max_bytes
-                .is_some_and(|m| self.bytes.load(Ordering::Acquire) >= m)
+    /// A crawl's shared state from its parts, as tests of the driver build it: not a
+    /// re-crawl, not a farm node.
+    #[cfg(test)]
+    pub fn from_parts(
+        config: CrawlConfig,
+        limits: crate::fetch::FetchLimits,
+        seen: crate::seen::SeenSet,
+        fingerprints: crate::seen::ContentSeen,
+        handler: Option<Arc<dyn Handler>>,
+        warc_revisits: Arc<AtomicU64>,
+    ) -> Self {
+        let core = core::CoreShared::new(
+            core::CoreSettings::from(&config),
+            limits,
+            seen,
+            fingerprints,
+            handler,
+            Instant::now(),
+        );
+        Self::new(config, core, None, warc_revisits)
     }
 
     pub fn count_outcome(&self, o: Outcome) {
@@ -225,7 +187,7 @@ impl Shared {
 
 impl crate::farm::CrawlGauges for Shared {
     fn outstanding(&self) -> &AtomicU64 {
-        &self.outstanding
+        &self.core.outstanding
     }
     fn pages(&self) -> u64 {
         self.pages.load(Ordering::Relaxed)

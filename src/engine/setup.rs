@@ -20,6 +20,7 @@ use crate::seen::{ContentSeen, Purpose, SeenConfig, SeenSet};
 use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
 
+use super::core::{CoreSettings, CoreShared};
 use super::output::OutputThread;
 use super::shard::{self, HostTally};
 use super::{CrawlConfig, CrawlError, Handler, Shared};
@@ -183,30 +184,39 @@ pub(super) fn prepare(
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &scope_urls)?);
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
-    let mut shared = Shared::new(
-        config,
-        limits,
-        seen,
-        fingerprints,
-        handler,
-        Arc::clone(&output.revisits),
-    )
-    .with_previous(previous);
     // Farm: this node's link, and on a resume the links its checkpoint still owed
     // other nodes (`farm-outbox.bin`), sent again when the bus starts.
-    let farm_ends = match farm {
+    let (farm_link, farm_ends) = match farm {
         Some(f) => {
             let (link, mut ends) = crate::farm::FarmLink::new(f).map_err(CrawlError::Config)?;
             if let Some((dir, _)) = &resumed {
                 link.check_resume(dir, &mut ends)
                     .map_err(CrawlError::Config)?;
             }
-            shared.farm = Some(link);
-            Some(ends)
+            (Some(Arc::new(link)), Some(ends))
         }
-        None => None,
+        None => (None, None),
     };
-    let shared = Arc::new(shared);
+    let core = CoreShared::new(
+        CoreSettings::from(&config),
+        limits,
+        seen,
+        fingerprints,
+        handler,
+        std::time::Instant::now(),
+    )
+    .with_previous(previous)
+    .with_farm(
+        farm_link
+            .clone()
+            .map(|l| l as Arc<dyn crate::routing::FarmRoutes>),
+    );
+    let shared = Arc::new(Shared::new(
+        config,
+        core,
+        farm_link,
+        Arc::clone(&output.revisits),
+    ));
     log_presence_sizing(&shared);
     let mut frontiers = new_frontiers(&shared.config, previous_table_bytes(&shared))?;
     let n = shared.config.shards;

@@ -120,7 +120,7 @@ impl Shard {
         let core = Core::new(CoreParts {
             index: p.index,
             shards,
-            shared: Arc::clone(&p.shared),
+            shared: Arc::clone(&p.shared.core),
             frontier: p.frontier,
             filter: p.filter,
             tallies: p.tallies,
@@ -237,6 +237,20 @@ impl Shard {
                     submitted = true;
                 }
                 Action::Log(rec) => self.log(*rec),
+                Action::Farm(to) => {
+                    if let Some(farm) = &self.shared.farm {
+                        let super::core::ToFarm {
+                            mut links,
+                            via,
+                            hops,
+                            grant,
+                        } = *to;
+                        farm.route(&mut links, &via, &hops, &grant);
+                    }
+                    // The core counted the batch outstanding while it waited here.
+                    self.shared.outstanding.fetch_sub(1, Ordering::AcqRel);
+                }
+                Action::Note(note) => note_to_log(&note),
                 Action::Record(r) => {
                     let previous =
                         self.record(&r.outcome, r.via(), r.hops(), r.page(), &r.annotations);
@@ -691,6 +705,16 @@ fn timings_of(o: &FetchOutcome) -> FetchTimings {
 
 /// The shard's side of the checkpoint barriers, with the coordinator's side played by
 /// a thread: no socket (the fetcher's event loop is created, never used).
+/// Writes a core's diagnostic to the process log, at its level.
+fn note_to_log(note: &super::core::Note) {
+    use super::core::NoteLevel;
+    match note.level {
+        NoteLevel::Debug => tracing::debug!("{}", note.text),
+        NoteLevel::Warn => tracing::warn!("{}", note.text),
+        NoteLevel::Error => tracing::error!("{}", note.text),
+    }
+}
+
 #[cfg(test)]
 mod checkpoint_tests {
     use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -723,7 +747,7 @@ mod checkpoint_tests {
             backing: Backing::Memory,
             ..SeenConfig::new(10_000, 1e-6)
         };
-        let shared = Arc::new(Shared::new(
+        let shared = Arc::new(Shared::from_parts(
             config,
             FetchLimits::default(),
             SeenSet::create_with(dir.path().join("seen.bits"), &seen_config).expect("seen"),

@@ -182,7 +182,7 @@ pub(super) fn stats(
         .unwrap_or_default();
     let memory = memory_split(shared);
     Stats {
-        farm: shared.farm.as_ref().map(crate::farm::FarmLink::stats),
+        farm: shared.farm.as_deref().map(crate::farm::FarmLink::stats),
         elapsed_secs: elapsed,
         pages: c.pages,
         pages_per_sec: c.pages as f64 / elapsed,

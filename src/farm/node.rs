@@ -219,6 +219,16 @@ pub struct FarmLink {
     pub(crate) flags: Arc<Flags>,
 }
 
+/// The crawl core's questions to the farm (`routing::FarmRoutes`).
+impl crate::routing::FarmRoutes for FarmLink {
+    fn owns(&self, url: &str) -> bool {
+        FarmLink::owns(self, url)
+    }
+    fn count_known(&self, n: u64) {
+        FarmLink::count_known(self, n);
+    }
+}
+
 /// The ends the bus thread takes (see `bus::spawn`).
 pub(crate) struct BusEnds {
     /// Links of the resumed checkpoint's outbox, to send again.

@@ -24,6 +24,21 @@ impl ContentSeen {
         Self::create_backed(path, capacity, fp, Backing::default())
     }
 
+    /// A set on no file (see [`SeenSet::anonymous`]).
+    ///
+    /// # Errors
+    /// As [`SeenSet::anonymous`].
+    pub fn anonymous(capacity: u64, fp: f64) -> Result<Self, Error> {
+        let config = SeenConfig {
+            purpose: Purpose::ContentFingerprints,
+            backing: Backing::Memory,
+            ..SeenConfig::new(capacity, fp)
+        };
+        Ok(Self {
+            inner: SeenSet::anonymous(&config)?,
+        })
+    }
+
     /// [`ContentSeen::create`] with a choice of [`Backing`].
     ///
     /// # Errors

@@ -305,3 +305,22 @@ mod tests {
         assert!(lock_exclusive(&second).unwrap());
     }
 }
+
+/// An anonymous memory file (Linux `memfd_create`): a file descriptor on no
+/// filesystem, freed with its last reference ([`crate::seen::SeenSet::anonymous`]).
+///
+/// # Errors
+/// The system call failed (no memory, too many open files).
+pub(crate) fn anonymous_file() -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    const NAME: &std::ffi::CStr = c"trawl-presence-bits";
+    // SAFETY: `NAME` is a valid NUL-terminated string that outlives the call;
+    // `memfd_create` reads it and returns a new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(NAME.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor this process owns and nothing else holds;
+    // the `File` takes sole ownership and closes it on drop.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}

@@ -12,7 +12,7 @@
 //! The core reads no clock (the driver passes [`Now`]), opens no socket, touches no
 //! channel and writes no file of its own; its frontier spills to segment files past
 //! its RAM budget, which is the frontier's business. Shared counters and the
-//! presence bits are lock-free memory in [`Shared`]. Tests drive it with synthetic
+//! presence bits are lock-free memory in [`CoreShared`]. Tests drive it with synthetic
 //! instants (`tests.rs`).
 //!
 //! - `schedule.rs`: which URL goes next, politeness, the robots.txt gate (a host whose
@@ -24,16 +24,20 @@
 //!   and routing.
 //! - `received.rs`: links from other farm nodes, through the same admission.
 
+mod error_window;
 mod page;
 mod received;
 mod recent;
 mod recrawl;
 mod robots;
 mod schedule;
+mod shared;
 mod sitemaps;
 #[cfg(test)]
 pub(crate) use crate::routing::ReceivedLink;
+pub(crate) use error_window::ErrorWindow;
 pub(crate) use recent::RecentStarts;
+pub(crate) use shared::{CoreSettings, CoreShared};
 pub(crate) use sitemaps::{queue_operator_sitemaps, SitemapMemory};
 
 use std::collections::{HashMap, HashSet};
@@ -48,8 +52,6 @@ use crate::html::ExtractOptions;
 use crate::robots::{CacheStats, HostKey, RobotsCache, RobotsPolicy};
 use crate::url::UrlFilter;
 use crate::warc::WarcDate;
-
-use super::Shared;
 
 /// Crawl-log annotation of a URL refused because its host resolves to a loopback,
 /// private or otherwise special address and `--allow-private-addresses` is off.
@@ -134,6 +136,61 @@ pub(crate) enum Action {
         host: String,
         item: QueuedUrl,
     },
+    /// Send links whose partition another farm node owns to that node (the driver
+    /// hands them to the farm's bus, which may block while its channel is full).
+    /// Counted outstanding once while the action waits; the driver ends that count
+    /// after the bus has them.
+    Farm(Box<ToFarm>),
+    /// Write a diagnostic to the process log (the core keeps no logger of its own).
+    Note(Note),
+}
+
+/// Links for other farm nodes (see [`Action::Farm`]).
+#[derive(Debug)]
+pub(crate) struct ToFarm {
+    pub links: Vec<(String, Hop)>,
+    /// The page they were found on (the robots.txt URL for its `Sitemap:` lines).
+    pub via: String,
+    /// Its hop path.
+    pub hops: String,
+    /// The robots.txt permission they carry as sitemap files; empty otherwise.
+    pub grant: Vec<String>,
+}
+
+/// A diagnostic for the process log (see [`Action::Note`]): how loud, and what.
+#[derive(Debug)]
+pub(crate) struct Note {
+    pub level: NoteLevel,
+    pub text: String,
+}
+
+/// How loud a [`Note`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoteLevel {
+    Debug,
+    Warn,
+    Error,
+}
+
+impl Note {
+    pub fn warn(text: String) -> Action {
+        Action::Note(Note {
+            level: NoteLevel::Warn,
+            text,
+        })
+    }
+    pub fn error(text: String) -> Action {
+        Action::Note(Note {
+            level: NoteLevel::Error,
+            text,
+        })
+    }
+    pub fn debug(text: String) -> Action {
+        Action::Note(Note {
+            level: NoteLevel::Debug,
+            text,
+        })
+    }
 }
 
 /// A URL skipped on its sitemap `<lastmod>` (see [`Action::Skip`]).
@@ -232,8 +289,8 @@ pub(crate) struct HostTally {
     pub(crate) pages: u64,
     pub(crate) consecutive_failures: u32,
     pub(crate) parked: bool,
-    /// Recent errors, to warn on a sudden rise (see `monitor::ErrorWindow`).
-    pub(crate) errors: super::monitor::ErrorWindow,
+    /// Recent errors, to warn on a sudden rise (see [`ErrorWindow`]).
+    pub(crate) errors: ErrorWindow,
 }
 
 pub(crate) use crate::routing::{host_key, shard_of};
@@ -242,7 +299,7 @@ pub(crate) use crate::routing::{host_key, shard_of};
 pub(crate) struct CoreParts {
     pub index: usize,
     pub shards: usize,
-    pub shared: Arc<Shared>,
+    pub shared: Arc<CoreShared>,
     pub frontier: Frontier,
     pub filter: Arc<UrlFilter>,
     /// Host tallies restored from a checkpoint (empty on a fresh crawl).
@@ -255,7 +312,7 @@ pub(crate) struct CoreParts {
 pub(crate) struct Core {
     index: usize,
     shards: usize,
-    shared: Arc<Shared>,
+    shared: Arc<CoreShared>,
     frontier: Frontier,
     robots: RobotsCache,
     filter: Arc<UrlFilter>,
@@ -300,7 +357,7 @@ pub(crate) struct Core {
 
 impl Core {
     pub fn new(p: CoreParts) -> Self {
-        let config = &p.shared.config;
+        let config = &p.shared.settings;
         let mut robots = RobotsCache::new(config.robots.clone(), config.robots_cache_bytes);
         // Oldest first, so past the byte budget the most recently used hosts stay.
         for (key, policy) in p.robots {
@@ -359,7 +416,10 @@ impl Core {
         let url = self.wants_look_ahead(host).then(|| item.url.clone());
         if let Err(e) = self.frontier.push(host, item.clone(), now.at) {
             // The disk tier failed: keep the URL in the log so it is not silently lost.
-            tracing::error!(shard = self.index, error = %e, "frontier push failed");
+            out.push(Note::error(format!(
+                "shard {}: frontier push failed: {e}",
+                self.index
+            )));
             let mut rec = LogRecord::new(now.wall, item.url, Outcome::Budget);
             rec.annotations.push(format!("frontier-error:{e}"));
             out.push(Action::Log(Box::new(rec)));
@@ -400,13 +460,13 @@ impl Core {
         busy_slots(
             self.in_flight.len(),
             self.waiting_unconnected,
-            self.shared.config.concurrency_per_shard,
+            self.shared.settings.concurrency_per_shard,
         )
     }
 
     /// Whether a fetch slot is free.
     pub fn has_free_slot(&self) -> bool {
-        self.busy() < self.shared.config.concurrency_per_shard
+        self.busy() < self.shared.settings.concurrency_per_shard
     }
 
     /// When the schedule next has a host ready (see [`Frontier::next_wakeup_at`]).
@@ -484,7 +544,7 @@ impl Core {
     /// count): its further URLs are refused, queued ones dropped.
     fn host_budget_spent(&self, host: &str) -> bool {
         self.shared
-            .config
+            .settings
             .max_pages_per_host
             .is_some_and(|max| self.tallies.get(host).is_some_and(|t| t.pages >= max))
     }

@@ -15,8 +15,8 @@ use crate::http::ResponseHead;
 use crate::robots::PageDirectives;
 
 use super::{
-    body_of, head_of, hops_path, host_key, shard_of, Action, Core, Now, Record, RecordContext,
-    POLICY_PRIVATE,
+    body_of, head_of, hops_path, host_key, shard_of, Action, Core, ErrorWindow, Note, Now, Record,
+    RecordContext, POLICY_PRIVATE,
 };
 
 impl Core {
@@ -38,7 +38,7 @@ impl Core {
             // The rules came from before (a checkpoint, or the name now resolves
             // elsewhere): the page is refused by policy, once, with no backoff.
             self.frontier.complete(&host, now.at);
-            self.refuse_host(&host, &o, now);
+            self.refuse_host(&host, &o, now, out);
             out.push(page_record(
                 o,
                 item,
@@ -55,14 +55,14 @@ impl Core {
             (None, Some(429 | 503)) => true,
             _ => false,
         };
-        let parked = self.tally_answer(&host, o.error.is_some(), status);
+        let parked = self.tally_answer(&host, o.error.is_some(), status, out);
         let failures = self
             .tallies
             .get(&host)
             .map_or(0, |t| t.consecutive_failures);
         let backoff = backoff(failures);
         let at = self.next_eligible(&o.url, o.timings.response_time(), retry_after, backoff, now);
-        if retryable && item.attempts < self.shared.config.max_retries && !parked {
+        if retryable && item.attempts < self.shared.settings.max_retries && !parked {
             let mut again = item.clone();
             again.attempts += 1;
             let note = format!("retry:{}", again.attempts);
@@ -109,9 +109,7 @@ impl Core {
         let mut links = std::mem::take(&mut self.link_actions);
         // Farm (issue 13): links another node owns leave untested, with their grant;
         // the owner tests and admits them (`Core::on_received`).
-        if let Some(farm) = &self.shared.farm {
-            farm.route(&mut outlinks, &item.url, &item.hops, &grant);
-        }
+        self.split_for_farm(&mut outlinks, &item.url, &item.hops, &grant, out);
         self.admit_links(&item, &outlinks, now, &mut links);
         out.push(page_record(o, item, outlinks, annotations));
         out.append(&mut links);
@@ -124,7 +122,13 @@ impl Core {
 
     /// Counts a page answer in its host's tally; parks the host after
     /// `host_failures_to_park` failures in a row. True if the host is parked.
-    fn tally_answer(&mut self, host: &str, failed: bool, status: Option<u16>) -> bool {
+    fn tally_answer(
+        &mut self,
+        host: &str,
+        failed: bool,
+        status: Option<u16>,
+        out: &mut Vec<Action>,
+    ) -> bool {
         let tally = self.tallies.entry(host.to_owned()).or_default();
         if failed {
             tally.consecutive_failures += 1;
@@ -134,11 +138,16 @@ impl Core {
         let failures = tally.consecutive_failures;
         let error = failed || status.is_some_and(|s| s >= 500);
         if let Some(errors) = tally.errors.record(error) {
-            tracing::warn!(host = %host, errors, of = super::super::monitor::ErrorWindow::WIDTH, "errors rising on host");
+            out.push(Note::warn(format!(
+                "errors rising on host {host}: {errors} of the last {}",
+                ErrorWindow::WIDTH
+            )));
         }
-        if failures >= self.shared.config.host_failures_to_park && !tally.parked {
+        if failures >= self.shared.settings.host_failures_to_park && !tally.parked {
             tally.parked = true;
-            tracing::warn!(host = %host, failures, "host keeps failing: parked");
+            out.push(Note::warn(format!(
+                "host keeps failing: parked: {host} ({failures} failures in a row)"
+            )));
             self.shared.hosts_parked.fetch_add(1, Ordering::AcqRel);
         }
         tally.parked
@@ -155,7 +164,7 @@ impl Core {
         out: &mut Vec<Action>,
     ) {
         let redirects = item.hops.chars().rev().take_while(|&c| c == 'R').count() as u32;
-        let chain_full = redirects >= self.shared.config.max_redirects;
+        let chain_full = redirects >= self.shared.settings.max_redirects;
         let mut keys: Vec<&[u8]> = Vec::with_capacity(outlinks.len());
         let mut kept: Vec<(&str, Hop)> = Vec::with_capacity(outlinks.len());
         for (link, hop) in outlinks {
@@ -182,7 +191,9 @@ impl Core {
             }
             let Ok(url) = Url::parse(link) else {
                 // Unreachable: a canonical URL parses to itself. Said, not silent.
-                tracing::warn!(url = %link, "canonical link does not parse: dropped");
+                out.push(Note::warn(format!(
+                    "canonical link does not parse: dropped: {link}"
+                )));
                 continue;
             };
             let mut hops = String::with_capacity(item.hops.len() + 1);
@@ -201,7 +212,7 @@ impl Core {
         outlinks: &mut Vec<(String, Hop)>,
         annotations: &mut Vec<String>,
     ) {
-        let agent = &self.shared.config.agent_token;
+        let agent = &self.shared.settings.agent_token;
         let header_dirs = PageDirectives::from_x_robots_tag(
             head.headers_named("x-robots-tag")
                 .filter_map(|v| std::str::from_utf8(v).ok()),
@@ -287,11 +298,11 @@ impl Core {
         if let Err(reason) = checked.or_else(|r| super::sitemaps::exempt(r, &url, &hops)) {
             if matches!(reason, crate::url::Reject::OutOfScope) && !self.scope_warned {
                 self.scope_warned = true;
-                tracing::warn!(
-                    scope = ?self.shared.config.filter.scope,
-                    "links outside the crawl scope are logged as filtered (filter:out_of_scope) \
-                     and not followed; --scope any follows them"
-                );
+                out.push(Note::warn(format!(
+                    "links outside the crawl scope ({}) are logged as filtered \
+                     (filter:out_of_scope) and not followed; --scope any follows them",
+                    self.shared.settings.scope
+                )));
             }
             let mut rec = LogRecord::new(now.wall, url.as_str(), Outcome::Filtered);
             rec.via = via.map(str::to_owned);

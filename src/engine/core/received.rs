@@ -14,6 +14,34 @@ use crate::routing::ReceivedLink;
 use crate::sitemap::Granted;
 
 impl Core {
+    /// Farm (issue 13): takes the links another node owns out of `links` into an
+    /// [`Action::Farm`], untested, with their grant; the owner tests and admits them
+    /// ([`Core::on_received`]).
+    pub(super) fn split_for_farm(
+        &self,
+        links: &mut Vec<(String, crate::crawllog::Hop)>,
+        via: &str,
+        hops: &str,
+        grant: &[String],
+        out: &mut Vec<Action>,
+    ) {
+        let Some(farm) = &self.shared.farm else {
+            return;
+        };
+        if links.iter().all(|(url, _)| farm.owns(url)) {
+            return;
+        }
+        let (own, foreign): (Vec<_>, Vec<_>) = links.drain(..).partition(|(url, _)| farm.owns(url));
+        *links = own;
+        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        out.push(Action::Farm(Box::new(super::ToFarm {
+            links: foreign,
+            via: via.to_owned(),
+            hops: hops.to_owned(),
+            grant: grant.to_vec(),
+        })));
+    }
+
     /// Links received from the farm: grants recorded, one pass over the presence bits,
     /// the new ones admitted. The bus counted each link outstanding while it travelled
     /// to this shard; that count ends here, after the admitted ones are counted anew.

@@ -47,16 +47,15 @@ pub(crate) struct RecentStarts {
     slots: Box<[AtomicU64]>,
 }
 
-impl Default for RecentStarts {
-    fn default() -> Self {
+impl RecentStarts {
+    /// No host asked yet; `t0` is the crawl's epoch (times are kept relative to it).
+    pub fn new(t0: Instant) -> Self {
         Self {
-            t0: Instant::now(),
+            t0,
             slots: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
     }
-}
 
-impl RecentStarts {
     fn slot_and_tag(host: &str) -> (usize, u64) {
         let mut h = DefaultHasher::new();
         host.hash(&mut h);
@@ -126,8 +125,9 @@ mod tests {
 
     #[test]
     fn a_hop_waits_for_any_recent_start_and_the_owner_only_for_a_hop() {
-        let r = RecentStarts::default();
-        let t = Instant::now() + Duration::from_millis(5);
+        let epoch = Instant::now();
+        let r = RecentStarts::new(epoch);
+        let t = epoch + Duration::from_millis(5);
         let delay = Duration::from_millis(10);
         let a = "http://a.test:80";
         // The owner asks: reserved. A hop right after waits the delay.

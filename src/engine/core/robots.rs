@@ -10,8 +10,8 @@ use super::page::retry_after;
 use super::recent::Asker;
 use super::schedule::robots_request;
 use super::{
-    body_of, head_of, Action, Core, Now, Record, RecordContext, RobotsFetch, MAX_REFUSAL_WARNINGS,
-    MAX_REFUSED_HOSTS, POLICY_PRIVATE,
+    body_of, head_of, Action, Core, Note, Now, Record, RecordContext, RobotsFetch,
+    MAX_REFUSAL_WARNINGS, MAX_REFUSED_HOSTS, POLICY_PRIVATE,
 };
 
 impl Core {
@@ -33,7 +33,7 @@ impl Core {
             // Refused by policy, not by the network: final, so no robots.txt retry
             // schedule and no URL of the host left waiting for one.
             self.robots.on_network_error(&key, now.at);
-            self.refuse_host(&host, &o, now);
+            self.refuse_host(&host, &o, now, out);
             out.push(robots_record(o, via, vec![POLICY_PRIVATE.to_owned()]));
             return;
         }
@@ -52,7 +52,7 @@ impl Core {
             return;
         }
         let unresolved = own
-            .then(|| name_failure_hold(o.error.as_ref(), &self.shared.config.fetcher.dns))
+            .then(|| name_failure_hold(o.error.as_ref(), &self.shared.settings))
             .flatten();
         if let Some(hold) = unresolved {
             // The name did not resolve: the host's URLs are logged as DNS failures at
@@ -100,7 +100,7 @@ impl Core {
                 // Another host: it waits for that host's own pace instead, as far as
                 // any shard asked it lately (`RecentStarts`, reserved at once).
                 let target = super::host_key(&next.url).unwrap_or_default();
-                let delay = self.shared.config.delay;
+                let delay = self.shared.settings.delay;
                 at = match self
                     .shared
                     .recent_starts
@@ -139,7 +139,7 @@ impl Core {
         if self.robots_hops.is_empty() {
             return;
         }
-        let cap = self.shared.config.concurrency_per_shard;
+        let cap = self.shared.settings.concurrency_per_shard;
         let (due, mut wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.robots_hops)
             .into_iter()
             .partition(|h| h.at <= now.at);
@@ -151,7 +151,7 @@ impl Core {
             }
             // A hop to another host waits again if that host was asked meanwhile.
             let target = super::host_key(&h.next.url).filter(|t| *t != h.host);
-            let delay = self.shared.config.delay;
+            let delay = self.shared.settings.delay;
             if let Some(Err(at)) = target.as_deref().map(|t| {
                 self.shared
                     .recent_starts
@@ -202,7 +202,13 @@ impl Core {
     /// `--allow-private-addresses` is off): its queued URLs are logged as they come up
     /// in the schedule (the gate declines them), each once, none fetched. A host held
     /// for its robots.txt is released now for that.
-    pub(super) fn refuse_host(&mut self, host: &str, o: &FetchOutcome, now: Now) {
+    pub(super) fn refuse_host(
+        &mut self,
+        host: &str,
+        o: &FetchOutcome,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
         if self.refused_hosts.len() >= MAX_REFUSED_HOSTS {
             self.refused_hosts.clear();
         }
@@ -212,13 +218,15 @@ impl Core {
                 let addr = o
                     .peer
                     .map_or_else(|| "?".to_owned(), |p| p.ip().to_string());
-                tracing::warn!(
+                out.push(Note::warn(format!(
                     "{host} resolves to a loopback, private or special address ({addr}): its \
                      URLs are refused, not fetched (crawl log: blocked-address, {POLICY_PRIVATE}); \
                      give --allow-private-addresses to crawl it"
-                );
+                )));
             } else if self.refusal_warnings == MAX_REFUSAL_WARNINGS + 1 {
-                tracing::warn!("more hosts refused for private addresses: see the crawl log ({POLICY_PRIVATE})");
+                out.push(Note::warn(format!(
+                    "more hosts refused for private addresses: see the crawl log ({POLICY_PRIVATE})"
+                )));
             }
         }
         self.robots_fetching.remove(host);
@@ -252,15 +260,15 @@ fn is_resolver_overload(e: Option<&FailReason>) -> bool {
 /// for any network failure).
 fn name_failure_hold(
     e: Option<&FailReason>,
-    dns: &crate::net::DnsConfig,
+    settings: &super::CoreSettings,
 ) -> Option<std::time::Duration> {
     use crate::fetch::DnsFailure as D;
     match e? {
         FailReason::Timeout(crate::fetch::TimeoutPhase::Dns)
-        | FailReason::Dns(D::TimedOut | D::Dead) => Some(dns.dead_for),
+        | FailReason::Dns(D::TimedOut | D::Dead) => Some(settings.dns_dead_for),
         FailReason::Dns(
             D::NoSuchName | D::NoAddress | D::ServerFailure | D::Refused | D::Malformed,
-        ) => Some(dns.negative_ttl),
+        ) => Some(settings.dns_negative_ttl),
         _ => None,
     }
 }

@@ -21,8 +21,8 @@ use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
 use super::recent::Asker;
 use super::sitemaps::LastmodTurn;
 use super::{
-    hops_path, secs, Action, Core, HostTally, InFlight, Now, Shared, MAX_DECISIONS_PER_TURN,
-    POLICY_PRIVATE,
+    hops_path, secs, Action, Core, CoreSettings, CoreShared, HostTally, InFlight, Note, Now,
+    MAX_DECISIONS_PER_TURN, POLICY_PRIVATE,
 };
 
 /// The note of a URL that does not parse: a verdict on the URL, not its host.
@@ -48,7 +48,7 @@ impl Core {
     pub fn schedule(&mut self, now: Now, out: &mut Vec<Action>) {
         self.send_due_robots_hops(now, out);
         self.queue_rereads(now, out);
-        let cap = self.shared.config.concurrency_per_shard;
+        let cap = self.shared.settings.concurrency_per_shard;
         let mut decisions = 0;
         while self.busy() < cap {
             // A host whose queue is given up drains over several turns: the driver
@@ -90,7 +90,10 @@ impl Core {
                 Ok(Some(next)) => next,
                 Ok(None) => return,
                 Err(e) => {
-                    tracing::error!(shard = self.index, error = %e, "frontier read failed");
+                    out.push(Note::error(format!(
+                        "shard {}: frontier read failed: {e}",
+                        self.index
+                    )));
                     return;
                 }
             };
@@ -172,7 +175,10 @@ impl Core {
             n += 1;
         });
         if let Err(e) = dropped {
-            tracing::error!(shard = self.index, error = %e, "frontier read failed");
+            out.push(Note::error(format!(
+                "shard {}: frontier read failed: {e}",
+                self.index
+            )));
         }
         for _ in 0..n {
             self.finish_url();
@@ -181,7 +187,7 @@ impl Core {
     }
 
     fn fetch_page(&mut self, host: String, item: QueuedUrl, url: Url, out: &mut Vec<Action>) {
-        let mut head = request_head(&self.shared.config, url);
+        let mut head = request_head(&self.shared.settings, url);
         head.referer.clone_from(&item.via);
         if !super::sitemaps::unconditional(&self.shared, &item, &head.url) {
             super::recrawl::condition(self.shared.previous.as_ref(), &item.url, &mut head);
@@ -193,7 +199,7 @@ impl Core {
             limits: self.shared.limits,
             addr: None,
         };
-        req.limits.keep_payload = self.shared.config.warc;
+        req.limits.keep_payload = self.shared.settings.warc;
         if super::sitemaps::may_be_sitemap(&item, &req.head.url) {
             super::sitemaps::widen_limits(&mut req.limits);
         }
@@ -245,7 +251,7 @@ impl Core {
         backoff: Option<Duration>,
         now: Now,
     ) -> Instant {
-        let config = &self.shared.config;
+        let config = &self.shared.settings;
         let mut delay = config.delay;
         if let Some(cd) = self.robots.crawl_delay(url) {
             delay = delay.max(cd);
@@ -270,7 +276,7 @@ impl Core {
     /// `--concurrency` (at least 4), over the cap, so a crawl with every slot busy
     /// still learns the rules of the hosts it discovers.
     fn look_ahead_cap(&self) -> usize {
-        (self.shared.config.concurrency_per_shard / 8).max(4)
+        (self.shared.settings.concurrency_per_shard / 8).max(4)
     }
 
     /// Whether a URL pushed for `host` may start its robots.txt at once: every slot
@@ -295,7 +301,7 @@ impl Core {
         if self.robots.get(&key).is_some() {
             return;
         }
-        let delay = self.shared.config.delay;
+        let delay = self.shared.settings.delay;
         if self
             .shared
             .recent_starts
@@ -338,7 +344,7 @@ struct GateCtx<'a> {
     robots_fetching: &'a mut HashSet<String>,
     in_flight: &'a mut HashMap<u64, InFlight>,
     next_id: &'a mut u64,
-    shared: &'a Shared,
+    shared: &'a CoreShared,
     out: &'a mut Vec<Action>,
 }
 
@@ -351,7 +357,7 @@ impl GateCtx<'_> {
         // slot: this host keeps its turn, so no more than `concurrency_per_shard`
         // fetches run, robots.txt included.
         if self.in_flight.len().saturating_sub(self.excused)
-            >= self.shared.config.concurrency_per_shard
+            >= self.shared.settings.concurrency_per_shard
         {
             return Gate::Stop;
         }
@@ -373,7 +379,7 @@ impl GateCtx<'_> {
         if tally.parked {
             return Gate::Take(Verdict::Decline(Outcome::HostParked, "host-parked"));
         }
-        if let Some(max) = self.shared.config.max_pages_per_host {
+        if let Some(max) = self.shared.settings.max_pages_per_host {
             if tally.pages >= max {
                 return Gate::Take(Verdict::Decline(
                     Outcome::Budget,
@@ -436,7 +442,7 @@ impl GateCtx<'_> {
     /// robots.txt redirect may have asked it less than a politeness delay ago
     /// (`RecentStarts`); then `Err` with when it may go.
     fn reserve_start(&self, host: &str, now: Now) -> Result<(), Instant> {
-        let delay = self.shared.config.delay;
+        let delay = self.shared.settings.delay;
         self.shared
             .recent_starts
             .reserve(host, Asker::Owner, delay, now.at)
@@ -474,12 +480,12 @@ impl GateCtx<'_> {
             Some(RobotsState::Unreachable(u)) => u.failures,
             _ => return false,
         };
-        failures >= self.shared.config.robots_max_attempts
+        failures >= self.shared.settings.robots_max_attempts
     }
 }
 
 /// The request head every fetch starts from: our user agent and `From`.
-fn request_head(config: &crate::engine::CrawlConfig, url: Url) -> RequestHead {
+fn request_head(config: &CoreSettings, url: Url) -> RequestHead {
     let mut head = RequestHead::get(url, config.user_agent.clone());
     head.from.clone_from(&config.from);
     head
@@ -490,7 +496,7 @@ fn request_head(config: &crate::engine::CrawlConfig, url: Url) -> RequestHead {
 /// answer is the rules of the host that asked (RFC 9309 §2.3.1.2), so the cache entry
 /// to feed stays `key`, never the redirect target's.
 pub(super) fn robots_request(
-    shared: &Shared,
+    shared: &CoreShared,
     in_flight: &mut HashMap<u64, InFlight>,
     id: u64,
     host: &str,
@@ -498,7 +504,7 @@ pub(super) fn robots_request(
     req: crate::robots::FetchRequest,
     via: String,
 ) -> Action {
-    let mut head = request_head(&shared.config, req.url);
+    let mut head = request_head(&shared.settings, req.url);
     head.if_none_match = req.if_none_match;
     head.if_modified_since = req.if_modified_since;
     head.accept = "text/plain,*/*;q=0.5".to_owned();
@@ -508,7 +514,7 @@ pub(super) fn robots_request(
         limits: shared.limits,
         addr: None,
     };
-    fetch.limits.keep_payload = shared.config.warc;
+    fetch.limits.keep_payload = shared.settings.warc;
     in_flight.insert(
         id,
         InFlight::Robots(super::RobotsFetch {

@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use url::Url;
 
-use super::{body_of, Action, Core, Now};
+use super::{body_of, Action, Core, CoreShared, Note, Now};
 use crate::crawllog::Hop;
 use crate::fetch::FetchOutcome;
 use crate::frontier::QueuedUrl;
@@ -186,14 +186,14 @@ fn reread_item(url: &Url, via: &str, hops: String) -> Option<(String, QueuedUrl)
 
 /// The previous crawl's capture of `url`, in a re-crawl: the one place sitemap code
 /// asks the previous index.
-fn previous_capture(shared: &crate::engine::Shared, url: &str) -> Option<IndexEntry> {
+fn previous_capture(shared: &CoreShared, url: &str) -> Option<IndexEntry> {
     shared.previous.as_ref()?.get(url)
 }
 
 /// Whether `<lastmod>` dates are kept and used: a re-crawl with
 /// `--sitemap-lastmod skip` (under the default a date changes nothing).
-fn lastmod_skips(shared: &crate::engine::Shared) -> bool {
-    shared.previous.is_some() && shared.config.sitemap_lastmod == LastmodPolicy::Skip
+fn lastmod_skips(shared: &CoreShared) -> bool {
+    shared.previous.is_some() && shared.settings.sitemap_lastmod == LastmodPolicy::Skip
 }
 
 /// What a URL whose turn has come does under `--sitemap-lastmod skip`.
@@ -215,11 +215,7 @@ pub(super) enum LastmodTurn {
 /// queue: the sitemaps of its host queued at that moment are read before its next
 /// turn, so the skip does not depend on the order URLs were queued in (a sitemap on
 /// another host may or may not have been read by then).
-pub(super) fn lastmod_turn(
-    shared: &crate::engine::Shared,
-    item: &QueuedUrl,
-    url: &Url,
-) -> LastmodTurn {
+pub(super) fn lastmod_turn(shared: &CoreShared, item: &QueuedUrl, url: &Url) -> LastmodTurn {
     if !lastmod_skips(shared) || may_be_sitemap(item, url) {
         return LastmodTurn::Fetch;
     }
@@ -264,7 +260,7 @@ pub(super) fn lastmod_turn(
 /// Whether a request for `item` goes without validators: with `--sitemap-lastmod
 /// skip` a sitemap file is asked for in full, since a `304` would leave its
 /// `<lastmod>` dates unread and nothing could be skipped.
-pub(super) fn unconditional(shared: &crate::engine::Shared, item: &QueuedUrl, url: &Url) -> bool {
+pub(super) fn unconditional(shared: &CoreShared, item: &QueuedUrl, url: &Url) -> bool {
     lastmod_skips(shared) && may_be_sitemap(item, url)
 }
 
@@ -273,7 +269,7 @@ pub(super) fn unconditional(shared: &crate::engine::Shared, item: &QueuedUrl, ur
 /// sitemaps it names again, as when it was fetched. Indexes read before the
 /// checkpoint are not read again: their children find their grant through
 /// [`Core::permission`]'s lookup of the index above.
-pub(super) fn regrant(shared: &crate::engine::Shared, policy: &crate::robots::RobotsPolicy) {
+pub(super) fn regrant(shared: &CoreShared, policy: &crate::robots::RobotsPolicy) {
     let Some(rules) = policy.rules() else {
         return;
     };
@@ -292,7 +288,7 @@ pub(super) fn regrant(shared: &crate::engine::Shared, policy: &crate::robots::Ro
 /// A frontier that cannot take the URL (its disk tier failed).
 pub(crate) fn queue_operator_sitemaps(
     sitemaps: &[String],
-    shared: &crate::engine::Shared,
+    shared: &CoreShared,
     frontiers: &mut [crate::frontier::Frontier],
     now: Instant,
 ) -> Result<(), crate::engine::CrawlError> {
@@ -345,22 +341,23 @@ impl Core {
         let Ok(robots) = Url::parse(&format!("{host}/robots.txt")) else {
             return;
         };
-        let txt = crate::robots::RobotsTxt::parse(body_of(o), self.shared.config.robots.mode);
+        let txt = crate::robots::RobotsTxt::parse(body_of(o), self.shared.settings.robots.mode);
         let mut listed: Vec<(String, Hop)> = Vec::new();
         for line in txt.sitemaps() {
             match crate::url::canonicalize_absolute(line.url.trim()) {
                 Ok(url) => listed.push((url.into(), Hop::Manifest)),
                 Err(_) => {
-                    tracing::debug!(host, line = %line.url, "robots.txt Sitemap: line is not a URL");
+                    out.push(Note::debug(format!(
+                        "robots.txt of {host}: Sitemap: line is not a URL: {}",
+                        line.url
+                    )));
                 }
             }
         }
         let origin = vec![robots.origin().ascii_serialization()];
         // Farm (issue 13): a sitemap on another node's host goes to that node, with
         // this robots.txt's permission (`Core::on_received` grants it there).
-        if let Some(farm) = &self.shared.farm {
-            farm.route(&mut listed, robots.as_str(), "", &origin);
-        }
+        self.split_for_farm(&mut listed, robots.as_str(), "", &origin, out);
         for (url, _) in listed {
             let Ok(url) = Url::parse(&url) else {
                 continue;

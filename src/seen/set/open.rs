@@ -66,6 +66,41 @@ impl SeenSet {
         )
     }
 
+    /// A set on no file of any filesystem: its bits live in an anonymous memory file
+    /// (`memfd_create`), for callers that must open no file, such as the crawl core's
+    /// tests. It works as a [`Backing::Memory`] set; a checkpoint of it writes where
+    /// it is told, as any other.
+    ///
+    /// # Errors
+    /// As [`SeenSet::create`].
+    pub fn anonymous(config: &SeenConfig) -> Result<Self, Error> {
+        let path = Path::new("anonymous-presence-bits");
+        let sizing = config.resolve().ok_or_else(|| {
+            Error::new(ErrorKind::InvalidSize, path).with_detail(format!(
+                "capacity {} fp {}",
+                config.capacity, config.target_fp
+            ))
+        })?;
+        let header = Header {
+            state: State::Open,
+            purpose: config.purpose,
+            seed: DEFAULT_SEED,
+            k: sizing.k,
+            blocks: sizing.blocks,
+            capacity: config.capacity,
+            target_fp: config.target_fp,
+            inserted: 0,
+            set_bits: 0,
+            expected_lost: 0.0,
+            bits_checksum: 0,
+        };
+        let io = |e| Error::io(path, e);
+        let file = crate::seen::mapped::anonymous_file().map_err(io)?;
+        file.set_len(header.file_bytes()).map_err(io)?;
+        file.write_all_at(&header.encode(), 0).map_err(io)?;
+        Self::map(path, file, &header, false, Backing::Memory, false)
+    }
+
     /// Creates an empty, open set file with `header`'s parameters (and seed).
     pub(super) fn create_from_header(
         path: &Path,

@@ -5,22 +5,24 @@
 //! Time is an opaque origin (one `Instant` taken as a base, never compared with the
 //! clock again) advanced by hand; the wall clock is a fixed Unix time.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use url::Url;
 
 use super::page::{backoff, is_retryable};
-use super::{host_key, shard_of, Action, Core, CoreParts, Now, Record, RecordContext};
+use super::{
+    host_key, shard_of, Action, Core, CoreParts, CoreSettings, CoreShared, Now, Record,
+    RecordContext,
+};
 use crate::crawllog::{LogRecord, Outcome};
-use crate::engine::{CrawlConfig, Shared};
 use crate::fetch::{FailReason, FetchLimits, FetchOutcome};
 use crate::frontier::{Frontier, FrontierConfig, QueuedUrl};
 use crate::http::charset_of;
 use crate::http::ResponseHead;
 use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
-use crate::url::{Scope, UrlFilter};
+use crate::url::{FilterConfig, Scope, UrlFilter};
 use crate::warc::WarcDate;
 
 /// 2023-11-14T22:13:20Z, a round Unix time for `Retry-After` dates.
@@ -28,9 +30,70 @@ const WALL_SECS: i64 = 1_700_000_000;
 
 struct Harness {
     core: Core,
-    shared: Arc<Shared>,
+    shared: Arc<CoreShared>,
+    /// The URL filter's settings the core was built with.
+    filter: FilterConfig,
     t0: Now,
-    _dir: tempfile::TempDir,
+}
+
+/// What a test may change before its core is built: the core's settings (reached
+/// through `Deref`, so `c.delay = ...` reads as on the crawl's configuration), the
+/// number of shards, the URL filter's settings.
+struct TestConfig {
+    settings: CoreSettings,
+    shards: usize,
+    filter: FilterConfig,
+    /// A re-crawl: its previous crawl's captures are given to `harness_of`.
+    recrawl: Option<String>,
+}
+
+impl std::ops::Deref for TestConfig {
+    type Target = CoreSettings;
+    fn deref(&self) -> &CoreSettings {
+        &self.settings
+    }
+}
+
+impl std::ops::DerefMut for TestConfig {
+    fn deref_mut(&mut self) -> &mut CoreSettings {
+        &mut self.settings
+    }
+}
+
+impl TestConfig {
+    /// One shard, one second between fetches of a host, 16 fetches at a time, no
+    /// WARC, robots.txt obeyed.
+    fn new() -> Self {
+        Self {
+            settings: CoreSettings {
+                concurrency_per_shard: 16,
+                user_agent: "trawl-test/1.0 (+https://example.invalid/bot)".to_owned(),
+                agent_token: "trawl".to_owned(),
+                from: None,
+                delay: secs(1),
+                delay_factor: 0.0,
+                max_retry_after: secs(600),
+                max_pages: None,
+                max_bytes: None,
+                max_pages_per_host: None,
+                max_links_per_page: crate::html::ExtractOptions::DEFAULT_MAX_LINKS,
+                max_redirects: 10,
+                max_retries: 2,
+                host_failures_to_park: 8,
+                scope: String::new(),
+                robots: crate::robots::PolicyConfig::new("trawl"),
+                robots_max_attempts: 3,
+                robots_cache_bytes: 16 << 20,
+                warc: false,
+                sitemap_lastmod: crate::recrawl::LastmodPolicy::Conditional,
+                dns_dead_for: secs(600),
+                dns_negative_ttl: secs(60),
+            },
+            shards: 1,
+            filter: FilterConfig::default(),
+            recrawl: None,
+        }
+    }
 }
 
 fn ms(n: u64) -> Duration {
@@ -45,7 +108,7 @@ fn secs(n: u64) -> Duration {
 /// a host, 16 fetches at a time, no WARC, robots.txt obeyed.
 fn harness_with(
     seeds: &[&str],
-    tweak: impl FnOnce(&mut CrawlConfig),
+    tweak: impl FnOnce(&mut TestConfig),
     frontier: impl FnOnce(&mut FrontierConfig),
 ) -> Harness {
     harness_of(seeds, tweak, frontier, None)
@@ -54,40 +117,38 @@ fn harness_with(
 /// [`harness_with`], in a re-crawl of `previous` when given.
 fn harness_of(
     seeds: &[&str],
-    tweak: impl FnOnce(&mut CrawlConfig),
+    tweak: impl FnOnce(&mut TestConfig),
     frontier: impl FnOnce(&mut FrontierConfig),
     previous: Option<crate::recrawl::Previous>,
 ) -> Harness {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = CrawlConfig::new(dir.path().join("out"));
-    config.shards = 1;
-    config.warc = false;
-    config.delay = secs(1);
-    config.concurrency_per_shard = 16;
+    let mut config = TestConfig::new();
     tweak(&mut config);
+    config.settings.scope = format!("{:?}", config.filter.scope);
     let seed_urls: Vec<Url> = seeds.iter().map(|s| Url::parse(s).expect("seed")).collect();
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &seed_urls).expect("filter"));
     let seen_config = SeenConfig {
         backing: Backing::Memory,
         ..SeenConfig::new(100_000, 1e-6)
     };
-    let seen = SeenSet::create_with(dir.path().join("seen.bits"), &seen_config).expect("seen");
-    let fingerprints =
-        ContentSeen::create_backed(dir.path().join("fp.bits"), 10_000, 1e-6, Backing::Memory)
-            .expect("fingerprints");
+    let seen = SeenSet::anonymous(&seen_config).expect("seen");
+    let fingerprints = ContentSeen::anonymous(10_000, 1e-6).expect("fingerprints");
     let shards = config.shards;
+    let t0 = Now {
+        at: Instant::now(),
+        wall: WarcDate::from_unix_micros(WALL_SECS * 1_000_000),
+    };
     let shared = Arc::new(
-        Shared::new(
-            config,
+        CoreShared::new(
+            config.settings,
             FetchLimits::default(),
             seen,
             fingerprints,
             None,
-            Arc::new(AtomicU64::new(0)),
+            t0.at,
         )
         .with_previous(previous),
     );
-    let mut fc = FrontierConfig::new(dir.path().join("frontier"));
+    let mut fc = FrontierConfig::new(std::path::PathBuf::from("frontier-in-memory"));
     frontier(&mut fc);
     let core = Core::new(CoreParts {
         index: 0,
@@ -98,15 +159,11 @@ fn harness_of(
         tallies: Default::default(),
         robots: Vec::new(),
     });
-    let t0 = Now {
-        at: Instant::now(),
-        wall: WarcDate::from_unix_micros(WALL_SECS * 1_000_000),
-    };
     let mut h = Harness {
         core,
         shared,
+        filter: config.filter,
         t0,
-        _dir: dir,
     };
     for s in seeds {
         h.seed(s);

@@ -222,7 +222,7 @@ fn queue_sitemap(h: &mut Harness, url: &str, via: Option<&str>, hops: &str) {
     assert!(out.is_empty(), "{out:?}");
 }
 
-pub(super) fn any_scope(c: &mut CrawlConfig) {
+pub(super) fn any_scope(c: &mut TestConfig) {
     c.filter.scope = Scope::Any;
 }
 
@@ -416,8 +416,8 @@ fn after_a_resume_the_restored_robots_txt_grants_again() {
     assert_eq!(restored.len(), 1);
 
     let mut h = harness_with(&[], any_scope, |_| {});
-    let filter = Arc::new(UrlFilter::new(h.shared.config.filter.clone(), &[]).expect("filter"));
-    let frontier = FrontierConfig::new(h._dir.path().join("frontier-resumed"));
+    let filter = Arc::new(UrlFilter::new(h.filter.clone(), &[]).expect("filter"));
+    let frontier = FrontierConfig::new(std::path::PathBuf::from("frontier-resumed-in-memory"));
     h.core = Core::new(CoreParts {
         index: 0,
         shards: 1,
@@ -611,7 +611,7 @@ fn skip_policy_skips_urls_whose_lastmod_is_not_newer() {
     // The listed sitemap file is read (in full), not skipped.
     assert_eq!(req(SITEMAP2).map(|r| r.1), Some(None));
     assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 2);
-    assert_eq!(h.shared.counters().recrawl.skipped, 2);
+    assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 2);
     // A URL no sitemap dates waits a turn, then is asked for conditionally.
     assert_eq!(
         req("http://a.test/unlisted").and_then(|r| r.1).as_deref(),
@@ -635,7 +635,7 @@ fn a_page_queued_before_its_sitemap_waits_a_turn_and_is_skipped() {
     assert_eq!(skipped, ["http://a.test/old", "http://a.test/same-second"]);
     assert_eq!(trace.fetched("http://a.test/newer"), 1);
     assert_eq!(trace.fetched("http://a.test/unlisted"), 1);
-    assert_eq!(h.shared.counters().recrawl.skipped, 2);
+    assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 2);
     assert_eq!(h.outstanding(), 0);
 }
 
@@ -663,7 +663,7 @@ fn the_default_fetches_them_conditionally() {
         Some("\"o\"")
     );
     assert_eq!(trace.requests.len(), 8);
-    assert_eq!(h.shared.counters().recrawl.skipped, 0);
+    assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 0);
     // Under the default no date is kept.
     assert_eq!(h.shared.sitemap_memory.lastmod("http://a.test/old"), None);
 }
