@@ -40,9 +40,11 @@ memtest: deps
 .venv/bin/warcio:
 	python3 -m venv .venv && .venv/bin/pip install --quiet warcio
 
-## Format check and clippy with warnings as errors, over every target (benches included,
-## so they keep compiling).
+## The module graph's rules (tools/modgraph/check.py: no import cycle among the
+## modules of any level, the crawl core closed), then the format check and clippy with
+## warnings as errors, over every target (benches included, so they keep compiling).
 lint: deps
+	python3 tools/modgraph/check.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 

@@ -32,13 +32,14 @@ SRC = "src"
 # Rule 2: the closed core, and what it may not name.
 CORE = ("engine", "core")
 CORE_FORBIDDEN_PATHS = [("engine",), ("net",)]
+# (pattern, why, applies to test modules too). A test must start its synthetic clock
+# from some instant, so only the core's own code is held to "no Instant::now".
 CORE_FORBIDDEN_TEXT = [
-    (re.compile(r"\bInstant\s*::\s*now\b"), "Instant::now (time comes in as an input)"),
-    (re.compile(r"\btracing\s*::"), "tracing (diagnostics leave as actions)"),
-    (re.compile(r"\b(?:info|warn|error|debug|trace)!\s*\("), "a logging macro"),
-    (re.compile(r"\bstd\s*::\s*fs\b"), "std::fs (the core does no file I/O)"),
-    (re.compile(r"\btempfile\b|\btempdir\b"), "a temporary directory"),
-    (re.compile(r"\bTcpStream\b|\bTcpListener\b|\bUdpSocket\b"), "a socket"),
+    (re.compile(r"\bInstant\s*::\s*now\b"), "Instant::now (time comes in as an input)", False),
+    (re.compile(r"\btracing\s*::|\b(?:info|warn|error|debug|trace)!\s*\("), "logging (diagnostics leave as actions)", True),
+    (re.compile(r"\bstd\s*::\s*fs\b|\bFile\s*::\s*(?:open|create)\b|\bOpenOptions\b"), "file I/O (the core opens no file)", True),
+    (re.compile(r"\btempfile\b|\btempdir\b"), "a temporary directory", True),
+    (re.compile(r"\bTcpStream\b|\bTcpListener\b|\bUdpSocket\b"), "a socket", True),
 ]
 
 
@@ -229,8 +230,10 @@ def load(crate: str, root: str) -> dict[tuple, Module]:
             r = resolve(owner, m.group(1))
             if r is not None:
                 mods[owner].refs.append((r, ln))
+        offset = 0
         for k, l in enumerate(code.split("\n"), 1):
-            mods[base].code_lines.append((k, l))
+            mods[owner_at[min(offset, n)] if n else base].code_lines.append((k, l))
+            offset += len(l) + 1
 
     visit(root, ())
     return mods
@@ -269,10 +272,12 @@ def main() -> int:
             for mp, m in mods.items():
                 if mp[: len(CORE)] != CORE:
                     continue
+                in_tests = "tests" in mp
                 for ln, l in m.code_lines:
-                    for rx, why in CORE_FORBIDDEN_TEXT:
-                        if rx.search(l):
+                    for rx, why, in_tests_too in CORE_FORBIDDEN_TEXT:
+                        if rx.search(l) and (in_tests_too or not in_tests):
                             problems.append(f"closed core: {m.file}:{ln}: {why}: {l.strip()}")
+                            break
         for level, g in sorted(edges.items()):
             for scc in sccs(g):
                 if len(scc) < 2:

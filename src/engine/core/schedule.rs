@@ -46,6 +46,7 @@ impl Core {
     /// Starts fetches while slots are free and hosts are ready at `now`. A spent
     /// crawl budget sets `stopping` instead.
     pub fn schedule(&mut self, now: Now, out: &mut Vec<Action>) {
+        self.shared.sitemap_memory.take_notes(out);
         self.send_due_robots_hops(now, out);
         self.queue_rereads(now, out);
         let cap = self.shared.settings.concurrency_per_shard;

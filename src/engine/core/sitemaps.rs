@@ -110,6 +110,10 @@ pub(crate) struct SitemapMemory {
     pub(crate) skipped: AtomicU64,
     grants_warned: AtomicBool,
     lastmods_warned: AtomicBool,
+    /// Warnings said where no action buffer is at hand (a cap reached under a shared
+    /// lock, an operator's sitemap at start-up): the next scheduling turn of any
+    /// shard's core takes them out as [`Action::Note`]s.
+    notes: Mutex<Vec<String>>,
 }
 
 impl SitemapMemory {
@@ -120,15 +124,30 @@ impl SitemapMemory {
             Err(_) => Granted::Full,
         };
         if granted == Granted::Full && !self.grants_warned.swap(true, Ordering::AcqRel) {
-            tracing::warn!(
-                sitemap,
-                max_sitemaps = Grants::DEFAULT_MAX_SITEMAPS,
-                max_origins = Grants::DEFAULT_MAX_ORIGINS,
-                "sitemap grants full: further robots.txt permissions are not recorded \
-                 (counted in stats.json sitemap_grants_dropped)"
-            );
+            self.note(format!(
+                "sitemap grants full at {sitemap} ({} sitemaps, {} origins each): further \
+                 robots.txt permissions are not recorded (counted in stats.json \
+                 sitemap_grants_dropped)",
+                Grants::DEFAULT_MAX_SITEMAPS,
+                Grants::DEFAULT_MAX_ORIGINS
+            ));
         }
         granted
+    }
+
+    /// Keeps a warning for the next scheduling turn (see `notes`).
+    fn note(&self, text: String) {
+        if let Ok(mut notes) = self.notes.lock() {
+            notes.push(text);
+        }
+    }
+
+    /// The warnings kept since the last call, as actions.
+    pub(super) fn take_notes(&self, out: &mut Vec<Action>) {
+        let Ok(mut notes) = self.notes.lock() else {
+            return;
+        };
+        out.extend(notes.drain(..).map(Note::warn));
     }
 
     /// `sitemap`'s grant, marked read; `None` when none is known.
@@ -148,12 +167,11 @@ impl SitemapMemory {
             .lock()
             .is_ok_and(|mut m| m.record(url, lastmod));
         if !kept && !self.lastmods_warned.swap(true, Ordering::AcqRel) {
-            tracing::warn!(
-                url,
-                max_urls = Lastmods::DEFAULT_MAX_URLS,
-                "sitemap lastmod dates full: further URLs are fetched conditionally, not \
-                 skipped (counted in stats.json sitemap_lastmods_dropped)"
-            );
+            self.note(format!(
+                "sitemap lastmod dates full at {url} ({} URLs): further URLs are fetched \
+                 conditionally, not skipped (counted in stats.json sitemap_lastmods_dropped)",
+                Lastmods::DEFAULT_MAX_URLS
+            ));
         }
         kept
     }
@@ -245,12 +263,13 @@ pub(super) fn lastmod_turn(shared: &CoreShared, item: &QueuedUrl, url: &Url) -> 
                     .lastmods_warned
                     .swap(true, Ordering::AcqRel)
             {
-                tracing::warn!(
-                    url = %item.url,
-                    max_urls = Lastmods::DEFAULT_MAX_URLS,
-                    "sitemap lastmod waits full: further URLs are fetched conditionally, \
-                     not skipped (counted in stats.json sitemap_lastmods_dropped)"
-                );
+                shared.sitemap_memory.note(format!(
+                    "sitemap lastmod waits full at {} ({} URLs): further URLs are fetched \
+                     conditionally, not skipped (counted in stats.json \
+                     sitemap_lastmods_dropped)",
+                    item.url,
+                    Lastmods::DEFAULT_MAX_URLS
+                ));
             }
             LastmodTurn::Fetch
         }
@@ -291,10 +310,12 @@ pub(crate) fn queue_operator_sitemaps(
     shared: &CoreShared,
     frontiers: &mut [crate::frontier::Frontier],
     now: Instant,
-) -> Result<(), crate::engine::CrawlError> {
+) -> Result<(), crate::frontier::FrontierError> {
     for s in sitemaps {
         let Ok(url) = crate::url::canonicalize_absolute(s) else {
-            tracing::warn!(sitemap = %s, "--sitemap is not a URL: ignored");
+            shared
+                .sitemap_memory
+                .note(format!("--sitemap {s} is not a URL: ignored"));
             continue;
         };
         // Farm: like a seed, each node keeps the sitemaps of its own partitions.
