@@ -1,7 +1,7 @@
 //! Re-crawls in the core: the links of a page answered `304 Not Modified`, read back by
 //! the driver from the previous crawl's `metadata` record (`engine/recrawl.rs`), are
-//! admitted like the links of a fetched page (presence bits, filters, routing), so the
-//! site's shape is kept without the body. A page request of a re-crawl carries the
+//! admitted like the links of a fetched page (presence bits, filters, routing to the
+//! farm node that owns them), so the site's shape is kept without the body. A page request of a re-crawl carries the
 //! previous capture's validators ([`condition`]).
 
 use super::{Action, Core, Now};
@@ -37,7 +37,21 @@ impl Core {
         now: Now,
         out: &mut Vec<Action>,
     ) {
-        self.grant_previous_children(item, links);
-        self.admit_links(item, links, now, out);
+        let grant = self.grant_previous_children(item, links);
+        if self.shared.farm.is_none() {
+            self.admit_links(item, links, now, out);
+            return;
+        }
+        // Farm: the links of other nodes' hosts go to their owners, as a fetched
+        // page's do; listed sitemap files carry the grant of the sitemap that lists
+        // them.
+        let (mut sitemaps, mut others): (Vec<_>, Vec<_>) = links
+            .iter()
+            .cloned()
+            .partition(|(link, hop)| super::sitemaps::is_listed_sitemap_file(link, *hop));
+        self.split_for_farm(&mut sitemaps, &item.url, &item.hops, &grant, out);
+        self.split_for_farm(&mut others, &item.url, &item.hops, &[], out);
+        sitemaps.append(&mut others);
+        self.admit_links(item, &sitemaps, now, out);
     }
 }

@@ -75,6 +75,13 @@ pub(super) fn may_be_sitemap(item: &QueuedUrl, url: &Url) -> bool {
 }
 
 /// Whether a (lowercase) path names a sitemap file: `.xml`, `.gz`, or `sitemap` in it.
+/// Whether a link read back from a sitemap's previous capture names a sitemap file:
+/// listed by a sitemap (hop `S`) at a path that looks like one.
+pub(super) fn is_listed_sitemap_file(link: &str, hop: Hop) -> bool {
+    hop == Hop::Manifest
+        && Url::parse(link).is_ok_and(|u| sitemap_file_path(&u.path().to_ascii_lowercase()))
+}
+
 fn sitemap_file_path(path: &str) -> bool {
     path.ends_with(".xml") || path.ends_with(".gz") || path.contains("sitemap")
 }
@@ -600,24 +607,29 @@ impl Core {
     /// [`Core::sitemap_links`] gives them when it reads one: each listed URL (hop `S`)
     /// that names a sitemap file is granted the index's permission (and read again if
     /// it was read without it).
-    pub(super) fn grant_previous_children(&mut self, item: &QueuedUrl, links: &[(String, Hop)]) {
+    ///
+    /// Returns that grant (empty when `item` is no sitemap), which the listed sitemap
+    /// files another farm node owns carry there.
+    pub(super) fn grant_previous_children(
+        &mut self,
+        item: &QueuedUrl,
+        links: &[(String, Hop)],
+    ) -> Vec<String> {
         let Ok(url) = Url::parse(&item.url) else {
-            return;
+            return Vec::new();
         };
         if !may_be_sitemap(item, &url) {
-            return;
+            return Vec::new();
         }
         let permitted = self.permission_of(&url, item);
         for (link, hop) in links {
-            let is_sitemap_file = *hop == Hop::Manifest
-                && Url::parse(link)
-                    .is_ok_and(|u| sitemap_file_path(&u.path().to_ascii_lowercase()));
-            if is_sitemap_file
+            if is_listed_sitemap_file(link, *hop)
                 && self.shared.sitemap_memory.grant(link, &permitted) == Granted::AfterRead
             {
                 self.reread_sitemap(link, item);
             }
         }
+        permitted
     }
 
     /// Queues `sitemap`, listed by the index `index`, once more: it was read before

@@ -45,6 +45,8 @@ struct TestConfig {
     filter: FilterConfig,
     /// A re-crawl: its previous crawl's captures are given to `harness_of`.
     recrawl: Option<String>,
+    /// A farm node: what it owns.
+    farm: Option<Arc<dyn crate::routing::FarmRoutes>>,
 }
 
 impl std::ops::Deref for TestConfig {
@@ -92,6 +94,7 @@ impl TestConfig {
             shards: 1,
             filter: FilterConfig::default(),
             recrawl: None,
+            farm: None,
         }
     }
 }
@@ -146,7 +149,8 @@ fn harness_of(
             None,
             t0.at,
         )
-        .with_previous(previous),
+        .with_previous(previous)
+        .with_farm(config.farm.take()),
     );
     let mut fc = FrontierConfig::new(std::path::PathBuf::from("frontier-in-memory"));
     frontier(&mut fc);

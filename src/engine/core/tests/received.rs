@@ -2,6 +2,7 @@
 //! ([`Core::admit`]) after their grant is recorded (`received.rs`).
 
 use super::*;
+use crate::crawllog::Hop;
 use crate::engine::core::ReceivedLink;
 
 fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> ReceivedLink {
@@ -122,4 +123,77 @@ fn a_grant_received_after_the_read_reads_the_sitemap_again() {
     // The same grant once more changes nothing: known, not read again.
     receive(&mut h, vec![later]);
     assert_eq!(h.outstanding(), 3);
+}
+
+/// A farm node that owns the hosts named.
+struct Owns(Vec<&'static str>);
+
+impl crate::routing::FarmRoutes for Owns {
+    fn owns(&self, url: &str) -> bool {
+        self.0.iter().any(|h| url.starts_with(h))
+    }
+    fn count_known(&self, _: u64) {}
+}
+
+/// A re-crawl's `304`: the links read back from the previous capture of a sitemap
+/// index go to their owners as a fetched index's do, listed sitemap files with the
+/// index's grant, and only this node's own are admitted here.
+#[test]
+fn links_read_back_for_a_304_go_to_their_farm_owners() {
+    let mut h = harness_with(
+        &["http://a.test/"],
+        |c| {
+            c.filter.scope = Scope::Any;
+            c.farm = Some(Arc::new(Owns(vec!["http://a.test"])));
+        },
+        |_| {},
+    );
+    let index = QueuedUrl {
+        url: "http://a.test/sitemap-index.xml".to_owned(),
+        via: Some("http://a.test/robots.txt".to_owned()),
+        hops: "S".to_owned(),
+        attempts: 0,
+    };
+    let links = vec![
+        ("http://b.test/sitemap-1.xml".to_owned(), Hop::Manifest),
+        ("http://a.test/sitemap-2.xml".to_owned(), Hop::Manifest),
+        ("http://b.test/page".to_owned(), Hop::Link),
+    ];
+    let before = h.shared.outstanding.load(Ordering::Acquire);
+    let mut out = Vec::new();
+    h.core.on_previous_links(&index, &links, h.t0, &mut out);
+    let sent: Vec<&super::super::ToFarm> = out
+        .iter()
+        .filter_map(|a| match a {
+            Action::Farm(to) => Some(&**to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent.len(), 2, "{out:?}");
+    assert_eq!(
+        sent[0].links,
+        [("http://b.test/sitemap-1.xml".to_owned(), Hop::Manifest)]
+    );
+    assert!(
+        !sent[0].grant.is_empty(),
+        "the listed sitemap carries the index's grant"
+    );
+    assert_eq!(
+        sent[1].links,
+        [("http://b.test/page".to_owned(), Hop::Link)]
+    );
+    assert!(sent[1].grant.is_empty());
+    assert!(sent.iter().all(|s| s.via == index.url && s.hops == "S"));
+    // Two batches wait outstanding until the driver hands them over; the own sitemap
+    // is queued here.
+    let queued = h.checkpointed();
+    assert!(
+        queued.iter().any(|u| u == "http://a.test/sitemap-2.xml"),
+        "{queued:?}"
+    );
+    assert!(
+        queued.iter().all(|u| !u.starts_with("http://b.test")),
+        "{queued:?}"
+    );
+    assert_eq!(h.shared.outstanding.load(Ordering::Acquire), before + 2 + 1);
 }
