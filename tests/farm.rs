@@ -942,14 +942,31 @@ fn now_us() -> u64 {
         .as_micros() as u64
 }
 
+/// Each crawl-log line's URL, outcome and status, as one comparable string.
+fn outcomes(log: &[serde_json::Value]) -> BTreeSet<String> {
+    log.iter()
+        .map(|l| format!("{} {} {}", l["url"], l["outcome"], l["status"]))
+        .collect()
+}
+
 /// A 3-node farm on standalone Redis crawling the synthweb `web` (budget 300 pages a
 /// host, no delay) to its end; returns what must outlive the checks (the temporary
 /// directory, Redis), each node's output directory and the referee's report.
 fn farm_on_web(web: &[&str]) -> (tempfile::TempDir, Redis, Vec<PathBuf>, serde_json::Value) {
+    farm_on_web_after(web, |_, _| {})
+}
+
+/// [`farm_on_web`], after `before` has run against the same server (given it and the
+/// temporary directory), so that a one-node crawl and the farm see the same web.
+fn farm_on_web_after(
+    web: &[&str],
+    before: impl FnOnce(&Synthweb, &Path),
+) -> (tempfile::TempDir, Redis, Vec<PathBuf>, serde_json::Value) {
     let tmp = tempfile::tempdir().unwrap();
     let redis = Redis::standalone(&tmp.path().join("redis"), false);
     let url = redis.url();
     let mut sw = Synthweb::start(&tmp.path().join("web"), web);
+    before(&sw, tmp.path());
     let outs: Vec<PathBuf> = (0..NODES)
         .map(|i| tmp.path().join(format!("node{i}")))
         .collect();
@@ -973,25 +990,62 @@ fn farm_on_web(web: &[&str]) -> (tempfile::TempDir, Redis, Vec<PathBuf>, serde_j
 /// host that host 1's robots.txt names) are all fetched, as one node fetches them
 /// (`tests/crawl_sitemaps.rs`), and nothing forbidden is. A link routed to its owner
 /// node passes the same admission as a shard's own (the sitemap exemption from the
-/// refused extensions, the robots.txt grant carried down the chain).
+/// refused extensions, the robots.txt grant carried down the chain). One node crawls
+/// the same server first: the farm's crawl logs hold the same URLs with the same
+/// outcomes and statuses as its (issue 21).
 #[test]
 fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
     let what = "farm sitemaps";
     if !redis_available(what) {
         return;
     }
-    let (_tmp, _redis, outs, r) = farm_on_web(&[
-        "--hosts",
-        "4",
-        "--profile",
-        "sitemaps",
-        "--pages-per-host",
-        "5-10",
-        "--out-degree",
-        "5-10",
-        "--manifest-max-pages-per-host",
-        "300",
-    ]);
+    // One node first, on the same server: the farm must fetch what it fetches.
+    let mut one_node = BTreeSet::new();
+    let (_tmp, _redis, outs, r) = farm_on_web_after(
+        &[
+            "--hosts",
+            "4",
+            "--profile",
+            "sitemaps",
+            "--pages-per-host",
+            "5-10",
+            "--out-degree",
+            "5-10",
+            "--manifest-max-pages-per-host",
+            "300",
+        ],
+        |sw, tmp| {
+            let out = tmp.join("one-node");
+            let mut args = crawl_args(&out, 300, 0);
+            args.extend(["--shards".to_owned(), "1".to_owned()]);
+            let log = tmp.join("one-node.log");
+            let mut child = spawn_node(sw, &args, &log, false);
+            let deadline = Instant::now() + Duration::from_secs(120);
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    assert!(status.success(), "{what}: one node: {}", tails(&[log]));
+                    break;
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    panic!("{what}: one node did not finish: {}", tails(&[log]));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            one_node = outcomes(&crawl_log(&out));
+        },
+    );
+    // The same URLs, with the same outcomes and statuses (which node fetched a URL,
+    // by which link and when differ, and are not compared).
+    let farm: BTreeSet<String> = outs.iter().flat_map(|o| outcomes(&crawl_log(o))).collect();
+    let missing: Vec<&String> = one_node.difference(&farm).collect();
+    let extra: Vec<&String> = farm.difference(&one_node).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{what}: the farm's (url, outcome, status) differ from one node's: \
+         only one node: {missing:#?}\nonly the farm: {extra:#?}"
+    );
+    assert!(one_node.len() > 34, "{what}: {one_node:#?}");
     let refused: Vec<String> = outs
         .iter()
         .flat_map(|o| crawl_log(o))
