@@ -6,6 +6,7 @@
 //! through the engine and where each concept lives.
 
 mod ascii;
+pub mod bytesize;
 mod calendar;
 pub mod checkpoint;
 pub mod crawllog;
