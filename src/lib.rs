@@ -23,6 +23,7 @@ pub mod robots;
 pub mod routing;
 pub mod seen;
 pub mod sitemap;
+pub mod sys;
 pub mod tls;
 pub mod url;
 pub mod warc;

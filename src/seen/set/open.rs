@@ -9,8 +9,9 @@ use crate::seen::dirty::DirtyBlocks;
 use crate::seen::error::{Error, ErrorKind};
 use crate::seen::hash::{Hasher, DEFAULT_SEED};
 use crate::seen::header::{Header, HeaderError, Purpose, State, HEADER_BYTES};
-use crate::seen::mapped::{self, MappedWords};
 use crate::seen::model::BLOCK_BITS;
+use crate::sys::fs::lock_exclusive;
+use crate::sys::mmap::MappedWords;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -281,7 +282,7 @@ impl SeenSet {
 }
 
 fn lock(file: &File, path: &Path) -> Result<(), Error> {
-    match mapped::lock_exclusive(file) {
+    match lock_exclusive(file) {
         Ok(true) => Ok(()),
         Ok(false) => Err(Error::new(ErrorKind::Locked, path)),
         Err(e) => Err(Error::io(path, e)),

@@ -1,20 +1,21 @@
-//! The one file of trawl that uses `unsafe`: the memory-mapped bit region seen as
-//! `[AtomicU64]`, the advisory lock on the file, and the prefetch hint.
+//! The presence bits' memory: a mapped region (of the set's file, or anonymous) seen
+//! as `[AtomicU64]`, its `madvise`, `mlock` and `msync` (memmap2's safe calls), and the
+//! CPU prefetch hint. `seen::set` and `seen::dirty` use it; the file's lock is
+//! [`super::fs::lock_exclusive`].
 //!
 //! Everything here is small on purpose; the argument for why it is sound is in
-//! `docs/safety.md`. In short: we create (or validate) the file ourselves, hold an
-//! exclusive `flock` on it for as long as it is mapped, never truncate or resize it
-//! while mapped, and only ever touch the mapped bytes through atomic operations, so
-//! concurrent access from many threads (and write-back by the kernel) is never a data
-//! race in the Rust memory model.
+//! `docs/safety.md`. In short: `SeenSet` creates (or validates) the file itself, holds
+//! an exclusive `flock` on it for as long as it is mapped, never truncates or resizes
+//! it while mapped, and only ever touches the mapped bytes through atomic operations,
+//! so concurrent access from many threads (and write-back by the kernel) is never a
+//! data race in the Rust memory model.
 #![allow(
     unsafe_code,
-    reason = "the mmap'd presence bits need raw-pointer access; confined to this file (STYLE.md §6)"
+    reason = "the mmap'd presence bits need raw-pointer access; the OS seam (src/sys), see docs/safety.md"
 )]
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::AtomicU64;
 
 use memmap2::{Advice, MmapOptions, MmapRaw};
@@ -41,7 +42,7 @@ impl std::fmt::Debug for MappedWords {
 impl MappedWords {
     /// Maps `len_bytes` of `file` at `offset` read-write and shared.
     ///
-    /// The caller must hold the exclusive lock from [`lock_exclusive`] on `file` and must
+    /// The caller must hold the exclusive lock from [`super::fs::lock_exclusive`] on `file` and must
     /// not change the file's length while the returned value lives; `SeenSet` guarantees
     /// both (see `docs/safety.md`).
     ///
@@ -198,29 +199,6 @@ fn prefetch_ptr(ptr: *const u8) {
     let _ = ptr;
 }
 
-/// Takes an exclusive, non-blocking advisory lock (`flock(LOCK_EX | LOCK_NB)`) on
-/// `file`; it is released when the file descriptor is closed (when the `File` drops).
-///
-/// Returns `Ok(false)` if another open file description holds the lock.
-///
-/// # Errors
-/// Any `flock` failure other than "would block".
-pub(crate) fn lock_exclusive(file: &File) -> io::Result<bool> {
-    let fd = file.as_raw_fd();
-    // SAFETY: `fd` is a valid open descriptor borrowed from `file` for the duration of the
-    // call; flock only reads the integer arguments and touches no memory of ours.
-    let rc = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(true);
-    }
-    let err = io::Error::last_os_error();
-    if err.kind() == io::ErrorKind::WouldBlock {
-        Ok(false)
-    } else {
-        Err(err)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::Ordering;
@@ -290,18 +268,5 @@ mod tests {
         let (_dir, file) = sized_file(8192);
         assert!(MappedWords::map(&file, 0, 0).is_err());
         assert!(MappedWords::map(&file, 0, 12).is_err());
-    }
-
-    /// Covers the `flock` call: a second description of the same file cannot lock it.
-    #[test]
-    fn exclusive_lock_excludes_a_second_opener() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        let first = File::create(&path).unwrap();
-        assert!(lock_exclusive(&first).unwrap());
-        let second = File::open(&path).unwrap();
-        assert!(!lock_exclusive(&second).unwrap());
-        drop(first);
-        assert!(lock_exclusive(&second).unwrap());
     }
 }
