@@ -6,11 +6,16 @@
 //! - [`fs`]: free space of a filesystem (`statvfs`) and the exclusive advisory lock on
 //!   a file (`flock`);
 //! - `mmap`: the presence bits' mapping seen as `[AtomicU64]`, with its `madvise`,
-//!   `mlock` and `msync` (through memmap2) and the CPU prefetch hint.
+//!   `mlock` and `msync` (through memmap2) and the CPU prefetch hint;
+//! - [`process`]: the open-files limit raised to its hard limit, SIGPIPE's default
+//!   action restored;
+//! - [`alloc`]: mimalloc's options (freed memory purged at once).
 //!
 //! Callers elsewhere stay free of `unsafe` (the workspace denies `unsafe_code`); the
 //! only other file that needs it is `src/warc/igzip.rs`, which calls ISA-L's C API, a
 //! library rather than the OS.
 
+pub mod alloc;
 pub mod fs;
 pub(crate) mod mmap;
+pub mod process;
