@@ -152,27 +152,7 @@ impl MappedWords {
     /// that starts at our address in `/proc/self/smaps` (file-backed or anonymous, huge
     /// pages included). `None` if the file cannot be read or has no such mapping.
     pub(crate) fn resident_bytes(&self) -> Option<u64> {
-        let start = self.map.as_ptr() as usize;
-        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let mut inside = false;
-        for line in smaps.lines() {
-            let first = line.split_whitespace().next().unwrap_or_default();
-            if let Some((lo, hi)) = first.split_once('-') {
-                if let (Ok(lo), Ok(_)) =
-                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-                {
-                    inside = lo == start;
-                    continue;
-                }
-            }
-            if inside {
-                if let Some(rest) = line.strip_prefix("Rss:") {
-                    let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-                    return Some(kb * 1024);
-                }
-            }
-        }
-        None
+        super::procfs::mapping_rss_bytes(self.map.as_ptr() as usize)
     }
 
     /// Writes dirty mapped pages back to the file and waits (`msync(MS_SYNC)`).

@@ -9,7 +9,9 @@
 //!   `mlock` and `msync` (through memmap2) and the CPU prefetch hint;
 //! - [`process`]: the open-files limit raised to its hard limit, SIGPIPE's default
 //!   action restored;
-//! - [`alloc`]: mimalloc's options (freed memory purged at once).
+//! - [`alloc`]: mimalloc's options (freed memory purged at once);
+//! - [`procfs`]: what `/proc` says of this process's memory, the machine's RAM and a
+//!   thread's CPU time.
 //!
 //! Callers elsewhere stay free of `unsafe` (the workspace denies `unsafe_code`); the
 //! only other file that needs it is `src/warc/igzip.rs`, which calls ISA-L's C API, a
@@ -19,3 +21,4 @@ pub mod alloc;
 pub mod fs;
 pub(crate) mod mmap;
 pub mod process;
+pub mod procfs;

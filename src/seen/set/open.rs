@@ -12,6 +12,7 @@ use crate::seen::header::{Header, HeaderError, Purpose, State, HEADER_BYTES};
 use crate::seen::model::BLOCK_BITS;
 use crate::sys::fs::lock_exclusive;
 use crate::sys::mmap::MappedWords;
+use crate::sys::procfs::physical_ram_bytes;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -359,14 +360,6 @@ fn huge_pages_fit(backing: Backing, len_bytes: usize) -> bool {
             physical_ram_bytes().is_some_and(|ram| (len_bytes as u64).saturating_mul(2) <= ram)
         }
     }
-}
-
-/// `MemTotal` from `/proc/meminfo`; `None` where it cannot be read.
-fn physical_ram_bytes() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kb.checked_mul(1024)
 }
 
 #[cfg(test)]
