@@ -145,7 +145,7 @@ impl RecordHead {
         Ok(Status::Complete(head))
     }
 
-    /// The version line's.
+    /// The version its first line declares.
     pub fn version(&self) -> Version {
         self.version
     }
@@ -242,13 +242,13 @@ fn parse_fields(text: &str, from: usize, to: usize) -> Result<Vec<FieldSpan>, He
         let line = text.get(at..line_end).ok_or(HeadError::BadField)?;
         if line.starts_with([' ', '\t']) {
             let last = fields.last_mut().ok_or(HeadError::BadField)?;
-            let trimmed = line.trim_end_matches([' ', '\t']);
-            if !trimmed.trim_start_matches([' ', '\t']).is_empty() {
-                last.value.end = at + trimmed.len();
+            let content = line.trim_matches([' ', '\t']);
+            if !content.is_empty() {
+                let content_start = at + (line.len() - line.trim_start_matches([' ', '\t']).len());
                 if last.value.is_empty() {
-                    last.value.start =
-                        at + (line.len() - line.trim_start_matches([' ', '\t']).len());
+                    last.value.start = content_start;
                 }
+                last.value.end = content_start + content.len();
             }
         } else {
             let colon = line.find(':').ok_or(HeadError::BadField)?;
