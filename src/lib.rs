@@ -6,6 +6,8 @@
 //! through the engine and where each concept lives.
 
 mod ascii;
+pub mod bytesize;
+mod calendar;
 pub mod checkpoint;
 pub mod crawllog;
 pub mod disk;
@@ -23,6 +25,7 @@ pub mod robots;
 pub mod routing;
 pub mod seen;
 pub mod sitemap;
+pub mod sys;
 pub mod tls;
 pub mod url;
 pub mod warc;

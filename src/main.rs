@@ -50,48 +50,8 @@ enum Command {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc's `purge_delay` option: index 15 of its `mi_option_e` (mimalloc v2, the
-/// version `libmimalloc-sys` builds by default; `mi_option_reset_delay` is an alias).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Makes mimalloc return freed memory to the OS at once instead of 10 ms later. A crawl
-/// frees pages of thousands of links at a high rate; with the delay, memory freed in
-/// the last 10 ms was still resident at any instant, and the memory test's peak RSS
-/// less presence bits moved between 247 and 284 MiB from run to run against a 256 MiB
-/// budget; with no delay it is 208-220 MiB (`tests/crawl_memory.rs`,
-/// docs/benchmarks.md "Frontier memory"). It costs CPU (the freed memory is faulted in
-/// again when reused), so `trawl crawl` asks for it only under a `--memory` budget
-/// below the default 512M (`cli::crawl`).
-#[allow(
-    unsafe_code,
-    reason = "mimalloc's option setter is a C function; docs/safety.md"
-)]
-pub(crate) fn purge_freed_memory_promptly() {
-    // SAFETY: `mi_option_set` stores an integer in mimalloc's option table; it may be
-    // called at any time from any thread, and 0 is a valid `purge_delay` (immediate).
-    unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
-    }
-}
-
-/// Restores the default action for SIGPIPE, as a C command-line tool has: Rust starts
-/// programs with SIGPIPE ignored, so `trawl plan | head -1` (or `trawl links ... |
-/// head`) got EPIPE on its next write and `println!` panicked. With the default action
-/// the process simply ends when its reader goes away.
-#[allow(
-    unsafe_code,
-    reason = "libc::signal has no safe wrapper in std; docs/safety.md"
-)]
-fn restore_default_sigpipe() {
-    // SAFETY: called first thing in `main`, before any thread exists, with a valid signal
-    // number and the `SIG_DFL` disposition; no Rust handler is replaced or relied on.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
-
 fn main() -> ExitCode {
-    restore_default_sigpipe();
+    trawl::sys::process::restore_default_sigpipe();
     let args = match cli::crawl::expand_config(std::env::args().collect()) {
         Ok(args) => args,
         Err(err) => {
@@ -130,16 +90,4 @@ fn init_tracing() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    #[allow(unsafe_code, reason = "reads the option back through mimalloc's C API")]
-    fn freed_memory_is_purged_without_delay() {
-        super::purge_freed_memory_promptly();
-        // SAFETY: `mi_option_get` reads an integer from mimalloc's option table.
-        let delay = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
-        assert_eq!(delay, 0);
-    }
 }

@@ -72,10 +72,7 @@ fn key(i: u64) -> [u8; 8] {
 /// On a shared machine the wall clock mostly measures the other jobs; the CPU time a
 /// thread actually got is the per-core cost.
 fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    trawl::sys::procfs::thread_cpu_ns().unwrap_or(0)
 }
 
 /// Wall and CPU time of a parallel phase, and the sum of its results.
@@ -159,14 +156,6 @@ fn probe_range(set: &SeenSet, lo: u64, hi: u64, batch: usize) -> u64 {
         i += n as u64;
     }
     present
-}
-
-/// Peak resident set size of this process, from `/proc/self/status` (Linux).
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 fn bench_seen(a: &SeenBenchArgs) -> anyhow::Result<ExitCode> {
@@ -281,7 +270,12 @@ fn bench_seen_in(a: &SeenBenchArgs, dir: &std::path::Path) -> anyhow::Result<ser
         }
     }
     if let Some(obj) = v.as_object_mut() {
-        obj.insert("peak_rss_bytes".into(), peak_rss_bytes().into());
+        obj.insert(
+            "peak_rss_bytes".into(),
+            trawl::sys::procfs::process_memory()
+                .map(|m| m.peak_rss_bytes)
+                .into(),
+        );
     }
     Ok(v)
 }

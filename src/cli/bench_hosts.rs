@@ -29,12 +29,7 @@ pub struct HostsBenchArgs {
 const ROBOTS: &[u8] = b"User-agent: *\nDisallow: /cgi-bin/\nDisallow: /tmp/\nSitemap: https://example.com/sitemap.xml\n";
 
 fn rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+    trawl::sys::procfs::process_memory().map_or(0, |m| m.rss_bytes)
 }
 
 fn host_name(i: u64) -> String {

@@ -38,23 +38,6 @@ pub fn parse_probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Human-readable bytes (binary units).
-pub fn human_bytes(b: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    let name = UNITS.get(unit).copied().unwrap_or("B");
-    if unit == 0 {
-        format!("{v:.0} {name}")
-    } else {
-        format!("{v:.2} {name}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,12 +56,9 @@ mod tests {
     }
 
     #[test]
-    fn probabilities_and_bytes() {
+    fn probabilities() {
         assert_eq!(parse_probability("1e-3"), Ok(0.001));
         assert!(parse_probability("0").is_err());
         assert!(parse_probability("1").is_err());
-        assert_eq!(human_bytes(512.0), "512 B");
-        assert_eq!(human_bytes(1536.0), "1.50 KiB");
-        assert_eq!(human_bytes(1024.0 * 1024.0 * 1024.0 * 3.0), "3.00 GiB");
     }
 }

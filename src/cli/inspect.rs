@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-
+use trawl::bytesize::human_bytes;
 use trawl::checkpoint::{
     Checkpoint, CheckpointEntryKind, DescribeOptions, Description, PresenceReport,
 };
@@ -154,7 +154,7 @@ fn render(d: &Description) -> String {
             let _ = writeln!(
                 s,
                 "             memory {}, presence bits for {} URLs at fp {}, WARC {}, checkpoint every {} s{}",
-                bytes(c.memory_bytes),
+                human_bytes(c.memory_bytes as f64, 1),
                 c.seen_capacity,
                 c.seen_fp,
                 if c.warc { "on" } else { "off" },
@@ -182,7 +182,7 @@ fn render(d: &Description) -> String {
         "counters     {} pages ({} started), {} received, {} discovered, {} duplicates",
         c.pages,
         c.pages_started,
-        bytes(c.bytes),
+        human_bytes(c.bytes as f64, 1),
         c.discovered,
         c.duplicates
     );
@@ -212,7 +212,7 @@ fn render(d: &Description) -> String {
         d.queued_urls,
         if f.hosts_capped { "at least " } else { "" },
         f.hosts,
-        bytes(f.bytes),
+        human_bytes(f.bytes as f64, 1),
         f.bytes_per_url,
         f.seeds_queued,
         f.retrying,
@@ -224,7 +224,7 @@ fn render(d: &Description) -> String {
             "  shard {:<4}  {:>10} URLs {:>11} {:>8} host(s)  {}{}",
             sh.shard,
             sh.urls,
-            bytes(sh.bytes),
+            human_bytes(sh.bytes as f64, 1),
             sh.hosts,
             sh.file
                 .file_name()
@@ -260,7 +260,7 @@ fn render(d: &Description) -> String {
             "robots       {} host(s) in {} file(s), {}: {} ready ({} parsed with {} rules, {} allow-all, {} disallow-all; {} expired, {} with validators), {} unreachable{}",
             r.hosts,
             r.files,
-            bytes(r.bytes),
+            human_bytes(r.bytes as f64, 1),
             r.ready,
             r.parsed,
             r.rules,
@@ -306,7 +306,7 @@ fn render(d: &Description) -> String {
             s,
             "verify       OK: {} file(s), {} read through, every checksum matches",
             v.files_checked,
-            bytes(v.bytes_checked)
+            human_bytes(v.bytes_checked as f64, 1)
         );
     } else {
         let _ = writeln!(
@@ -314,7 +314,7 @@ fn render(d: &Description) -> String {
             "verify       FAILED: {} error(s) ({} file(s), {} read)",
             v.errors.len(),
             v.files_checked,
-            bytes(v.bytes_checked)
+            human_bytes(v.bytes_checked as f64, 1)
         );
     }
     for (label, list) in [("error", &v.errors), ("warning", &v.warnings)] {
@@ -341,7 +341,7 @@ fn presence(s: &mut String, label: &str, p: Option<&PresenceReport>) {
             let _ = writeln!(
                 s,
                 "{label} {}, {} bits, k {}: {} set ({:.4}% full), {} keys of {} capacity{}, fp now {:.3e}, expected lost {:.3}",
-                bytes(p.file_bytes),
+                human_bytes(p.file_bytes as f64, 1),
                 p.bits,
                 p.k,
                 p.set_bits,
@@ -357,29 +357,14 @@ fn presence(s: &mut String, label: &str, p: Option<&PresenceReport>) {
                     s,
                     "{:12} presence log: {records} record(s), full record {}, deltas {}",
                     "",
-                    bytes(base),
-                    bytes(p.file_bytes.saturating_sub(base))
+                    human_bytes(base as f64, 1),
+                    human_bytes(p.file_bytes.saturating_sub(base) as f64, 1)
                 );
             }
         }
         None => {
             let _ = writeln!(s, "{label} unreadable (see verify)");
         }
-    }
-}
-
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS.get(unit).copied().unwrap_or("B"))
     }
 }
 

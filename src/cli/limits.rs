@@ -15,7 +15,7 @@ const RESERVED_FDS: u64 = 512;
 /// DNS lookups in flight hold a socket each and are reserved for too. A lowered
 /// setting is said on stderr, never silently.
 pub fn fit_concurrency_to_open_files(c: &mut CrawlConfig) {
-    let limit = match rlimit::increase_nofile_limit(u64::MAX) {
+    let limit = match trawl::sys::process::raise_open_files_limit(u64::MAX) {
         Ok(n) => n,
         Err(e) => {
             eprintln!("trawl: warning: cannot read or raise the open files limit: {e}");

@@ -4,9 +4,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
+use trawl::bytesize::human_bytes;
 use trawl::seen::{model, Sizing, HEADER_BYTES};
 
-use super::count::{human_bytes, parse_count, parse_probability};
+use super::count::{parse_count, parse_probability};
 
 /// Work out the memory and disk a crawl needs before starting it.
 #[derive(Debug, Args)]
@@ -98,7 +99,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     );
     println!(
         "  size                {:>12}  ({:.2} bits/URL, k = {}, 512-bit blocks)",
-        human_bytes(bits_bytes),
+        human_bytes(bits_bytes, 2),
         bits.bits() as f64 / urls,
         bits.k
     );
@@ -107,7 +108,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     if let Some(s) = lossless {
         println!(
             "  lossless instead    {:>12}  ({:.1} bits/URL, k = {}: < 0.5 URL lost in expectation)",
-            human_bytes((s.bit_bytes() + HEADER_BYTES) as f64),
+            human_bytes((s.bit_bytes() + HEADER_BYTES) as f64, 2),
             s.bits() as f64 / urls,
             s.k
         );
@@ -116,28 +117,31 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         "content fingerprints (fp {:e} at {} pages)",
         args.content_fp, pages
     );
-    println!("  size                {:>12}", human_bytes(content_bytes));
+    println!(
+        "  size                {:>12}",
+        human_bytes(content_bytes, 2)
+    );
     println!(
         "frontier on disk (assumed {} bytes per queued URL, all URLs queued at once)",
         args.frontier_bytes_per_url
     );
     println!(
         "  size                {:>12}  (estimate until the frontier format lands)",
-        human_bytes(frontier_bytes)
+        human_bytes(frontier_bytes, 2)
     );
     println!(
         "WARC output (assumed {} bytes per page)",
         args.warc_bytes_per_page
     );
-    println!("  size                {:>12}", human_bytes(warc_bytes));
+    println!("  size                {:>12}", human_bytes(warc_bytes, 2));
     println!();
     println!(
         "RAM  (presence bits + fingerprints resident) {:>12}",
-        human_bytes(ram)
+        human_bytes(ram, 2)
     );
     println!(
         "disk (sets x3 for live + 2 snapshots, frontier, WARC) {:>12}",
-        human_bytes(disk)
+        human_bytes(disk, 2)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::metrics::MetricsServer;
 use super::{CrawlConfig, CrawlError, Stats};
+use crate::bytesize::human_bytes;
 
 /// Refresh period of the terminal display and of the metrics snapshot.
 const REFRESH: Duration = Duration::from_secs(1);
@@ -155,16 +156,16 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         s.pages_per_sec,
         s.queued,
         s.frontier_ram_urls,
-        human_bytes(s.frontier_ram_bytes),
+        human_bytes(s.frontier_ram_bytes as f64, 1),
         s.frontier_disk_urls,
-        human_bytes(s.frontier_disk_bytes),
+        human_bytes(s.frontier_disk_bytes as f64, 1),
         s.hosts_active,
         s.hosts_parked,
         s.seen_fill_ratio,
         s.seen_expected_fp,
-        human_bytes(s.rss_bytes),
-        human_bytes(s.presence_bits_resident_bytes),
-        human_bytes(s.rss_less_presence_bits_bytes),
+        human_bytes(s.rss_bytes as f64, 1),
+        human_bytes(s.presence_bits_resident_bytes as f64, 1),
+        human_bytes(s.rss_less_presence_bits_bytes as f64, 1),
     );
     let w = &s.width;
     let _ = write!(
@@ -194,8 +195,8 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         let _ = write!(
             out,
             " (disk free {} reserve {}; {} pause(s), {:.0}s)",
-            human_bytes(s.disk_free_bytes),
-            human_bytes(s.disk_reserve_bytes),
+            human_bytes(s.disk_free_bytes as f64, 1),
+            human_bytes(s.disk_reserve_bytes as f64, 1),
             s.disk_pauses,
             s.disk_paused_secs
         );
@@ -226,22 +227,6 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         }
     }
     out
-}
-
-fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    let name = UNITS.get(unit).copied().unwrap_or("B");
-    if unit == 0 {
-        format!("{b} {name}")
-    } else {
-        format!("{v:.1} {name}")
-    }
 }
 
 #[cfg(test)]
@@ -276,7 +261,7 @@ mod tests {
         ] {
             assert!(l.contains(needle), "{needle} missing from {l}");
         }
-        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(512.0, 1), "512 B");
         assert!(!l.contains("paused"), "{l}");
         s.paused = Some("disk".to_owned());
         s.disk_pauses = 2;

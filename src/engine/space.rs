@@ -9,7 +9,7 @@
 //! written into the space the reserve kept. When space returns the crawl goes on.
 //!
 //! [`DiskWatch`] makes the decisions without touching the filesystem (it is given the
-//! measured [`Space`] and `now`); [`probe`] is the one `statvfs` call, and
+//! measured [`Space`] and `now`); [`probe`] measures it (`statvfs`, in `sys::fs`), and
 //! [`WriteStall`] is what the output thread uses when a write meets `ENOSPC` anyway
 //! (something else filled the disk faster than the probe saw it). See
 //! `docs/checkpoints.md`, "Disk full", for what survives and what does not.
@@ -148,30 +148,11 @@ pub struct Space {
 ///
 /// # Errors
 /// `statvfs` failed (the directory is gone, or the path holds a NUL byte).
-#[allow(
-    unsafe_code,
-    reason = "statvfs(2) through libc; the one use outside src/seen/mapped.rs, see docs/safety.md"
-)]
 pub fn probe(dir: &Path) -> io::Result<Space> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())?;
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: `path` is a NUL-terminated string that lives across the call, and `st`
-    // points to writable memory of the size and alignment of `struct statvfs`.
-    let rc = unsafe { libc::statvfs(path.as_ptr(), st.as_mut_ptr()) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: statvfs returned 0, so it filled the whole struct.
-    let st = unsafe { st.assume_init() };
-    #[allow(
-        clippy::unnecessary_cast,
-        reason = "the field types differ between platforms (u32 or u64)"
-    )]
-    let (frsize, bavail, blocks) = (st.f_frsize as u64, st.f_bavail as u64, st.f_blocks as u64);
+    let fs = crate::sys::fs::statvfs(dir)?;
     Ok(Space {
-        free_bytes: bavail.saturating_mul(frsize),
-        total_bytes: blocks.saturating_mul(frsize),
+        free_bytes: fs.available_bytes,
+        total_bytes: fs.total_bytes,
     })
 }
 

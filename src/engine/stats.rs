@@ -270,15 +270,8 @@ pub(super) struct MemorySplit {
 /// Reads `VmRSS`/`VmHWM` and the presence bits' resident bytes, and folds the
 /// difference into the sampled peak. Zeros where `/proc` is unavailable.
 pub(super) fn memory_split(shared: &Shared) -> MemorySplit {
-    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kb = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |v| v * 1024)
-    };
-    let rss = kb("VmRSS:");
+    let status = crate::sys::procfs::process_memory();
+    let rss = status.map_or(0, |m| m.rss_bytes);
     let bits = shared.seen.resident_bytes().unwrap_or(0)
         + shared.fingerprints.resident_bytes().unwrap_or(0);
     let less = rss.saturating_sub(bits);
@@ -289,7 +282,7 @@ pub(super) fn memory_split(shared: &Shared) -> MemorySplit {
     MemorySplit {
         rss,
         bits,
-        peak: kb("VmHWM:"),
+        peak: status.map_or(0, |m| m.peak_rss_bytes),
         peak_less_bits,
     }
 }

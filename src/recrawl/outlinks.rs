@@ -12,22 +12,19 @@
 //! (the previous crawl's), so links survive any number of re-crawls of an unchanged
 //! page. Two small inflates and one seek per 304; the body of a response is inflated
 //! only to be skipped (a `BufRead` gzip decoder must run to the member's end to find
-//! the next one).
+//! the next one). Both records are read with the one WARC reader
+//! ([`crate::warc::reader::Records`]).
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::Path;
-
-use flate2::bufread::GzDecoder;
 
 use super::index::IndexEntry;
 use crate::provenance::Hop;
+use crate::warc::reader::{Damage, Framing, ReadError, RecordHead, Records, Status};
 
-/// Largest metadata record read, in bytes: far above `max_links_per_page` lines.
-const MAX_METADATA_BYTES: u64 = 16 << 20;
-
-/// Bytes kept of the record skipped, to read its WARC header: far above trawl's.
-const MAX_SKIPPED_HEAD_BYTES: usize = 16 << 10;
+/// Largest metadata block read, in bytes: far above `max_links_per_page` lines.
+const MAX_METADATA_BYTES: usize = 16 << 20;
 
 /// Why an earlier capture's outlinks could not be read (logged; the page's links
 /// are then only those the seeds already give).
@@ -87,58 +84,44 @@ pub fn read_outlinks(
     let mut file = File::open(path).map_err(io_err)?;
     file.seek(SeekFrom::Start(entry.warc_offset))
         .map_err(io_err)?;
-    let mut input = BufReader::new(file);
-    // Skip the response (or revisit) member whole, keeping the start of its header.
-    let mut skipped = Head(Vec::new());
-    io::copy(&mut GzDecoder::new(&mut input), &mut skipped).map_err(io_err)?;
-    let id = match record_fields(&skipped.0) {
-        Some((Some(id), target)) if target.as_deref().is_none_or(|t| t == entry.url) => id,
+    let mut records =
+        Records::new(BufReader::new(file), Framing::GzipMembers).starting_at(entry.warc_offset);
+    // Skip the response (or revisit) record, keeping its head.
+    records.set_max_block_bytes(0);
+    let skipped = match records.next() {
+        Some(Ok(record)) => record.head,
+        Some(Err(e)) => return Err(read_err(entry, e)),
+        None => return Err(no_metadata(entry)),
+    };
+    let id = match (skipped.record_id(), skipped.target_uri()) {
+        (Some(id), target) if target.is_none_or(|t| t == entry.url) => id.to_owned(),
         _ => return Err(no_metadata(entry)),
     };
-    if input.fill_buf().map_err(io_err)?.is_empty() {
-        return Err(no_metadata(entry));
-    }
-    let mut record = Vec::new();
-    GzDecoder::new(&mut input)
-        .take(MAX_METADATA_BYTES)
-        .read_to_end(&mut record)
-        .map_err(io_err)?;
-    parse_metadata(&record, &id, max_links).ok_or_else(|| no_metadata(entry))
+    records.set_max_block_bytes(MAX_METADATA_BYTES);
+    let metadata = match records.next() {
+        Some(Ok(record)) => record,
+        Some(Err(e)) => return Err(read_err(entry, e)),
+        None => return Err(no_metadata(entry)),
+    };
+    metadata_outlinks(&metadata.head, &metadata.block, &id, max_links)
+        .ok_or_else(|| no_metadata(entry))
 }
 
-/// The first [`MAX_SKIPPED_HEAD_BYTES`] of what is written to it; the rest is dropped.
-struct Head(Vec<u8>);
-
-impl Write for Head {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let room = MAX_SKIPPED_HEAD_BYTES.saturating_sub(self.0.len());
-        self.0
-            .extend_from_slice(buf.get(..room.min(buf.len())).unwrap_or_default());
-        Ok(buf.len())
+/// A read that failed: the file's fault (I/O, a member that does not inflate) or not
+/// the records expected there.
+fn read_err(entry: &IndexEntry, e: ReadError) -> OutlinksError {
+    let source = match e {
+        ReadError::Io(source) => source,
+        ReadError::Damaged {
+            damage: Damage::Gzip,
+            ..
+        } => io::Error::new(io::ErrorKind::InvalidData, e),
+        ReadError::Damaged { .. } => return no_metadata(entry),
+    };
+    OutlinksError::Io {
+        file: entry.warc_file.clone(),
+        source,
     }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// `WARC-Record-ID` and `WARC-Target-URI` of a record's header (`record` holds at
-/// least the header); `None` when it has no complete header.
-fn record_fields(record: &[u8]) -> Option<(Option<String>, Option<String>)> {
-    let end = memchr::memmem::find(record, b"\r\n\r\n")?;
-    let head = std::str::from_utf8(record.get(..end)?).ok()?;
-    let (mut id, mut target) = (None, None);
-    for line in head.split("\r\n") {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        if name.eq_ignore_ascii_case("WARC-Record-ID") {
-            id = Some(value.trim().to_owned());
-        } else if name.eq_ignore_ascii_case("WARC-Target-URI") {
-            target = Some(value.trim().to_owned());
-        }
-    }
-    Some((id, target))
 }
 
 fn no_metadata(entry: &IndexEntry) -> OutlinksError {
@@ -155,24 +138,33 @@ pub fn parse_metadata(
     response_id: &str,
     max_links: usize,
 ) -> Option<(Vec<(String, Hop)>, usize)> {
-    let text = std::str::from_utf8(record).ok()?;
-    let (head, block) = text.split_once("\r\n\r\n")?;
-    let mut is_metadata = false;
-    let mut concurrent = false;
-    for line in head.split("\r\n") {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("WARC-Type") {
-            is_metadata = value == "metadata";
-        } else if name.eq_ignore_ascii_case("WARC-Concurrent-To") {
-            concurrent |= value == response_id;
-        }
-    }
+    let Ok(Status::Complete(head)) = RecordHead::parse(record) else {
+        return None;
+    };
+    metadata_outlinks(
+        &head,
+        record.get(head.len_bytes()..)?,
+        response_id,
+        max_links,
+    )
+}
+
+/// [`parse_metadata`] over a record already read: its head and (the start of) its
+/// block.
+fn metadata_outlinks(
+    head: &RecordHead,
+    block: &[u8],
+    response_id: &str,
+    max_links: usize,
+) -> Option<(Vec<(String, Hop)>, usize)> {
+    let is_metadata = head.record_type() == Some("metadata");
+    let concurrent = head.fields().any(|(name, value)| {
+        name.eq_ignore_ascii_case("WARC-Concurrent-To") && value == response_id
+    });
     if !(is_metadata && concurrent) {
         return None;
     }
+    let block = std::str::from_utf8(block).ok()?;
     let mut links = Vec::new();
     let mut more = 0usize;
     for line in block.split("\r\n") {
@@ -253,21 +245,20 @@ outlink: http://a/z R\r\noutlink: bad\r\n\r\n\r\n";
         assert!(parse_metadata(rec, "", 9).is_none(), "an id is required");
     }
 
+    /// The skipped record's head names the id the metadata record must be
+    /// concurrent to, and its target.
     #[test]
     fn the_skipped_record_names_its_id_and_target() {
         let rec = b"WARC/1.1\r\nWARC-Type: revisit\r\nWARC-Record-ID: <urn:uuid:9>\r\n\
 WARC-Target-URI: http://a/x\r\n\r\nHTTP/1.1 304\r\n";
+        let Ok(Status::Complete(head)) = RecordHead::parse(rec) else {
+            panic!("head of {rec:?}");
+        };
+        assert_eq!(head.record_id(), Some("<urn:uuid:9>"));
+        assert_eq!(head.target_uri(), Some("http://a/x"));
         assert_eq!(
-            record_fields(rec),
-            Some((
-                Some("<urn:uuid:9>".to_owned()),
-                Some("http://a/x".to_owned())
-            ))
+            RecordHead::parse(b"WARC/1.1\r\nWARC-Type: x"),
+            Ok(Status::Partial)
         );
-        assert_eq!(record_fields(b"WARC/1.1\r\nWARC-Type: x"), None);
-        let mut head = Head(Vec::new());
-        head.write_all(&vec![b'a'; MAX_SKIPPED_HEAD_BYTES + 10])
-            .unwrap();
-        assert_eq!(head.0.len(), MAX_SKIPPED_HEAD_BYTES);
     }
 }

@@ -13,7 +13,7 @@
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::mapped::MappedWords;
+use crate::sys::mmap::MappedWords;
 
 /// The dirty-block map of one set.
 #[derive(Debug)]

@@ -17,7 +17,6 @@ mod fingerprints;
 mod hash;
 mod header;
 mod log;
-mod mapped;
 pub mod model;
 mod set;
 

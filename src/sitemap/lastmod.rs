@@ -1,5 +1,7 @@
 //! `<lastmod>`: a W3C datetime (a profile of ISO 8601), as sitemaps.org requires.
 
+use crate::calendar::{days_from_civil, days_in_month};
+
 /// A parsed `<lastmod>`: seconds since the Unix epoch, UTC.
 ///
 /// Accepted forms (W3C "Date and Time Formats"): `YYYY`, `YYYY-MM`, `YYYY-MM-DD`,
@@ -120,30 +122,6 @@ fn time_of_day(t: &[u8]) -> Option<i64> {
         _ => return None,
     };
     Some(h * 3600 + m * 60 + s - offset)
-}
-
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use super::capture::{metadata_block, Capture, CaptureIds, Envelope, RevisitOf, S
 use super::date::WarcDate;
 use super::digest::Digest;
 use super::gzip::{Deflater, MemberEncoder};
+use super::reader::{RecordHead, Status};
 use super::record::{RecordId, RecordType};
 use super::writer::WarcError;
 use crate::http::SharedBytes;
@@ -280,25 +281,28 @@ pub(super) fn assemble(
     Ok(placed)
 }
 
-/// Decodes a member and replaces the `WARC-Warcinfo-ID` in its header (ids have a fixed
+/// Decodes a member and replaces the `WARC-Warcinfo-ID` in its head (ids have a fixed
 /// length, so nothing else moves).
 fn restamp(member: &[u8], old: RecordId, new: RecordId) -> io::Result<Vec<u8>> {
     let mut raw = Vec::with_capacity(member.len() * 4);
     flate2::read::GzDecoder::new(member).read_to_end(&mut raw)?;
-    let field = format!("\r\nWARC-Warcinfo-ID: {old}\r\n");
-    let header_end = memchr::memmem::find(&raw, b"\r\n\r\n").unwrap_or(raw.len());
-    let at = raw
-        .get(..header_end + 2)
-        .and_then(|header| memchr::memmem::find(header, field.as_bytes()))
+    let head = match RecordHead::parse(&raw) {
+        Ok(Status::Complete(head)) => head,
+        Ok(Status::Partial) => return Err(io::Error::other("member has no whole record head")),
+        Err(e) => return Err(io::Error::other(e)),
+    };
+    let (old, new) = (old.to_string(), new.to_string());
+    let at = head
+        .field_range("WARC-Warcinfo-ID")
+        .filter(|range| raw.get(range.clone()) == Some(old.as_bytes()))
         .ok_or_else(|| io::Error::other("member has no warcinfo id to replace"))?;
-    let replacement = format!("\r\nWARC-Warcinfo-ID: {new}\r\n");
-    if let Some(slot) = raw.get_mut(at..at + field.len()) {
-        if replacement.len() == slot.len() {
-            slot.copy_from_slice(replacement.as_bytes());
-            return Ok(raw);
+    match raw.get_mut(at) {
+        Some(slot) if slot.len() == new.len() => {
+            slot.copy_from_slice(new.as_bytes());
+            Ok(raw)
         }
+        _ => Err(io::Error::other("warcinfo id of another length")),
     }
-    Err(io::Error::other("warcinfo id of another length"))
 }
 
 #[cfg(test)]
@@ -363,5 +367,37 @@ mod tests {
         // The request member is compressed as usual, and parts tile the buffer.
         assert_eq!(coded.parts.first().map(|p| p.start), Some(0));
         assert_eq!(coded.parts.last().map(|p| p.end), Some(coded.members.len()));
+    }
+
+    /// A capture compressed before a rotation gets the new file's warcinfo id, and
+    /// nothing else in its records changes.
+    #[test]
+    fn restamping_replaces_only_the_warcinfo_id() {
+        let (old, new) = (RecordId::new_v4(), RecordId::new_v4());
+        let mut compressor =
+            CaptureCompressor::new(Deflater::Libdeflate, 1, WarcinfoSlot::new(old));
+        let compressed = compressor.compress(&capture("", b"<p>hi</p>")).unwrap();
+        for part in &compressed.parts {
+            let member = &compressed.members[part.start..part.end];
+            let mut before = Vec::new();
+            flate2::read::GzDecoder::new(member)
+                .read_to_end(&mut before)
+                .unwrap();
+            let after = restamp(member, old, new).unwrap();
+            assert_eq!(after.len(), before.len());
+            let head = match RecordHead::parse(&after) {
+                Ok(Status::Complete(head)) => head,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(
+                head.field("WARC-Warcinfo-ID"),
+                Some(new.to_string().as_str())
+            );
+            let at = head.field_range("WARC-Warcinfo-ID").unwrap();
+            assert_eq!(after[..at.start], before[..at.start]);
+            assert_eq!(after[at.end..], before[at.end..]);
+            assert!(restamp(member, new, old).is_err(), "the old id is required");
+        }
+        assert!(restamp(b"not gzip", old, new).is_err());
     }
 }

@@ -16,7 +16,9 @@
 //! - [`compressed`]: captures compressed on the shard threads, so the writer only
 //!   appends;
 //! - [`writer`]: gzip members appended to size-rotated files, positions for checkpoints;
-//! - [`mod@repair`]: cutting a torn last record after a crash.
+//! - [`reader`]: the one WARC reader, sans-IO at its core: a record head from bytes,
+//!   one record pushed in pieces, the records of a file (gzip members or plain);
+//! - [`mod@repair`]: cutting a torn last record after a crash (with [`reader`]).
 //!
 //! The crawl engine runs the writer on its output thread (`src/engine/output.rs`).
 //!
@@ -31,6 +33,7 @@ pub mod compressed;
 pub mod dedup;
 pub mod gzip;
 pub mod igzip;
+pub mod reader;
 pub mod record;
 pub mod repair;
 pub mod writer;
@@ -45,6 +48,7 @@ pub use compressed::{CaptureCompressor, CompressedCapture, WarcinfoSlot};
 pub use date::WarcDate;
 pub use dedup::{DedupConfig, DedupStats};
 pub use digest::Digest;
+pub use reader::{Framing, ReadError, RecordHead, Records};
 pub use record::{Record, RecordId, RecordType, Truncation};
 pub use repair::{recover, repair, scan, scan_reader, RecoveredFile, RepairReport, ScanReport};
 pub use writer::{WarcError, WarcPosition, WarcWriter, WarcWriterConfig, WriterSummary};
@@ -80,8 +84,8 @@ pub fn fuzz_parse(data: &[u8]) {
             assert_eq!(repair::scan_reader(prefix).ok(), Some((valid, records)));
         }
     }
-    let mut check = repair::RecordCheck::default();
-    let _ = std::io::Write::write_all(&mut check, data);
+    let mut check = reader::RecordSink::new(0);
+    check.push(data);
     let _ = check.is_complete();
     let text = String::from_utf8_lossy(data);
     if let Ok(date) = text.parse::<WarcDate>() {

@@ -2,25 +2,20 @@
 //!
 //! The writer appends whole gzip members, one record each, so after `kill -9` a file
 //! holds complete members followed by at most one torn one. [`scan`] finds the end of
-//! the last complete member by decompressing the members one by one (a member is
-//! complete when its gzip trailer checks, CRC-32 and length, and it holds exactly one
-//! WARC record whose `Content-Length` matches). [`repair`] truncates to that boundary,
+//! the last complete member by reading the records with [`super::reader::Records`] (a
+//! member is complete when its gzip trailer checks, CRC-32 and length, and it holds
+//! exactly one WARC record whose `Content-Length` matches). [`repair`] truncates to that boundary,
 //! or to a checkpoint's offset when one is known. [`recover`] does this for every
 //! `.open` file of a directory and gives them their final names.
 
 #![deny(clippy::indexing_slicing)]
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use flate2::bufread::GzDecoder;
-
+use super::reader::{Framing, ReadError, Records};
 use super::writer::{sync_dir, WarcError, OPEN_SUFFIX};
-
-/// Largest WARC header block accepted while checking a record (the writer's are well
-/// under 2 KiB; a bound keeps a damaged file from growing the buffer).
-const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 /// What [`scan`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,24 +73,22 @@ pub fn scan(path: &Path) -> Result<ScanReport, WarcError> {
 /// Only errors of the reader itself when it is asked for more bytes at a member
 /// boundary; damaged or cut-off content ends the valid part instead.
 pub fn scan_reader(reader: impl BufRead) -> io::Result<(u64, u64)> {
-    let mut reader = CountingReader {
-        inner: reader,
-        pos: 0,
-    };
+    let mut records = Records::new(reader, Framing::GzipMembers);
+    // Only the heads and the lengths matter here.
+    records.set_max_block_bytes(0);
     let mut valid_len = 0;
-    let mut records = 0;
-    loop {
-        if reader.fill_buf()?.is_empty() {
-            return Ok((valid_len, records));
+    let mut count = 0;
+    for record in records {
+        match record {
+            Ok(record) => {
+                valid_len = record.end;
+                count += 1;
+            }
+            Err(ReadError::Io(e)) => return Err(e),
+            Err(ReadError::Damaged { .. }) => break,
         }
-        let mut check = RecordCheck::default();
-        let decoded = io::copy(&mut GzDecoder::new(&mut reader), &mut check);
-        if decoded.is_err() || !check.is_complete() {
-            return Ok((valid_len, records));
-        }
-        valid_len = reader.pos;
-        records += 1;
     }
+    Ok((valid_len, count))
 }
 
 /// Cuts `path` back to its valid part: to `valid_len` when a checkpoint gives it (the
@@ -233,125 +226,4 @@ fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(filled)
-}
-
-/// A `BufRead` that counts the bytes consumed from it, so the gzip decoder (which
-/// consumes exactly one member) tells us where the member ended.
-struct CountingReader<R> {
-    inner: R,
-    pos: u64,
-}
-
-impl<R: BufRead> Read for CountingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for CountingReader<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.pos += amt as u64;
-        self.inner.consume(amt);
-    }
-}
-
-/// A sink checking that the bytes written to it form exactly one WARC record: a
-/// version line, fields, a `Content-Length`, that many block bytes, then CRLF CRLF.
-/// Memory stays bounded: only the header is kept.
-#[derive(Debug, Default)]
-pub struct RecordCheck {
-    header: Vec<u8>,
-    /// Block length plus 4, once the header has been parsed.
-    expected_rest: Option<u64>,
-    rest_seen: u64,
-    tail: [u8; 4],
-    failed: bool,
-}
-
-impl RecordCheck {
-    /// Whether everything written so far is exactly one whole record.
-    pub fn is_complete(&self) -> bool {
-        !self.failed && self.expected_rest == Some(self.rest_seen) && &self.tail == b"\r\n\r\n"
-    }
-
-    fn take_rest(&mut self, bytes: &[u8]) {
-        self.rest_seen += bytes.len() as u64;
-        for &b in bytes.iter().rev().take(4).rev() {
-            self.tail.rotate_left(1);
-            self.tail[3] = b;
-        }
-        if self.expected_rest.is_some_and(|e| self.rest_seen > e) {
-            self.failed = true;
-        }
-    }
-}
-
-impl Write for RecordCheck {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.failed {
-            return Ok(buf.len());
-        }
-        if self.expected_rest.is_some() {
-            self.take_rest(buf);
-            return Ok(buf.len());
-        }
-        let before = self.header.len();
-        let room = MAX_HEADER_BYTES.saturating_sub(before);
-        self.header
-            .extend_from_slice(buf.get(..room.min(buf.len())).unwrap_or_default());
-        let search_from = before.saturating_sub(3);
-        let found = self
-            .header
-            .get(search_from..)
-            .and_then(|h| h.windows(4).position(|w| w == b"\r\n\r\n"))
-            .map(|p| search_from + p + 4);
-        match found {
-            Some(end) => {
-                let header = self.header.get(..end).unwrap_or_default();
-                match parse_content_length(header) {
-                    Some(len) => {
-                        self.expected_rest = Some(len.saturating_add(4));
-                        let consumed_from_buf = end - before;
-                        self.take_rest(buf.get(consumed_from_buf..).unwrap_or_default());
-                    }
-                    None => self.failed = true,
-                }
-            }
-            None if self.header.len() >= MAX_HEADER_BYTES => self.failed = true,
-            None => {}
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The `Content-Length` of a WARC header block (`WARC/1.0` or `WARC/1.1`).
-fn parse_content_length(header: &[u8]) -> Option<u64> {
-    let mut lines = header.split(|&b| b == b'\n');
-    let version = lines.next()?;
-    if !(version.starts_with(b"WARC/1.0") || version.starts_with(b"WARC/1.1")) {
-        return None;
-    }
-    lines.find_map(|line| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let colon = line.iter().position(|&b| b == b':')?;
-        let (name, value) = line.split_at(colon);
-        if !name.eq_ignore_ascii_case(b"content-length") {
-            return None;
-        }
-        std::str::from_utf8(value.get(1..)?)
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    })
 }

@@ -360,7 +360,7 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     if c.memory_bytes < 512 << 20 {
         // A budget tighter than the default: freed memory goes back to the OS at once
         // (CPU for a lower, steadier peak; `purge_freed_memory_promptly`).
-        crate::purge_freed_memory_promptly();
+        trawl::sys::alloc::purge_freed_memory_promptly();
     }
     // A quarter of the budget for robots rules, split across shards (16..512 MiB each):
     // a breadth-first crawl cycles through every host of a shard, which is the worst

@@ -14,8 +14,8 @@ use super::dirty::DirtyBlocks;
 use super::error::Error;
 use super::hash::{Hasher, Probe};
 use super::header::{Header, Purpose, State, HEADER_BYTES};
-use super::mapped::MappedWords;
 use super::model::{self, Sizing, BLOCK_BITS, BLOCK_WORDS};
+use crate::sys::mmap::MappedWords;
 
 mod checkpoint;
 mod open;

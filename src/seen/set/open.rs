@@ -9,8 +9,10 @@ use crate::seen::dirty::DirtyBlocks;
 use crate::seen::error::{Error, ErrorKind};
 use crate::seen::hash::{Hasher, DEFAULT_SEED};
 use crate::seen::header::{Header, HeaderError, Purpose, State, HEADER_BYTES};
-use crate::seen::mapped::{self, MappedWords};
 use crate::seen::model::BLOCK_BITS;
+use crate::sys::fs::lock_exclusive;
+use crate::sys::mmap::MappedWords;
+use crate::sys::procfs::physical_ram_bytes;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -95,7 +97,7 @@ impl SeenSet {
             bits_checksum: 0,
         };
         let io = |e| Error::io(path, e);
-        let file = crate::seen::mapped::anonymous_file().map_err(io)?;
+        let file = crate::sys::mmap::anonymous_file().map_err(io)?;
         file.set_len(header.file_bytes()).map_err(io)?;
         file.write_all_at(&header.encode(), 0).map_err(io)?;
         Self::map(path, file, &header, false, Backing::Memory, false)
@@ -316,7 +318,7 @@ impl SeenSet {
 }
 
 fn lock(file: &File, path: &Path) -> Result<(), Error> {
-    match mapped::lock_exclusive(file) {
+    match lock_exclusive(file) {
         Ok(true) => Ok(()),
         Ok(false) => Err(Error::new(ErrorKind::Locked, path)),
         Err(e) => Err(Error::io(path, e)),
@@ -393,14 +395,6 @@ fn huge_pages_fit(backing: Backing, len_bytes: usize) -> bool {
             physical_ram_bytes().is_some_and(|ram| (len_bytes as u64).saturating_mul(2) <= ram)
         }
     }
-}
-
-/// `MemTotal` from `/proc/meminfo`; `None` where it cannot be read.
-fn physical_ram_bytes() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kb.checked_mul(1024)
 }
 
 #[cfg(test)]

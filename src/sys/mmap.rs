@@ -1,20 +1,21 @@
-//! The one file of trawl that uses `unsafe`: the memory-mapped bit region seen as
-//! `[AtomicU64]`, the advisory lock on the file, and the prefetch hint.
+//! The presence bits' memory: a mapped region (of the set's file, or anonymous) seen
+//! as `[AtomicU64]`, its `madvise`, `mlock` and `msync` (memmap2's safe calls), and the
+//! CPU prefetch hint. `seen::set` and `seen::dirty` use it; the file's lock is
+//! [`super::fs::lock_exclusive`].
 //!
 //! Everything here is small on purpose; the argument for why it is sound is in
-//! `docs/safety.md`. In short: we create (or validate) the file ourselves, hold an
-//! exclusive `flock` on it for as long as it is mapped, never truncate or resize it
-//! while mapped, and only ever touch the mapped bytes through atomic operations, so
-//! concurrent access from many threads (and write-back by the kernel) is never a data
-//! race in the Rust memory model.
+//! `docs/safety.md`. In short: `SeenSet` creates (or validates) the file itself, holds
+//! an exclusive `flock` on it for as long as it is mapped, never truncates or resizes
+//! it while mapped, and only ever touches the mapped bytes through atomic operations,
+//! so concurrent access from many threads (and write-back by the kernel) is never a
+//! data race in the Rust memory model.
 #![allow(
     unsafe_code,
-    reason = "the mmap'd presence bits need raw-pointer access; confined to this file (STYLE.md §6)"
+    reason = "the mmap'd presence bits need raw-pointer access; the OS seam (src/sys), see docs/safety.md"
 )]
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::AtomicU64;
 
 use memmap2::{Advice, MmapOptions, MmapRaw};
@@ -41,7 +42,7 @@ impl std::fmt::Debug for MappedWords {
 impl MappedWords {
     /// Maps `len_bytes` of `file` at `offset` read-write and shared.
     ///
-    /// The caller must hold the exclusive lock from [`lock_exclusive`] on `file` and must
+    /// The caller must hold the exclusive lock from [`super::fs::lock_exclusive`] on `file` and must
     /// not change the file's length while the returned value lives; `SeenSet` guarantees
     /// both (see `docs/safety.md`).
     ///
@@ -151,27 +152,7 @@ impl MappedWords {
     /// that starts at our address in `/proc/self/smaps` (file-backed or anonymous, huge
     /// pages included). `None` if the file cannot be read or has no such mapping.
     pub(crate) fn resident_bytes(&self) -> Option<u64> {
-        let start = self.map.as_ptr() as usize;
-        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let mut inside = false;
-        for line in smaps.lines() {
-            let first = line.split_whitespace().next().unwrap_or_default();
-            if let Some((lo, hi)) = first.split_once('-') {
-                if let (Ok(lo), Ok(_)) =
-                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-                {
-                    inside = lo == start;
-                    continue;
-                }
-            }
-            if inside {
-                if let Some(rest) = line.strip_prefix("Rss:") {
-                    let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-                    return Some(kb * 1024);
-                }
-            }
-        }
-        None
+        super::procfs::mapping_rss_bytes(self.map.as_ptr() as usize)
     }
 
     /// Writes dirty mapped pages back to the file and waits (`msync(MS_SYNC)`).
@@ -198,27 +179,23 @@ fn prefetch_ptr(ptr: *const u8) {
     let _ = ptr;
 }
 
-/// Takes an exclusive, non-blocking advisory lock (`flock(LOCK_EX | LOCK_NB)`) on
-/// `file`; it is released when the file descriptor is closed (when the `File` drops).
-///
-/// Returns `Ok(false)` if another open file description holds the lock.
+/// An anonymous memory file (Linux `memfd_create`): a file descriptor on no
+/// filesystem, freed with its last reference ([`crate::seen::SeenSet::anonymous`]).
 ///
 /// # Errors
-/// Any `flock` failure other than "would block".
-pub(crate) fn lock_exclusive(file: &File) -> io::Result<bool> {
-    let fd = file.as_raw_fd();
-    // SAFETY: `fd` is a valid open descriptor borrowed from `file` for the duration of the
-    // call; flock only reads the integer arguments and touches no memory of ours.
-    let rc = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(true);
+/// The system call failed (no memory, too many open files).
+pub(crate) fn anonymous_file() -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    const NAME: &std::ffi::CStr = c"trawl-presence-bits";
+    // SAFETY: `NAME` is a valid NUL-terminated string that outlives the call;
+    // `memfd_create` reads it and returns a new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(NAME.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
     }
-    let err = io::Error::last_os_error();
-    if err.kind() == io::ErrorKind::WouldBlock {
-        Ok(false)
-    } else {
-        Err(err)
-    }
+    // SAFETY: `fd` is a fresh descriptor this process owns and nothing else holds;
+    // the `File` takes sole ownership and closes it on drop.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
 #[cfg(test)]
@@ -292,35 +269,16 @@ mod tests {
         assert!(MappedWords::map(&file, 0, 12).is_err());
     }
 
-    /// Covers the `flock` call: a second description of the same file cannot lock it.
     #[test]
-    fn exclusive_lock_excludes_a_second_opener() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        let first = File::create(&path).unwrap();
-        assert!(lock_exclusive(&first).unwrap());
-        let second = File::open(&path).unwrap();
-        assert!(!lock_exclusive(&second).unwrap());
-        drop(first);
-        assert!(lock_exclusive(&second).unwrap());
+    fn an_anonymous_file_holds_what_is_written_and_maps() {
+        use std::os::unix::fs::FileExt;
+        let file = anonymous_file().unwrap();
+        file.set_len(8192).unwrap();
+        file.write_all_at(&[7u8; 8], 4096).unwrap();
+        let mut back = [0u8; 8];
+        file.read_exact_at(&mut back, 4096).unwrap();
+        assert_eq!(back, [7u8; 8]);
+        let mapped = MappedWords::map(&file, 4096, 4096).unwrap();
+        assert_eq!(mapped.words().len(), 512);
     }
-}
-
-/// An anonymous memory file (Linux `memfd_create`): a file descriptor on no
-/// filesystem, freed with its last reference ([`crate::seen::SeenSet::anonymous`]).
-///
-/// # Errors
-/// The system call failed (no memory, too many open files).
-pub(crate) fn anonymous_file() -> std::io::Result<std::fs::File> {
-    use std::os::fd::FromRawFd;
-    const NAME: &std::ffi::CStr = c"trawl-presence-bits";
-    // SAFETY: `NAME` is a valid NUL-terminated string that outlives the call;
-    // `memfd_create` reads it and returns a new descriptor or -1.
-    let fd = unsafe { libc::memfd_create(NAME.as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a fresh descriptor this process owns and nothing else holds;
-    // the `File` takes sole ownership and closes it on drop.
-    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
 }
