@@ -23,10 +23,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::capture::{metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse};
 use super::date::WarcDate;
 use super::digest::Digest;
+use super::error::WarcError;
 use super::gzip::{Deflater, MemberEncoder};
 use super::reader::{RecordHead, Status};
 use super::record::{RecordId, RecordType};
-use super::writer::WarcError;
 use crate::http::SharedBytes;
 
 /// The `warcinfo` record id of the file the next capture will be appended to, shared

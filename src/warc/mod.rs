@@ -31,6 +31,7 @@
 pub mod capture;
 pub mod compressed;
 pub mod dedup;
+mod error;
 pub mod gzip;
 pub mod igzip;
 pub mod reader;
@@ -48,10 +49,11 @@ pub use compressed::{CaptureCompressor, CompressedCapture, WarcinfoSlot};
 pub use date::WarcDate;
 pub use dedup::{DedupConfig, DedupStats};
 pub use digest::Digest;
+pub use error::WarcError;
 pub use reader::{Framing, ReadError, RecordHead, Records};
 pub use record::{Record, RecordId, RecordType, Truncation};
 pub use repair::{recover, repair, scan, scan_reader, RecoveredFile, RepairReport, ScanReport};
-pub use writer::{WarcError, WarcPosition, WarcWriter, WarcWriterConfig, WriterSummary};
+pub use writer::{WarcPosition, WarcWriter, WarcWriterConfig, WriterSummary};
 
 /// Fuzz entry point (`fuzz/fuzz_targets/warc_parse.rs`, replayed over the committed
 /// corpus by `tests/fuzz_warc.rs`): runs every parser of this module that reads bytes

@@ -14,8 +14,9 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use super::error::WarcError;
 use super::reader::{Framing, ReadError, Records};
-use super::writer::{sync_dir, WarcError, OPEN_SUFFIX};
+use super::writer::{sync_dir, OPEN_SUFFIX};
 
 /// What [`scan`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,6 +26,7 @@ use super::capture::{
 use super::compressed::{assemble, CaptureCompressor, CompressedCapture, WarcinfoSlot};
 use super::date::WarcDate;
 use super::dedup::{DedupConfig, DedupStats, PayloadIndex};
+use super::error::WarcError;
 use super::gzip::{Deflater, MemberEncoder};
 use super::record::{RecordId, RecordType};
 
@@ -74,69 +75,6 @@ impl WarcWriterConfig {
             gzip_level: Deflater::default().default_level(),
             warcinfo: WarcinfoFields::default(),
             dedup: DedupConfig::default(),
-        }
-    }
-}
-
-/// A WARC writer failure. Every I/O error carries the file it concerns.
-#[derive(Debug, thiserror::Error)]
-pub enum WarcError {
-    /// The output directory could not be created or listed.
-    #[error("warc directory {}: cannot {op}", path.display())]
-    Dir {
-        /// `create` or `list`.
-        op: &'static str,
-        /// The directory.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
-    /// A file operation failed.
-    #[error("warc file {}: cannot {op}", path.display())]
-    File {
-        /// `create`, `write`, `sync`, `rename`, `read`, `truncate`, `remove`.
-        op: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
-    /// A record could not be built (a field value with a line break).
-    #[error("warc record for {uri} cannot be written")]
-    Record {
-        /// The capture's URL.
-        uri: String,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
-    /// A checkpoint offset lies past the end of the file (data the checkpoint counted
-    /// on never reached the disk) or not on a record boundary.
-    #[error("warc file {}: checkpoint offset {offset} does not fit a file of {len} bytes", path.display())]
-    BadCheckpoint {
-        /// The file.
-        path: PathBuf,
-        /// The offset recorded in the checkpoint.
-        offset: u64,
-        /// The file's length.
-        len: u64,
-    },
-    /// The writer thread has stopped (after an earlier error, or shut down).
-    #[error("warc writer thread has stopped")]
-    Stopped,
-}
-
-impl WarcError {
-    pub(crate) fn file<'p>(
-        op: &'static str,
-        path: &'p Path,
-    ) -> impl FnOnce(io::Error) -> Self + 'p {
-        move |source| Self::File {
-            op,
-            path: path.to_path_buf(),
-            source,
         }
     }
 }
