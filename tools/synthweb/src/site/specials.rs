@@ -1,5 +1,7 @@
-//! The special links an ordinary page carries, one kind per slot: redirects, loops,
-//! aliases, non-HTTP and hidden links, probes and the like.
+//! The special links an ordinary page carries, one kind per slot: redirects (codes,
+//! chains, a loop, cross-host), error and soft-404 pages, meta refresh, `~user`, wiki and
+//! query pages, robots probes, frames and image maps, images and documents, `nofollow`,
+//! non-HTTP and hidden links.
 
 use crate::hash::Rng;
 use crate::hosts::HostRole;

@@ -1,5 +1,6 @@
-//! The trap hosts: URL spaces without end (sessions, duplicates, growing paths,
-//! calendars, the self-listing directory loop) and how deep a page lies in one.
+//! The trap hosts: URL spaces without end (a calendar, a symlink loop and the
+//! self-listing directory, period-two paths, session ids, duplicates, growing URLs, a
+//! million pages) and how deep a page lies in one.
 
 use crate::hash::hash_words;
 use crate::hosts::{HostRole, TrapKind};
