@@ -58,7 +58,7 @@ pub enum FormatError {
         /// What is wrong.
         reason: &'static str,
     },
-    /// A line is longer than [`MAX_LINE_BYTES`] or not UTF-8.
+    /// A line is longer than [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES) or not UTF-8.
     #[error("{file} line {line}: line too long or not UTF-8")]
     BadLine {
         /// The file being read.

@@ -1,4 +1,4 @@
-//! Reading a file line by line under [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES), counting
+//! Reading a file line by line under [`MAX_LINE_BYTES`], counting
 //! lines for error reports, and the URL sanity check the readers share.
 
 use std::io::{self, BufRead};

@@ -69,9 +69,10 @@ pub(super) fn abstract_own_locations<'a>(path: &str, body: &'a [u8]) -> std::bor
 
 /// A 128-bit content fingerprint of a body, word at a time (the generator's byte-wise
 /// hash is too slow for hundreds of thousands of pages). Two lanes with different
-/// multipliers; the length is mixed in. A collision could only make [`compute`] report a
-/// spurious [`ManifestError::Ambiguous`], never a silent error: equal fingerprints are
-/// checked to carry equal links.
+/// multipliers; the length is mixed in. A collision could only make
+/// [`compute`](super::compute) report a spurious
+/// [`ManifestError::Ambiguous`](super::ManifestError::Ambiguous), never a silent error:
+/// equal fingerprints are checked to carry equal links.
 pub(super) fn fingerprint(body: &[u8]) -> u128 {
     const K1: u64 = 0x9E37_79B9_7F4A_7C15;
     const K2: u64 = 0xC2B2_AE3D_27D4_EB4F;

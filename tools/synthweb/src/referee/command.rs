@@ -1,4 +1,4 @@
-//! The `synthweb check` command around [`check`](super::check): its arguments, reading
+//! The `synthweb check` command around [`check`]: its arguments, reading
 //! the manifest and the log, printing the report, the exit code.
 
 use std::fs::File;
