@@ -1,5 +1,5 @@
 //! HTML page assembly: filler text, link spellings (the aliases canonicalization must
-//! collapse), charsets. The page builder in `site.rs` writes markup into a `String` and
+//! collapse), charsets. The page builder in `site/builder.rs` writes markup into a `String` and
 //! records every link it writes, with its canonical URL, so the body and the link list
 //! never disagree.
 

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tokio::sync::mpsc;
 
-/// One request as the server saw it: the request-log line type of `formats.rs`, so the
+/// One request as the server saw it: the request-log line type of `formats/log.rs`, so the
 /// server writes exactly what the referee reads.
 pub type LogRecord = crate::formats::LogLine;
 
