@@ -419,6 +419,11 @@ pub fn run(mut cfg: ServerConfig, ready: impl FnOnce(&Ready)) -> anyhow::Result<
         for l in tls_listeners {
             tokio::spawn(accept_loop(shared.clone(), conns.clone(), l, tls.clone()));
         }
+        // The stop signals are caught from here on, before the ready report: a
+        // SIGINT sent right after it must find the handler in place (tokio installs
+        // one when its stream is made, not when the future is first polled), or the
+        // default action would end the process without the `done` report.
+        let signals = StopSignals::install();
         ready(&Ready {
             ready: true,
             pid: std::process::id(),
@@ -431,7 +436,7 @@ pub fn run(mut cfg: ServerConfig, ready: impl FnOnce(&Ready)) -> anyhow::Result<
             profile: cfg.site.profiles.name(),
             vm_rss_kb: vm_rss_kb(),
         });
-        wait_for_stop(&shared, cfg.max_secs).await;
+        wait_for_stop(&shared, cfg.max_secs, signals).await;
         let _ = shared.shutdown_tx.send(true);
         // Let connections log their last requests (bounded wait).
         let max = cfg.max_connections.max(1);
@@ -463,7 +468,40 @@ pub fn run(mut cfg: ServerConfig, ready: impl FnOnce(&Ready)) -> anyhow::Result<
     result
 }
 
-async fn wait_for_stop(shared: &Shared, max_secs: Option<u64>) {
+/// SIGINT and SIGTERM, caught (see [`run`]); `None` where a stream could not be made.
+struct StopSignals {
+    #[cfg(unix)]
+    interrupt: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Self {
+                interrupt: signal(SignalKind::interrupt()).ok(),
+                terminate: signal(SignalKind::terminate()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Self {}
+    }
+}
+
+#[cfg(unix)]
+async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
+    match s {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
+async fn wait_for_stop(shared: &Shared, max_secs: Option<u64>, mut signals: StopSignals) {
     let mut rx = shared.shutdown_rx.clone();
     let limit = async {
         match max_secs {
@@ -472,21 +510,22 @@ async fn wait_for_stop(shared: &Shared, max_secs: Option<u64>) {
         }
     };
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+    {
+        tokio::select! {
+            () = next_signal(&mut signals.interrupt) => {}
+            () = next_signal(&mut signals.terminate) => {}
+            () = limit => {}
+            _ = rx.wait_for(|v| *v) => {}
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
-        () = limit => {}
-        _ = rx.wait_for(|v| *v) => {}
+    {
+        let _ = &mut signals;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = limit => {}
+            _ = rx.wait_for(|v| *v) => {}
+        }
     }
 }
 
