@@ -6,6 +6,14 @@
 //! fetcher's `mio::Waker`), and runs its part of the checkpoint barriers. Shards share
 //! nothing on the hot path but the presence bits (lock-free) and a few atomic
 //! counters.
+//!
+//! This file is the loop and the dispatch of actions; beside it:
+//! - `record.rs`: the records of a finished fetch (log line, WARC capture, re-crawl
+//!   index entry), built without I/O from the outcome, the re-crawl judgement and the
+//!   time; the driver does the judging, the handler's hooks and the sending around it;
+//! - `peers.rs`: the links exchanged with peer shards (inbox, outboxes, back-pressure);
+//! - `barrier.rs`: the shard's part of a checkpoint (barrier waits, frontier, tally
+//!   and robots dumps) and the tallies read back on a resume.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -14,24 +22,25 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::crawllog::{FetchTimings, Hop, LogRecord, Outcome};
-use crate::frontier::{Frontier, QueuedUrl};
-use crate::http::ResponseHead;
-use crate::net::{FailReason, FetchOutcome, Fetcher};
+use crate::crawllog::{Hop, LogRecord};
+use crate::frontier::Frontier;
+use crate::net::Fetcher;
 use crate::robots::HostKey;
 use crate::url::UrlFilter;
-use crate::warc::{Capture, CaptureCompressor, Outlink, WarcDate};
+use crate::warc::{CaptureCompressor, WarcDate};
 
-use super::core::{hops_path, Action, Core, CoreParts, Now};
 pub(crate) use super::core::{host_key, shard_of, HostTally};
+use super::core::{Action, Core, CoreParts, Now};
 use super::inbox::{Batch, InboxWaker, Received};
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{Control, Shared};
 
 mod barrier;
 mod peers;
+mod record;
 
 pub(crate) use barrier::load_tallies;
+use record::{Fetched, RecordPolicy, Records, Recrawled};
 
 pub(crate) struct Shard {
     pub index: usize,
@@ -223,8 +232,13 @@ impl Shard {
                 }
                 Action::Note(note) => note_to_log(&note),
                 Action::Record(r) => {
-                    let previous =
-                        self.record(&r.outcome, r.via(), r.hops(), r.page(), &r.annotations);
+                    let previous = self.record(&Fetched {
+                        outcome: &r.outcome,
+                        via: r.via(),
+                        hops: r.hops(),
+                        page: r.page(),
+                        annotations: &r.annotations,
+                    });
                     if let (Some(links), Some((item, _))) = (previous, r.page()) {
                         // A 304 in a re-crawl: its links come from the previous crawl.
                         let mut more = Vec::new();
@@ -328,82 +342,36 @@ impl Shard {
 
     /// Writes the crawl-log line (and the WARC capture) of a finished fetch. Returns
     /// the links of a page answered 304 in a re-crawl, read from the previous crawl.
-    fn record(
-        &self,
-        o: &FetchOutcome,
-        via: Option<&str>,
-        hops: &str,
-        page: Option<(&QueuedUrl, &[(String, Hop)])>,
-        annotations: &[String],
-    ) -> Option<Vec<(String, Hop)>> {
-        let outcome = match &o.error {
-            None => Outcome::Fetched,
-            Some(r) => outcome_of(r),
-        };
-        let mut rec = LogRecord::new(WarcDate::now(), o.url.as_str(), outcome);
-        rec.status = o.status();
-        rec.bytes = o.wire_bytes;
-        rec.hops = hops_path(hops);
-        rec.via = via.map(str::to_owned);
-        rec.timings = timings_of(o);
-        rec.media_type = o.head.as_ref().and_then(ResponseHead::media_type);
-        rec.annotations.extend_from_slice(annotations);
-        if let Some(r) = &o.error {
-            rec.annotations.push(format!("error:{r}"));
-        }
-        if o.body_truncated {
-            rec.truncated = Some(crate::warc::Truncation::Length);
-        }
-        let skip = self.shared.config.skip_noindex && annotations.iter().any(|a| a == "noindex");
+    fn record(&self, fetched: &Fetched<'_>) -> Option<Vec<(String, Hop)>> {
+        let now = WarcDate::now();
+        let o = fetched.outcome;
         // A re-crawl judges a page answer against the previous capture
         // (`engine/recrawl.rs`): annotated, counted, maybe a revisit.
-        let judgement = page.and_then(|(item, _)| {
+        let judgement = fetched.page.and_then(|(item, _)| {
             let sitemap = o
                 .head
                 .as_ref()
-                .is_some_and(|h| super::core::Core::is_sitemap_fetch(item, h, &o.body));
+                .is_some_and(|h| Core::is_sitemap_fetch(item, h, &o.body));
             super::recrawl::judge_page(&self.shared, o, sitemap)
         });
-        if let Some(note) = judgement.as_ref().and_then(|j| j.annotation()) {
-            rec.annotations.push(note.to_owned());
-        }
+        let mut notes = Vec::new();
         let previous_links = judgement
             .as_ref()
-            .and_then(|j| super::recrawl::previous_links(&self.shared, j, &mut rec.annotations));
-        // A 304 whose links could not be read back: the metadata record says so.
-        let links_unknown = previous_links.is_none()
-            && judgement
-                .as_ref()
-                .is_some_and(|j| j.verdict == crate::recrawl::Verdict::NotModified);
-        let date = WarcDate::now();
-        let index = page
-            .filter(|_| self.shared.config.warc && !skip)
-            .and_then(|(item, _)| super::recrawl::index_facts(o, item, date, judgement.as_ref()))
-            .map(Box::new);
-        // The capture shares the outcome's buffers (request, head, payload): no copy.
-        let capture = (self.shared.config.warc && !skip)
-            .then(|| Capture::from_outcome(o, date))
-            .flatten()
-            .map(|mut capture| {
-                capture.revisit = judgement.as_ref().and_then(|j| j.revisit.clone());
-                capture.metadata = page.map(|(it, links)| crate::warc::CaptureMetadata {
-                    via: it.via.clone(),
-                    hops_path: it.hops.clone(),
-                    // A 304's links are the previous crawl's: written again, so the
-                    // next re-crawl finds them after this revisit.
-                    outlinks: links
-                        .iter()
-                        .chain(previous_links.iter().flatten())
-                        .map(|(url, hop)| Outlink {
-                            url: url.to_string(),
-                            hop: *hop,
-                        })
-                        .collect(),
-                    outlinks_unknown: links_unknown,
-                    timings: timings_of(o),
-                });
-                capture
-            });
+            .and_then(|j| super::recrawl::previous_links(&self.shared, j, &mut notes));
+        let recrawled = Recrawled {
+            judgement: judgement.as_ref(),
+            previous_links: previous_links.as_deref(),
+            notes: &notes,
+        };
+        let policy = RecordPolicy {
+            warc: self.shared.config.warc,
+            skip_noindex: self.shared.config.skip_noindex,
+        };
+        let Records {
+            mut log,
+            capture,
+            index,
+        } = record::build(policy, fetched, &recrawled, now);
         if let Some(h) = &self.shared.handler {
             if let (Some(head), None) = (o.head.as_ref(), &o.error) {
                 h.on_response(&super::Page {
@@ -412,7 +380,7 @@ impl Shard {
                     body: &o.body,
                 });
             }
-            h.on_outcome(&rec);
+            h.on_outcome(&log);
         }
         let capture = capture.and_then(|capture| {
             let mut warc = self.warc.borrow_mut();
@@ -420,41 +388,18 @@ impl Shard {
             Some(match result {
                 Ok(compressed) => WarcItem::Compressed(Box::new(compressed)),
                 Err(e) => {
-                    rec.annotations.push(format!("warc-error:{e}"));
+                    log.annotations.push(format!("warc-error:{e}"));
                     WarcItem::Refused
                 }
             })
         });
-        self.shared.count_outcome(rec.outcome);
+        self.shared.count_outcome(log.outcome);
         self.output.borrow_mut().push(OutputRecord::Fetched {
-            log: Box::new(rec),
+            log: Box::new(log),
             capture,
             index,
         });
         previous_links
-    }
-}
-
-fn outcome_of(r: &FailReason) -> Outcome {
-    match r {
-        FailReason::Dns(_) => Outcome::DnsError,
-        FailReason::Refused | FailReason::Connect(_) => Outcome::ConnectError,
-        FailReason::Tls(_) => Outcome::TlsError,
-        FailReason::Timeout(_) => Outcome::Timeout,
-        FailReason::BlockedAddress => Outcome::BlockedAddress,
-        FailReason::InvalidUrl(_) => Outcome::Filtered,
-        _ => Outcome::ProtocolError,
-    }
-}
-
-fn timings_of(o: &FetchOutcome) -> FetchTimings {
-    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    FetchTimings {
-        dns_ms: o.timings.dns.map(ms),
-        connect_ms: o.timings.connect.map(ms),
-        tls_ms: o.timings.tls.map(ms),
-        first_byte_ms: o.timings.first_byte.map(ms),
-        total_ms: Some(ms(o.timings.total)),
     }
 }
 
