@@ -29,7 +29,7 @@ use crate::robots::HostKey;
 use crate::url::UrlFilter;
 use crate::warc::{CaptureCompressor, WarcDate};
 
-pub(crate) use super::core::{host_key, shard_of, HostTally};
+pub(crate) use super::core::HostTally;
 use super::core::{Action, Core, CoreParts, Now};
 use super::inbox::{Batch, InboxWaker, Received};
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
@@ -39,6 +39,8 @@ mod barrier;
 mod peers;
 mod record;
 
+/// Where `engine/setup.rs` has always named them.
+pub(crate) use crate::routing::{host_key, shard_of};
 pub(crate) use barrier::load_tallies;
 use record::{Fetched, RecordPolicy, Records, Recrawled};
 
