@@ -20,6 +20,7 @@ use crate::frontier::{Frontier, QueuedUrl};
 use crate::recrawl::{
     judge, IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, Previous, Verdict,
 };
+use crate::routing::{host_key, shard_of};
 use crate::warc::WarcDate;
 
 use super::{CrawlConfig, CrawlError, Shared};
@@ -119,7 +120,7 @@ pub(super) fn queue_previous(
             repeats += 1;
             continue;
         }
-        let Some(key) = super::shard::host_key(&url) else {
+        let Some(key) = host_key(&url) else {
             continue;
         };
         let item = QueuedUrl {
@@ -128,7 +129,7 @@ pub(super) fn queue_previous(
             via: entry.via,
             attempts: 0,
         };
-        if let Some(f) = frontiers.get_mut(super::shard::shard_of(&key, n)) {
+        if let Some(f) = frontiers.get_mut(shard_of(&key, n)) {
             f.push(&key, item, now)?;
             shared.outstanding.fetch_add(1, Ordering::AcqRel);
             shared.discovered.fetch_add(1, Ordering::AcqRel);
