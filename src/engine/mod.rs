@@ -74,8 +74,6 @@ pub(crate) struct Shared {
     pub peak_rss_less_bits: AtomicU64,
     /// This node's link to its farm (issue 13); `None` outside a farm.
     pub farm: Option<Arc<crate::farm::FarmLink>>,
-    /// Re-crawl verdicts counted so far.
-    pub recrawl: crate::recrawl::RecrawlCounters,
 }
 
 /// The engine reads the cores' counters and settings as its own: `shared.pages` is
@@ -124,7 +122,6 @@ impl Shared {
             checkpoint_figures: Mutex::new(CheckpointFigures::default()),
             peak_rss_less_bits: AtomicU64::new(0),
             farm,
-            recrawl: crate::recrawl::RecrawlCounters::default(),
             config,
         }
     }

@@ -18,7 +18,7 @@ use crate::crawllog::Hop;
 use crate::fetch::FetchOutcome;
 use crate::frontier::{Frontier, QueuedUrl};
 use crate::recrawl::{
-    judge, IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, Previous, Verdict,
+    IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, Previous, Verdict,
 };
 use crate::routing::{host_key, shard_of};
 use crate::warc::WarcDate;
@@ -164,26 +164,6 @@ pub(super) fn open_index(
     )
     .map(Some)
     .map_err(|e| CrawlError::Output(format!("{e}")))
-}
-
-/// Judges a page answer against the previous capture and counts it: `None` when this
-/// is not a re-crawl or no response arrived. The verdict's annotation goes on the
-/// crawl-log line; a revisit turns the capture into a `revisit` record.
-///
-/// A sitemap file read as one (`sitemap` true) is judged (its line annotated, a 304 or
-/// the same payload written as a revisit) but not counted: `stats.json`'s verdicts
-/// count pages, so that they compare with a list of changed pages.
-pub(crate) fn judge_page(shared: &Shared, o: &FetchOutcome, sitemap: bool) -> Option<Judgement> {
-    let previous = shared.previous.as_ref()?;
-    let status = o.status()?;
-    if o.error.is_some() {
-        return None;
-    }
-    let j = judge(previous.get(o.url.as_str()), status, o.payload.as_deref());
-    if !sitemap {
-        shared.recrawl.record(j.previous.as_ref(), j.verdict);
-    }
-    Some(j)
 }
 
 /// The facts of this crawl's index entry for a page answer to `item` (its hop path

@@ -215,6 +215,10 @@ pub(crate) struct Record {
     pub outcome: FetchOutcome,
     pub context: RecordContext,
     pub annotations: Vec<String>,
+    /// In a re-crawl, the page answer judged against the previous capture
+    /// (`recrawl.rs`, counted there): annotated, maybe written as a revisit, and for
+    /// a `304` the driver reads the previous capture's links back.
+    pub judgement: Option<crate::recrawl::Judgement>,
 }
 
 /// What a recorded fetch was for.

@@ -15,8 +15,8 @@ use crate::http::ResponseHead;
 use crate::robots::PageDirectives;
 
 use super::{
-    body_of, head_of, hops_path, host_key, shard_of, Action, Core, ErrorWindow, Note, Now, Record,
-    RecordContext, POLICY_PRIVATE,
+    body_of, head_of, hops_path, host_key, shard_of, Action, Core, CoreShared, ErrorWindow, Note,
+    Now, Record, RecordContext, POLICY_PRIVATE,
 };
 
 impl Core {
@@ -40,6 +40,7 @@ impl Core {
             self.frontier.complete(&host, now.at);
             self.refuse_host(&host, &o, now, out);
             out.push(page_record(
+                &self.shared,
                 o,
                 item,
                 Vec::new(),
@@ -69,7 +70,7 @@ impl Core {
             self.frontier.requeue_front(&host, again);
             self.frontier.complete(&host, at);
             self.shared.pages_started.fetch_sub(1, Ordering::AcqRel);
-            out.push(page_record(o, item, Vec::new(), vec![note]));
+            out.push(page_record(&self.shared, o, item, Vec::new(), vec![note]));
             return;
         }
         self.frontier.complete(&host, at);
@@ -111,7 +112,7 @@ impl Core {
         // the owner tests and admits them (`Core::on_received`).
         self.split_for_farm(&mut outlinks, &item.url, &item.hops, &grant, out);
         self.admit_links(&item, &outlinks, now, &mut links);
-        out.push(page_record(o, item, outlinks, annotations));
+        out.push(page_record(&self.shared, o, item, outlinks, annotations));
         out.append(&mut links);
         // Kept for the next page, but not at the size of the largest page's links
         // (thousands of actions of a few hundred bytes each, for good).
@@ -349,15 +350,18 @@ impl Core {
 }
 
 fn page_record(
+    shared: &CoreShared,
     o: FetchOutcome,
     item: QueuedUrl,
     outlinks: Vec<(String, Hop)>,
     annotations: Vec<String>,
 ) -> Action {
+    let judgement = super::recrawl::judge_page(shared, &o, &item);
     Action::Record(Box::new(Record {
         outcome: o,
         context: RecordContext::Page { item, outlinks },
         annotations,
+        judgement,
     }))
 }
 

@@ -4,11 +4,12 @@
 //! farm node that owns them), so the site's shape is kept without the body. A page request of a re-crawl carries the
 //! previous capture's validators ([`condition`]).
 
-use super::{Action, Core, Now};
+use super::{Action, Core, CoreShared, Now};
 use crate::crawllog::Hop;
+use crate::fetch::FetchOutcome;
 use crate::frontier::QueuedUrl;
 use crate::http::RequestHead;
-use crate::recrawl::{plan, LastmodPolicy, Plan, Previous};
+use crate::recrawl::{judge, plan, Judgement, LastmodPolicy, Plan, Previous};
 
 /// Adds `If-None-Match` / `If-Modified-Since` from the previous capture of `url` to a
 /// page request (`recrawl::plan`); nothing when this is not a re-crawl or the URL is
@@ -25,6 +26,34 @@ pub(super) fn condition(previous: Option<&Previous>, url: &str, head: &mut Reque
         head.if_none_match = if_none_match;
         head.if_modified_since = if_modified_since;
     }
+}
+
+/// Judges a page answer against the previous capture and counts it: `None` when this
+/// is not a re-crawl or no response arrived. The verdict's annotation goes on the
+/// crawl-log line; a revisit turns the capture into a `revisit` record.
+///
+/// A sitemap file read as one is judged (its line annotated, a 304 or the same
+/// payload written as a revisit) but not counted: `stats.json`'s verdicts count pages,
+/// so that they compare with a list of changed pages.
+pub(super) fn judge_page(
+    shared: &CoreShared,
+    o: &FetchOutcome,
+    item: &QueuedUrl,
+) -> Option<Judgement> {
+    let previous = shared.previous.as_ref()?;
+    let status = o.status()?;
+    if o.error.is_some() {
+        return None;
+    }
+    let sitemap = o
+        .head
+        .as_ref()
+        .is_some_and(|h| Core::is_sitemap_fetch(item, h, &o.body));
+    let j = judge(previous.get(o.url.as_str()), status, o.payload.as_deref());
+    if !sitemap {
+        shared.recrawl.record(j.previous.as_ref(), j.verdict);
+    }
+    Some(j)
 }
 
 impl Core {

@@ -278,5 +278,6 @@ fn robots_record(o: FetchOutcome, via: String, annotations: Vec<String>) -> Acti
         outcome: o,
         context: RecordContext::Robots { via },
         annotations,
+        judgement: None,
     }))
 }

@@ -99,6 +99,8 @@ pub(crate) struct CoreShared {
     pub stopping: AtomicBool,
     /// The previous crawl's captures, in a re-crawl.
     pub previous: Option<Previous>,
+    /// Re-crawl verdicts counted so far (`recrawl.rs`).
+    pub recrawl: crate::recrawl::RecrawlCounters,
     /// Sitemap grants (robots.txt permission along index chains) and, in a re-crawl,
     /// `<lastmod>` dates, for all shards (`sitemaps.rs`).
     pub sitemap_memory: SitemapMemory,
@@ -141,6 +143,7 @@ impl CoreShared {
             urls_refused_budget: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             previous: None,
+            recrawl: crate::recrawl::RecrawlCounters::default(),
             sitemap_memory: SitemapMemory::default(),
             recent_starts: RecentStarts::new(started),
             farm: None,

@@ -234,13 +234,16 @@ impl Shard {
                 }
                 Action::Note(note) => note_to_log(&note),
                 Action::Record(r) => {
-                    let previous = self.record(&Fetched {
-                        outcome: &r.outcome,
-                        via: r.via(),
-                        hops: r.hops(),
-                        page: r.page(),
-                        annotations: &r.annotations,
-                    });
+                    let previous = self.record(
+                        &Fetched {
+                            outcome: &r.outcome,
+                            via: r.via(),
+                            hops: r.hops(),
+                            page: r.page(),
+                            annotations: &r.annotations,
+                        },
+                        r.judgement.as_ref(),
+                    );
                     if let (Some(links), Some((item, _))) = (previous, r.page()) {
                         // A 304 in a re-crawl: its links come from the previous crawl.
                         let mut more = Vec::new();
@@ -344,24 +347,21 @@ impl Shard {
 
     /// Writes the crawl-log line (and the WARC capture) of a finished fetch. Returns
     /// the links of a page answered 304 in a re-crawl, read from the previous crawl.
-    fn record(&self, fetched: &Fetched<'_>) -> Option<Vec<(String, Hop)>> {
+    ///
+    /// `judgement` is the core's (a re-crawl's verdict on a page answer, counted
+    /// there); for a `304` the previous capture's links are read back here.
+    fn record(
+        &self,
+        fetched: &Fetched<'_>,
+        judgement: Option<&crate::recrawl::Judgement>,
+    ) -> Option<Vec<(String, Hop)>> {
         let now = WarcDate::now();
         let o = fetched.outcome;
-        // A re-crawl judges a page answer against the previous capture
-        // (`engine/recrawl.rs`): annotated, counted, maybe a revisit.
-        let judgement = fetched.page.and_then(|(item, _)| {
-            let sitemap = o
-                .head
-                .as_ref()
-                .is_some_and(|h| Core::is_sitemap_fetch(item, h, &o.body));
-            super::recrawl::judge_page(&self.shared, o, sitemap)
-        });
         let mut notes = Vec::new();
-        let previous_links = judgement
-            .as_ref()
-            .and_then(|j| super::recrawl::previous_links(&self.shared, j, &mut notes));
+        let previous_links =
+            judgement.and_then(|j| super::recrawl::previous_links(&self.shared, j, &mut notes));
         let recrawled = Recrawled {
-            judgement: judgement.as_ref(),
+            judgement,
             previous_links: previous_links.as_deref(),
             notes: &notes,
         };

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::recrawl::{IndexEntry, LastmodPolicy, Previous, Validators};
+use crate::recrawl::{IndexEntry, LastmodPolicy, Previous, Validators, Verdict};
 
 const NS: &str = "http://www.sitemaps.org/schemas/sitemap/0.9";
 
@@ -682,4 +682,46 @@ fn skip_policy_without_a_previous_crawl_changes_nothing() {
     run(&mut h, None, &robots, &web, &mut trace);
     assert!(trace.skipped.is_empty());
     assert_eq!(trace.fetched("http://a.test/old"), 1);
+}
+
+/// A re-crawl's page answer leaves the core judged (issue 21: the re-crawl judgement
+/// is the core's): a `304` on a page the previous crawl fetched is `NotModified` on its
+/// record and counted; a new URL's `200` is judged new.
+#[test]
+fn page_answers_of_a_recrawl_leave_the_core_judged_and_counted() {
+    let previous = Previous::from_entries([entry("http://a.test/old", 200, "\"o\"")])
+        .expect("entries in memory");
+    let mut h = harness_of(
+        &["http://a.test/old", "http://a.test/new"],
+        |c| c.recrawl = Some("prev".into()),
+        |_| {},
+        Some(previous),
+    );
+    h.robots(h.t0, 404, "");
+    let mut now = h.at(secs(1));
+    let mut verdicts = Vec::new();
+    for _ in 0..2 {
+        let (id, url) = h.one_fetch(now);
+        let o = if url.ends_with("/old") {
+            response(id, &url, 304, &[("ETag", "\"o\"")], b"")
+        } else {
+            html(id, &url, "<html></html>")
+        };
+        let out = h.feed(o, now);
+        let recs = records(&out);
+        assert_eq!(recs.len(), 1, "{out:?}");
+        let j = recs[0].judgement.as_ref().expect("judged in a re-crawl");
+        verdicts.push((url, j.verdict));
+        now = now.plus(secs(1));
+    }
+    verdicts.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        verdicts,
+        [
+            ("http://a.test/new".to_owned(), Verdict::New),
+            ("http://a.test/old".to_owned(), Verdict::NotModified),
+        ]
+    );
+    let counted = h.shared.recrawl.snapshot();
+    assert_eq!((counted.not_modified, counted.new), (1, 1), "{counted:?}");
 }
