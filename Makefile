@@ -45,6 +45,7 @@ memtest: deps
 ## warnings as errors, over every target (benches included, so they keep compiling).
 lint: deps
 	python3 tools/modgraph/check.py
+	python3 tools/grafana/dashboard.py --check
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 

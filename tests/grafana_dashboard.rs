@@ -51,6 +51,37 @@ fn expressions(dash: &Value) -> Vec<String> {
     out
 }
 
+/// Whether every `rate(` / `increase(` in `expr` takes a range vector: its argument, up
+/// to the matching parenthesis, ends with a `[...]` range selector
+/// (`rate(m{...}[$__rate_interval])`, not `rate(m{...,$__rate_interval})`, which
+/// Prometheus refuses).
+fn range_functions_have_ranges(expr: &str) -> bool {
+    let mut rest = expr;
+    while let Some(at) = ["rate(", "increase("]
+        .iter()
+        .filter_map(|f| rest.find(f).map(|i| i + f.len()))
+        .min()
+    {
+        let arg = &rest[at..];
+        let mut depth = 1i32;
+        let Some(end) = arg.char_indices().find_map(|(i, c)| {
+            depth += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            (depth == 0).then_some(i)
+        }) else {
+            return false;
+        };
+        if !arg[..end].trim_end().ends_with(']') {
+            return false;
+        }
+        rest = &arg[end..];
+    }
+    true
+}
+
 /// Metric names (`trawl_...`) in one expression.
 fn metric_names(expr: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
@@ -161,6 +192,10 @@ fn dashboard_is_well_formed() {
                 (d >= 0).then_some(d)
             });
             assert_eq!(depth, Some(0), "{title}: unbalanced {expr}");
+            assert!(
+                range_functions_have_ranges(expr),
+                "{title}: a rate() or increase() without a range selector: {expr}"
+            );
         }
     }
     // The panels issue 22 names.
@@ -179,6 +214,19 @@ fn dashboard_is_well_formed() {
     ] {
         assert!(titles.iter().any(|t| t == want), "no panel {want:?}");
     }
+}
+
+#[test]
+fn range_selectors_are_checked() {
+    assert!(range_functions_have_ranges(
+        "sum by (x) (rate(trawl_a{instance=~\"$instance\"}[$__rate_interval]))"
+    ));
+    assert!(!range_functions_have_ranges(
+        "rate(trawl_a{instance=~\"$instance\",$__rate_interval})"
+    ));
+    assert!(!range_functions_have_ranges(
+        "increase(trawl_a[5m]) + rate(trawl_b{x=\"y\"})"
+    ));
 }
 
 #[test]
