@@ -7,6 +7,7 @@
 
 mod ascii;
 pub mod checkpoint;
+pub mod control;
 pub mod crawllog;
 pub mod disk;
 pub mod engine;
