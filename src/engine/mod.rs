@@ -5,6 +5,7 @@
 
 mod adds;
 pub mod config;
+mod control;
 mod coordinator;
 mod core;
 mod error;
@@ -36,6 +37,7 @@ use crate::net::{FetchLimits, Fetcher, IpSlots};
 use crate::seen::{ContentSeen, SeenSet};
 
 pub use config::CrawlConfig;
+pub use control::OperatorStats;
 pub use error::CrawlError;
 pub use handle::{AddError, CrawlHandle, MAX_ADD_URLS};
 pub use output::{OutputSummary, Positions};
@@ -132,6 +134,8 @@ pub(crate) struct Shared {
     /// robots.txt redirect hop to another host and that host's own shard reserve
     /// their starts there.
     pub recent_starts: core::RecentStarts,
+    /// What the operator set through the control API (issue 22, `control.rs`).
+    pub operator: Arc<control::Operator>,
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -194,6 +198,7 @@ impl Shared {
             recrawl: crate::recrawl::RecrawlCounters::default(),
             sitemap_memory: core::SitemapMemory::default(),
             recent_starts: core::RecentStarts::default(),
+            operator: Arc::new(control::Operator::new(&config.out_dir, config.delay)),
             config,
         }
     }
@@ -376,7 +381,11 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         stop,
     } = crawler;
     let mut prepared = setup::prepare(config, handler, resume, farm)?;
-    let monitor = monitor::Monitor::new(&prepared.shared.config, Instant::now())?;
+    let monitor = monitor::Monitor::new(
+        &prepared.shared.config,
+        Arc::clone(&prepared.shared.operator),
+        Instant::now(),
+    )?;
     let (shards, adds) = start_shards(&mut prepared)?;
     let mut coordinator = Coordinator::new(
         &prepared,

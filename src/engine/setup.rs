@@ -227,6 +227,10 @@ pub(super) fn prepare(
     match &resumed {
         Some((dir, m)) => {
             restore_counters(&shared, &m.counters);
+            shared
+                .operator
+                .restore_rules(dir)
+                .map_err(CrawlError::Config)?;
             prepared.resumed_epoch = Some(m.epoch);
             prepared.epoch = m.epoch;
             prepared.last_cp = m.presence.map(|p| (dir.clone(), p));

@@ -169,6 +169,7 @@ impl Shard {
             let backlogged = self.is_backlogged();
             let scheduling = !self.shared.stopping.load(Ordering::Acquire)
                 && !self.shared.paused.load(Ordering::Acquire)
+                && !self.shared.operator.is_paused()
                 && !backlogged;
             if scheduling {
                 let mut actions = std::mem::take(&mut self.actions);

@@ -1,0 +1,376 @@
+//! The engine's side of the control API (issue 22, `docs/control.md`): the state an
+//! operator's commands change, read by the shards, the core and the coordinator.
+//!
+//! The listener thread (`metrics/server.rs`) parses a request with `crate::control`
+//! and calls [`Operator::apply`]; nothing here blocks a shard. Pause is a flag the
+//! shards read each turn (beside the disk watch's); checkpoint and stop are flags the
+//! coordinator takes on its next turn (a stop is the stop flag of the library API:
+//! final checkpoint, clean exit); an add is a batch file in the drop directory, the
+//! path of `trawl add`; blocks and delays are [`Rules`] the core reads when it takes
+//! a URL (`core/schedule.rs`), kept in each checkpoint (`operator.json`) and restored
+//! by a resume.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::control::{ApiError, Block, Command, Rules, ADDR_FILE, RULES_FILE, TOKEN_FILE};
+
+/// Most hosts whose robots.txt `Crawl-delay` is remembered for the delay floor.
+const MAX_CRAWL_DELAYS: usize = 100_000;
+
+/// What the operator has set, and what the engine reports back.
+pub(crate) struct Operator {
+    out: PathBuf,
+    token: String,
+    floor_ms: u64,
+    paused: AtomicBool,
+    checkpoint: AtomicBool,
+    stop: AtomicBool,
+    /// Set by the coordinator once the crawl is stopping (adds are refused then).
+    ending: AtomicBool,
+    /// Whether `rules` holds anything: the core's fast path reads only this.
+    has_rules: AtomicBool,
+    rules: RwLock<Rules>,
+    /// URLs refused by a block so far.
+    blocked_urls: AtomicU64,
+    /// Robots.txt `Crawl-delay`s met so far, in ms, by host key (the delay floor).
+    crawl_delays: Mutex<HashMap<String, u64>>,
+}
+
+/// The operator's figures in `stats.json` and `/api/control`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OperatorStats {
+    /// Fetching paused by the operator (`pause`), apart from the disk watch's pause.
+    pub paused: bool,
+    /// URLs refused by a block (crawl-log annotation `filter:blocked-by-operator`).
+    pub blocked_urls: u64,
+    pub rules: Rules,
+}
+
+impl Operator {
+    /// An operator for the crawl writing to `out` with `--delay-ms` `floor`, with a
+    /// fresh random token.
+    pub fn new(out: &Path, floor: Duration) -> Self {
+        Self {
+            out: out.to_owned(),
+            token: new_token(),
+            floor_ms: u64::try_from(floor.as_millis()).unwrap_or(u64::MAX),
+            paused: AtomicBool::new(false),
+            checkpoint: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            ending: AtomicBool::new(false),
+            has_rules: AtomicBool::new(false),
+            rules: RwLock::new(Rules::default()),
+            blocked_urls: AtomicU64::new(0),
+            crawl_delays: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Acquire)
+    }
+
+    /// A checkpoint was asked for since the last call.
+    pub fn take_checkpoint(&self) -> bool {
+        self.checkpoint.swap(false, Ordering::AcqRel)
+    }
+
+    /// A stop was asked for.
+    pub fn is_stop_asked(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    pub fn set_ending(&self) {
+        self.ending.store(true, Ordering::Release);
+    }
+
+    /// Whether the operator blocked `url` of `host_key`; counts it when so (the core
+    /// asks once per URL it takes).
+    pub fn is_blocked(&self, host_key: &str, url: &str) -> bool {
+        if !self.has_rules.load(Ordering::Acquire) {
+            return false;
+        }
+        let blocked = self.rules.read().is_ok_and(|r| r.is_blocked(host_key, url));
+        if blocked {
+            self.blocked_urls.fetch_add(1, Ordering::Relaxed);
+        }
+        blocked
+    }
+
+    /// The operator's least delay for `host_key`, if set.
+    pub fn delay_of(&self, host_key: &str) -> Option<Duration> {
+        if !self.has_rules.load(Ordering::Acquire) {
+            return None;
+        }
+        self.rules.read().ok().and_then(|r| r.delay_of(host_key))
+    }
+
+    /// Remembers `host_key`'s robots.txt `Crawl-delay`, the floor of its delay.
+    pub fn note_crawl_delay(&self, host_key: &str, delay: Duration) {
+        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        if let Ok(mut m) = self.crawl_delays.lock() {
+            if m.get(host_key) != Some(&ms)
+                && (m.len() < MAX_CRAWL_DELAYS || m.contains_key(host_key))
+            {
+                m.insert(host_key.to_owned(), ms);
+            }
+        }
+    }
+
+    pub fn stats(&self) -> OperatorStats {
+        OperatorStats {
+            paused: self.is_paused(),
+            blocked_urls: self.blocked_urls.load(Ordering::Acquire),
+            rules: self.rules.read().map(|r| r.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// Carries out `command`; the JSON answer on success.
+    ///
+    /// # Errors
+    /// A refused command: a delay under its floor, a full rule set, an add while the
+    /// crawl ends or that the drop directory could not take.
+    pub fn apply(&self, command: Command) -> Result<serde_json::Value, ApiError> {
+        let ok = |verb: &str| serde_json::json!({ "ok": true, "verb": verb });
+        match command {
+            Command::Pause => {
+                self.paused.store(true, Ordering::Release);
+                tracing::warn!("paused by the operator: no new fetches until resume");
+                Ok(ok("pause"))
+            }
+            Command::Resume => {
+                self.paused.store(false, Ordering::Release);
+                tracing::warn!("resumed by the operator");
+                Ok(ok("resume"))
+            }
+            Command::Checkpoint => {
+                self.checkpoint.store(true, Ordering::Release);
+                Ok(ok("checkpoint"))
+            }
+            Command::Stop => {
+                self.stop.store(true, Ordering::Release);
+                tracing::warn!("stop asked by the operator: final checkpoint, then exit");
+                Ok(ok("stop"))
+            }
+            Command::Add(urls) => self.add(&urls),
+            Command::Block(b) => self.block(b),
+            Command::Delay { host, delay_ms } => self.delay(&host, delay_ms),
+        }
+    }
+
+    fn add(&self, urls: &[String]) -> Result<serde_json::Value, ApiError> {
+        if self.ending.load(Ordering::Acquire) || self.is_stop_asked() {
+            return Err(ApiError::new(
+                409,
+                "ending",
+                "the crawl is ending; nothing added",
+            ));
+        }
+        let path = crate::recrawl::drop_dir::write_batch(&self.out, urls).map_err(|e| {
+            ApiError::new(503, "add-failed", format!("cannot write the batch: {e}"))
+        })?;
+        Ok(serde_json::json!({
+            "ok": true, "verb": "add", "added": urls.len(),
+            "batch": path.display().to_string(),
+        }))
+    }
+
+    fn block(&self, b: Block) -> Result<serde_json::Value, ApiError> {
+        let what = match &b {
+            Block::Host(h) => serde_json::json!({ "host": h }),
+            Block::Prefix(p) => serde_json::json!({ "prefix": p }),
+        };
+        let mut rules = self
+            .rules
+            .write()
+            .map_err(|_| ApiError::new(503, "unavailable", "rules unavailable"))?;
+        let new = rules.block(b)?;
+        self.has_rules.store(true, Ordering::Release);
+        tracing::warn!(rule = %what, "blocked by the operator for the rest of the crawl");
+        Ok(serde_json::json!({ "ok": true, "verb": "block", "blocked": what, "new": new }))
+    }
+
+    fn delay(&self, host: &str, delay_ms: u64) -> Result<serde_json::Value, ApiError> {
+        // The host's robots.txt Crawl-delay, when a fetch met one: the longest over
+        // the host keys it names.
+        let probe = format!("http://{host}");
+        let robots_ms = self.crawl_delays.lock().ok().and_then(|m| {
+            m.iter()
+                .filter(|(k, _)| {
+                    let mut one = Rules::default();
+                    one.delays_ms.insert(host.to_owned(), 0);
+                    one.delay_of(k).is_some() || k.as_str() == probe
+                })
+                .map(|(_, ms)| *ms)
+                .max()
+        });
+        let mut rules = self
+            .rules
+            .write()
+            .map_err(|_| ApiError::new(503, "unavailable", "rules unavailable"))?;
+        rules.set_delay(host, delay_ms, self.floor_ms, robots_ms)?;
+        self.has_rules.store(true, Ordering::Release);
+        tracing::warn!(host, delay_ms, "host delay raised by the operator");
+        Ok(serde_json::json!({
+            "ok": true, "verb": "delay", "host": host, "delay_ms": delay_ms,
+            "floor_ms": self.floor_ms, "robots_crawl_delay_ms": robots_ms,
+        }))
+    }
+
+    /// Writes the rules into checkpoint directory `dir` (fsynced; the commit that
+    /// follows makes them part of the checkpoint). Nothing when there are none.
+    ///
+    /// # Errors
+    /// The file could not be written.
+    pub fn write_rules(&self, dir: &Path) -> std::io::Result<()> {
+        let rules = self.rules.read().map(|r| r.clone()).unwrap_or_default();
+        if rules.is_empty() {
+            return Ok(());
+        }
+        let bytes = serde_json::to_vec_pretty(&rules).map_err(std::io::Error::other)?;
+        let mut f = std::fs::File::create(dir.join(RULES_FILE))?;
+        f.write_all(&bytes)?;
+        f.sync_all()
+    }
+
+    /// Restores the rules a checkpoint kept (a resume); a damaged file is refused
+    /// with an error rather than silently dropping blocks.
+    ///
+    /// # Errors
+    /// The file exists and cannot be read or parsed.
+    pub fn restore_rules(&self, dir: &Path) -> Result<(), String> {
+        let path = dir.join(RULES_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let rules: Rules = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("damaged {}: {e}", path.display()))?;
+        let any = !rules.is_empty();
+        if let Ok(mut r) = self.rules.write() {
+            *r = rules;
+        }
+        self.has_rules.store(any, Ordering::Release);
+        Ok(())
+    }
+
+    /// Writes `OUT/control.addr` and `OUT/control.token` (mode 0600) for `trawl ctl`,
+    /// and returns the link that opens the page with the token.
+    ///
+    /// # Errors
+    /// A file could not be written.
+    pub fn publish_listener(&self, addr: std::net::SocketAddr) -> std::io::Result<String> {
+        write_private(&self.out.join(TOKEN_FILE), self.token.as_bytes())?;
+        write_private(&self.out.join(ADDR_FILE), addr.to_string().as_bytes())?;
+        Ok(format!("http://{addr}/#token={}", self.token))
+    }
+}
+
+/// Writes `path` with mode 0600 (replaced atomically: temporary file, rename).
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// 32 random bytes from the kernel, as 64 hex digits; two v4 UUIDs if
+/// `/dev/urandom` cannot be read.
+fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        let (a, b) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+        for (dst, src) in bytes
+            .iter_mut()
+            .zip(a.as_bytes().iter().chain(b.as_bytes()))
+        {
+            *dst = *src;
+        }
+    }
+    data_encoding::HEXLOWER.encode(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_change_the_state_and_rules_survive_a_checkpoint() {
+        let dir = std::env::temp_dir().join(format!("trawl-operator-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let op = Operator::new(&dir, Duration::from_millis(100));
+        assert_eq!(op.token().len(), 64);
+        op.apply(Command::Pause).unwrap();
+        assert!(op.is_paused());
+        op.apply(Command::Resume).unwrap();
+        assert!(!op.is_paused());
+        op.apply(Command::Checkpoint).unwrap();
+        assert!(op.take_checkpoint() && !op.take_checkpoint());
+        assert!(!op.is_blocked("http://a.test", "http://a.test/"));
+        op.apply(Command::Block(Block::host("a.test").unwrap()))
+            .unwrap();
+        assert!(op.is_blocked("http://a.test", "http://a.test/"));
+        op.note_crawl_delay("http://b.test", Duration::from_secs(2));
+        let low = Command::Delay {
+            host: "b.test".to_owned(),
+            delay_ms: 1000,
+        };
+        assert_eq!(op.apply(low).unwrap_err().code, "delay-below-robots");
+        let under = Command::Delay {
+            host: "c.test".to_owned(),
+            delay_ms: 50,
+        };
+        assert_eq!(op.apply(under).unwrap_err().code, "delay-below-floor");
+        let high = Command::Delay {
+            host: "b.test".to_owned(),
+            delay_ms: 5000,
+        };
+        op.apply(high).unwrap();
+        assert_eq!(op.delay_of("http://b.test"), Some(Duration::from_secs(5)));
+        op.write_rules(&dir).unwrap();
+        let resumed = Operator::new(&dir, Duration::from_millis(100));
+        resumed.restore_rules(&dir).unwrap();
+        assert!(resumed.is_blocked("http://a.test", "http://a.test/x"));
+        assert_eq!(
+            resumed.delay_of("http://b.test"),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(resumed.stats().blocked_urls, 1);
+        let link = op.publish_listener("127.0.0.1:9".parse().unwrap()).unwrap();
+        assert!(link.ends_with(op.token()));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join(TOKEN_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        std::fs::write(dir.join(RULES_FILE), b"{not json").unwrap();
+        assert!(resumed.restore_rules(&dir).is_err());
+        op.apply(Command::Stop).unwrap();
+        assert!(op.is_stop_asked());
+        let e = op
+            .apply(Command::Add(vec!["http://a.test/".to_owned()]))
+            .unwrap_err();
+        assert_eq!(e.code, "ending");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
