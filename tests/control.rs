@@ -231,6 +231,15 @@ fn control_api_over_raw_http_and_rules_survive_a_resume() {
         log.lock().unwrap().iter().any(|(_, p)| p == "/added")
     });
 
+    // The board: the site is the busiest host, with its robots.txt state.
+    let hosts = format!("GET /api/hosts HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let (code, board) = raw(addr, &hosts);
+    assert_eq!(code, 200);
+    let board: serde_json::Value = serde_json::from_str(&board).unwrap();
+    assert_eq!(board["busiest"][0]["host"], format!("http://{}", server.addr));
+    assert_eq!(board["busiest"][0]["robots"], "404");
+    assert_eq!(board["busiest"][0]["delay_ms"], 30);
+
     // Stop: a final checkpoint and a clean end.
     assert_eq!(post(addr, "stop", &auth, "").0, 200);
     let stats = join(crawl);

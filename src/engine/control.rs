@@ -26,6 +26,8 @@ const MAX_CRAWL_DELAYS: usize = 100_000;
 
 /// What the operator has set, and what the engine reports back.
 pub(crate) struct Operator {
+    /// Per-host figures and latest errors for the status page (`board.rs`).
+    pub board: std::sync::Arc<super::board::Board>,
     out: PathBuf,
     token: String,
     floor_ms: u64,
@@ -58,6 +60,7 @@ impl Operator {
     /// fresh random token.
     pub fn new(out: &Path, floor: Duration) -> Self {
         Self {
+            board: std::sync::Arc::default(),
             out: out.to_owned(),
             token: new_token(),
             floor_ms: u64::try_from(floor.as_millis()).unwrap_or(u64::MAX),
@@ -125,6 +128,22 @@ impl Operator {
                 m.insert(host_key.to_owned(), ms);
             }
         }
+    }
+
+    /// The board as `/api/hosts` serves it, each host with its politeness delay.
+    pub fn board_view(&self) -> super::board::BoardView {
+        let delays = self
+            .crawl_delays
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default();
+        self.board.view(|host| {
+            let robots = delays.get(host).copied().unwrap_or(0);
+            let operator = self
+                .delay_of(host)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            self.floor_ms.max(robots).max(operator)
+        })
     }
 
     pub fn stats(&self) -> OperatorStats {

@@ -4,6 +4,7 @@
 //! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
 
 mod adds;
+mod board;
 pub mod config;
 mod control;
 mod coordinator;
@@ -201,6 +202,13 @@ impl Shared {
             operator: Arc::new(control::Operator::new(&config.out_dir, config.delay)),
             config,
         }
+    }
+
+    /// The operator's state (issue 22), made before the output thread that feeds its
+    /// board.
+    pub fn with_operator(mut self, operator: Arc<control::Operator>) -> Self {
+        self.operator = operator;
+        self
     }
 
     /// In a re-crawl, the previous crawl's captures.

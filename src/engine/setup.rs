@@ -169,7 +169,9 @@ pub(super) fn prepare(
     let resumed = open_run(&mut config, resume)?;
     super::recrawl::record_previous(&config)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
-    let output = open_output(&config, resumed.as_ref())?;
+    // The operator's state (issue 22); its board follows what the output writes.
+    let operator = Arc::new(super::control::Operator::new(&config.out_dir, config.delay));
+    let output = open_output(&config, resumed.as_ref(), Arc::clone(&operator.board))?;
     // URL filter scope from the seeds.
     let seed_urls: Vec<Url> = config
         .seeds
@@ -191,7 +193,8 @@ pub(super) fn prepare(
         handler,
         Arc::clone(&output.revisits),
     )
-    .with_previous(previous);
+    .with_previous(previous)
+    .with_operator(operator);
     // Farm: this node's link, and on a resume the links its checkpoint still owed
     // other nodes (`farm-outbox.bin`), sent again when the bus starts.
     let farm_ends = match farm {
@@ -364,6 +367,7 @@ fn open_presence(
 fn open_output(
     config: &CrawlConfig,
     resumed: Option<&(PathBuf, Manifest)>,
+    board: Arc<super::board::Board>,
 ) -> Result<OutputThread, CrawlError> {
     let log_path = config.out_dir.join("crawl.log.jsonl");
     let warc_dir = config.out_dir.join("warc");
@@ -397,7 +401,7 @@ fn open_output(
         None
     };
     let index = super::recrawl::open_index(config, resumed.map(|(_, m)| &m.positions))?;
-    OutputThread::spawn(log_path, warc_cfg, index, 4096).map_err(CrawlError::Output)
+    OutputThread::spawn(log_path, warc_cfg, index, 4096, board).map_err(CrawlError::Output)
 }
 
 /// Bytes of a re-crawl's table of previous URLs (`recrawl::Previous`), logged: a fixed

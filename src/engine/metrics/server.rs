@@ -193,6 +193,8 @@ enum Resource {
     HistoryJson,
     /// `/api/control`: the operator's pause, blocks and delays (`docs/control.md`).
     ControlJson,
+    /// `/api/hosts`: the busiest and most failing hosts, the latest errors.
+    HostsJson,
 }
 
 impl Resource {
@@ -203,6 +205,7 @@ impl Resource {
             "/api/status" => Some(Self::StatusJson),
             "/api/history" => Some(Self::HistoryJson),
             "/api/control" => Some(Self::ControlJson),
+            "/api/hosts" => Some(Self::HostsJson),
             _ => None,
         }
     }
@@ -315,9 +318,12 @@ fn route(
         _ => return Request::BadMethod,
     };
     match Resource::of(head.path()) {
-        Some(r @ (Resource::StatusJson | Resource::HistoryJson | Resource::ControlJson))
-            if !peer.ip().to_canonical().is_loopback() =>
-        {
+        Some(
+            r @ (Resource::StatusJson
+            | Resource::HistoryJson
+            | Resource::ControlJson
+            | Resource::HostsJson),
+        ) if !peer.ip().to_canonical().is_loopback() => {
             let token = operator.map_or("", Operator::token);
             match crate::control::has_token(&control::credentials(head), token) {
                 Ok(()) => Request::Get {
@@ -376,6 +382,14 @@ fn reply(request: &Request, latest: &Mutex<Published>, operator: Option<&Operato
                 Resource::HistoryJson => (
                     "application/json",
                     Cow::Owned(latest.lock().map(|p| p.history.json()).unwrap_or_default()),
+                ),
+                Resource::HostsJson => (
+                    "application/json",
+                    Cow::Owned(
+                        operator
+                            .map(|o| serde_json::to_string(&o.board_view()).unwrap_or_default())
+                            .unwrap_or_else(|| "{}".to_owned()),
+                    ),
                 ),
                 Resource::ControlJson => (
                     "application/json",
