@@ -236,7 +236,10 @@ fn control_api_over_raw_http_and_rules_survive_a_resume() {
     let (code, board) = raw(addr, &hosts);
     assert_eq!(code, 200);
     let board: serde_json::Value = serde_json::from_str(&board).unwrap();
-    assert_eq!(board["busiest"][0]["host"], format!("http://{}", server.addr));
+    assert_eq!(
+        board["busiest"][0]["host"],
+        format!("http://{}", server.addr)
+    );
     assert_eq!(board["busiest"][0]["robots"], "404");
     assert_eq!(board["busiest"][0]["delay_ms"], 30);
 
