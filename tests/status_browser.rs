@@ -235,30 +235,23 @@ fn requests(web: &Synthweb) -> usize {
         .unwrap_or(0)
 }
 
-/// utime + stime (clock ticks) of `pid`'s thread named `thread`, and of the whole
-/// process (`/proc/PID/task/TID/stat`, `/proc/PID/stat`).
-fn cpu_ticks(pid: u32, thread: &str) -> (u64, u64) {
-    fn ticks(stat: &str) -> (String, u64) {
-        let (head, rest) = stat.rsplit_once(')').unwrap();
-        let comm = head.split_once('(').unwrap().1.to_owned();
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        // After the comm: state is field 3, utime 14 and stime 15 (1-based).
-        (
-            comm,
-            f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap(),
-        )
-    }
-    let total = ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap()).1;
-    let mut mine = 0;
+/// CPU time in ns of `pid`'s thread named `thread`, and of all its threads
+/// (`/proc/PID/task/TID/schedstat`: the first field is the time spent on a CPU, in ns,
+/// much finer than the 10 ms ticks of `stat`; the thread is found by its `comm`).
+fn cpu_ns(pid: u32, thread: &str) -> (u64, u64) {
+    let (mut mine, mut total) = (0, 0);
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
         .flatten()
     {
-        if let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) {
-            let (comm, t) = ticks(&stat);
-            if comm == thread {
-                mine += t;
-            }
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let ns: u64 = std::fs::read_to_string(task.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+            .unwrap_or(0);
+        total += ns;
+        if comm.trim() == thread {
+            mine += ns;
         }
     }
     (mine, total)
@@ -285,10 +278,10 @@ fn the_status_page_in_a_browser_shows_and_controls_the_crawl() {
     std::fs::create_dir_all(&shots).unwrap();
     let web = Synthweb::start(
         &tmp.join("web"),
-        &["--hosts", "4", "--pages-per-host", "300-300"],
+        &["--hosts", "16", "--pages-per-host", "400-400"],
     );
     let out = tmp.join("crawl");
-    let mut args = crawl_args(&out, 1000, 150);
+    let mut args = crawl_args(&out, 1000, 20);
     args.extend(["--metrics-addr".to_owned(), "127.0.0.1:0".to_owned()]);
     let crawl = Crawl(
         Command::new(trawl_bin())
@@ -365,10 +358,8 @@ fn the_status_page_in_a_browser_shows_and_controls_the_crawl() {
                 > 1
         })
     });
-    // The added URL's host shows in the host tables.
-    wait_for(Duration::from_secs(10), "the added URL's host in a table", || {
-        browser.text("#hosts-busiest").contains("127.0.0.1")
-    });
+    assert!(browser.text("#hosts-busiest").contains(".synth.test:"));
+    assert!(browser.text("#errors").contains("http://"));
 
     // Pause: the request log stops growing; resume: it grows again.
     browser.click("#btn-pause");
@@ -393,14 +384,15 @@ fn the_status_page_in_a_browser_shows_and_controls_the_crawl() {
 
     // Issue 22, point 6: the status thread's CPU against the whole crawl's, with the
     // page open (it polls twice every 2 s), from the kernel's per-thread counters.
-    let (status_ticks, crawl_ticks) = cpu_ticks(crawl.0.id(), "trawl-metrics");
-    let share = status_ticks as f64 / crawl_ticks.max(1) as f64;
+    let (status_ns, crawl_ns) = cpu_ns(crawl.0.id(), "trawl-metrics");
+    let share = status_ns as f64 / crawl_ns.max(1) as f64;
     eprintln!(
-        "status_browser: status thread CPU {status_ticks} ticks of the crawl's {crawl_ticks} \
-         ({:.2}%)",
+        "status_browser: status thread CPU {:.1} ms of the crawl's {:.1} ms ({:.2}%)",
+        status_ns as f64 / 1e6,
+        crawl_ns as f64 / 1e6,
         share * 100.0
     );
-    assert!(crawl_ticks > 0);
+    assert!(status_ns > 0 && crawl_ns > 0);
     assert!(
         share <= 0.02,
         "the status thread took {:.2}% of the crawl's CPU",
