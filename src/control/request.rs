@@ -457,6 +457,41 @@ mod tests {
         assert_eq!(e.status_line(), "404 Not Found");
     }
 
+    proptest::proptest! {
+        /// Whatever a client sends, the parser answers a command or a 4xx; it never
+        /// panics.
+        #[test]
+        fn any_request_is_a_command_or_a_4xx(
+            method in "[A-Z]{0,8}",
+            verb in proptest::sample::select(vec![
+                "pause", "resume", "checkpoint", "stop", "add", "block", "delay", "x", "",
+            ]),
+            body in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+            json_body in "\\{(\"(urls|host|prefix|delay_ms)\":(\"[a-z:/.]{0,20}\"|[0-9]{1,12}|\\[\"http://a/\"\\]),?){0,3}\\}",
+        ) {
+            for b in [body.as_slice(), json_body.as_bytes()] {
+                match parse_command(&method, &format!("{CONTROL_PREFIX}{verb}"), b) {
+                    Ok(_) => proptest::prop_assert_eq!(method.as_str(), "POST"),
+                    Err(e) => proptest::prop_assert!((400..500).contains(&e.status)),
+                }
+            }
+        }
+
+        #[test]
+        fn any_credentials_are_checked_without_panic(
+            auth in proptest::collection::vec(proptest::num::u8::ANY, 0..80),
+            origin in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+        ) {
+            let c = Credentials {
+                authorization: Some(&auth),
+                token: None,
+                origin: Some(&origin),
+                host: Some(b"127.0.0.1:1"),
+            };
+            proptest::prop_assert!(authorize(&c, &"ab".repeat(32)).is_err());
+        }
+    }
+
     #[test]
     fn tokens_and_origins_are_checked() {
         let token = "ab".repeat(32);

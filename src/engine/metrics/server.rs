@@ -590,6 +590,41 @@ mod tests {
     }
 
     #[test]
+    fn views_off_loopback_need_the_token() {
+        let local: SocketAddr = "10.0.0.5:9898".parse().unwrap();
+        let remote: SocketAddr = "10.0.0.9:40000".parse().unwrap();
+        let dir = std::env::temp_dir();
+        let op = Operator::new(&dir, Duration::ZERO);
+        let ask = |path: &str, extra: &str| {
+            let req = format!("GET {path} HTTP/1.1\r\nHost: 10.0.0.5:9898\r\n{extra}\r\n");
+            match ReceivedRequest::parse(req.as_bytes(), LIMITS) {
+                Ok(Some((head, _))) => route(&head, local, remote, Some(&op)),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(matches!(ask("/api/status", ""), Request::Unauthorized(_)));
+        assert!(matches!(
+            ask("/api/hosts", "X-Trawl-Token: no\r\n"),
+            Request::Unauthorized(_)
+        ));
+        let good = format!("Authorization: Bearer {}\r\n", op.token());
+        assert!(matches!(ask("/api/status", &good), Request::Get { .. }));
+        // Scrapes and the page itself stay open (the page holds no data).
+        assert!(matches!(ask("/metrics", ""), Request::Get { .. }));
+        assert!(matches!(ask("/", ""), Request::Get { .. }));
+        // On loopback the views need no token.
+        let lo: SocketAddr = "127.0.0.1:9898".parse().unwrap();
+        let req = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n";
+        let Ok(Some((head, _))) = ReceivedRequest::parse(req, LIMITS) else {
+            panic!("parse")
+        };
+        assert!(matches!(
+            route(&head, lo, lo, Some(&op)),
+            Request::Get { .. }
+        ));
+    }
+
+    #[test]
     fn non_loopback_is_refused_unless_allowed() {
         let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
         assert!(matches!(
