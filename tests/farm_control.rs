@@ -154,6 +154,7 @@ fn trawl_ctl_operates_every_node_of_a_farm() {
     for o in &outs {
         let s = status(o);
         assert!(s["farm"]["partitions_owned"].as_u64().unwrap() > 0, "{s}");
+        assert!(s["farm"]["links_sent"].is_u64() && s["farm"]["links_received"].is_u64());
     }
 
     ctl(&outs, &["pause"]);
