@@ -164,6 +164,9 @@ fn control_api_over_raw_http_and_rules_survive_a_resume() {
     // Strangers are refused, and a refusal changes nothing.
     assert_eq!(post(addr, "pause", "", "").0, 401);
     assert_eq!(post(addr, "pause", "X-Trawl-Token: nope\r\n", "").0, 401);
+    // Another origin without the token (a hostile page's form or fetch): refused.
+    let (code, body) = post(addr, "stop", "Origin: http://evil.example\r\n", "");
+    assert_eq!(code, 403, "{body}");
     let cross = format!("{auth}Origin: http://evil.example\r\n");
     let (code, body) = post(addr, "pause", &cross, "");
     assert_eq!(code, 403, "{body}");
