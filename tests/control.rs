@@ -245,6 +245,12 @@ fn control_api_over_raw_http_and_rules_survive_a_resume() {
     );
     assert_eq!(board["busiest"][0]["robots"], "404");
     assert_eq!(board["busiest"][0]["delay_ms"], 30);
+    // Queue lengths come from the shards a moment after a host is first shown.
+    wait_for(Duration::from_secs(5), "a queue length", || {
+        let (_, b) = raw(addr, &hosts);
+        let b: serde_json::Value = serde_json::from_str(&b).unwrap();
+        b["busiest"][0]["queued"].as_u64().is_some()
+    });
 
     // Stop: a final checkpoint and a clean end.
     assert_eq!(post(addr, "stop", &auth, "").0, 200);

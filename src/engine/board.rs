@@ -36,6 +36,8 @@ pub struct HostRow {
     /// The politeness delay in ms (filled when served: the crawl's, the robots.txt
     /// Crawl-delay met, the operator's, whichever is longest).
     pub delay_ms: u64,
+    /// URLs queued for the host (filled when served, from the shards).
+    pub queued: Option<u64>,
 }
 
 /// One recent error.

@@ -43,6 +43,10 @@ pub(crate) struct Operator {
     blocked_urls: AtomicU64,
     /// Robots.txt `Crawl-delay`s met so far, in ms, by host key (the delay floor).
     crawl_delays: Mutex<HashMap<String, u64>>,
+    /// The hosts the page's tables showed last (at most 2 x `board::TOP_ROWS`), and
+    /// their queue lengths as the shards publish them.
+    shown: Mutex<Vec<String>>,
+    queues: Mutex<HashMap<String, u64>>,
 }
 
 /// The operator's figures in `stats.json` and `/api/control`.
@@ -72,6 +76,8 @@ impl Operator {
             rules: RwLock::new(Rules::default()),
             blocked_urls: AtomicU64::new(0),
             crawl_delays: Mutex::new(HashMap::new()),
+            shown: Mutex::new(Vec::new()),
+            queues: Mutex::new(HashMap::new()),
         }
     }
 
@@ -137,13 +143,45 @@ impl Operator {
             .lock()
             .map(|m| m.clone())
             .unwrap_or_default();
-        self.board.view(|host| {
+        let mut view = self.board.view(|host| {
             let robots = delays.get(host).copied().unwrap_or(0);
             let operator = self
                 .delay_of(host)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
             self.floor_ms.max(robots).max(operator)
-        })
+        });
+        // Queue lengths as the shards last published them (at most 250 ms old; absent
+        // for a host shown for the first time).
+        let queues = self.queues.lock().map(|q| q.clone()).unwrap_or_default();
+        let mut shown = Vec::new();
+        for row in view.busiest.iter_mut().chain(view.failing.iter_mut()) {
+            row.queued = queues.get(&row.host).copied();
+            if !shown.contains(&row.host) {
+                shown.push(row.host.clone());
+            }
+        }
+        if let Ok(mut s) = self.shown.lock() {
+            *s = shown;
+        }
+        view
+    }
+
+    /// The hosts whose queue lengths the shards should publish.
+    pub fn shown_hosts(&self) -> Vec<String> {
+        self.shown.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// A shard's queue lengths of shown hosts it owns.
+    pub fn note_queues(&self, found: Vec<(String, u64)>) {
+        if found.is_empty() {
+            return;
+        }
+        if let Ok(mut q) = self.queues.lock() {
+            if q.len() > 4 * super::board::TOP_ROWS {
+                q.clear();
+            }
+            q.extend(found);
+        }
     }
 
     pub fn stats(&self) -> OperatorStats {

@@ -313,6 +313,20 @@ impl Shard {
                 *slot = stats;
             }
         }
+        // The status page's host tables (issue 22): queue lengths of the hosts shown.
+        let shards = self.shared.config.shards;
+        let queues: Vec<(String, u64)> = self
+            .shared
+            .operator
+            .shown_hosts()
+            .into_iter()
+            .filter(|h| super::shard_of(h, shards) == self.index)
+            .map(|h| {
+                let n = self.core.queued_of(&h).unwrap_or(0);
+                (h, n)
+            })
+            .collect();
+        self.shared.operator.note_queues(queues);
         let robots = self.core.robots_stats();
         if let Ok(mut all) = self.shared.robots_stats.lock() {
             if let Some(slot) = all.get_mut(self.index) {
