@@ -359,6 +359,16 @@ fn the_status_page_in_a_browser_shows_and_controls_the_crawl() {
         })
     });
     assert!(browser.text("#hosts-busiest").contains(".synth.test:"));
+    // The queue column holds numbers once the shards publish them.
+    wait_for(Duration::from_secs(5), "queue lengths", || {
+        browser
+            .script(
+                "return Array.from(document.querySelectorAll('#hosts-busiest tr'))\
+                 .slice(1).some(r => /^[0-9]+$/.test(r.children[1].textContent))",
+            )
+            .as_bool()
+            == Some(true)
+    });
     assert!(browser.text("#errors").contains("http://"));
 
     // Issue 22, point 6: the status thread's CPU against the whole crawl's while the
