@@ -412,6 +412,11 @@ fn the_status_page_in_a_browser_shows_and_controls_the_crawl() {
     wait_for(Duration::from_secs(10), "requests after resume", || {
         requests(&web) > paused
     });
+    wait_for(Duration::from_secs(2), "the operator panel resumed", || {
+        browser
+            .text("#operator")
+            .contains("paused by the operator no")
+    });
     browser.screenshot(&shots.join("3-resumed.png"));
 
     // Stop from the page: the crawl ends cleanly.
