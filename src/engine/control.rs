@@ -294,7 +294,11 @@ impl Operator {
         if rules.is_empty() {
             return Ok(());
         }
-        let bytes = serde_json::to_vec_pretty(&rules).map_err(std::io::Error::other)?;
+        let saved = Saved {
+            rules,
+            blocked_urls: self.blocked_urls.load(Ordering::Acquire),
+        };
+        let bytes = serde_json::to_vec_pretty(&saved).map_err(std::io::Error::other)?;
         let mut f = std::fs::File::create(dir.join(RULES_FILE))?;
         f.write_all(&bytes)?;
         f.sync_all()
@@ -312,9 +316,13 @@ impl Operator {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };
-        let rules: Rules = serde_json::from_slice(&bytes)
+        let Saved {
+            rules,
+            blocked_urls,
+        } = serde_json::from_slice(&bytes)
             .map_err(|e| format!("damaged {}: {e}", path.display()))?;
         let any = !rules.is_empty();
+        self.blocked_urls.store(blocked_urls, Ordering::Release);
         if let Ok(mut r) = self.rules.write() {
             *r = rules;
         }
@@ -332,6 +340,15 @@ impl Operator {
         write_private(&self.out.join(ADDR_FILE), addr.to_string().as_bytes())?;
         Ok(format!("http://{addr}/#token={}", self.token))
     }
+}
+
+/// `operator.json` in a checkpoint: the rules, and the URLs they refused so far.
+#[derive(Serialize, serde::Deserialize)]
+struct Saved {
+    #[serde(flatten)]
+    rules: Rules,
+    #[serde(default)]
+    blocked_urls: u64,
 }
 
 /// Writes `path` with mode 0600 (replaced atomically: temporary file, rename).
@@ -411,7 +428,8 @@ mod tests {
             resumed.delay_of("http://b.test"),
             Some(Duration::from_secs(5))
         );
-        assert_eq!(resumed.stats().blocked_urls, 1);
+        // One refused before the checkpoint, one after the resume.
+        assert_eq!(resumed.stats().blocked_urls, 2);
         let link = op.publish_listener("127.0.0.1:9".parse().unwrap()).unwrap();
         assert!(link.ends_with(op.token()));
         use std::os::unix::fs::PermissionsExt;
