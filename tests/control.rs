@@ -184,7 +184,9 @@ fn control_api_over_raw_http_and_rules_survive_a_resume() {
     assert!(raw(addr, &show).1.contains("\"paused\":false"));
     // The page's own origin is accepted.
     let same = format!("{auth}Origin: http://{addr}\r\n");
-    assert_eq!(post(addr, "checkpoint", &same, "").0, 200);
+    let (code, body) = post(addr, "checkpoint", &same, "");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"committed\":true"), "{body}");
 
     // Block the /x/ prefix; a delay under --delay-ms (20 ms) is refused.
     let prefix = format!("http://{}/x/", server.addr);

@@ -40,8 +40,8 @@ pub struct CtlArgs {
     pub args: Vec<String>,
 }
 
-/// How long one node has to answer.
-const TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one node has to answer (a `checkpoint` waits up to 10 s for its commit).
+const TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest answer read.
 const MAX_ANSWER_BYTES: u64 = 4 << 20;
 

@@ -15,11 +15,14 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::control::{ApiError, Block, Command, Rules, ADDR_FILE, RULES_FILE, TOKEN_FILE};
+
+/// How long the `checkpoint` verb waits for its checkpoint to commit.
+const CHECKPOINT_WAIT: Duration = Duration::from_secs(10);
 
 /// Most hosts whose robots.txt `Crawl-delay` is remembered for the delay floor.
 const MAX_CRAWL_DELAYS: usize = 100_000;
@@ -33,6 +36,8 @@ pub(crate) struct Operator {
     floor_ms: u64,
     paused: AtomicBool,
     checkpoint: AtomicBool,
+    /// The epoch of the last checkpoint committed (the `checkpoint` verb waits for it).
+    committed_epoch: AtomicU64,
     stop: AtomicBool,
     /// Set by the coordinator once the crawl is stopping (adds are refused then).
     ending: AtomicBool,
@@ -70,6 +75,7 @@ impl Operator {
             floor_ms: u64::try_from(floor.as_millis()).unwrap_or(u64::MAX),
             paused: AtomicBool::new(false),
             checkpoint: AtomicBool::new(false),
+            committed_epoch: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             ending: AtomicBool::new(false),
             has_rules: AtomicBool::new(false),
@@ -92,6 +98,11 @@ impl Operator {
     /// A checkpoint was asked for since the last call.
     pub fn take_checkpoint(&self) -> bool {
         self.checkpoint.swap(false, Ordering::AcqRel)
+    }
+
+    /// Checkpoint `epoch` committed (the coordinator says so).
+    pub fn checkpoint_committed(&self, epoch: u64) {
+        self.committed_epoch.store(epoch, Ordering::Release);
     }
 
     /// A stop was asked for.
@@ -210,10 +221,7 @@ impl Operator {
                 tracing::warn!("resumed by the operator");
                 Ok(ok("resume"))
             }
-            Command::Checkpoint => {
-                self.checkpoint.store(true, Ordering::Release);
-                Ok(ok("checkpoint"))
-            }
+            Command::Checkpoint => Ok(self.checkpoint_now()),
             Command::Stop => {
                 self.stop.store(true, Ordering::Release);
                 tracing::warn!("stop asked by the operator: final checkpoint, then exit");
@@ -223,6 +231,29 @@ impl Operator {
             Command::Block(b) => self.block(b),
             Command::Delay { host, delay_ms } => self.delay(&host, delay_ms),
         }
+    }
+
+    /// Asks for a checkpoint and waits (at most [`CHECKPOINT_WAIT`]) for it to commit:
+    /// the coordinator takes it on its next turn unless one is running or the disk
+    /// watch holds checkpoints back.
+    fn checkpoint_now(&self) -> serde_json::Value {
+        let before = self.committed_epoch.load(Ordering::Acquire);
+        self.checkpoint.store(true, Ordering::Release);
+        let deadline = Instant::now() + CHECKPOINT_WAIT;
+        while Instant::now() < deadline {
+            let now = self.committed_epoch.load(Ordering::Acquire);
+            if now > before {
+                return serde_json::json!({
+                    "ok": true, "verb": "checkpoint", "committed": true, "epoch": now,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        serde_json::json!({
+            "ok": true, "verb": "checkpoint", "committed": false,
+            "message": "asked for; not committed within 10 s (a checkpoint may be running, \
+                        or the disk watch holds them back); see checkpoints in /api/status",
+        })
     }
 
     fn add(&self, urls: &[String]) -> Result<serde_json::Value, ApiError> {
@@ -397,8 +428,18 @@ mod tests {
         assert!(op.is_paused());
         op.apply(Command::Resume).unwrap();
         assert!(!op.is_paused());
-        op.apply(Command::Checkpoint).unwrap();
-        assert!(op.take_checkpoint() && !op.take_checkpoint());
+        // A coordinator that commits the checkpoint it is asked for.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !op.take_checkpoint() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                op.checkpoint_committed(7);
+            });
+            let answer = op.apply(Command::Checkpoint).unwrap();
+            assert_eq!(answer["epoch"], 7, "{answer}");
+        });
+        assert!(!op.take_checkpoint());
         assert!(!op.is_blocked("http://a.test", "http://a.test/"));
         op.apply(Command::Block(Block::host("a.test").unwrap()))
             .unwrap();

@@ -268,6 +268,7 @@ impl<'a> Coordinator<'a> {
         match self.checkpoint() {
             Ok(()) => {
                 self.report.checkpoints += 1;
+                self.shared.operator.checkpoint_committed(self.epoch);
                 self.disk_checkpoint_failed = false;
                 if let Ok(name) = checkpoint::current_name(self.cp_root) {
                     let bytes = space::dir_bytes(&self.cp_root.join(name));
