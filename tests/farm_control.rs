@@ -134,23 +134,41 @@ fn trawl_ctl_operates_every_node_of_a_farm() {
             .iter()
             .map(|s| (*s).to_owned()),
         );
+        let log = std::fs::File::create(tmp.path().join(format!("node{i}.log"))).unwrap();
         children.0.push(
             Command::new(trawl_bin())
                 .current_dir(&web.dir)
                 .args(&args)
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stderr(log)
                 .spawn()
                 .unwrap(),
         );
     }
-    wait_for(Duration::from_secs(20), "both listeners", || {
-        outs.iter().all(|o| o.join("control.addr").is_file())
-    });
-    wait_for(Duration::from_secs(20), "pages on both nodes", || {
-        outs.iter()
-            .all(|o| status(o)["pages"].as_u64().unwrap_or(0) >= 2)
-    });
+    let logs = || {
+        (0..2)
+            .map(|i| {
+                let p = tmp.path().join(format!("node{i}.log"));
+                format!(
+                    "node{i}: {}",
+                    std::fs::read_to_string(p).unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let end = Instant::now() + Duration::from_secs(40);
+    while !outs.iter().all(|o| o.join("control.addr").is_file()) {
+        assert!(Instant::now() < end, "no listeners: {}", logs());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    while !outs
+        .iter()
+        .all(|o| status(o)["pages"].as_u64().unwrap_or(0) >= 2)
+    {
+        assert!(Instant::now() < end, "no pages: {}", logs());
+        std::thread::sleep(Duration::from_millis(100));
+    }
     for o in &outs {
         let s = status(o);
         assert!(s["farm"]["partitions_owned"].as_u64().unwrap() > 0, "{s}");
