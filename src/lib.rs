@@ -9,6 +9,7 @@ mod ascii;
 pub mod bytesize;
 mod calendar;
 pub mod checkpoint;
+pub mod control;
 pub mod crawllog;
 pub mod disk;
 pub mod engine;

@@ -38,6 +38,9 @@ enum Command {
     Inspect(cli::inspect::InspectArgs),
     /// Hand URLs to a running crawl through its drop directory (`OUT/add/`).
     Add(cli::add::AddArgs),
+    /// Operate running crawls: pause, resume, checkpoint, stop, add, block, delay
+    /// (`docs/control.md`).
+    Ctl(cli::ctl::CtlArgs),
     /// A farm of trawl nodes sharing one crawl over Redis (`trawl farm status`).
     Farm(cli::farm::FarmCommand),
 }
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Crawl(crawl) => cli::crawl::run(crawl, &args),
         Command::Inspect(args) => cli::inspect::run(args),
         Command::Add(args) => cli::add::run(args),
+        Command::Ctl(args) => cli::ctl::run(args),
         Command::Farm(args) => cli::farm::run(args),
     };
     match result {

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_hosts;
 pub mod count;
 pub mod crawl;
+pub mod ctl;
 pub mod farm;
 pub mod fetch;
 pub mod inspect;

@@ -154,6 +154,13 @@ impl<'a> Coordinator<'a> {
     /// once stopped, and returns the fetches in flight over all shards.
     fn observe_flags(&self) -> u64 {
         let shared = self.shared;
+        if shared.operator.is_stop_asked() {
+            // The control API's stop (issue 22) is the library's stop flag.
+            self.stop.store(true, Ordering::Release);
+        }
+        if self.stop.load(Ordering::Acquire) {
+            shared.operator.set_ending();
+        }
         if self.stop.load(Ordering::Acquire) && !shared.stopping.load(Ordering::Acquire) {
             shared.stopping.store(true, Ordering::Release);
         }
@@ -241,7 +248,8 @@ impl<'a> Coordinator<'a> {
     fn checkpoint_if_due(&mut self, now: Instant, in_flight: u64) -> Result<(), CrawlError> {
         let config = &self.shared.config;
         let periodic = (!config.checkpoint_interval.is_zero() && now >= self.next_checkpoint)
-            || std::mem::take(&mut self.farm_checkpoint);
+            || std::mem::take(&mut self.farm_checkpoint)
+            || self.shared.operator.take_checkpoint();
         let disk_due = self
             .disk_checkpoint
             .is_some_and(|at| in_flight == 0 || now >= at);
@@ -260,6 +268,7 @@ impl<'a> Coordinator<'a> {
         match self.checkpoint() {
             Ok(()) => {
                 self.report.checkpoints += 1;
+                self.shared.operator.checkpoint_committed(self.epoch);
                 self.disk_checkpoint_failed = false;
                 if let Ok(name) = checkpoint::current_name(self.cp_root) {
                     let bytes = space::dir_bytes(&self.cp_root.join(name));
@@ -506,6 +515,15 @@ fn take_checkpoint(
         seen_bytes: 0,
         fingerprints_bytes: 0,
     });
+    // The operator's blocks and delays (issue 22) are part of the checkpoint.
+    shared
+        .operator
+        .write_rules(&dir)
+        .map_err(|e| CrawlError::Io {
+            op: "write the operator's rules",
+            path: dir.join(crate::control::RULES_FILE),
+            source: e,
+        })?;
     let done = checkpoint::commit(root, &dir, &manifest)?;
     if let Some(c) = farm_cut {
         c.committed();

@@ -4,7 +4,9 @@
 //! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
 
 mod adds;
+mod board;
 pub mod config;
+mod control;
 mod coordinator;
 mod core;
 mod error;
@@ -33,6 +35,7 @@ use crate::frontier::FrontierStats;
 use crate::net::{Fetcher, IpSlots};
 
 pub use config::CrawlConfig;
+pub use control::OperatorStats;
 pub use error::CrawlError;
 pub use handle::{AddError, CrawlHandle, MAX_ADD_URLS};
 pub use output::{OutputSummary, Positions};
@@ -74,6 +77,9 @@ pub(crate) struct Shared {
     pub peak_rss_less_bits: AtomicU64,
     /// This node's link to its farm (issue 13); `None` outside a farm.
     pub farm: Option<Arc<crate::farm::FarmLink>>,
+    /// What the operator set through the control API (issue 22, `control.rs`); the
+    /// cores read its rules through `core.operator`.
+    pub operator: Arc<control::Operator>,
 }
 
 /// The engine reads the cores' counters and settings as its own: `shared.pages` is
@@ -105,6 +111,7 @@ impl Shared {
         config: CrawlConfig,
         core: core::CoreShared,
         farm: Option<Arc<crate::farm::FarmLink>>,
+        operator: Arc<control::Operator>,
         warc_revisits: Arc<AtomicU64>,
     ) -> Self {
         let n = config.shards;
@@ -122,6 +129,7 @@ impl Shared {
             checkpoint_figures: Mutex::new(CheckpointFigures::default()),
             peak_rss_less_bits: AtomicU64::new(0),
             farm,
+            operator,
             config,
         }
     }
@@ -137,6 +145,7 @@ impl Shared {
         handler: Option<Arc<dyn Handler>>,
         warc_revisits: Arc<AtomicU64>,
     ) -> Self {
+        let operator = Arc::new(control::Operator::new(&config.out_dir, config.delay));
         let core = core::CoreShared::new(
             core::CoreSettings::from(&config),
             limits,
@@ -144,8 +153,9 @@ impl Shared {
             fingerprints,
             handler,
             Instant::now(),
-        );
-        Self::new(config, core, None, warc_revisits)
+        )
+        .with_operator(Arc::clone(&operator.rules));
+        Self::new(config, core, None, operator, warc_revisits)
     }
 
     pub fn count_outcome(&self, o: Outcome) {
@@ -324,7 +334,11 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         stop,
     } = crawler;
     let mut prepared = setup::prepare(config, handler, resume, farm)?;
-    let monitor = monitor::Monitor::new(&prepared.shared.config, Instant::now())?;
+    let monitor = monitor::Monitor::new(
+        &prepared.shared.config,
+        Arc::clone(&prepared.shared.operator),
+        Instant::now(),
+    )?;
     let (shards, adds) = start_shards(&mut prepared)?;
     let mut coordinator = Coordinator::new(
         &prepared,

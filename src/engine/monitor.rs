@@ -51,7 +51,11 @@ impl Monitor {
     ///
     /// # Errors
     /// The metrics address is not loopback (and not allowed) or cannot be bound.
-    pub fn new(config: &CrawlConfig, now: Instant) -> Result<Self, CrawlError> {
+    pub fn new(
+        config: &CrawlConfig,
+        operator: std::sync::Arc<super::control::Operator>,
+        now: Instant,
+    ) -> Result<Self, CrawlError> {
         let display = if config.progress_interval.is_zero() {
             Display::Off
         } else if std::io::stderr().is_terminal() {
@@ -70,8 +74,18 @@ impl Monitor {
         };
         let metrics = match config.metrics_addr {
             Some(addr) => {
-                let m = MetricsServer::start(addr, config.metrics_allow_remote)?;
+                let m = MetricsServer::start_with_operator(
+                    addr,
+                    config.metrics_allow_remote,
+                    Some(std::sync::Arc::clone(&operator)),
+                )?;
                 tracing::info!(addr = %m.local_addr(), "serving Prometheus metrics on /metrics");
+                // The page and `trawl ctl` find the listener and its token here
+                // (`docs/control.md`); the link's fragment is never sent to a server.
+                match operator.publish_listener(m.local_addr()) {
+                    Ok(link) => eprintln!("trawl: status page and controls: {link}"),
+                    Err(e) => tracing::warn!(error = %e, "cannot write the control token"),
+                }
                 Some(m)
             }
             None => None,

@@ -162,6 +162,7 @@ impl OutputThread {
         warc: Option<WarcWriterConfig>,
         index: Option<IndexWriter>,
         capacity: usize,
+        board: Arc<super::board::Board>,
     ) -> Result<Self, String> {
         let log = CrawlLogWriter::open(&log_path).map_err(|e| format!("{e}"))?;
         let warc = match warc {
@@ -176,7 +177,7 @@ impl OutputThread {
         let waits = Arc::clone(&stall);
         let handle = std::thread::Builder::new()
             .name("trawl-output".to_owned())
-            .spawn(move || run(log, warc, index, &rx, &counter, &waits))
+            .spawn(move || run(log, warc, index, &rx, &counter, &waits, &board))
             .map_err(|e| format!("cannot start the output thread: {e}"))?;
         Ok(Self {
             tx,
@@ -203,6 +204,7 @@ fn run(
     rx: &Receiver<OutputMsg>,
     revisits: &AtomicU64,
     stall: &super::space::WriteStall,
+    board: &super::board::Board,
 ) -> Result<OutputSummary, String> {
     // A write that fails for lack of space waits for space and is tried again (the
     // writers cut a failed write back first); other write errors end the thread.
@@ -211,6 +213,12 @@ fn run(
         match msg {
             OutputMsg::Records(records) => {
                 for record in records {
+                    // The status page's per-host tables and latest errors (issue 22).
+                    match &record {
+                        OutputRecord::Log(l) | OutputRecord::Fetched { log: l, .. } => {
+                            board.note(l);
+                        }
+                    }
                     write_record(
                         record,
                         &mut log,

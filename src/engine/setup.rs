@@ -170,7 +170,9 @@ pub(super) fn prepare(
     let resumed = open_run(&mut config, resume)?;
     super::recrawl::record_previous(&config)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
-    let output = open_output(&config, resumed.as_ref())?;
+    // The operator's state (issue 22); its board follows what the output writes.
+    let operator = Arc::new(super::control::Operator::new(&config.out_dir, config.delay));
+    let output = open_output(&config, resumed.as_ref(), Arc::clone(&operator.board))?;
     // URL filter scope from the seeds.
     let seed_urls: Vec<Url> = config
         .seeds
@@ -210,11 +212,13 @@ pub(super) fn prepare(
         farm_link
             .clone()
             .map(|l| l as Arc<dyn crate::routing::FarmRoutes>),
-    );
+    )
+    .with_operator(Arc::clone(&operator.rules));
     let shared = Arc::new(Shared::new(
         config,
         core,
         farm_link,
+        operator,
         Arc::clone(&output.revisits),
     ));
     log_presence_sizing(&shared);
@@ -237,6 +241,10 @@ pub(super) fn prepare(
     match &resumed {
         Some((dir, m)) => {
             restore_counters(&shared, &m.counters);
+            shared
+                .operator
+                .restore_rules(dir)
+                .map_err(CrawlError::Config)?;
             prepared.resumed_epoch = Some(m.epoch);
             prepared.epoch = m.epoch;
             prepared.last_cp = m.presence.map(|p| (dir.clone(), p));
@@ -370,6 +378,7 @@ fn open_presence(
 fn open_output(
     config: &CrawlConfig,
     resumed: Option<&(PathBuf, Manifest)>,
+    board: Arc<super::board::Board>,
 ) -> Result<OutputThread, CrawlError> {
     let log_path = config.out_dir.join("crawl.log.jsonl");
     let warc_dir = config.out_dir.join("warc");
@@ -403,7 +412,7 @@ fn open_output(
         None
     };
     let index = super::recrawl::open_index(config, resumed.map(|(_, m)| &m.positions))?;
-    OutputThread::spawn(log_path, warc_cfg, index, 4096).map_err(CrawlError::Output)
+    OutputThread::spawn(log_path, warc_cfg, index, 4096, board).map_err(CrawlError::Output)
 }
 
 /// Bytes of a re-crawl's table of previous URLs (`recrawl::Previous`), logged: a fixed

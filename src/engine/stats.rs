@@ -124,6 +124,8 @@ pub struct Stats {
     /// and `bytes_saved`; absent when the crawl is not a re-crawl.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recrawl: Option<crate::recrawl::RecrawlStats>,
+    /// The operator's pause, blocks and delays (issue 22, `docs/control.md`).
+    pub operator: super::OperatorStats,
 }
 
 pub(super) const OUTCOMES: [Outcome; 11] = [
@@ -254,6 +256,7 @@ pub(super) fn stats(
         resumed_from: resumed,
         finish: finish.to_owned(),
         recrawl: shared.previous.as_ref().map(|_| c.recrawl),
+        operator: shared.operator.stats(),
         // The coordinator's disk watch fills these (`space::DiskWatch::fill`).
         ..Stats::default()
     }

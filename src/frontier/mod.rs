@@ -452,6 +452,17 @@ impl Frontier {
         self.ram_urls == 0 && self.disk_urls == 0 && self.in_flight == 0
     }
 
+    /// URLs queued for `host`, in RAM and on disk; `None` when the frontier does not
+    /// know the host (never queued, or forgotten once idle). For the status page's host
+    /// tables (issue 22).
+    pub fn queued_of(&self, host: &str) -> Option<u64> {
+        let h = self.host(self.table.find(host)?)?;
+        let spilled = h.spill.as_ref().map_or(0, |s| {
+            s.blocks.iter().map(|b| u64::from(b.count)).sum::<u64>() + s.pending.len() as u64
+        });
+        Some(h.ram.len() as u64 + spilled)
+    }
+
     /// Current counters.
     pub fn stats(&self) -> FrontierStats {
         FrontierStats {

@@ -556,3 +556,24 @@ proptest! {
         }
     }
 }
+
+/// A host's queue length counts its RAM head, its blocks and its unwritten buffer
+/// (the status page's host tables, issue 22).
+#[test]
+fn queued_of_counts_ram_blocks_and_buffer() {
+    let now = Instant::now();
+    let (mut f, _store) = in_memory(16 * 1024, 4, 5);
+    for i in 0..300 {
+        f.push("h0", url(0, i), now).unwrap();
+    }
+    f.push("h1", url(1, 0), now).unwrap();
+    assert_eq!(f.queued_of("h0"), Some(300));
+    assert_eq!(f.queued_of("h1"), Some(1));
+    assert_eq!(f.queued_of("nobody"), None);
+    assert!(f.stats().disk_urls > 0, "some of h0 spilled");
+    let (host, item) = f.take_ready(now).unwrap().unwrap();
+    let left = f.queued_of(&host).unwrap();
+    assert_eq!(left, if host == "h0" { 299 } else { 0 });
+    f.requeue_front(&host, item);
+    f.complete(&host, now);
+}

@@ -317,7 +317,8 @@ impl Checkpoint {
                 || shard_index(&name, "tallies-", ".bin").is_some_and(|i| i < m.shards)
                 || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards)
                 || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards)
-                || name == crate::farm::SETTINGS_FILE;
+                || name == crate::farm::SETTINGS_FILE
+                || name == crate::control::RULES_FILE;
             // Farm (issue 13): the links the node had not sent, verified record by record.
             if name == crate::farm::OUTBOX_FILE {
                 if let Err(e) = crate::farm::outbox_links(&entry.path()) {

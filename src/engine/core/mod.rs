@@ -493,6 +493,11 @@ impl Core {
         self.robots_look_aheads
     }
 
+    /// URLs queued for `host` (the status page's host tables, issue 22).
+    pub fn queued_of(&self, host: &str) -> Option<u64> {
+        self.frontier.queued_of(host)
+    }
+
     pub fn frontier_stats(&self) -> FrontierStats {
         self.frontier.stats()
     }

@@ -129,7 +129,9 @@ impl Core {
                 out.push(Self::log_decision(&item, outcome, note, now));
                 self.finish_url();
                 let mut declined = 1;
-                if note != INVALID_URL {
+                // An operator's block (issue 22) is decided URL by URL: a prefix
+                // blocks some of a host's URLs only.
+                if note != INVALID_URL && note != crate::control::BLOCKED_NOTE {
                     // A verdict on the host (parked, refused, budget spent, robots.txt
                     // given up): the rest of its queue goes the same way, a bounded
                     // batch a turn, read from the frontier in bounded memory.
@@ -254,8 +256,19 @@ impl Core {
     ) -> Instant {
         let config = &self.shared.settings;
         let mut delay = config.delay;
+        let key = super::host_key(url);
         if let Some(cd) = self.robots.crawl_delay(url) {
             delay = delay.max(cd);
+            if let Some(k) = &key {
+                self.shared.operator.note_crawl_delay(k, cd);
+            }
+        }
+        // An operator's raised delay for the host (issue 22).
+        if let Some(d) = key
+            .as_deref()
+            .and_then(|k| self.shared.operator.delay_of(k))
+        {
+            delay = delay.max(d);
         }
         if config.delay_factor > 0.0 {
             delay = delay.max(elapsed.mul_f64(config.delay_factor));
@@ -365,6 +378,12 @@ impl GateCtx<'_> {
         let Ok(url) = Url::parse(&item.url) else {
             return Gate::Take(Verdict::Decline(Outcome::Filtered, INVALID_URL));
         };
+        if self.shared.operator.is_blocked(host, &item.url) {
+            return Gate::Take(Verdict::Decline(
+                Outcome::Filtered,
+                crate::control::BLOCKED_NOTE,
+            ));
+        }
         if self.refused_hosts.contains(host) {
             return Gate::Take(Verdict::Decline(Outcome::BlockedAddress, POLICY_PRIVATE));
         }

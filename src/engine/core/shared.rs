@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RecentStarts, SitemapMemory};
+use crate::control::OperatorRules;
 use crate::fetch::FetchLimits;
 use crate::handler::Handler;
 use crate::recrawl::{LastmodPolicy, Previous};
@@ -108,6 +109,9 @@ pub(crate) struct CoreShared {
     pub recent_starts: RecentStarts,
     /// This node's farm, when it is one: which URLs it owns.
     pub farm: Option<Arc<dyn FarmRoutes>>,
+    /// The operator's blocks and raised delays (issue 22), set through the control
+    /// API while the crawl runs.
+    pub operator: Arc<OperatorRules>,
 }
 
 impl CoreShared {
@@ -147,7 +151,14 @@ impl CoreShared {
             sitemap_memory: SitemapMemory::default(),
             recent_starts: RecentStarts::new(started),
             farm: None,
+            operator: Arc::default(),
         }
+    }
+
+    /// The operator's rules the control API changes.
+    pub fn with_operator(mut self, operator: Arc<OperatorRules>) -> Self {
+        self.operator = operator;
+        self
     }
 
     /// In a re-crawl, the previous crawl's captures.

@@ -10,6 +10,7 @@
 
 use super::Stats;
 
+mod control;
 mod history;
 mod host;
 mod server;

@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::control;
 use super::history::History;
 use super::host::{check_host, HostRefusal};
 use super::{render, status};
+use crate::engine::control::Operator;
 use crate::engine::Stats;
 use crate::http::{ReceivedRequest, RequestLimits, RequestParseError};
 
@@ -23,8 +25,9 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long, and how many bytes, a closing connection is drained.
 const LINGER: Duration = Duration::from_millis(250);
 const MAX_LINGER_BYTES: usize = 64 * 1024;
-/// How often the accept loop looks at the stop flag.
-const POLL: Duration = Duration::from_millis(50);
+/// How often the accept loop looks at the stop flag when no connection comes: it
+/// waits in epoll meanwhile, so an idle listener costs 4 wake-ups a second.
+const POLL: Duration = Duration::from_millis(250);
 
 /// Why the metrics server could not start.
 #[derive(Debug)]
@@ -74,6 +77,19 @@ impl MetricsServer {
     ///
     /// [`publish`]: MetricsServer::publish
     pub fn start(addr: SocketAddr, allow_remote: bool) -> Result<Self, MetricsError> {
+        Self::start_with_operator(addr, allow_remote, None)
+    }
+
+    /// [`MetricsServer::start`], serving the control API of `operator` too
+    /// (`docs/control.md`).
+    ///
+    /// # Errors
+    /// As [`MetricsServer::start`].
+    pub(crate) fn start_with_operator(
+        addr: SocketAddr,
+        allow_remote: bool,
+        operator: Option<Arc<Operator>>,
+    ) -> Result<Self, MetricsError> {
         if !addr.ip().is_loopback() && !allow_remote {
             return Err(MetricsError::NotLoopback(addr));
         }
@@ -89,7 +105,7 @@ impl MetricsServer {
         let (l2, s2) = (Arc::clone(&latest), Arc::clone(&stop));
         let handle = std::thread::Builder::new()
             .name("trawl-metrics".to_owned())
-            .spawn(move || accept_loop(&listener, &l2, &s2))
+            .spawn(move || accept_loop(listener, &l2, &s2, operator.as_deref()))
             .map_err(|e| MetricsError::Bind(addr, e))?;
         Ok(Self {
             addr: local,
@@ -141,16 +157,45 @@ struct Published {
     history: History,
 }
 
-fn accept_loop(listener: &TcpListener, latest: &Mutex<Published>, stop: &AtomicBool) {
+/// Waits in epoll for connections (issue 22: the status thread's CPU), then accepts
+/// until `WouldBlock`; one connection at a time, by construction.
+fn accept_loop(
+    listener: TcpListener,
+    latest: &Mutex<Published>,
+    stop: &AtomicBool,
+    operator: Option<&Operator>,
+) {
+    let mut listener = mio::net::TcpListener::from_std(listener);
+    let poll = mio::Poll::new().and_then(|p| {
+        p.registry()
+            .register(&mut listener, mio::Token(0), mio::Interest::READABLE)
+            .map(|()| p)
+    });
+    let mut poll = match poll {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::debug!(error = %e, "metrics listener falls back to sleeping");
+            None
+        }
+    };
+    let mut events = mio::Events::with_capacity(4);
     while !stop.load(Ordering::Acquire) {
         match listener.accept() {
-            // One connection at a time, by construction: the next accept waits for this.
             Ok((stream, _)) => {
-                if let Err(e) = serve_one(stream, latest) {
+                if let Err(e) = serve_one(stream.into(), latest, operator) {
                     tracing::debug!(error = %e, "metrics connection failed");
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => match poll.as_mut() {
+                Some(p) => {
+                    if let Err(e) = p.poll(&mut events, Some(POLL)) {
+                        if e.kind() != io::ErrorKind::Interrupted {
+                            std::thread::sleep(POLL);
+                        }
+                    }
+                }
+                None => std::thread::sleep(POLL),
+            },
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 tracing::debug!(error = %e, "metrics accept failed");
@@ -171,6 +216,10 @@ enum Resource {
     StatusJson,
     /// `/api/history`: the plotted figures of the crawl so far ([`History`]).
     HistoryJson,
+    /// `/api/control`: the operator's pause, blocks and delays (`docs/control.md`).
+    ControlJson,
+    /// `/api/hosts`: the busiest and most failing hosts, the latest errors.
+    HostsJson,
 }
 
 impl Resource {
@@ -180,6 +229,8 @@ impl Resource {
             "/" => Some(Self::StatusPage),
             "/api/status" => Some(Self::StatusJson),
             "/api/history" => Some(Self::HistoryJson),
+            "/api/control" => Some(Self::ControlJson),
+            "/api/hosts" => Some(Self::HostsJson),
             _ => None,
         }
     }
@@ -200,6 +251,8 @@ enum Request {
     TooLarge,
     /// `Host` missing (`400`) or not naming this listener (`421`).
     Host(HostRefusal),
+    /// A read-only view asked from off loopback without the token (`401`).
+    Unauthorized(crate::control::ApiError),
 }
 
 /// The request parser's caps: [`MAX_REQUEST_BYTES`], and 64 fields.
@@ -209,17 +262,42 @@ const LIMITS: RequestLimits = RequestLimits {
 };
 
 /// Reads one request head (bounded in bytes and time) and answers it.
-fn serve_one(mut stream: TcpStream, latest: &Mutex<Published>) -> io::Result<()> {
+fn serve_one(
+    mut stream: TcpStream,
+    latest: &Mutex<Published>,
+    operator: Option<&Operator>,
+) -> io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
     let local = stream.local_addr()?;
+    let peer = stream.peer_addr()?;
     let deadline = Instant::now() + IO_TIMEOUT;
     let mut buf = vec![0u8; MAX_REQUEST_BYTES];
     let mut len = 0;
     let request = loop {
         match ReceivedRequest::parse(buf.get(..len).unwrap_or_default(), LIMITS) {
-            Ok(Some((head, _))) => break route(&head, local),
+            Ok(Some((head, used))) => {
+                if crate::control::is_control_path(head.path()) {
+                    if let Err(r) = check_host(head.header("host"), head.minor_version, local) {
+                        break Request::Host(r);
+                    }
+                    // A control verb (issue 22): its body follows the head.
+                    let early = buf.get(used..len).unwrap_or_default();
+                    let (status, body) =
+                        control::answer(&head, early, &mut stream, operator, deadline);
+                    let out = Reply {
+                        status,
+                        content_type: "application/json",
+                        body: Cow::Owned(body),
+                        head_only: false,
+                    };
+                    stream.write_all(&out.to_bytes())?;
+                    stream.flush()?;
+                    return linger(&mut stream);
+                }
+                break route(&head, local, peer, operator);
+            }
             Ok(None) => {}
             Err(e) if e.is_cap() => break Request::TooLarge,
             Err(e) => break Request::Bad(e),
@@ -237,7 +315,7 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Published>) -> io::Result<()>
             Err(e) => return Err(e),
         }
     };
-    let out = reply(&request, latest).to_bytes();
+    let out = reply(&request, latest, operator).to_bytes();
     stream.write_all(&out)?;
     stream.flush()?;
     linger(&mut stream)
@@ -246,7 +324,16 @@ fn serve_one(mut stream: TcpStream, latest: &Mutex<Published>) -> io::Result<()>
 /// What a parsed request that arrived on `local` gets: `Host` is checked first (no
 /// answer at all for a name that is not this listener's), then the method, then the
 /// path.
-fn route(head: &ReceivedRequest, local: SocketAddr) -> Request {
+///
+/// Off loopback (a listener bound elsewhere with the explicit flag), the JSON views ask
+/// for the control token; `/metrics` and the page itself do not (a scrape stays as it
+/// was; the page holds no data and reads the token from its link).
+fn route(
+    head: &ReceivedRequest,
+    local: SocketAddr,
+    peer: SocketAddr,
+    operator: Option<&Operator>,
+) -> Request {
     if let Err(refusal) = check_host(head.header("host"), head.minor_version, local) {
         return Request::Host(refusal);
     }
@@ -256,6 +343,21 @@ fn route(head: &ReceivedRequest, local: SocketAddr) -> Request {
         _ => return Request::BadMethod,
     };
     match Resource::of(head.path()) {
+        Some(
+            r @ (Resource::StatusJson
+            | Resource::HistoryJson
+            | Resource::ControlJson
+            | Resource::HostsJson),
+        ) if !peer.ip().to_canonical().is_loopback() => {
+            let token = operator.map_or("", Operator::token);
+            match crate::control::has_token(&control::credentials(head), token) {
+                Ok(()) => Request::Get {
+                    resource: r,
+                    head_only,
+                },
+                Err(e) => Request::Unauthorized(e),
+            }
+        }
         Some(resource) => Request::Get {
             resource,
             head_only,
@@ -275,7 +377,7 @@ struct Reply {
 }
 
 /// The answer to `request`, rendered from the latest snapshot where it needs one.
-fn reply(request: &Request, latest: &Mutex<Published>) -> Reply {
+fn reply(request: &Request, latest: &Mutex<Published>, operator: Option<&Operator>) -> Reply {
     let text = |status, body: String| Reply {
         status,
         content_type: TEXT,
@@ -306,6 +408,22 @@ fn reply(request: &Request, latest: &Mutex<Published>) -> Reply {
                     "application/json",
                     Cow::Owned(latest.lock().map(|p| p.history.json()).unwrap_or_default()),
                 ),
+                Resource::HostsJson => (
+                    "application/json",
+                    Cow::Owned(
+                        operator
+                            .map(|o| serde_json::to_string(&o.board_view()).unwrap_or_default())
+                            .unwrap_or_else(|| "{}".to_owned()),
+                    ),
+                ),
+                Resource::ControlJson => (
+                    "application/json",
+                    Cow::Owned(
+                        operator
+                            .map(|o| serde_json::to_string(&o.stats()).unwrap_or_default())
+                            .unwrap_or_else(|| "{}".to_owned()),
+                    ),
+                ),
             };
             Reply {
                 status: "200 OK",
@@ -316,7 +434,9 @@ fn reply(request: &Request, latest: &Mutex<Published>) -> Reply {
         }
         Request::NotFound => text(
             "404 Not Found",
-            "not found; try / (status page), /metrics, /api/status or /api/history\n".to_owned(),
+            "not found; try / (status page), /metrics, /api/status, /api/history, \
+             /api/control or POST /api/control/VERB\n"
+                .to_owned(),
         ),
         Request::BadMethod => text(
             "405 Method Not Allowed",
@@ -327,6 +447,12 @@ fn reply(request: &Request, latest: &Mutex<Published>) -> Reply {
             "431 Request Header Fields Too Large",
             format!("request head over {MAX_REQUEST_BYTES} bytes or 64 fields\n"),
         ),
+        Request::Unauthorized(e) => Reply {
+            status: e.status_line(),
+            content_type: "application/json",
+            body: Cow::Owned(e.json()),
+            head_only: false,
+        },
         Request::Host(r @ HostRefusal::Missing) => {
             text("400 Bad Request", format!("bad request: {r}\n"))
         }
@@ -389,7 +515,7 @@ mod tests {
     fn classify(buf: &[u8]) -> Request {
         let local: SocketAddr = "127.0.0.1:9898".parse().unwrap();
         match ReceivedRequest::parse(buf, LIMITS) {
-            Ok(Some((head, _))) => route(&head, local),
+            Ok(Some((head, _))) => route(&head, local, local, None),
             Ok(None) => panic!("incomplete head"),
             Err(e) if e.is_cap() => Request::TooLarge,
             Err(e) => Request::Bad(e),
@@ -464,6 +590,41 @@ mod tests {
     }
 
     #[test]
+    fn views_off_loopback_need_the_token() {
+        let local: SocketAddr = "10.0.0.5:9898".parse().unwrap();
+        let remote: SocketAddr = "10.0.0.9:40000".parse().unwrap();
+        let dir = std::env::temp_dir();
+        let op = Operator::new(&dir, Duration::ZERO);
+        let ask = |path: &str, extra: &str| {
+            let req = format!("GET {path} HTTP/1.1\r\nHost: 10.0.0.5:9898\r\n{extra}\r\n");
+            match ReceivedRequest::parse(req.as_bytes(), LIMITS) {
+                Ok(Some((head, _))) => route(&head, local, remote, Some(&op)),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(matches!(ask("/api/status", ""), Request::Unauthorized(_)));
+        assert!(matches!(
+            ask("/api/hosts", "X-Trawl-Token: no\r\n"),
+            Request::Unauthorized(_)
+        ));
+        let good = format!("Authorization: Bearer {}\r\n", op.token());
+        assert!(matches!(ask("/api/status", &good), Request::Get { .. }));
+        // Scrapes and the page itself stay open (the page holds no data).
+        assert!(matches!(ask("/metrics", ""), Request::Get { .. }));
+        assert!(matches!(ask("/", ""), Request::Get { .. }));
+        // On loopback the views need no token.
+        let lo: SocketAddr = "127.0.0.1:9898".parse().unwrap();
+        let req = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n";
+        let Ok(Some((head, _))) = ReceivedRequest::parse(req, LIMITS) else {
+            panic!("parse")
+        };
+        assert!(matches!(
+            route(&head, lo, lo, Some(&op)),
+            Request::Get { .. }
+        ));
+    }
+
+    #[test]
     fn non_loopback_is_refused_unless_allowed() {
         let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
         assert!(matches!(
@@ -482,7 +643,7 @@ mod tests {
             resource,
             head_only: false,
         };
-        let text = |r: &Request| String::from_utf8(reply(r, &latest).to_bytes()).unwrap();
+        let text = |r: &Request| String::from_utf8(reply(r, &latest, None).to_bytes()).unwrap();
         let page = text(&get(Resource::StatusPage));
         assert!(page.contains("Content-Type: text/html; charset=utf-8\r\n"));
         assert!(page.contains("Content-Security-Policy: default-src 'none';"));

@@ -36,6 +36,36 @@ mod tests {
     }
 
     #[test]
+    fn every_panel_and_control_has_a_stable_id() {
+        for id in [
+            "plots",
+            "now",
+            "caps",
+            "farm",
+            "controls",
+            "operator",
+            "hosts-busiest",
+            "hosts-failing",
+            "errors",
+            "btn-pause",
+            "btn-resume",
+            "btn-checkpoint",
+            "btn-stop",
+            "form-add",
+            "form-block",
+            "form-delay",
+            "control-result",
+        ] {
+            assert!(PAGE.contains(&format!("id=\"{id}\"")), "{id}");
+        }
+        // Crawl data (URLs from the web) is inserted as text, never parsed as HTML.
+        assert!(!PAGE.contains("innerHTML") && !PAGE.contains("insertAdjacentHTML"));
+        // The token stays in the tab: read from the fragment, kept in sessionStorage.
+        assert!(PAGE.contains("sessionStorage") && PAGE.contains("location.hash"));
+        assert!(!PAGE.contains("localStorage"));
+    }
+
+    #[test]
     fn stats_serialize_like_stats_json() {
         let mut s = Stats {
             pages: 3,

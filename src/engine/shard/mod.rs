@@ -151,6 +151,7 @@ impl Shard {
             let backlogged = self.is_backlogged();
             let scheduling = !self.shared.stopping.load(Ordering::Acquire)
                 && !self.shared.paused.load(Ordering::Acquire)
+                && !self.shared.operator.is_paused()
                 && !backlogged;
             if scheduling {
                 let mut actions = std::mem::take(&mut self.actions);
@@ -316,6 +317,20 @@ impl Shard {
                 *slot = stats;
             }
         }
+        // The status page's host tables (issue 22): queue lengths of the hosts shown.
+        let shards = self.shared.config.shards;
+        let queues: Vec<(String, u64)> = self
+            .shared
+            .operator
+            .shown_hosts()
+            .into_iter()
+            .filter(|h| crate::routing::shard_of(h, shards) == self.index)
+            .map(|h| {
+                let n = self.core.queued_of(&h).unwrap_or(0);
+                (h, n)
+            })
+            .collect();
+        self.shared.operator.note_queues(queues);
         let robots = self.core.robots_stats();
         if let Ok(mut all) = self.shared.robots_stats.lock() {
             if let Some(slot) = all.get_mut(self.index) {
