@@ -4,7 +4,8 @@
 //! link the crawl writes (`#token=...`); the test checks that the plots draw and move,
 //! that every panel holds data, that the pause button stops synthweb's request log
 //! from growing and resume restarts it, that a URL added from the page is fetched, and
-//! saves screenshots in the test's output directory.
+//! saves screenshots in the test's output directory. It also blocks the busiest host
+//! from the page and sees synthweb asked nothing more of it.
 //!
 //! Under `CI=true` a missing browser fails the test (`.ci/run` installs `chromium` and
 //! `chromium-driver`); elsewhere the test is skipped with a loud message.
@@ -419,6 +420,48 @@ fn the_status_page_in_a_browser_shows_and_controls_the_crawl() {
     });
     browser.screenshot(&shots.join("3-resumed.png"));
 
+    // Block from the page: the busiest host's URLs, as a prefix, for the rest of the
+    // crawl. After the fetches in flight end, synthweb sees no request for it.
+    let busiest = browser
+        .script("return document.querySelector('#hosts-busiest tr:nth-child(2) td').textContent")
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    let name = busiest
+        .trim_start_matches("http://")
+        .trim_start_matches("https://")
+        .to_owned();
+    assert!(name.contains(".synth.test:"), "{busiest:?}");
+    browser.type_into("#block-what", &format!("http://{name}/"));
+    browser.click("#form-block button");
+    wait_for(Duration::from_secs(5), "the block answer", || {
+        browser.text("#control-result").contains("block: done")
+    });
+    std::thread::sleep(Duration::from_millis(1500)); // the fetches in flight end
+    let asked = |web: &Synthweb| {
+        std::fs::read_to_string(web.path("req.log")).map_or(0, |t| {
+            t.lines()
+                .filter(|l| l.contains(&format!("\"host\":\"{name}\"")))
+                .count()
+        })
+    };
+    let before_block = asked(&web);
+    let total_before = requests(&web);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        asked(&web),
+        before_block,
+        "{name} was asked after its block"
+    );
+    assert!(requests(&web) > total_before, "the other hosts go on");
+    wait_for(
+        Duration::from_secs(5),
+        "the block on the operator panel",
+        || browser.text("#operator").contains(&name),
+    );
+    browser.screenshot(&shots.join("4-blocked.png"));
+
     // Stop from the page: the crawl ends cleanly.
     browser.click("#btn-stop");
     let mut crawl = crawl;
@@ -434,6 +477,8 @@ fn the_status_page_in_a_browser_shows_and_controls_the_crawl() {
     let stats: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["finish"], "stopped");
+    let prefixes = stats["operator"]["rules"]["blocked_prefixes"].to_string();
+    assert!(prefixes.contains(&name), "{:#}", stats["operator"]);
     eprintln!("status_browser: screenshots in {}", shots.display());
     drop(browser);
     let _ = std::fs::remove_dir_all(&tmp);
