@@ -39,25 +39,7 @@ impl SeenSet {
     /// As [`SeenSet::create`].
     pub fn create_with(path: impl AsRef<Path>, config: &SeenConfig) -> Result<Self, Error> {
         let path = path.as_ref();
-        let sizing = config.resolve().ok_or_else(|| {
-            Error::new(ErrorKind::InvalidSize, path).with_detail(format!(
-                "capacity {} fp {}",
-                config.capacity, config.target_fp
-            ))
-        })?;
-        let header = Header {
-            state: State::Open,
-            purpose: config.purpose,
-            seed: DEFAULT_SEED,
-            k: sizing.k,
-            blocks: sizing.blocks,
-            capacity: config.capacity,
-            target_fp: config.target_fp,
-            inserted: 0,
-            set_bits: 0,
-            expected_lost: 0.0,
-            bits_checksum: 0,
-        };
+        let header = new_header(config, path)?;
         let huge_pages = config.huge_pages;
         Self::create_from_header(
             path,
@@ -77,25 +59,7 @@ impl SeenSet {
     /// As [`SeenSet::create`].
     pub fn anonymous(config: &SeenConfig) -> Result<Self, Error> {
         let path = Path::new("anonymous-presence-bits");
-        let sizing = config.resolve().ok_or_else(|| {
-            Error::new(ErrorKind::InvalidSize, path).with_detail(format!(
-                "capacity {} fp {}",
-                config.capacity, config.target_fp
-            ))
-        })?;
-        let header = Header {
-            state: State::Open,
-            purpose: config.purpose,
-            seed: DEFAULT_SEED,
-            k: sizing.k,
-            blocks: sizing.blocks,
-            capacity: config.capacity,
-            target_fp: config.target_fp,
-            inserted: 0,
-            set_bits: 0,
-            expected_lost: 0.0,
-            bits_checksum: 0,
-        };
+        let header = new_header(config, path)?;
         let io = |e| Error::io(path, e);
         let file = crate::sys::mmap::anonymous_file().map_err(io)?;
         file.set_len(header.file_bytes()).map_err(io)?;
@@ -395,6 +359,29 @@ fn huge_pages_fit(backing: Backing, len_bytes: usize) -> bool {
             physical_ram_bytes().is_some_and(|ram| (len_bytes as u64).saturating_mul(2) <= ram)
         }
     }
+}
+
+/// The header of a new, empty set sized from `config` (`path` names it in errors).
+fn new_header(config: &SeenConfig, path: &Path) -> Result<Header, Error> {
+    let sizing = config.resolve().ok_or_else(|| {
+        Error::new(ErrorKind::InvalidSize, path).with_detail(format!(
+            "capacity {} fp {}",
+            config.capacity, config.target_fp
+        ))
+    })?;
+    Ok(Header {
+        state: State::Open,
+        purpose: config.purpose,
+        seed: DEFAULT_SEED,
+        k: sizing.k,
+        blocks: sizing.blocks,
+        capacity: config.capacity,
+        target_fp: config.target_fp,
+        inserted: 0,
+        set_bits: 0,
+        expected_lost: 0.0,
+        bits_checksum: 0,
+    })
 }
 
 #[cfg(test)]
