@@ -15,7 +15,6 @@ mod inbox;
 pub mod metrics;
 mod monitor;
 pub(crate) mod output;
-mod recrawl;
 mod setup;
 mod shard;
 pub mod space;

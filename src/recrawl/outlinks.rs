@@ -20,6 +20,7 @@ use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use super::index::IndexEntry;
+use super::previous::Previous;
 use crate::provenance::Hop;
 use crate::warc::reader::{Damage, Framing, ReadError, RecordHead, Records, Status};
 
@@ -195,6 +196,35 @@ fn metadata_outlinks(
         }
     }
     Some((links, more))
+}
+
+/// The links of the previous capture `entry`, read back from its `metadata` record
+/// along the chain of previous crawls ([`Previous::warc_dirs`], [`read_outlinks`]),
+/// at most `max_links`: for a page answered `304 Not Modified` in a re-crawl, or a URL
+/// skipped on its sitemap `<lastmod>`. Annotates the crawl-log line:
+/// `previous-links:N`, plus `links-truncated:M` past the cap, or
+/// `previous-links-error` when they could not be read (the page's links are then only
+/// those the previous URLs give).
+pub fn previous_links(
+    previous: &Previous,
+    entry: &IndexEntry,
+    max_links: usize,
+    annotations: &mut Vec<String>,
+) -> Option<Vec<(String, Hop)>> {
+    match read_outlinks(previous.warc_dirs(), entry, max_links) {
+        Ok((links, more)) => {
+            annotations.push(format!("previous-links:{}", links.len()));
+            if more > 0 {
+                annotations.push(format!("links-truncated:{more}"));
+            }
+            Some(links)
+        }
+        Err(e) => {
+            tracing::debug!(url = %entry.url, error = %e, "re-crawl: previous outlinks not read");
+            annotations.push("previous-links-error".to_owned());
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Re-crawls in the core: the links of a page answered `304 Not Modified`, read back by
-//! the driver from the previous crawl's `metadata` record (`engine/recrawl.rs`), are
+//! the driver from the previous crawl's `metadata` record (`recrawl::outlinks`), are
 //! admitted like the links of a fetched page (presence bits, filters, routing to the
 //! farm node that owns them), so the site's shape is kept without the body. A page request of a re-crawl carries the
 //! previous capture's validators ([`condition`]).

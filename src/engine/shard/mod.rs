@@ -261,11 +261,9 @@ impl Shard {
                         mut log,
                         previous,
                     } = *skipped;
-                    let links = super::recrawl::skipped_links(
-                        &self.shared,
-                        &previous,
-                        &mut log.annotations,
-                    );
+                    let links = self
+                        .previous_links(&previous, &mut log.annotations)
+                        .unwrap_or_default();
                     // Its previous entry goes on into this crawl's index (with WARC
                     // output, which the index needs), so the next re-crawl has it.
                     let index =
@@ -339,6 +337,23 @@ impl Shard {
         }
     }
 
+    /// The links of the previous capture `entry` (a `304`, or a URL skipped on its
+    /// sitemap `<lastmod>`), read back from the previous crawl's WARC files
+    /// (`recrawl::outlinks::previous_links`), annotating `annotations`.
+    fn previous_links(
+        &self,
+        entry: &crate::recrawl::IndexEntry,
+        annotations: &mut Vec<String>,
+    ) -> Option<Vec<(String, Hop)>> {
+        let previous = self.shared.previous.as_ref()?;
+        crate::recrawl::outlinks::previous_links(
+            previous,
+            entry,
+            self.shared.config.max_links_per_page,
+            annotations,
+        )
+    }
+
     fn log(&self, rec: LogRecord) {
         self.log_with_index(rec, None);
     }
@@ -373,8 +388,11 @@ impl Shard {
         let now = WarcDate::now();
         let o = fetched.outcome;
         let mut notes = Vec::new();
-        let previous_links =
-            judgement.and_then(|j| super::recrawl::previous_links(&self.shared, j, &mut notes));
+        // A 304 in a re-crawl: the previous capture's links, read back.
+        let previous_links = judgement
+            .filter(|j| j.verdict == crate::recrawl::Verdict::NotModified)
+            .and_then(|j| j.previous.as_ref())
+            .and_then(|entry| self.previous_links(entry, &mut notes));
         let recrawled = Recrawled {
             judgement,
             previous_links: previous_links.as_deref(),

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use crate::crawllog::{FetchTimings, Hop, LogRecord, Outcome};
 use crate::engine::core::hops_path;
-use crate::engine::recrawl::index_facts;
 use crate::frontier::QueuedUrl;
 use crate::http::ResponseHead;
 use crate::net::{FailReason, FetchOutcome};
@@ -37,7 +36,7 @@ pub(super) struct Fetched<'a> {
 /// empty in a first crawl).
 #[derive(Default)]
 pub(super) struct Recrawled<'a> {
-    /// The answer judged against the previous capture (`engine::recrawl::judge_page`).
+    /// The answer judged against the previous capture (the core's, `core/recrawl.rs`).
     pub judgement: Option<&'a Judgement>,
     /// A `304`'s links, read back from the previous crawl (`None` when not read, or
     /// when they could not be).
@@ -101,7 +100,7 @@ pub(super) fn build(
     let index = fetched
         .page
         .filter(|_| kept)
-        .and_then(|(item, _)| index_facts(o, item, now, judgement))
+        .and_then(|(item, _)| IndexFacts::of_outcome(o, item, now, judgement))
         .map(Box::new);
     // The capture shares the outcome's buffers (request, head, payload): no copy.
     let capture = kept

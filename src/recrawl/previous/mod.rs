@@ -554,6 +554,32 @@ pub enum IndexFacts {
 }
 
 impl IndexFacts {
+    /// The facts of this crawl's index entry for a fetched answer `o` to `item` (see
+    /// [`IndexFacts::of`]; the previous capture is the judgement's); `None` without a
+    /// response head or after a failure.
+    pub fn of_outcome(
+        o: &crate::fetch::FetchOutcome,
+        item: &QueuedUrl,
+        date: WarcDate,
+        judgement: Option<&Judgement>,
+    ) -> Option<Self> {
+        let head = o.head.as_ref()?;
+        if o.error.is_some() {
+            return None;
+        }
+        let prev = judgement.and_then(|j| j.previous.as_ref());
+        let payload_bytes = o.payload.as_ref().map_or(0, |p| p.len() as u64);
+        Some(Self::of(
+            o.url.as_str(),
+            item,
+            head,
+            date,
+            payload_bytes,
+            prev,
+            judgement,
+        ))
+    }
+
     /// The facts of a page answer with head `head` to `queued` (whose hop path and
     /// referrer the entry keeps): carried forward for a re-crawl revisit, else the
     /// capture's own.

@@ -3,6 +3,8 @@
 //! shared state, and the frontiers, tallies and robots caches filled from the seeds or
 //! the checkpoint resumed.
 
+mod previous;
+
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -166,9 +168,9 @@ pub(super) fn prepare(
     let out = config.out_dir.clone();
     let cp_root = out.join("checkpoint");
     // A re-crawl's previous index first: a damaged one leaves no output behind.
-    let mut previous = super::recrawl::load(&config)?;
+    let mut previous = previous::load(&config)?;
     let resumed = open_run(&mut config, resume)?;
-    super::recrawl::record_previous(&config)?;
+    previous::record_previous(&config)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
     // The operator's state (issue 22); its board follows what the output writes.
     let operator = Arc::new(super::control::Operator::new(&config.out_dir, config.delay));
@@ -182,7 +184,7 @@ pub(super) fn prepare(
     // A re-crawl's hosts join the scope, not the seeds: their URLs are queued with
     // their hop paths and referrers by `queue_previous`.
     let mut scope_urls = seed_urls.clone();
-    super::recrawl::add_scope(previous.as_mut(), &mut scope_urls);
+    previous::add_scope(previous.as_mut(), &mut scope_urls);
     let filter = Arc::new(UrlFilter::new(config.filter.clone(), &scope_urls)?);
     let mut limits = FetchLimits::default();
     limits.response.max_body_bytes = limits.response.max_body_bytes.min(8 << 20);
@@ -260,7 +262,7 @@ pub(super) fn prepare(
                 Instant::now(),
             )?;
             seed_frontiers(&shared, &seed_urls, &mut frontiers)?;
-            super::recrawl::queue_previous(&shared, &mut frontiers)?;
+            previous::queue_previous(&shared, &mut frontiers)?;
         }
     }
     prepared.frontiers = frontiers;
@@ -411,7 +413,7 @@ fn open_output(
     } else {
         None
     };
-    let index = super::recrawl::open_index(config, resumed.map(|(_, m)| &m.positions))?;
+    let index = previous::open_index(config, resumed.map(|(_, m)| &m.positions))?;
     OutputThread::spawn(log_path, warc_cfg, index, 4096, board).map_err(CrawlError::Output)
 }
 

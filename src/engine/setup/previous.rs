@@ -1,12 +1,9 @@
-//! The engine's side of a re-crawl (`--recrawl PREV_OUT`, issue 14): each hook is one
-//! call from the place it serves, so the files shared with other work keep small
-//! hunks. Start-up reads the previous index into its table ([`load`]), widens the
-//! scope to its hosts ([`add_scope`]) and queues its URLs with their hop paths
-//! ([`queue_previous`]); the core's request building adds the validators
-//! (`core/recrawl.rs`); the shard driver judges each page answer ([`judge_page`]) and
-//! hands the output thread the facts of this crawl's own index entry
-//! ([`index_facts`]); the output thread appends it (`output.rs`). The decisions are
-//! `crate::recrawl`'s pure functions.
+//! The previous crawl at start-up (`--recrawl PREV_OUT`, issue 14): its index read into
+//! its table ([`load`]), recorded for the next re-crawl ([`record_previous`]), the
+//! scope widened to its hosts ([`add_scope`]), its URLs queued with their hop paths
+//! ([`queue_previous`]), and this crawl's own index opened ([`open_index`]). The rest of
+//! a re-crawl lives in its home, `crate::recrawl` (the index, the plan and judgement,
+//! the previous links read back), and in the core's decisions (`core/recrawl.rs`).
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -15,15 +12,11 @@ use std::time::Instant;
 use url::Url;
 
 use crate::crawllog::Hop;
-use crate::fetch::FetchOutcome;
 use crate::frontier::{Frontier, QueuedUrl};
-use crate::recrawl::{
-    IndexEntry, IndexError, IndexFacts, IndexWriter, Judgement, Previous, Verdict,
-};
+use crate::recrawl::{IndexEntry, IndexError, IndexWriter, Previous};
 use crate::routing::{host_key, shard_of};
-use crate::warc::WarcDate;
 
-use super::{CrawlConfig, CrawlError, Shared};
+use crate::engine::{CrawlConfig, CrawlError, Shared};
 
 /// The previous crawl's index, when this is a re-crawl. A damaged or missing index is
 /// a configuration error (exit 2), never half-used.
@@ -164,84 +157,4 @@ pub(super) fn open_index(
     )
     .map(Some)
     .map_err(|e| CrawlError::Output(format!("{e}")))
-}
-
-/// The facts of this crawl's index entry for a page answer to `item` (its hop path
-/// and referrer are kept, see [`IndexFacts::of`]; the previous capture is the
-/// judgement's); `None` without a response head or after a failure.
-pub(crate) fn index_facts(
-    o: &FetchOutcome,
-    item: &QueuedUrl,
-    date: WarcDate,
-    judgement: Option<&Judgement>,
-) -> Option<IndexFacts> {
-    let head = o.head.as_ref()?;
-    if o.error.is_some() {
-        return None;
-    }
-    let prev = judgement.and_then(|j| j.previous.as_ref());
-    let payload_bytes = o.payload.as_ref().map_or(0, |p| p.len() as u64);
-    Some(IndexFacts::of(
-        o.url.as_str(),
-        item,
-        head,
-        date,
-        payload_bytes,
-        prev,
-        judgement,
-    ))
-}
-
-/// The links of a page answered `304 Not Modified`, read from the previous crawl's
-/// `metadata` record of its capture ([`read_previous_links`]).
-pub(crate) fn previous_links(
-    shared: &Shared,
-    judgement: &Judgement,
-    annotations: &mut Vec<String>,
-) -> Option<Vec<(String, Hop)>> {
-    if judgement.verdict != Verdict::NotModified {
-        return None;
-    }
-    read_previous_links(shared, judgement.previous.as_ref()?, annotations)
-}
-
-/// The links of a URL skipped on its sitemap `<lastmod>` (`--sitemap-lastmod skip`),
-/// read from its previous capture like those of a `304` ([`read_previous_links`]).
-pub(crate) fn skipped_links(
-    shared: &Shared,
-    previous: &crate::recrawl::IndexEntry,
-    annotations: &mut Vec<String>,
-) -> Vec<(String, Hop)> {
-    read_previous_links(shared, previous, annotations).unwrap_or_default()
-}
-
-/// The links of the previous capture `entry`, read back from its `metadata` record
-/// (`recrawl::outlinks`, looked up along the chain of previous crawls), at most
-/// `max_links_per_page`. Annotates the line: `previous-links:N`, plus
-/// `links-truncated:M` past the cap, or `previous-links-error` when they could not be
-/// read (the page's links are then only those the previous URLs give).
-fn read_previous_links(
-    shared: &Shared,
-    entry: &crate::recrawl::IndexEntry,
-    annotations: &mut Vec<String>,
-) -> Option<Vec<(String, Hop)>> {
-    let previous = shared.previous.as_ref()?;
-    match crate::recrawl::outlinks::read_outlinks(
-        previous.warc_dirs(),
-        entry,
-        shared.config.max_links_per_page,
-    ) {
-        Ok((links, more)) => {
-            annotations.push(format!("previous-links:{}", links.len()));
-            if more > 0 {
-                annotations.push(format!("links-truncated:{more}"));
-            }
-            Some(links)
-        }
-        Err(e) => {
-            tracing::debug!(url = %entry.url, error = %e, "re-crawl: previous outlinks not read");
-            annotations.push("previous-links-error".to_owned());
-            None
-        }
-    }
 }
