@@ -6,6 +6,7 @@
 # PROFILE=debug uses the debug binaries (default: release, built by `make demo`).
 # DEMO_DIR (default: $TARGET/demo) holds the server's files and the crawl output.
 set -eu
+. "$(dirname "$0")/synthweb_ready.sh"
 
 TARGET=${CARGO_TARGET_DIR:-target}
 PROFILE=${PROFILE:-release}
@@ -29,14 +30,7 @@ echo "== synthweb: 40 hosts, profiles default+traps+hostile, on 127.0.0.1"
     --seeds seeds.txt --log req.log --manifest manifest.txt >ready.json 2>server.err &
 SW=$!
 trap 'kill -TERM $SW 2>/dev/null || true' EXIT INT TERM
-i=0
-until [ -s ready.json ]; do
-    i=$((i + 1))
-    if [ $i -gt 600 ] || ! kill -0 $SW 2>/dev/null; then
-        echo "demo: synthweb did not start:" >&2; cat server.err >&2; exit 2
-    fi
-    sleep 0.1
-done
+synthweb_wait_ready $SW demo
 echo "   $(cat ready.json)"
 echo "   manifest: $(grep -c '^M ' manifest.txt) URLs to fetch, $(grep -c '^F ' manifest.txt) forbidden"
 

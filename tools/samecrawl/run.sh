@@ -10,6 +10,7 @@
 # PROFILES (default,sitemaps,traps), HOSTS (30), OUT (/tmp/samecrawl), CRAWL_SECS (240).
 # Exit 0 when the sets are equal, 1 when they differ, 2 on a setup failure.
 set -eu
+. "$(dirname "$0")/../synthweb_ready.sh"
 BIN_A=${BIN_A:?BIN_A: a release dir of build A}
 BIN_B=${BIN_B:?BIN_B: a release dir of build B}
 PROFILES=${PROFILES:-default,sitemaps,traps}
@@ -28,14 +29,7 @@ cd "$OUT/web"
     --hosts-file hosts.txt --seeds seeds.txt --log req.log >ready.json 2>server.err &
 SW=$!
 trap 'kill -TERM $SW 2>/dev/null || true' EXIT INT TERM
-i=0
-until [ -s ready.json ]; do
-    i=$((i + 1))
-    if [ $i -gt 600 ] || ! kill -0 $SW 2>/dev/null; then
-        echo "samecrawl: synthweb did not start:" >&2; cat server.err >&2; exit 2
-    fi
-    sleep 0.1
-done
+synthweb_wait_ready $SW samecrawl
 
 crawl() { # $1 bin dir, $2 output dir
     timeout -s TERM "$CRAWL_SECS" "$1/trawl" crawl --seeds seeds.txt --hosts-file hosts.txt \
