@@ -203,9 +203,13 @@ fn trawl_ctl_operates_every_node_of_a_farm() {
         assert!(Instant::now() < end, "no listeners: {}", logs());
         std::thread::sleep(Duration::from_millis(100));
     }
-    while !outs
+    // Pages fetched by the farm (not by each node: a node may own only hosts whose
+    // robots.txt forbids every page, as synthweb's catalogue has some).
+    while outs
         .iter()
-        .all(|o| status(o)["pages"].as_u64().unwrap_or(0) >= 2)
+        .map(|o| status(o)["pages"].as_u64().unwrap_or(0))
+        .sum::<u64>()
+        < 4
     {
         assert!(
             Instant::now() < end,
