@@ -291,6 +291,35 @@ impl FetchOutcome {
 }
 
 #[cfg(test)]
+impl FetchOutcome {
+    /// A made-up complete answer for the crawl's own tests (core, record builder):
+    /// request `id` for `url`, `status` with `headers`, `body` identity-coded (no
+    /// payload kept; set `payload` for a WARC capture), 100 bytes of head on the wire.
+    pub(crate) fn answered(
+        id: u64,
+        url: &str,
+        status: u16,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Self {
+        let url = url::Url::parse(url).expect("a test URL");
+        let mut o = Self::failed(id, url, SharedBytes::default(), FailReason::Reset);
+        o.error = None;
+        let mut raw = format!("HTTP/1.1 {status} X\r\n");
+        for (n, v) in headers {
+            raw.push_str(&format!("{n}: {v}\r\n"));
+        }
+        raw.push_str("\r\n");
+        o.head = Some(ResponseHead::parse(raw.as_bytes()).expect("a test head"));
+        o.body = body.into();
+        o.body_complete = true;
+        o.wire_bytes = body.len() as u64 + 100;
+        o.decoded_bytes = body.len() as u64;
+        o
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -61,6 +61,12 @@ impl MappedWords {
             .offset(offset)
             .len(len_bytes)
             .map_raw(file)?;
+        Self::words_over(map, len_bytes)
+    }
+
+    /// The words of `map`, once it is known to be `len_bytes` long and aligned for
+    /// `AtomicU64` (both mappings are checked the same way).
+    fn words_over(map: MmapRaw, len_bytes: usize) -> io::Result<Self> {
         if map.as_ptr().align_offset(std::mem::align_of::<AtomicU64>()) != 0
             || map.len() != len_bytes
         {
@@ -90,18 +96,7 @@ impl MappedWords {
             ));
         }
         let map = MmapRaw::from(MmapOptions::new().len(len_bytes).map_anon()?);
-        if map.as_ptr().align_offset(std::mem::align_of::<AtomicU64>()) != 0
-            || map.len() != len_bytes
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "mapping not aligned for AtomicU64",
-            ));
-        }
-        Ok(Self {
-            map,
-            words: len_bytes / 8,
-        })
+        Self::words_over(map, len_bytes)
     }
 
     /// The mapped region as atomic words.

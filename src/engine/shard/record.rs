@@ -202,19 +202,8 @@ mod tests {
     }
 
     fn response(url: &str, status: u16, headers: &[(&str, &str)], body: &[u8]) -> FetchOutcome {
-        let mut o = failure(url, FailReason::Reset);
-        o.error = None;
-        let mut raw = format!("HTTP/1.1 {status} X\r\n");
-        for (n, v) in headers {
-            raw.push_str(&format!("{n}: {v}\r\n"));
-        }
-        raw.push_str("\r\n");
-        o.head = Some(ResponseHead::parse(raw.as_bytes()).expect("head"));
-        o.body = body.into();
+        let mut o = FetchOutcome::answered(7, url, status, headers, body);
         o.payload = Some(body.into());
-        o.body_complete = true;
-        o.wire_bytes = body.len() as u64 + 100;
-        o.decoded_bytes = body.len() as u64;
         o
     }
 

@@ -20,7 +20,6 @@ use crate::crawllog::{LogRecord, Outcome};
 use crate::fetch::{FailReason, FetchLimits, FetchOutcome};
 use crate::frontier::{Frontier, FrontierConfig, QueuedUrl};
 use crate::http::charset_of;
-use crate::http::ResponseHead;
 use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
 use crate::url::{FilterConfig, Scope, UrlFilter};
 use crate::warc::WarcDate;
@@ -245,19 +244,7 @@ fn response(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> FetchOutcome {
-    let mut o = failure(id, url, FailReason::Reset);
-    o.error = None;
-    let mut raw = format!("HTTP/1.1 {status} X\r\n");
-    for (n, v) in headers {
-        raw.push_str(&format!("{n}: {v}\r\n"));
-    }
-    raw.push_str("\r\n");
-    o.head = Some(ResponseHead::parse(raw.as_bytes()).expect("head"));
-    o.body = body.into();
-    o.body_complete = true;
-    o.wire_bytes = body.len() as u64 + 100;
-    o.decoded_bytes = body.len() as u64;
-    o
+    FetchOutcome::answered(id, url, status, headers, body)
 }
 
 fn html(id: u64, url: &str, body: &str) -> FetchOutcome {
