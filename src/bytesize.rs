@@ -1,7 +1,19 @@
 //! Byte counts for people: `512 B`, `3.0 MiB`, `1.50 GiB`. The one formatter behind the
-//! progress line (`engine::monitor`), `trawl plan` and `trawl inspect`.
+//! progress line (`engine::monitor`), `trawl plan` and `trawl inspect`; and what an
+//! allocation of some bytes costs ([`heap_chunk`]), for RAM budgets.
 //!
 //! A leaf: it imports nothing from the crate.
+
+/// Bytes a heap allocation of `len` bytes occupies in a typical malloc (glibc: an
+/// 8-byte header, 16-byte granularity, 32 bytes at least); 0 for no allocation. The
+/// one estimate behind every RAM charge (frontier entries, robots rules).
+pub fn heap_chunk(len: usize) -> usize {
+    if len == 0 {
+        0
+    } else {
+        (len + 8).next_multiple_of(16).max(32)
+    }
+}
 
 /// Binary units, each 1024 times the one before.
 const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

@@ -40,6 +40,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::bytesize::heap_chunk;
 use host::{Host, HostId, HostTable, Spill};
 pub use ready::Gate;
 pub use segment::{Record, SegmentError, SegmentReader, SegmentWriter};
@@ -79,16 +80,6 @@ impl QueuedUrl {
             + heap_chunk(self.url.len())
             + self.via.as_ref().map_or(0, |v| heap_chunk(v.len()))
             + heap_chunk(self.hops.len())
-    }
-}
-
-/// Bytes a heap allocation of `len` bytes occupies in a typical malloc (glibc: an
-/// 8-byte header, 16-byte granularity, 32 bytes at least); 0 for no allocation.
-pub fn heap_chunk(len: usize) -> usize {
-    if len == 0 {
-        0
-    } else {
-        (len + 8).next_multiple_of(16).max(32)
     }
 }
 

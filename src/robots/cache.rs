@@ -57,7 +57,7 @@ const ENTRY_OVERHEAD_BYTES: usize = 160;
 /// validators, the robots.txt URL's text) and the host key, held twice (map and LRU
 /// order), each as the allocator rounds it.
 fn entry_bytes(key: &HostKey, policy: &RobotsPolicy) -> usize {
-    use crate::frontier::heap_chunk;
+    use crate::bytesize::heap_chunk;
     ENTRY_OVERHEAD_BYTES
         + heap_chunk(std::mem::size_of::<RobotsPolicy>())
         + heap_chunk(policy.robots_url().as_str().len())
