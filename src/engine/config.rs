@@ -312,6 +312,23 @@ impl CrawlConfig {
     }
 }
 
+/// robots.txt rules an active host is allowed in the robots cache's RAM, for sizing the
+/// active set: most files parse to a few hundred bytes, a tenth of a wide crawl's to
+/// tens of KiB; past the bound, a host's rules leave RAM only when it is inactive.
+pub const ACTIVE_HOST_ROBOTS_BYTES: usize = 8 << 10;
+
+impl CrawlConfig {
+    /// Hosts a shard's frontier keeps in its active set at most (docs/frontier.md,
+    /// "The active set"): as many as the robots cache holds rules for at
+    /// [`ACTIVE_HOST_ROBOTS_BYTES`] each, and at least twice the fetch slots, so every
+    /// slot has a host to serve while others rest their politeness delay.
+    pub fn max_active_hosts_per_shard(&self) -> usize {
+        (self.robots_cache_bytes / ACTIVE_HOST_ROBOTS_BYTES)
+            .max(2 * self.concurrency_per_shard)
+            .max(256)
+    }
+}
+
 /// Bytes of `--memory` reserved for each fetch slot (`--concurrency` x shards). The
 /// fetcher's read buffer is one per loop; what a connection keeps is its `Conn`, a
 /// boxed rustls session for HTTPS and the exchange's body buffers, which leave with

@@ -31,6 +31,13 @@ pub(super) struct Host {
     pub held: bool,
     /// On the frontier's idle list (at most once).
     pub idle_listed: bool,
+    /// In the active set: on the schedule when servable. An inactive host with a
+    /// queue waits in the line (`waiting`) for its activation.
+    pub active: bool,
+    /// Inactive with a queue, and a marker for it in the line: the marker activates it.
+    pub waiting: bool,
+    /// URLs taken since its activation (the activation's budget is counted in these).
+    pub takes: u16,
 }
 
 /// The part of a host's queue beyond its RAM head.
@@ -61,14 +68,20 @@ impl Host {
             on_heap: false,
             held: false,
             idle_listed: false,
+            active: false,
+            waiting: false,
+            takes: 0,
         }
     }
 
-    /// Has something to serve and may be served (not held, a fetch slot free).
+    /// Whether anything is queued (RAM head, blocks or buffer).
+    pub fn has_queue(&self) -> bool {
+        !self.ram.is_empty() || self.spill.is_some()
+    }
+
+    /// Has something to serve and may be served (active, not held, a fetch slot free).
     pub fn is_servable(&self, max_in_flight: u32) -> bool {
-        !self.held
-            && self.in_flight < max_in_flight
-            && (!self.ram.is_empty() || self.spill.is_some())
+        self.active && !self.held && self.in_flight < max_in_flight && self.has_queue()
     }
 
     /// Holds nothing and owes nothing: may be forgotten once `now` passed its instant.
@@ -78,6 +91,8 @@ impl Host {
             && self.in_flight == 0
             && !self.held
             && !self.on_heap
+            && !self.active
+            && !self.waiting
             && self.eligible_at <= now
     }
 }

@@ -30,6 +30,7 @@
 
 pub mod block;
 mod host;
+mod line;
 mod queue;
 mod ready;
 pub mod segment;
@@ -102,6 +103,13 @@ pub struct FrontierConfig {
     pub segment_bytes: u64,
     /// Fetches of one host that may run at once.
     pub max_in_flight_per_host: u32,
+    /// Hosts in the active set at most (served, held for robots.txt, or waiting out
+    /// their politeness delay); the rest wait in the line at no RAM cost a host. The
+    /// engine sizes it from `--memory`.
+    pub max_active_hosts: usize,
+    /// URLs an activation may take before its host goes to the back of the line, if
+    /// hosts wait there (see docs/frontier.md, "The active set").
+    pub activation_budget: u16,
 }
 
 impl FrontierConfig {
@@ -117,9 +125,17 @@ impl FrontierConfig {
             block_urls: 64,
             segment_bytes: 16 << 20,
             max_in_flight_per_host: 1,
+            max_active_hosts: 65_536,
+            activation_budget: DEFAULT_ACTIVATION_BUDGET,
         }
     }
 }
+
+/// URLs an activation takes before its host rotates to the back of the line (when
+/// hosts wait there): at a 500 ms delay, two minutes of a host's time, long enough to
+/// pay back its robots.txt and name lookup hundreds of times, short enough that a
+/// host of millions of pages lets the waiting hosts in.
+pub const DEFAULT_ACTIVATION_BUDGET: u16 = 256;
 
 /// Why a frontier operation failed.
 #[derive(Debug)]
@@ -206,6 +222,14 @@ pub struct FrontierStats {
     pub disk_reads_bytes: u64,
     /// Blocks found damaged (checksum or records), their URLs lost.
     pub blocks_damaged: u64,
+    /// Hosts in the active set.
+    pub hosts_active: u64,
+    /// Records waiting in the line (URLs of inactive hosts, and markers).
+    pub line_records: u64,
+    /// Activations so far (a host entering the active set).
+    pub activations: u64,
+    /// Hosts sent to the back of the line after spending an activation's budget.
+    pub rotations: u64,
 }
 
 impl FrontierStats {
@@ -270,6 +294,15 @@ pub struct Frontier {
     /// first to forget when the table needs room (each listed once, so the list is
     /// no longer than the table).
     idle: VecDeque<HostId>,
+    /// Hosts not in the active set wait here (`line.rs`).
+    line: line::Line,
+    active_hosts: u64,
+    activations: u64,
+    rotations: u64,
+    /// Active hosts whose fetch ended with nothing left or their budget spent: they
+    /// leave the active set at the next turn, unless the page just fetched gave them
+    /// more (its links are admitted after the fetch completes).
+    settling: Vec<HostId>,
     scratch: Vec<u8>,
     read_buf: Vec<u8>,
 }
@@ -329,21 +362,46 @@ impl Frontier {
             damage: VecDeque::new(),
             attempts_since_forget: 0,
             idle: VecDeque::new(),
+            line: line::Line::default(),
+            active_hosts: 0,
+            activations: 0,
+            rotations: 0,
+            settling: Vec::new(),
             scratch: Vec::new(),
             read_buf: Vec::new(),
         }
     }
 
     /// Queues a URL for `host` (the scheduling key: `scheme://host:port` or the host
-    /// name, as the engine chooses). It goes to the host's RAM head when the host has
-    /// no backlog, its head is under its share and the budget has room; else behind
-    /// the host's backlog (its buffer, written out as a block when full).
+    /// name, as the engine chooses). A host with no entry waits in the line
+    /// (`line.rs`) until its activation. A host with an entry takes it in its own
+    /// queue: in its RAM head when it has no backlog, its head is under its share and
+    /// the budget has room; else behind its backlog (its buffer, written out as a
+    /// block when full). An inactive host with nothing queued gets a marker in the
+    /// line, so it comes back behind the hosts waiting before it.
     ///
     /// # Errors
     /// [`FrontierError::Write`]: the write batch was full and could not be appended;
     /// the URL is then not queued.
-    pub fn push(&mut self, host: &str, item: QueuedUrl, now: Instant) -> Result<(), FrontierError> {
-        let id = self.host_id(host, now);
+    pub fn push(
+        &mut self,
+        host: &str,
+        item: QueuedUrl,
+        _now: Instant,
+    ) -> Result<(), FrontierError> {
+        let Some(id) = self.table.find(host) else {
+            return self.line_push(host, &item);
+        };
+        if self.host(id).is_some_and(|h| !h.active && !h.waiting) {
+            self.line_push_marker(id)?;
+        }
+        self.enqueue(id, item)?;
+        self.schedule_if_idle(id);
+        Ok(())
+    }
+
+    /// Puts `item` in `id`'s queue (head or backlog, as [`Frontier::push`] says).
+    fn enqueue(&mut self, id: HostId, item: QueuedUrl) -> Result<(), FrontierError> {
         let bytes = item.ram_bytes();
         let cap = self.per_host_cap();
         let to_ram = self
@@ -359,16 +417,73 @@ impl Frontier {
         } else {
             self.spill(id, item)?;
         }
-        self.schedule_if_idle(id);
         Ok(())
+    }
+
+    /// `id` joins the active set: on the schedule once servable.
+    fn activate(&mut self, id: HostId) {
+        let Some(h) = self.table.get_mut(id) else {
+            return;
+        };
+        if h.active {
+            return;
+        }
+        h.active = true;
+        h.waiting = false;
+        h.takes = 0;
+        self.active_hosts += 1;
+        self.activations += 1;
+        self.schedule_if_idle(id);
+    }
+
+    /// Hosts of the settling list leave the active set if they still have nothing
+    /// queued and nothing running, or go to the back of the line if they spent their
+    /// activation's budget while hosts wait there.
+    fn settle(&mut self) {
+        let budget = self.config.activation_budget;
+        for id in std::mem::take(&mut self.settling) {
+            let Some(h) = self.table.get(id) else {
+                continue;
+            };
+            if !h.active || h.held || h.in_flight > 0 {
+                continue;
+            }
+            let rotate = h.has_queue() && h.takes >= budget && self.line.records > 0;
+            if h.has_queue() && !rotate {
+                continue;
+            }
+            if rotate && self.line_push_marker(id).is_err() {
+                // It stays active; the write is tried again with the next batch.
+                continue;
+            }
+            if let Some(h) = self.table.get_mut(id) {
+                h.active = false;
+            }
+            self.active_hosts = self.active_hosts.saturating_sub(1);
+            self.rotations += u64::from(rotate);
+            self.off_heap(id);
+            self.list_if_idle(id);
+        }
+    }
+
+    /// Whether a host of the line may join the active set: the line holds something
+    /// and the active set has room (always when no host is active, so the crawl cannot
+    /// stall on the bound).
+    fn can_activate(&self) -> bool {
+        self.line.records > 0
+            && (self.active_hosts == 0 || self.active_hosts < self.config.max_active_hosts as u64)
     }
 
     /// Puts a URL taken by [`Frontier::take_ready`] back at the head of its host's
     /// queue (a retry, or a URL that waited for robots.txt), so it keeps its place in
     /// the host's order. It always goes to RAM, even past the budget by one entry: it
-    /// was in RAM a moment ago.
-    pub fn requeue_front(&mut self, host: &str, item: QueuedUrl) {
-        let id = self.host_id(host, Instant::now());
+    /// was in RAM a moment ago. The host is active (it was just served).
+    pub fn requeue_front(&mut self, host: &str, item: QueuedUrl, now: Instant) {
+        let id = match self.table.find(host) {
+            Some(id) => id,
+            None => self.new_host(host, now),
+        };
+        self.activate(id);
         self.ram_bytes += item.ram_bytes();
         self.ram_urls += 1;
         if let Some(h) = self.host_mut(id) {
@@ -392,11 +507,17 @@ impl Frontier {
             h.eligible_at = next_eligible_at;
         }
         let now_idle = h.in_flight == 0;
+        let finished = h.in_flight == 0
+            && h.active
+            && (!h.has_queue() || h.takes >= self.config.activation_budget);
         if was_running {
             self.in_flight = self.in_flight.saturating_sub(1);
             if now_idle {
                 self.hosts_in_flight = self.hosts_in_flight.saturating_sub(1);
             }
+        }
+        if finished {
+            self.settling.push(id);
         }
         self.schedule_if_idle(id);
         self.list_if_idle(id);
@@ -420,22 +541,26 @@ impl Frontier {
 
     /// The earliest instant some host becomes eligible, for the event loop's poll
     /// timeout; `None` when nothing is queued (or every host with a queue is held or
-    /// at its fetch limit).
-    pub fn next_wakeup(&mut self) -> Option<Instant> {
-        self.next_wakeup_at(Instant::now())
-    }
-
-    /// [`Frontier::next_wakeup`] for callers that read no clock (the crawl core). A
-    /// host whose queue is all on disk is on the schedule like any other, so the
-    /// answer is the top of the heap.
-    pub fn next_wakeup_at(&mut self, _now: Instant) -> Option<Instant> {
+    /// at its fetch limit). A host whose queue is all on disk is on the schedule like
+    /// any other; a host of the line that may be activated is ready at `now`.
+    pub fn next_wakeup_at(&mut self, now: Instant) -> Option<Instant> {
+        let line = self.can_activate().then_some(now);
         while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
             if self.is_live(generation, id) {
-                return Some(at);
+                return Some(line.map_or(at, |l| l.min(at)));
             }
             self.heap.pop();
         }
-        None
+        line
+    }
+
+    /// Whether `host` is in the active set (served, held for robots.txt, or waiting
+    /// out its politeness delay).
+    pub fn is_active(&self, host: &str) -> bool {
+        self.table
+            .find(host)
+            .and_then(|id| self.host(id))
+            .is_some_and(|h| h.active)
     }
 
     /// True when no URL is queued in RAM or on disk and nothing is in flight.
@@ -470,6 +595,10 @@ impl Frontier {
             blocks_read: self.blocks_read,
             disk_reads_bytes: self.disk_reads_bytes,
             blocks_damaged: self.blocks_damaged,
+            hosts_active: self.active_hosts,
+            line_records: self.line.records,
+            activations: self.activations,
+            rotations: self.rotations,
         }
     }
 
@@ -559,12 +688,9 @@ impl Frontier {
             .is_some_and(|h| h.on_heap && h.heap_gen == generation)
     }
 
-    /// The id of `name`, creating its entry if needed (after forgetting idle hosts
-    /// when the table has no room in the budget).
-    fn host_id(&mut self, name: &str, now: Instant) -> HostId {
-        if let Some(id) = self.table.find(name) {
-            return id;
-        }
+    /// A new, inactive entry for `name`, not in the table yet (after forgetting idle
+    /// hosts when the table has no room in the budget).
+    fn new_host(&mut self, name: &str, now: Instant) -> HostId {
         let need = HOST_BYTES + heap_chunk(name.len());
         self.forget_listed(need, now);
         if self.ram_bytes + need > self.config.ram_budget_bytes {
@@ -699,7 +825,7 @@ impl Frontier {
                 n += s.pending.heap_bytes();
             }
         }
-        n
+        n + self.line_ram_bytes()
     }
 
     /// The running counts that are not `ram_bytes`, recomputed: buffer bytes, hosts
@@ -715,6 +841,13 @@ impl Frontier {
                 disk += s.blocks.iter().map(|b| u64::from(b.count)).sum::<u64>();
             }
         }
+        ram += self.line.tail.len() as u64 + self.line.head.len() as u64;
+        disk += self
+            .line
+            .blocks
+            .iter()
+            .map(|b| u64::from(b.count))
+            .sum::<u64>();
         (pending, in_flight, ram, disk)
     }
 

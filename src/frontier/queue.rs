@@ -102,6 +102,16 @@ impl Frontier {
                 })?;
         self.blocks_written += u64::from(blocks);
         for &id in &self.batch_hosts {
+            if id == super::line::LINE {
+                let line = &mut self.line;
+                let first_unwritten = line.blocks.len().saturating_sub(line.unwritten as usize);
+                if let Some(b) = line.blocks.get_mut(first_unwritten) {
+                    b.file = file;
+                    b.offset = base.saturating_add(b.offset);
+                    line.unwritten -= 1;
+                }
+                continue;
+            }
             let Some(spill) = self.table.get_mut(id).and_then(|h| h.spill.as_mut()) else {
                 continue;
             };
@@ -217,8 +227,13 @@ impl Frontier {
         }
         self.ram_bytes = self.ram_bytes.saturating_sub(BLOCK_REF_BYTES);
         self.disk_urls = self.disk_urls.saturating_sub(u64::from(front.count));
-        if let Err(e) = self.store.release(front.file) {
-            tracing::warn!(path = %self.store.path(front.file).display(), error = %e,
+        self.release_file(front.file);
+    }
+
+    /// One block of `file` was consumed: the store deletes the file with its last.
+    pub(super) fn release_file(&mut self, file: u32) {
+        if let Err(e) = self.store.release(file) {
+            tracing::warn!(path = %self.store.path(file).display(), error = %e,
                 "frontier log file could not be deleted");
         }
     }
@@ -319,7 +334,7 @@ impl Frontier {
         let more = !h.ram.is_empty() || h.spill.is_some();
         if !more {
             self.off_heap(id);
-            self.list_if_idle(id);
+            self.settling.push(id);
         }
         Ok(more)
     }
@@ -369,6 +384,6 @@ impl Frontier {
         for (id, b) in damaged {
             self.report_damage(id, b);
         }
-        Ok(())
+        self.for_each_in_line(&mut f)
     }
 }

@@ -58,72 +58,91 @@ impl Frontier {
         now: Instant,
         mut gate: impl FnMut(&str, &QueuedUrl) -> Gate<T>,
     ) -> Result<Option<(String, QueuedUrl, T)>, FrontierError> {
+        self.settle();
         // Deferred hosts go back on the heap once this call ends, so a deferral to an
         // instant already past cannot make the loop serve the same host forever.
         let mut deferred: Vec<(HostId, Instant)> = Vec::new();
         let mut taken = None;
         let mut failure = None;
-        while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
-            if !self.is_live(generation, id) {
-                self.heap.pop();
-                continue;
-            }
-            if at > now {
-                break;
-            }
-            self.heap.pop();
-            self.off_heap(id);
-            // Its turn: a short head reads the host's next block now, whatever other
-            // hosts spilled.
-            if let Err(e) = self.top_up(id) {
-                deferred.push((id, now + Duration::from_secs(1)));
-                failure = Some(e);
-                break;
-            }
-            let max_in_flight = self.config.max_in_flight_per_host;
-            let Some(h) = self.table.get_mut(id) else {
-                continue;
-            };
-            let Some(front) = h.ram.front() else {
-                continue;
-            };
-            let verdict = match gate(&h.name, front) {
-                Gate::Take(verdict) => verdict,
-                Gate::Hold => {
-                    h.held = true;
+        let mut stopped = false;
+        loop {
+            while let Some(&Reverse((at, generation, id))) = self.heap.peek() {
+                if !self.is_live(generation, id) {
+                    self.heap.pop();
                     continue;
                 }
-                Gate::Defer(until) => {
-                    h.eligible_at = h.eligible_at.max(until);
-                    deferred.push((id, h.eligible_at));
-                    continue;
-                }
-                Gate::Stop => {
-                    self.push_heap(id, at);
+                if at > now {
                     break;
                 }
-            };
-            let Some(item) = h.ram.pop_front() else {
-                continue;
-            };
-            h.in_flight += 1;
-            let first_fetch = h.in_flight == 1;
-            if h.ram.is_empty() {
-                // An emptied head gives its buffer back: a host served to the end
-                // keeps no capacity.
-                h.ram = std::collections::VecDeque::new();
+                self.heap.pop();
+                self.off_heap(id);
+                // Its turn: a short head reads the host's next block now, whatever other
+                // hosts spilled.
+                if let Err(e) = self.top_up(id) {
+                    deferred.push((id, now + Duration::from_secs(1)));
+                    failure = Some(e);
+                    break;
+                }
+                let max_in_flight = self.config.max_in_flight_per_host;
+                let Some(h) = self.table.get_mut(id) else {
+                    continue;
+                };
+                let Some(front) = h.ram.front() else {
+                    continue;
+                };
+                let verdict = match gate(&h.name, front) {
+                    Gate::Take(verdict) => verdict,
+                    Gate::Hold => {
+                        h.held = true;
+                        continue;
+                    }
+                    Gate::Defer(until) => {
+                        h.eligible_at = h.eligible_at.max(until);
+                        deferred.push((id, h.eligible_at));
+                        continue;
+                    }
+                    Gate::Stop => {
+                        self.push_heap(id, at);
+                        stopped = true;
+                        break;
+                    }
+                };
+                let Some(item) = h.ram.pop_front() else {
+                    continue;
+                };
+                h.in_flight += 1;
+                h.takes = h.takes.saturating_add(1);
+                let first_fetch = h.in_flight == 1;
+                if h.ram.is_empty() {
+                    // An emptied head gives its buffer back: a host served to the end
+                    // keeps no capacity.
+                    h.ram = std::collections::VecDeque::new();
+                }
+                let still_servable = h.is_servable(max_in_flight);
+                let name = h.name.to_string();
+                self.in_flight += 1;
+                self.hosts_in_flight += u64::from(first_fetch);
+                self.ram_bytes = self.ram_bytes.saturating_sub(item.ram_bytes());
+                self.ram_urls = self.ram_urls.saturating_sub(1);
+                if still_servable {
+                    self.push_heap(id, at);
+                }
+                taken = Some((name, item, verdict));
+                break;
             }
-            let still_servable = h.is_servable(max_in_flight);
-            let name = h.name.to_string();
-            self.in_flight += 1;
-            self.hosts_in_flight += u64::from(first_fetch);
-            self.ram_bytes = self.ram_bytes.saturating_sub(item.ram_bytes());
-            self.ram_urls = self.ram_urls.saturating_sub(1);
-            if still_servable {
-                self.push_heap(id, at);
+            // No active host is ready: a slot would wait, so the active set grows by a
+            // host of the line, if it has room.
+            if taken.is_some() || failure.is_some() || stopped || !self.can_activate() {
+                break;
             }
-            taken = Some((name, item, verdict));
-            break;
+            match self.activate_next(now) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
         }
         for (id, at) in deferred {
             // Strictly later than `now`, or a caller looping on `take_ready_with` until

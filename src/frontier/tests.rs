@@ -35,6 +35,20 @@ fn index_of(u: &str) -> usize {
     u.rsplit('/').next().unwrap().parse().unwrap()
 }
 
+/// Pushes a URL and activates every host of the line, as a crawl with free slots
+/// would: the tests of per-host queues need their hosts to have entries.
+fn push(f: &mut Frontier, host: &str, item: QueuedUrl, now: Instant) {
+    f.push(host, item, now).unwrap();
+    f.activate_all(now);
+}
+
+impl Frontier {
+    /// Activates every host waiting in the line, whatever the bound.
+    fn activate_all(&mut self, now: Instant) {
+        while self.activate_next(now).unwrap() {}
+    }
+}
+
 /// Drains the frontier with zero politeness delay, returning URLs in fetch order.
 fn drain(f: &mut Frontier, now: Instant) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -63,12 +77,12 @@ fn per_host_order_is_fifo_through_ram_buffer_and_blocks() {
     let (mut f, store) = in_memory(16 * 1024, 4, 5);
     for i in 0..500 {
         for h in 0..5 {
-            f.push(&format!("h{h}"), url(h, i), now).unwrap();
+            push(&mut f, &format!("h{h}"), url(h, i), now);
         }
         // Interleave serving with pushing, so heads, blocks and buffers mix.
         if i % 7 == 0 {
             if let Some((host, item)) = f.take_ready(now).unwrap() {
-                f.requeue_front(&host, item);
+                f.requeue_front(&host, item, now);
                 f.complete(&host, now);
             }
         }
@@ -104,11 +118,11 @@ fn a_ready_hosts_blocks_come_back_at_once_behind_a_million_spilled_urls() {
             hops: String::new(),
             attempts: 0,
         };
-        f.push(big, item, now).unwrap();
+        push(&mut f, big, item, now);
     }
     let small = "http://h1.test";
     for i in 0..200 {
-        f.push(small, url(1, i), now).unwrap();
+        push(&mut f, small, url(1, i), now);
     }
     assert!(f.stats().disk_urls > 999_000);
     // `big` is served once and then waits an hour; `small` is served back to back.
@@ -136,10 +150,10 @@ fn hosts_are_served_breadth_first() {
     let (mut f, _) = in_memory(1 << 20, 8, 8);
     // One huge host queued first, then four small ones.
     for i in 0..8 {
-        f.push("big", url(0, i), now).unwrap();
+        push(&mut f, "big", url(0, i), now);
     }
     for h in 1..5 {
-        f.push(&format!("h{h}"), url(h, 0), now).unwrap();
+        push(&mut f, &format!("h{h}"), url(h, 0), now);
     }
     let delay = Duration::from_secs(1);
     let t = now;
@@ -157,7 +171,7 @@ fn hosts_are_served_breadth_first() {
     );
     // Nothing is ready until the politeness delay of someone has passed.
     assert!(f.take_ready(t).unwrap().is_none());
-    assert_eq!(f.next_wakeup(), Some(now + delay));
+    assert_eq!(f.next_wakeup_at(now), Some(now + delay));
     let (host, _) = f.take_ready(t + delay).unwrap().unwrap();
     assert_eq!(host, "big");
 }
@@ -166,8 +180,8 @@ fn hosts_are_served_breadth_first() {
 fn politeness_delay_is_never_shortened() {
     let now = Instant::now();
     let (mut f, _) = in_memory(1 << 20, 8, 8);
-    f.push("a", url(0, 0), now).unwrap();
-    f.push("a", url(0, 1), now).unwrap();
+    push(&mut f, "a", url(0, 0), now);
+    push(&mut f, "a", url(0, 1), now);
     let (h, _) = f.take_ready(now).unwrap().unwrap();
     // One fetch per host at a time: the second URL is not served while the first runs.
     assert!(f.take_ready(now).unwrap().is_none());
@@ -186,8 +200,8 @@ fn politeness_delay_is_never_shortened() {
 fn defer_postpones_a_ready_host_and_ready_hosts_are_counted() {
     let now = Instant::now();
     let (mut f, _) = in_memory(1 << 20, 8, 8);
-    f.push("a", url(0, 0), now).unwrap();
-    f.push("b", url(1, 0), now).unwrap();
+    push(&mut f, "a", url(0, 0), now);
+    push(&mut f, "b", url(1, 0), now);
     assert_eq!(f.hosts_ready_at(now), 2);
     f.defer("a", now + Duration::from_secs(5));
     assert_eq!(f.hosts_ready_at(now), 1);
@@ -214,7 +228,7 @@ fn hosts_ready_at_agrees_with_a_plain_count() {
     let (mut f, _) = in_memory(1 << 20, 8, 8);
     let ms = |n: u64| now + Duration::from_millis(n);
     for h in 0..500u64 {
-        f.push(&format!("h{h}"), url(h as usize, 0), now).unwrap();
+        push(&mut f, &format!("h{h}"), url(h as usize, 0), now);
         f.defer(&format!("h{h}"), ms((h * 7919) % 1000));
         if h % 3 == 0 {
             // A second deferral leaves a stale entry behind.
@@ -238,7 +252,7 @@ fn for_each_queued_lists_every_url_once_in_host_order() {
     let (mut f, _) = in_memory(8 * 1024, 3, 4);
     for i in 0..300 {
         for h in 0..7 {
-            f.push(&format!("h{h}"), url(h, i), now).unwrap();
+            push(&mut f, &format!("h{h}"), url(h, i), now);
         }
     }
     let s = f.stats();
@@ -258,9 +272,9 @@ fn drop_host_streams_a_big_queue_in_bounded_steps() {
     let now = Instant::now();
     let (mut f, store) = in_memory(64 * 1024, 16, 16);
     for i in 0..10_000 {
-        f.push("trap", url(0, i), now).unwrap();
+        push(&mut f, "trap", url(0, i), now);
         if i % 10 == 0 {
-            f.push("other", url(1, i / 10), now).unwrap();
+            push(&mut f, "other", url(1, i / 10), now);
         }
     }
     let mut dropped = Vec::new();
@@ -299,7 +313,7 @@ fn a_damaged_block_is_reported_and_the_hosts_other_blocks_are_served() {
     let now = Instant::now();
     let (mut f, store) = in_memory(1 << 20, 8, 8);
     for i in 0..40 {
-        f.push("a", url(0, i), now).unwrap();
+        push(&mut f, "a", url(0, i), now);
     }
     // Head 0..8; blocks 8..16, 16..24, 24..32; 32..40 in the buffer (sealed full).
     f.for_each_queued(|_, _| {}).unwrap();
@@ -360,8 +374,7 @@ fn the_file_store_deletes_log_files_once_their_blocks_are_consumed() {
     c.dir = dir.path().join("frontier");
     let mut f = Frontier::new(c).unwrap();
     for i in 0..4000 {
-        f.push(&format!("h{}", i % 3), url(i % 3, i / 3), now)
-            .unwrap();
+        push(&mut f, &format!("h{}", i % 3), url(i % 3, i / 3), now);
     }
     f.for_each_queued(|_, _| {}).unwrap();
     let files = std::fs::read_dir(dir.path().join("frontier"))
@@ -394,9 +407,9 @@ fn a_held_host_keeps_its_queue_until_released() {
     let now = Instant::now();
     let (mut f, _) = in_memory(1 << 20, 8, 8);
     for i in 0..3 {
-        f.push("h0", url(0, i), now).unwrap();
+        push(&mut f, "h0", url(0, i), now);
     }
-    f.push("h1", url(1, 0), now).unwrap();
+    push(&mut f, "h1", url(1, 0), now);
     let rules = HashMap::from([("h0", "hold")]);
     // h0 is held (its URLs stay), h1 is served.
     let (host, _, ()) = f.take_ready_with(now, gate_for(&rules)).unwrap().unwrap();
@@ -406,7 +419,7 @@ fn a_held_host_keeps_its_queue_until_released() {
     f.complete("h1", now);
     // Held: not served even to a gate that would take it, and not a wake-up.
     assert!(f.take_ready(now).unwrap().is_none());
-    assert_eq!(f.next_wakeup(), None);
+    assert_eq!(f.next_wakeup_at(now), None);
     // Released not before `at`: served from then, in order, each URL once.
     let at = now + Duration::from_secs(2);
     f.release("h0", at);
@@ -421,13 +434,13 @@ fn a_deferred_host_comes_back_at_its_instant_and_stop_keeps_the_turn() {
     let now = Instant::now();
     let later = now + Duration::from_secs(60);
     let (mut f, _) = in_memory(1 << 20, 8, 8);
-    f.push("h0", url(0, 0), now).unwrap();
+    push(&mut f, "h0", url(0, 0), now);
     // Deferred to `later`: nothing now, the wake-up says when.
     assert!(f
         .take_ready_with(now, |_, _| Gate::<()>::Defer(later))
         .unwrap()
         .is_none());
-    assert_eq!(f.next_wakeup(), Some(later));
+    assert_eq!(f.next_wakeup_at(now), Some(later));
     // A stop leaves the host ready at its turn.
     assert!(f
         .take_ready_with(later, |_, _| Gate::<()>::Stop)
@@ -447,11 +460,11 @@ fn idle_hosts_are_forgotten_and_hosts_with_a_backlog_are_kept() {
     let budget = 64 * 1024;
     let (mut f, _) = in_memory(budget, 4, 4);
     for i in 0..100 {
-        f.push("deep", url(0, i), now).unwrap();
+        push(&mut f, "deep", url(0, i), now);
     }
     let rules = HashMap::from([("deep", "hold")]);
     for h in 1..3000 {
-        f.push(&format!("h{h}"), url(h, 0), now).unwrap();
+        push(&mut f, &format!("h{h}"), url(h, 0), now);
         while let Some((host, _, ())) = f.take_ready_with(now, gate_for(&rules)).unwrap() {
             f.complete(&host, now);
         }
@@ -468,8 +481,8 @@ fn idle_hosts_are_forgotten_and_hosts_with_a_backlog_are_kept() {
 /// process (docs/frontier.md, "Bytes per host").
 #[test]
 fn a_host_entry_is_small() {
-    assert_eq!(std::mem::size_of::<Option<host::Host>>(), 88);
-    assert_eq!(HOST_BYTES, 88 + 8 + 32);
+    assert_eq!(std::mem::size_of::<Option<host::Host>>(), 96);
+    assert_eq!(HOST_BYTES, 96 + 8 + 32);
     assert_eq!(std::mem::size_of::<BlockRef>(), 16);
     assert_eq!(SPILL_BYTES, 64);
 }
@@ -508,7 +521,7 @@ proptest! {
             match op {
                 Op::Push { host, n } => {
                     for _ in 0..n {
-                        f.push(&format!("h{host}"), url(host, pushed[host]), now).unwrap();
+                        push(&mut f, &format!("h{host}"), url(host, pushed[host]), now);
                         pushed[host] += 1;
                     }
                 }
@@ -564,9 +577,9 @@ fn queued_of_counts_ram_blocks_and_buffer() {
     let now = Instant::now();
     let (mut f, _store) = in_memory(16 * 1024, 4, 5);
     for i in 0..300 {
-        f.push("h0", url(0, i), now).unwrap();
+        push(&mut f, "h0", url(0, i), now);
     }
-    f.push("h1", url(1, 0), now).unwrap();
+    push(&mut f, "h1", url(1, 0), now);
     assert_eq!(f.queued_of("h0"), Some(300));
     assert_eq!(f.queued_of("h1"), Some(1));
     assert_eq!(f.queued_of("nobody"), None);
@@ -574,6 +587,168 @@ fn queued_of_counts_ram_blocks_and_buffer() {
     let (host, item) = f.take_ready(now).unwrap().unwrap();
     let left = f.queued_of(&host).unwrap();
     assert_eq!(left, if host == "h0" { 299 } else { 0 });
-    f.requeue_front(&host, item);
+    f.requeue_front(&host, item, now);
     f.complete(&host, now);
+}
+
+/// A frontier whose active set holds at most `max_active` hosts.
+fn with_active_bound(max_active: usize, budget: u16) -> Frontier {
+    let mut c = config(1 << 20, 64, 64);
+    c.max_active_hosts = max_active;
+    c.activation_budget = budget;
+    Frontier::in_memory(c)
+}
+
+#[test]
+fn new_hosts_wait_in_the_line_with_no_entry_until_a_slot_would_wait() {
+    let now = Instant::now();
+    let mut f = with_active_bound(2, 100);
+    for h in 0..1000 {
+        f.push(&format!("h{h}"), url(h, 0), now).unwrap();
+    }
+    let s = f.stats();
+    assert_eq!((s.hosts, s.hosts_active, s.line_records), (0, 0, 1000));
+    assert_eq!(f.recount_ram_bytes(), f.ram_bytes);
+    // The first take activates the line's first host; a second take the next; a third
+    // finds the active set full (both hosts are in flight).
+    let (a, _) = f.take_ready(now).unwrap().unwrap();
+    let (b, _) = f.take_ready(now).unwrap().unwrap();
+    assert_eq!((a.as_str(), b.as_str()), ("h0", "h1"));
+    assert!(f.take_ready(now).unwrap().is_none());
+    assert_eq!(f.stats().hosts_active, 2);
+    assert_eq!(f.next_wakeup_at(now), None, "nothing may start");
+    // h0 is done: it leaves the active set at the next turn and h2 comes in.
+    f.complete("h0", now);
+    let (c, _) = f.take_ready(now).unwrap().unwrap();
+    assert_eq!(c, "h2");
+    assert_eq!(f.stats().hosts_active, 2);
+    assert_eq!(f.stats().activations, 3);
+}
+
+#[test]
+fn started_hosts_come_before_new_ones() {
+    let now = Instant::now();
+    let mut f = with_active_bound(100, 100);
+    push(&mut f, "started", url(0, 0), now);
+    let (host, _) = f.take_ready(now).unwrap().unwrap();
+    assert_eq!(host, "started");
+    // The page gives its host more URLs after the fetch ends (links are admitted
+    // after `complete`): the host stays active.
+    let later = now + Duration::from_millis(500);
+    f.complete("started", later);
+    f.push("started", url(0, 1), now).unwrap();
+    for h in 1..50 {
+        f.push(&format!("h{h}"), url(h, 0), now).unwrap();
+    }
+    // While it rests, new hosts fill the free slots; once it is due, it comes first.
+    let (first_new, _) = f.take_ready(now).unwrap().unwrap();
+    assert_eq!(first_new, "h1");
+    assert!(f.is_active("started"));
+    let (next, item) = f.take_ready(later).unwrap().unwrap();
+    assert_eq!((next.as_str(), index_of(&item.url)), ("started", 1));
+}
+
+#[test]
+fn a_host_that_spends_its_budget_goes_to_the_back_of_the_line() {
+    let now = Instant::now();
+    let mut f = with_active_bound(1, 3);
+    for i in 0..10 {
+        push(&mut f, "big", url(0, i), now);
+    }
+    f.push("small", url(1, 0), now).unwrap();
+    let mut order = Vec::new();
+    while let Some((host, item)) = f.take_ready(now).unwrap() {
+        order.push((host.clone(), index_of(&item.url)));
+        f.complete(&host, now);
+    }
+    let hosts: Vec<&str> = order.iter().map(|(h, _)| h.as_str()).collect();
+    assert_eq!(
+        hosts,
+        ["big", "big", "big", "small", "big", "big", "big", "big", "big", "big", "big"]
+    );
+    let big: Vec<usize> = order
+        .iter()
+        .filter(|(h, _)| h == "big")
+        .map(|o| o.1)
+        .collect();
+    assert_eq!(big, (0..10).collect::<Vec<_>>(), "its order is kept");
+    assert_eq!(f.stats().rotations, 1);
+    assert!(f.is_exhausted());
+}
+
+#[test]
+fn the_line_spills_in_blocks_and_a_checkpoint_lists_it() {
+    let now = Instant::now();
+    let (mut f, store) = in_memory(64 * 1024, 4, 8);
+    for h in 0..5000 {
+        f.push(&format!("http://h{h}.test"), url(h, 0), now)
+            .unwrap();
+    }
+    let s = f.stats();
+    assert_eq!((s.hosts, s.line_records), (0, 5000));
+    assert!(s.disk_urls > 4000, "the line is on disk: {s:?}");
+    assert!(store.calls().appends > 0);
+    assert!(
+        s.ram_bytes < 64 * 1024,
+        "RAM does not grow with waiting hosts: {s:?}"
+    );
+    let (pending, _, ram, disk) = f.recount();
+    assert_eq!(
+        (pending, ram, disk),
+        (f.pending_bytes, f.ram_urls, f.disk_urls)
+    );
+    let mut listed = Vec::new();
+    f.for_each_queued(|host, item| listed.push((host.to_owned(), item.url.clone())))
+        .unwrap();
+    assert_eq!(listed.len(), 5000);
+    assert_eq!(listed[17], ("http://h17.test".to_owned(), url(17, 0).url));
+    // Served to the end, in discovery order, each host once.
+    let order = drain(&mut f, now);
+    assert_eq!(order.len(), 5000);
+    assert!(order
+        .iter()
+        .enumerate()
+        .all(|(i, (h, _))| *h == format!("http://h{i}.test")));
+    assert!(f.is_exhausted());
+    assert_eq!(f.stats().hosts_active, 0);
+}
+
+#[test]
+fn a_host_served_to_the_end_that_gets_a_url_comes_back_through_the_line() {
+    let now = Instant::now();
+    let mut f = with_active_bound(1, 100);
+    push(&mut f, "a", url(0, 0), now);
+    let (host, _) = f.take_ready(now).unwrap().unwrap();
+    f.complete(&host, now);
+    f.push("b", url(1, 0), now).unwrap();
+    // `a` leaves the active set at the next turn; `b` comes in.
+    let (next, _) = f.take_ready(now).unwrap().unwrap();
+    assert_eq!(next, "b");
+    assert!(!f.is_active("a"));
+    f.push("a", url(0, 1), now).unwrap();
+    assert!(
+        f.take_ready(now).unwrap().is_none(),
+        "the set is full (b runs)"
+    );
+    f.complete("b", now);
+    let (again, item) = f.take_ready(now).unwrap().unwrap();
+    assert_eq!((again.as_str(), index_of(&item.url)), ("a", 1));
+}
+
+#[test]
+fn a_damaged_line_block_is_reported_and_the_rest_served() {
+    let now = Instant::now();
+    let (mut f, store) = in_memory(64 * 1024, 4, 8);
+    for h in 0..1000 {
+        f.push(&format!("h{h}"), url(h, 0), now).unwrap();
+    }
+    f.flush_batch().unwrap();
+    let first = *f.line.blocks.front().unwrap();
+    assert!(store.flip_byte(first.file, first.offset + 10));
+    let order = drain(&mut f, now);
+    let s = f.stats();
+    assert_eq!(s.blocks_damaged, 1);
+    assert_eq!(order.len() as u64, 1000 - u64::from(first.count));
+    assert!(f.is_exhausted());
+    assert_eq!(f.damaged_blocks().next().unwrap().host, "(line)");
 }

@@ -67,7 +67,7 @@ impl Core {
             let mut again = item.clone();
             again.attempts += 1;
             let note = format!("retry:{}", again.attempts);
-            self.frontier.requeue_front(&host, again);
+            self.frontier.requeue_front(&host, again, now.at);
             self.frontier.complete(&host, at);
             self.shared.pages_started.fetch_sub(1, Ordering::AcqRel);
             out.push(page_record(&self.shared, o, item, Vec::new(), vec![note]));

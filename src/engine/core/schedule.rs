@@ -293,11 +293,14 @@ impl Core {
         (self.shared.settings.concurrency_per_shard / 8).max(4)
     }
 
-    /// Whether a URL pushed for `host` may start its robots.txt at once: every slot
-    /// is busy (with a free one the next turn asks for it anyway), the host's rules
-    /// are not being fetched, and the look-ahead has room.
+    /// Whether a URL pushed for `host` may start its robots.txt at once: the host is
+    /// in the frontier's active set (a host of the line asks for its robots.txt as the
+    /// first request of its activation), every slot is busy (with a free one the next
+    /// turn asks for it anyway), the host's rules are not being fetched, and the
+    /// look-ahead has room.
     pub(super) fn wants_look_ahead(&self, host: &str) -> bool {
         !self.has_free_slot()
+            && self.frontier.is_active(host)
             && self.robots_fetching.len() < self.look_ahead_cap()
             && !self.robots_fetching.contains(host)
             && !self.refused_hosts.contains(host)

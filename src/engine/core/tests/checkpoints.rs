@@ -167,9 +167,9 @@ fn a_robots_fetch_that_takes_the_last_slot_ends_the_pass() {
     h.feed(response(b.0, &b.1, 200, &[], b""), h.t0);
     h.seed("http://c.test/");
     assert_eq!(h.core.in_flight(), 1);
-    // c.test's turn comes first (eligible since t0, b.test one delay later): its robots.txt
-    // takes the last slot, and b.test's page waits for the next pass.
-    let actions = h.schedule(h.at(secs(1)));
+    // b.test rests its delay and no active host is ready, so c.test joins the active
+    // set from the line: its robots.txt takes the last slot.
+    let actions = h.schedule(h.at(Duration::from_millis(10)));
     assert_eq!(
         robots_fetches(&actions)
             .into_iter()
@@ -179,4 +179,6 @@ fn a_robots_fetch_that_takes_the_last_slot_ends_the_pass() {
     );
     assert!(fetches(&actions).is_empty());
     assert_eq!(h.core.in_flight(), 2);
+    // b.test is ready one delay later, but no slot is free: the pass ends at once.
+    assert!(h.schedule(h.at(secs(1))).is_empty());
 }

@@ -345,12 +345,13 @@ fn expired_robots_rules_are_revalidated_while_the_host_waits() {
 }
 
 #[test]
-fn a_new_host_found_while_every_slot_is_busy_gets_its_robots_txt_ahead_of_its_turn() {
+fn a_new_host_found_while_every_slot_is_busy_waits_in_the_line_for_its_activation() {
     let mut h = harness_with(&[A], |c| c.concurrency_per_shard = 1, |_| {});
     let now = h.at(secs(0));
     let first = robots_fetches(&h.schedule(now));
     assert_eq!(first.len(), 1, "the one slot: a.test's robots.txt");
-    // b.test is discovered with the slot busy: its robots.txt starts at once.
+    // b.test is discovered with the slot busy: it waits in the line, asking nothing
+    // (its robots.txt is the first request of its activation, not of its discovery).
     let push = |h: &mut Harness, u: &str| {
         let url = Url::parse(u).expect("url");
         h.shared.seen.test_and_set(url.as_str().as_bytes());
@@ -361,22 +362,24 @@ fn a_new_host_found_while_every_slot_is_busy_gets_its_robots_txt_ahead_of_its_tu
             .push(&key, QueuedUrl::seed(url.as_str()), now, &mut out);
         out
     };
-    let ahead = robots_fetches(&push(&mut h, "http://b.test/x"));
-    assert_eq!(ahead.len(), 1);
-    assert_eq!(ahead[0].1, "http://b.test/robots.txt");
-    assert_eq!(h.core.robots_look_aheads(), 1);
-    // Another URL of b.test starts nothing more.
+    assert!(push(&mut h, "http://b.test/x").is_empty());
     assert!(push(&mut h, "http://b.test/y").is_empty());
-    // b.test's rules come in 100 ms, a.test's at 200 ms: the slot frees, a.test rests
-    // its delay, and b.test's first page goes one delay after its robots.txt ended.
-    let t1 = now.plus(ms(100));
-    h.feed(response(ahead[0].0, &ahead[0].1, 200, &[], b""), t1);
-    let t2 = now.plus(ms(200));
-    h.feed(response(first[0].0, &first[0].1, 200, &[], b""), t2);
-    assert!(fetches(&h.schedule(t2)).is_empty(), "both rest their delay");
-    let b_page = fetches(&h.schedule(t1.plus(secs(1))));
-    assert_eq!(b_page.len(), 1);
-    assert_eq!(b_page[0].1, "http://b.test/x");
+    assert_eq!(h.core.robots_look_aheads(), 0);
+    assert!(!h.core.frontier.is_active("http://b.test"));
+    // a.test's rules come at 200 ms: the slot frees while a.test rests its delay, so
+    // b.test is activated and asks for its robots.txt.
+    let t1 = now.plus(ms(200));
+    h.feed(response(first[0].0, &first[0].1, 200, &[], b""), t1);
+    let b_robots = robots_fetches(&h.schedule(t1));
+    assert_eq!(b_robots.len(), 1);
+    assert_eq!(b_robots[0].1, "http://b.test/robots.txt");
+    assert!(h.core.frontier.is_active("http://b.test"));
+    // a.test, started first, is served first once its delay is over.
+    let t2 = t1.plus(ms(100));
+    h.feed(response(b_robots[0].0, &b_robots[0].1, 200, &[], b""), t2);
+    let a_page = fetches(&h.schedule(t1.plus(secs(1))));
+    assert_eq!(a_page.len(), 1);
+    assert_eq!(a_page[0].1, A);
 }
 
 #[test]
