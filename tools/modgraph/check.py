@@ -192,6 +192,7 @@ class Module:
         self.children: set[str] = set()
         self.bindings: dict[str, list[tuple]] = defaultdict(list)  # name -> [segs]
         self.globs: list[tuple] = []
+        self.macros: list[str] = []  # the `macro_rules!` it defines
         self.refs: list[Ref] = []
         # (file, line, visibility, [segs]) of every `pub .. use`, for the re-export rule
         self.pub_uses: list[tuple[str, int, str, list[tuple]]] = []
@@ -365,6 +366,8 @@ def load(crate: str, root_file: str, rel) -> dict[tuple, Module]:
                 pending_test, pending_path, arm = False, None, -1
                 i = j + 1
                 continue
+            if k == ID and s == "macro_rules" and i + 2 < n and text[i + 1] == "!" and kind[i + 2] == ID:
+                mods.setdefault(cur, Module(crate, cur, fname, test)).macros.append(text[i + 2])
             if k == ID and s == "extern" and i + 3 < n and text[i + 1] == "crate":
                 name = text[i + 2]
                 alias = text[i + 4] if i + 4 < n and text[i + 3] == "as" else name
@@ -490,29 +493,34 @@ class Crate:
         self.name, self.mods = name, mods
         self._canon: dict[tuple, tuple] = {}
 
-    def lookup(self, mod: tuple, name: str, seen: frozenset) -> list[tuple]:
-        """What `name` means in module `mod`: absolute paths ("crate", ..) or ("::", ..)."""
+    def lookup(self, mod: tuple, name: str, seen: frozenset) -> tuple[list[tuple], list[tuple]]:
+        """What `name` means in module `mod`, as absolute paths ("crate", ..) or
+        ("::", ..): what it surely names (a child, a `use`, a crate glob), and guesses
+        (`name` under each outside glob: `use std::*;` makes `fs` maybe `std::fs`)."""
         key = (mod, name)
         if key in seen or len(seen) > 40:
-            return []
+            return [], []
         seen = seen | {key}
         m = self.mods.get(mod)
         if m is None:
-            return []
+            return [], []
         if name in m.children:
-            return [("crate",) + mod + (name,)]
+            return [("crate",) + mod + (name,)], []
         out: list[tuple] = []
         for segs in m.bindings.get(name, ()):
             out += self.resolve(mod, segs, seen)
         if out:
-            return out
+            return out, []
+        guesses: list[tuple] = []
         for g in m.globs:
             for src in self.resolve(mod, g, seen):
                 if src[0] == "crate" and src[1:] in self.mods:
-                    out += self.lookup(src[1:], name, seen)
+                    sure, maybe = self.lookup(src[1:], name, seen)
+                    out += sure
+                    guesses += maybe
                 elif src[0] == "::":
-                    out.append(src + (name,))
-        return out
+                    guesses.append(src + (name,))
+        return out, guesses
 
     def resolve(self, mod: tuple, segs: tuple, seen: frozenset = frozenset()) -> list[tuple]:
         """Absolute readings of a path written in `mod`: ("crate", a, b..) for the
@@ -535,35 +543,35 @@ class Crate:
                     cur.pop()
                 k += 1
             return [("crate",) + tuple(cur) + segs[k:]]
-        found = self.lookup(mod, head, seen)
-        if found:
-            return [f + rest for f in found]
-        return [("::",) + segs]
+        sure, maybe = self.lookup(mod, head, seen)
+        if sure:
+            return [f + rest for f in sure]
+        return [f + rest for f in maybe] + [("::",) + segs]
 
     def canonical(self, path: tuple, seen: frozenset = frozenset()) -> tuple:
-        """A crate path followed through the re-exports it passes: `warc::WarcDate` ->
-        `provenance::date::WarcDate`."""
-        if path in self._canon:
+        """A crate path followed through the re-exports and aliases it passes, as a
+        reading: `warc::WarcDate` -> ("crate", "provenance", "date", "WarcDate"); an
+        alias of an outside item ends outside: ("::", "std", "time", "Instant", ..)."""
+        if not seen and path in self._canon:
             return self._canon[path]
         cur: tuple = ()
-        segs = path
-        out = path
-        for k, s in enumerate(segs):
+        out = ("crate",) + path
+        for k, s in enumerate(path):
             if cur + (s,) in self.mods:
                 cur = cur + (s,)
                 continue
-            if (cur, s) in seen:
-                break
             m = self.mods.get(cur)
-            found = []
-            if m is not None and (s in m.bindings or m.globs):
-                found = [f for f in self.lookup(cur, s, frozenset()) if f[0] == "crate"]
-            if found and found[0][1:] != cur + (s,):
-                out = self.canonical(found[0][1:] + segs[k + 1 :], seen | {(cur, s)})
-            else:
-                out = cur + segs[k:]
+            if (cur, s) in seen or m is None or not (s in m.bindings or m.globs):
+                break
+            found = self.lookup(cur, s, frozenset())[0]
+            crate_found = [f for f in found if f[0] == "crate"]
+            if crate_found and crate_found[0][1:] != cur + (s,):
+                out = self.canonical(crate_found[0][1:] + path[k + 1 :], seen | {(cur, s)})
+            elif found and not crate_found:
+                out = found[0] + path[k + 1 :]
             break
-        self._canon[path] = out
+        if not seen:
+            self._canon[path] = out
         return out
 
 
@@ -606,12 +614,12 @@ def readings(c: Crate, mod: tuple, r: Ref) -> list[tuple]:
     """The readings of a reference: its resolutions, crate ones also canonicalized."""
     out = []
     segs = r.segs
-    if r.kind == "macro" and len(segs) == 1 and not c.lookup(mod, segs[0], frozenset()):
+    if r.kind == "macro" and len(segs) == 1 and not c.lookup(mod, segs[0], frozenset())[0]:
         return [("::", "std") + segs] if segs[0] in PRINT_MACROS else [("::",) + segs]
     for p in c.resolve(mod, segs):
         out.append(p)
         if p[0] == "crate":
-            q = ("crate",) + c.canonical(p[1:])
+            q = c.canonical(p[1:])
             if q != p:
                 out.append(q)
     return out
@@ -649,13 +657,23 @@ def check_closed(c: Crate, rules: dict, rep: Report):
     for r in closed + clock_free:
         if r not in c.mods:
             rep.problem(f"rules: closed or clock-free region {dotted(r)} is no module")
+    macros: dict[str, list[tuple]] = defaultdict(list)
+    for mp, m in c.mods.items():
+        for name in m.macros:
+            macros[name].append(mp)
     for mp, m in sorted(c.mods.items()):
         in_closed = any(under(mp, r) for r in closed)
-        if not (in_closed or any(under(mp, r) for r in clock_free)):
+        home = [r for r in clock_free if under(mp, r)]
+        if not home:
             continue
         region = "closed" if in_closed else "clock-free"
         for r in m.refs:
             spelled = spell(r.segs)
+            if r.kind == "macro" and r.segs[-1] in macros:
+                if not any(under(d, h) for d in macros[r.segs[-1]] for h in home):
+                    where = ", ".join(sorted(dotted(d) for d in macros[r.segs[-1]]))
+                    rep.problem(f"{region}: {r.file}:{r.line}: a macro defined outside ({where}), unchecked here: {spelled}!")
+                    continue
             if r.kind == "elapsed":
                 if not r.test:
                     rep.problem(f"{region}: {r.file}:{r.line}: reads the clock: .elapsed() (time comes in as an input)")
@@ -699,7 +717,7 @@ def check_nevers(c: Crate, rules: dict, rep: Report):
         for end in ("from", "to"):
             if e[end] not in c.mods:
                 rep.problem(f"rules: never {dotted(e['from'])} -> {dotted(e['to'])}: no module {dotted(e[end])}")
-        e["except_c"] = [c.canonical(x) for x in e["except"]]
+        e["except_c"] = [q[1:] for q in map(c.canonical, e["except"]) if q[0] == "crate"]
     for a in allows:
         if not any((e["from"], e["to"]) == a for e in table):
             rep.problem(f"rules: allow {dotted(a[0])} -> {dotted(a[1])} is no never arrow")

@@ -330,6 +330,15 @@ class EnginePaths(Base):
         code = '#[path = "../helper.rs"]\nmod helper;'
         self.assertFails(with_core(code, "src/engine/core/mod.rs"), self.RULE, "src/engine/helper.rs")
 
+    def test_macro_defined_outside_the_core(self):
+        changes = with_core("macro_rules! shared { () => { crate::engine::Shared } }", "src/engine/helper.rs")
+        changes["src/engine/mod.rs"] = "#[macro_use]\nmod helper;\n" + dedent(CLEAN["src/engine/mod.rs"])
+        changes.update(with_core("fn f() { let _ = shared!(); }"))
+        self.assertFails(changes, "closed: " + CORE)
+
+    def test_macro_defined_in_the_core_is_read(self):
+        self.assertPasses(with_core("macro_rules! two { () => { 2 } }\nfn f() -> u8 { two!() }"))
+
     def test_qualified_path(self):
         for code in (
             "fn f() { <crate::engine::Shared as Default>::default(); }",
@@ -382,6 +391,12 @@ class Files(Base):
             with self.subTest(code=code):
                 self.assertFails(with_core(code), "closed")
 
+    def test_std_under_another_name(self):
+        self.assertFails(with_core('extern crate std as s;\nfn f() { let _ = s::fs::read("x"); }'), "closed")
+
+    def test_glob_of_std(self):
+        self.assertFails(with_core('use std::*;\nfn f() { let _ = fs::read("x"); }'), "closed")
+
     def test_file_open_without_a_visible_import(self):
         self.assertFails(with_core("fn f() { let _ = File::open(\"x\"); }"), "closed")
 
@@ -407,6 +422,16 @@ class Clock(Base):
         ):
             with self.subTest(code=code):
                 self.assertFails(with_core(code), "closed: " + CORE)
+
+    def test_alias_declared_in_another_module(self):
+        changes = with_core("pub type Clock = std::time::Instant;", "src/routing/mod.rs")
+        changes.update(with_core("fn f() { let _ = crate::routing::Clock::now(); }"))
+        self.assertFails(changes, "closed: " + CORE)
+
+    def test_reexport_of_the_clock_type(self):
+        changes = with_core("pub use std::time::Instant as Stamp;", "src/routing/mod.rs")
+        changes.update(with_core("use crate::routing::Stamp;\nfn f() { let _ = Stamp::now(); }"))
+        self.assertFails(changes, "closed: " + CORE)
 
     def test_alias_through_the_parents_glob(self):
         changes = with_core("use std::time::Instant as Clock;", "src/engine/core/mod.rs")
