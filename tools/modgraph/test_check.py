@@ -595,6 +595,11 @@ class Graph(Base):
         out = self.assertPasses(changes)
         self.assertIn("allowed exception checkpoint -> farm no longer holds", out)
 
+    def test_a_missing_rules_table_fails(self):
+        rc, out = run({"tools/modgraph/rules.toml": None})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("rules: cannot read the rules table", out)
+
     def test_a_rule_naming_no_module_fails(self):
         rules = CLEAN["tools/modgraph/rules.toml"] + '\n[[never]]\nfrom = "nowhere"\nto = "engine"\n'
         rc, out = run({"tools/modgraph/rules.toml": rules})
