@@ -279,11 +279,18 @@ def matching(t: Tokens, i: int, open_: str, close: str) -> int:
 def load(crate: str, root_file: str, rel) -> dict[tuple, Module]:
     """Every module reachable from the crate root file, with its references."""
     mods: dict[tuple, Module] = {}
+    reading: set[str] = set()  # the files being read, outermost first (a #[path] loop)
 
     def visit(file: str, path: tuple, test: bool):
+        real = os.path.realpath(file)
+        if real in reading:
+            mods[path[:-1]].problems.append(f"{rel(file)}: a `mod` loop (#[path]) reaches this file again")
+            return
+        reading.add(real)
         with open(file, encoding="utf-8") as f:
             t = Tokens(f.read())
         parse(t, file, path, test, children_dir(file))
+        reading.discard(real)
 
     def parse(t: Tokens, file: str, base: tuple, base_test: bool, cdir: str):
         text, kind, n = t.text, t.kind, len(t.text)

@@ -339,6 +339,11 @@ class EnginePaths(Base):
     def test_macro_defined_in_the_core_is_read(self):
         self.assertPasses(with_core("macro_rules! two { () => { 2 } }\nfn f() -> u8 { two!() }"))
 
+    def test_path_attribute_loop(self):
+        rc, out = run(with_core('#[path = "page.rs"]\nmod again;'))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("a `mod` loop", out)
+
     def test_qualified_path(self):
         for code in (
             "fn f() { <crate::engine::Shared as Default>::default(); }",
