@@ -25,8 +25,10 @@ demo: deps
 	$(CARGO) build --workspace --release
 	sh tools/demo.sh
 
-## The whole test suite (the README's test command; .ci/run calls it).
+## The whole test suite (the README's test command; .ci/run calls it): the module-graph
+## lint's own tests (tools/modgraph/test_check.py, on made-up crates), then cargo's.
 test: deps .venv/bin/warcio
+	python3 -m unittest discover -s tools/modgraph -p 'test_*.py'
 	WARCIO=$(CURDIR)/.venv/bin/warcio $(CARGO) test --workspace --all-features
 
 ## The frontier memory acceptance run (tests/crawl_memory.rs, ignored in `make test`):
@@ -40,9 +42,11 @@ memtest: deps
 .venv/bin/warcio:
 	python3 -m venv .venv && .venv/bin/pip install --quiet warcio
 
-## The module graph's rules (tools/modgraph/check.py: no import cycle among the
-## modules of any level, the crawl core closed), then the format check and clippy with
-## warnings as errors, over every target (benches included, so they keep compiling).
+## The module graph's rules (tools/modgraph/check.py with tools/modgraph/rules.toml: no
+## import cycle among the modules of any level, the crawl core closed, the frontier
+## clock-free, no never arrow; re-exports across top-level modules are warnings), then
+## the format check and clippy with warnings as errors, over every target (benches
+## included, so they keep compiling).
 lint: deps
 	python3 tools/modgraph/check.py
 	python3 tools/grafana/dashboard.py --check

@@ -1,110 +1,202 @@
 #!/usr/bin/env python3
-"""The module import graph of trawl's sources, and the rules it must keep (issue 21).
+"""The module graph of trawl's sources, and the rules it must keep (issues 21 and 27).
 
 Reads every module of the library (`src/lib.rs`) and the binary (`src/main.rs`) by
-following their `mod` declarations, collects each module's references to other modules
-of its crate (`use crate::..`, `use super::..`, paths such as `crate::engine::Shared`
-in code, brace groups expanded), and checks:
+following their `mod` declarations (`#[path]` honoured), tokenizes each file (comments,
+strings, raw strings and char literals are tokens of their own, so they neither hide
+nor trigger anything), parses its `use` trees (braces, `as`, `self`, `super`, `crate`,
+globs), `extern crate .. as`, plain `type` aliases and every path in its code
+(`crate::a::b`, `super::super::x`, `I::now`, `<T>::f`, macro calls), and resolves each
+path against the module it sits in: `super`/`self` chains climb the module path, a first
+segment bound by a `use`, a glob or a child `mod` is replaced by what it names, and a
+crate path is also followed through the re-exports (`pub use`) it passes. Then checks:
 
 1. **No cycles between siblings, at every level.** For a reference from module A to
    module B, let P be their lowest common ancestor; the edge is drawn between P's two
    children that hold A and B. A module and its own ancestors or descendants are one
-   unit (a parent declares its children; a child naming its parent's items is not an
-   edge). Every level's graph must be acyclic: no two siblings import each other and no
-   cycle runs through a third.
-2. **The crawl core is closed.** `engine::core` (and everything under it) names nothing
-   of `engine` outside `engine::core`, nothing of `net` (the fetch vocabulary lives in
-   `fetch`), and no `Instant::now`, `tracing`, or `std::fs`.
+   unit (a parent declares its children). Every level's graph must be acyclic.
+2. **Closed regions** (`closed` in the rules table: the crawl core). Nothing there names
+   a clock, logging, a file, a temporary directory, a socket, a thread, a process, a
+   channel or the environment (the list: `EXTERN_RULES` below), however the path is
+   spelled. `#[cfg(test)]` code is exempt from the clock rules only (a test starts its
+   synthetic clock from some instant).
+3. **Clock-free regions** (`clock_free`: the core and the frontier): no `Instant::now`,
+   `SystemTime::now` or `.elapsed()` outside `#[cfg(test)]` code.
+4. **Nevers** (`[[never]]` and `leaves` in the table): module arrows that must not exist,
+   with any path form. A `[[allow]]` entry keeps a known exception a warning.
+5. **Re-exports** (`[reexports]`): a `pub use` of another top-level module's item,
+   except the library's public face, is reported (a warning, or an error with
+   `mode = "error"`).
 
-Usage: `python3 tools/modgraph/check.py [--graph]` from the repository root; exits 1 and
-prints every violation when a rule is broken. `--graph` prints the top-level edges.
+Usage: `python3 tools/modgraph/check.py [--root DIR] [--rules FILE] [--graph]`. Exits 1
+and prints every violation when a rule is broken; warnings never fail. `--graph` prints
+the top-level edges. The rules table defaults to `DIR/tools/modgraph/rules.toml`.
 """
 
 from __future__ import annotations
 
+import argparse
+import bisect
 import os
 import re
 import sys
+import tomllib
 from collections import defaultdict
 
-SRC = "src"
+# ---------------------------------------------------------------------------------
+# Rules on paths outside the crate (applied in the `closed` regions).
+# (what, path prefix, why). A path matches when its resolved segments start with the
+# prefix. The clock (`Instant::now`, `SystemTime::now`, `.elapsed()`) is `is_clock`'s.
 
-# Rule 2: the closed core, and what it may not name.
-CORE = ("engine", "core")
-CORE_FORBIDDEN_PATHS = [("engine",), ("net",)]
-# (pattern, why, applies to test modules too). A test must start its synthetic clock
-# from some instant, so only the core's own code is held to "no Instant::now".
-CORE_FORBIDDEN_TEXT = [
-    (re.compile(r"\bInstant\s*::\s*now\b"), "Instant::now (time comes in as an input)", False),
-    (re.compile(r"\btracing\s*::|\b(?:info|warn|error|debug|trace)!\s*\("), "logging (diagnostics leave as actions)", True),
-    (re.compile(r"\bstd\s*::\s*fs\b|\bFile\s*::\s*(?:open|create)\b|\bOpenOptions\b"), "file I/O (the core opens no file)", True),
-    (re.compile(r"\btempfile\b|\btempdir\b"), "a temporary directory", True),
-    (re.compile(r"\bTcpStream\b|\bTcpListener\b|\bUdpSocket\b"), "a socket", True),
+EXTERN_RULES: list[tuple[str, tuple, str]] = [
+    ("logging", ("tracing",), "logging (diagnostics leave as actions)"),
+    ("logging", ("log",), "logging (diagnostics leave as actions)"),
+    ("logging", ("std", "io", "stdout"), "printing to stdout"),
+    ("logging", ("std", "io", "stderr"), "printing to stderr"),
+    ("logging", ("std", "io", "stdin"), "reading stdin"),
+    ("file", ("std", "fs"), "file I/O (the core opens no file)"),
+    ("file", ("std", "os", "unix", "fs"), "file I/O (the core opens no file)"),
+    ("file", ("std", "os", "fd"), "file descriptors"),
+    ("file", ("memmap2",), "a file mapping"),
+    ("temp", ("tempfile",), "a temporary directory"),
+    ("temp", ("std", "env", "temp_dir"), "a temporary directory"),
+    ("env", ("std", "env"), "the process environment"),
+    ("socket", ("std", "net"), "a socket"),
+    ("socket", ("std", "os", "unix", "net"), "a socket"),
+    ("socket", ("mio",), "the event loop (sockets live in net)"),
+    ("socket", ("socket2",), "a socket"),
+    ("socket", ("rustls",), "TLS (sockets live in net)"),
+    ("socket", ("redis",), "Redis (the farm's bus)"),
+    ("thread", ("std", "thread"), "threads and sleeping (the core never blocks)"),
+    ("thread", ("std", "sync", "mpsc"), "a channel (actions leave through `out`)"),
+    ("thread", ("crossbeam_channel",), "a channel (actions leave through `out`)"),
+    ("process", ("std", "process"), "the process (exit, commands)"),
+    ("process", ("signal_hook",), "signals"),
+    ("process", ("libc",), "system calls"),
 ]
+# Macros that print or log, by the path they resolve to (unbound names are std's).
+PRINT_MACROS = {"println", "eprintln", "print", "eprint", "dbg"}
+LOG_MACROS = {"info", "warn", "error", "debug", "trace", "event", "span", "log"}
+# Names that are I/O whatever they resolve to (a path through an unparsed macro, say).
+IO_NAMES = {
+    "OpenOptions": "file I/O (the core opens no file)",
+    "TcpStream": "a socket",
+    "TcpListener": "a socket",
+    "UdpSocket": "a socket",
+    "UnixStream": "a socket",
+    "tempdir": "a temporary directory",
+    "tempfile": "a temporary directory",
+}
+CLOCK_TYPES = {"Instant", "SystemTime"}
+
+# ---------------------------------------------------------------------------------
+# Tokens.
+
+ID, PUNCT, LIT, LIFE = "id", "p", "lit", "life"
+TOKEN_RE = re.compile(
+    r"""
+     (?P<ws>\s+)
+    |(?P<lc>//[^\n]*)
+    |(?P<bc>/\*)
+    |(?P<rstr>[bc]?r(?P<hashes>\#*)")
+    |(?P<str>[bc]?"[^"\\]*(?:\\.[^"\\]*)*")
+    |(?P<chr>b?'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F_]*\}|.)|[^\\'\n])')
+    |(?P<life>'[^\W\d]\w*)
+    |(?P<rid>r\#[^\W\d]\w*)
+    |(?P<id>[^\W\d]\w*)
+    |(?P<num>\d\w*(?:\.\d\w*)?)
+    |(?P<p>::|->|=>|\$crate|[^\s\w])
+    """,
+    re.X | re.S,
+)
 
 
-def strip(text: str) -> str:
-    """The code with comments, strings and char literals blanked (newlines kept)."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            i = j
-            continue
-        if text.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            out.append("\n" * text.count("\n", i, j))
-            i = j
-            continue
-        m = re.compile(r'b?r(#*)"').match(text, i)
-        if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            end = '"' + m.group(1)
-            j = text.find(end, m.end())
-            j = n if j < 0 else j + len(end)
-            out.append('""' + "\n" * text.count("\n", i, j))
-            i = j
-            continue
-        if c == '"' or (c == "b" and text.startswith('b"', i) and (i == 0 or not text[i - 1].isalnum())):
-            j = i + (2 if c == "b" else 1)
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append('""' + "\n" * text.count("\n", i, j))
-            i = j + 1
-            continue
-        if c == "'":
-            # A char literal ('a', '\n', '\u{1F600}'), not a lifetime ('a).
-            m = re.compile(r"'(?:\\u\{[0-9a-fA-F]+\}|\\x[0-9a-fA-F]{2}|\\.|[^\\'])'").match(text, i)
-            if m:
-                out.append("' '")
+class Tokens:
+    """A file's tokens: kinds, texts and offsets, in three lists (comments dropped)."""
+
+    def __init__(self, text: str):
+        self.kind: list[str] = []
+        self.text: list[str] = []
+        self.pos: list[int] = []
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        i, n = 0, len(text)
+        kind, txt, pos = self.kind, self.text, self.pos
+        match = TOKEN_RE.match
+        while i < n:
+            m = match(text, i)
+            if m is None:  # a stray character (a backslash outside a string): skip it
+                i += 1
+                continue
+            g = m.lastgroup
+            if g in ("ws", "lc"):
                 i = m.end()
                 continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+            if g == "bc":
+                depth, j = 1, i + 2
+                while j < n and depth:
+                    if text.startswith("/*", j):
+                        depth, j = depth + 1, j + 2
+                    elif text.startswith("*/", j):
+                        depth, j = depth - 1, j + 2
+                    else:
+                        j += 1
+                i = j
+                continue
+            if g == "rstr":
+                close = '"' + m.group("hashes")
+                j = text.find(close, m.end())
+                j = n if j < 0 else j + len(close)
+                kind.append(LIT), txt.append(text[i:j]), pos.append(i)
+                i = j
+                continue
+            t = m.group()
+            if g in ("str", "chr", "num"):
+                kind.append(LIT)
+            elif g == "life":
+                kind.append(LIFE)
+            elif g == "rid":
+                kind.append(ID)
+                t = t[2:]
+            elif g == "id":
+                kind.append(ID)
+            else:
+                kind.append(PUNCT)
+            txt.append(t)
+            pos.append(i)
+            i = m.end()
+
+    def line(self, k: int) -> int:
+        p = self.pos[k] if k < len(self.pos) else (self.pos[-1] if self.pos else 0)
+        return bisect.bisect_right(self.newlines, p - 1) + 1 if p else 1
+
+
+# ---------------------------------------------------------------------------------
+# Modules and the references they hold.
+
+PATH_HEADS = {"crate", "$crate", "self", "super"}
+
+
+class Ref:
+    """One path a module names: its segments as written (a leading "::" for a global
+    path), where, and whether it sits in `#[cfg(test)]` code."""
+
+    __slots__ = ("segs", "file", "line", "test", "kind", "glob")
+
+    def __init__(self, segs, file, line, test, kind, glob=False):
+        self.segs, self.file, self.line, self.test, self.kind, self.glob = segs, file, line, test, kind, glob
 
 
 class Module:
-    def __init__(self, crate: str, path: tuple, file: str):
-        self.crate, self.path, self.file = crate, path, file
-        self.refs: list[tuple[tuple, int]] = []  # (absolute path named, line)
-        self.code_lines: list[tuple[int, str]] = []
-
-
-def module_file(dir_of_children: str, name: str) -> str | None:
-    for cand in (os.path.join(dir_of_children, name + ".rs"), os.path.join(dir_of_children, name, "mod.rs")):
-        if os.path.exists(cand):
-            return cand
-    return None
+    def __init__(self, crate: str, path: tuple, file: str, test: bool):
+        self.crate, self.path, self.file, self.test = crate, path, file, test
+        self.children: set[str] = set()
+        self.bindings: dict[str, list[tuple]] = defaultdict(list)  # name -> [segs]
+        self.globs: list[tuple] = []
+        self.macros: list[str] = []  # the `macro_rules!` it defines
+        self.refs: list[Ref] = []
+        # (file, line, visibility, [segs]) of every `pub .. use`, for the re-export rule
+        self.pub_uses: list[tuple[str, int, str, list[tuple]]] = []
+        self.problems: list[str] = []  # found while reading (a module file not found)
 
 
 def children_dir(file: str) -> str:
@@ -114,129 +206,622 @@ def children_dir(file: str) -> str:
     return file[: -len(".rs")]
 
 
-USE_RE = re.compile(r"\buse\s+((?:crate|super|self)\b[^;]*);")
-PATH_RE = re.compile(r"(?<![\w:$])((?:crate|super|self)(?:\s*::\s*\w+)+)")
-MOD_DECL_RE = re.compile(r"\bmod\s+(\w+)\s*;")
-MOD_INLINE_RE = re.compile(r"\bmod\s+(\w+)\s*\{")
+def module_file(dir_of_children: str, name: str) -> str | None:
+    for cand in (os.path.join(dir_of_children, name + ".rs"), os.path.join(dir_of_children, name, "mod.rs")):
+        if os.path.exists(cand):
+            return cand
+    return None
 
 
-def expand_use(tree: str) -> list[str]:
-    """`a::{b, c::{d, e}}` -> ["a::b", "a::c::d", "a::c::e"]."""
-    tree = re.sub(r"\s+as\s+\w+", "", tree)
-    tree = re.sub(r"\s+", "", tree)
+def parse_use_tree(t: Tokens, i: int, end: int) -> list[tuple[tuple, str | None, bool]]:
+    """The leaves of the use tree in tokens [i, end): (segments, bound name, is glob)."""
+    out: list[tuple[tuple, str | None, bool]] = []
+    text, kind = t.text, t.kind
 
-    def parse(s: str, prefix: str) -> list[str]:
-        out, depth, start = [], 0, 0
-        parts = []
-        for k, ch in enumerate(s):
-            if ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-            elif ch == "," and depth == 0:
-                parts.append(s[start:k])
-                start = k + 1
-        parts.append(s[start:])
-        for p in parts:
-            if not p:
+    def tree(i: int, prefix: tuple) -> int:
+        segs = list(prefix)
+        if i < end and text[i] == "::":
+            if not segs:
+                segs.append("::")
+            i += 1
+        while i < end:
+            s = text[i]
+            if s == "{":
+                i += 1
+                while i < end and text[i] != "}":
+                    i = tree(i, tuple(segs))
+                    if i < end and text[i] == ",":
+                        i += 1
+                return i + 1
+            if s == "*":
+                out.append((tuple(segs), None, True))
+                return i + 1
+            if kind[i] == ID or s == "$crate":
+                if s != "self" or not segs:  # `a::{self}` is `a`
+                    segs.append(s)
+                i += 1
+                if i < end and text[i] == "::":
+                    i += 1
+                    continue
+                name = segs[-1] if segs else s
+                if i + 1 < end and text[i] == "as":
+                    name = text[i + 1] if text[i + 1] != "_" else None
+                    i += 2
+                out.append((tuple(segs), name, False))
+                return i
+            # something a use tree cannot hold (a macro variable): skip to the next item
+            while i < end and text[i] not in (",", "}"):
+                i += 1
+            return i
+        return i
+
+    while i < end:
+        i = tree(i, ())
+        if i < end and text[i] == ",":
+            i += 1
+    return out
+
+
+def matching(t: Tokens, i: int, open_: str, close: str) -> int:
+    """Index of the token closing the delimiter opened at i (or the last token)."""
+    depth, n, text = 0, len(t.text), t.text
+    while i < n:
+        if text[i] == open_:
+            depth += 1
+        elif text[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return n - 1
+
+
+def load(crate: str, root_file: str, rel) -> dict[tuple, Module]:
+    """Every module reachable from the crate root file, with its references."""
+    mods: dict[tuple, Module] = {}
+    reading: set[str] = set()  # the files being read, outermost first (a #[path] loop)
+
+    def visit(file: str, path: tuple, test: bool):
+        real = os.path.realpath(file)
+        if real in reading:
+            mods[path[:-1]].problems.append(f"{rel(file)}: a `mod` loop (#[path]) reaches this file again")
+            return
+        reading.add(real)
+        with open(file, encoding="utf-8") as f:
+            t = Tokens(f.read())
+        parse(t, file, path, test, children_dir(file))
+        reading.discard(real)
+
+    def parse(t: Tokens, file: str, base: tuple, base_test: bool, cdir: str):
+        text, kind, n = t.text, t.kind, len(t.text)
+        fname = rel(file)
+        mods.setdefault(base, Module(crate, base, fname, base_test))
+        # The delimiter stack: (char, module path, test, children dir).
+        stack: list[tuple[str, tuple, bool, str]] = [("", base, base_test, cdir)]
+        arm = -1  # stack depth at which an outer #[cfg(test)] waits for its item's `{`
+        pending_test, pending_path = False, None
+        i = 0
+        while i < n:
+            s, k = text[i], kind[i]
+            _, cur, test, cur_dir = stack[-1]
+            if s == "#" and i + 1 < n and text[i + 1] in ("[", "!"):
+                inner = text[i + 1] == "!"
+                a = i + 2 if inner else i + 1
+                if a < n and text[a] == "[":
+                    b = matching(t, a, "[", "]")
+                    body = text[a + 1 : b]
+                    if body == ["cfg", "(", "test", ")"]:
+                        if inner:
+                            stack[-1] = (stack[-1][0], cur, True, cur_dir)
+                            if len(stack) == 1:
+                                mods[base].test = True
+                        else:
+                            pending_test, arm = True, len(stack)
+                    elif len(body) == 3 and body[0] == "path" and body[1] == "=" and kind[a + 3] == LIT:
+                        pending_path = body[2].strip('"')
+                    i = b + 1
+                    continue
+            if k == ID and s == "mod" and i + 2 < n and kind[i + 1] == ID and text[i + 2] in (";", "{"):
+                name, mtest = text[i + 1], test or pending_test
+                child = cur + (name,)
+                mods.setdefault(cur, Module(crate, cur, fname, test)).children.add(name)
+                if text[i + 2] == "{":
+                    stack.append(("{", child, mtest, os.path.join(cur_dir, name)))
+                    mods.setdefault(child, Module(crate, child, fname, mtest))
+                    i += 3
+                else:
+                    if pending_path is not None:
+                        f = os.path.normpath(os.path.join(os.path.dirname(file) if len(stack) == 1 else cur_dir, pending_path))
+                        f = f if os.path.exists(f) else None
+                    else:
+                        f = module_file(cur_dir, name)
+                    if f is None:
+                        mods[cur].problems.append(f"{fname}:{t.line(i)}: module file for `mod {name};` not found")
+                    else:
+                        visit(f, child, mtest)
+                    i += 3
+                pending_test, pending_path, arm = False, None, -1
                 continue
-            b = p.find("{")
-            if b >= 0:
-                head = p[:b].rstrip(":")
-                out += parse(p[b + 1 : p.rfind("}")], prefix + head + "::" if head else prefix)
-            else:
-                out.append(prefix + p)
+            if k == ID and s == "use" and i + 1 < n and text[i + 1] != "<":
+                j = i + 1
+                depth = 0
+                while j < n and not (text[j] == ";" and depth == 0):
+                    depth += text[j] == "{"
+                    depth -= text[j] == "}"
+                    j += 1
+                vis = None
+                if i > 0 and text[i - 1] == "pub":
+                    vis = "pub"
+                elif i > 0 and text[i - 1] == ")":
+                    o = i - 1
+                    while o > 0 and text[o] != "(":
+                        o -= 1
+                    if o > 0 and text[o - 1] == "pub":
+                        vis = "pub(" + " ".join(text[o + 1 : i - 1]) + ")"
+                m = mods.setdefault(cur, Module(crate, cur, fname, test))
+                ln = t.line(i)
+                utest = test or pending_test
+                leaves = parse_use_tree(t, i + 1, j)
+                for segs, name, glob in leaves:
+                    if glob:
+                        m.globs.append(segs)
+                    elif name is not None:
+                        m.bindings[name].append(segs)
+                    m.refs.append(Ref(segs, fname, ln, utest, "use", glob))
+                if vis is not None:
+                    m.pub_uses.append((fname, ln, vis, [segs for segs, _, _ in leaves]))
+                pending_test, pending_path, arm = False, None, -1
+                i = j + 1
+                continue
+            if k == ID and s == "macro_rules" and i + 2 < n and text[i + 1] == "!" and kind[i + 2] == ID:
+                mods.setdefault(cur, Module(crate, cur, fname, test)).macros.append(text[i + 2])
+            if k == ID and s == "extern" and i + 3 < n and text[i + 1] == "crate":
+                name = text[i + 2]
+                alias = text[i + 4] if i + 4 < n and text[i + 3] == "as" else name
+                m = mods.setdefault(cur, Module(crate, cur, fname, test))
+                m.bindings[alias].append(("crate",) if name == "self" else ("::", name))
+                i += 3
+                continue
+            if (
+                k == ID
+                and s == "type"
+                and i + 3 < n
+                and kind[i + 1] == ID
+                and text[i + 2] == "="
+            ):
+                j = i + 3
+                segs = []
+                while j < n and (kind[j] == ID or text[j] in ("::", "$crate")):
+                    if text[j] != "::":
+                        segs.append(text[j])
+                    j += 1
+                if segs and j < n and text[j] == ";":
+                    mods.setdefault(cur, Module(crate, cur, fname, test)).bindings[text[i + 1]].append(tuple(segs))
+            # Delimiters, and the item an outer #[cfg(test)] stands on.
+            if s in ("{", "(", "["):
+                if s == "{" and arm == len(stack):
+                    stack.append((s, cur, True, cur_dir))
+                    arm, pending_test = -1, False
+                else:
+                    stack.append((s, cur, test, cur_dir))
+            elif s in ("}", ")", "]"):
+                if len(stack) > 1:
+                    stack.pop()
+                if arm > len(stack):
+                    arm, pending_test = -1, False
+            elif s in (";", ",") and arm == len(stack):
+                arm, pending_test = -1, False
+            m = mods.get(cur)
+            if m is None:
+                m = mods[cur] = Module(crate, cur, fname, test)
+            scan_path(t, i, m, fname, test)
+            i += 1
+
+    visit(root_file, (), False)
+    return mods
+
+
+def scan_path(t: Tokens, i: int, m: Module, fname: str, test: bool) -> None:
+    """Record the path that starts at token i, if one does: `[::] seg (:: seg |
+    ::<generics>)*`, `<Type [as Trait]>::seg..`, or a macro call `name!`. The tokens
+    after i are looked at again by the caller (a path inside generics is a path too)."""
+    text, kind, n = t.text, t.kind, len(t.text)
+    s = text[i]
+    prev = text[i - 1] if i > 0 else ""
+    if prev in ("::", ".", "$"):
+        if s == "elapsed" and prev == "." and i + 2 < n and text[i + 1] == "(" and text[i + 2] == ")":
+            # A method `.elapsed()` reads the clock (Instant's and SystemTime's).
+            m.refs.append(Ref(("elapsed",), fname, t.line(i), test, "elapsed"))
+        return
+    if s == "<" and prev and kind[i - 1] not in (ID, LIT) and prev not in (")", "]", ">"):
+        # A qualified path: <Type>::x or <Type as Trait>::x (the trait's path is
+        # recorded on its own when the caller reaches it).
+        depth, j = 0, i
+        while j < n:
+            if text[j] == "<":
+                depth += 1
+            elif text[j] == ">":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif text[j] in (";", "{", "}"):
+                return
+            j += 1
+        if not (j + 2 < n and text[j + 1] == "::" and kind[j + 2] == ID):
+            return
+        segs = []
+        q = i + 1
+        while q < j and (kind[q] == ID or text[q] in ("::", "$crate")) and text[q] != "as":
+            if text[q] != "::" or not segs:
+                segs.append(text[q])
+            q += 1
+        if not segs:
+            return
+        j += 1
+    elif s == "::":
+        if kind[i - 1] == ID or prev in (">", "$crate") or i + 1 >= n or kind[i + 1] != ID:
+            return  # inside a path, not the start of a global one
+        segs, j = ["::", text[i + 1]], i + 2
+    elif kind[i] == ID or s == "$crate":
+        segs, j = [s], i + 1
+    else:
+        return
+    while j + 1 < n and text[j] == "::":
+        if kind[j + 1] == ID:
+            segs.append(text[j + 1])
+            j += 2
+        elif text[j + 1] == "<":  # turbofish: skip the generic arguments
+            depth, q = 0, j + 1
+            while q < n:
+                if text[q] == "<":
+                    depth += 1
+                elif text[q] == ">":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif text[q] in (";", "{", "}"):
+                    break
+                q += 1
+            j = q + 1
+        else:
+            break
+    is_macro = j + 1 < n and text[j] == "!" and text[j + 1] in ("(", "[", "{")
+    real = [x for x in segs if x != "::"]
+    if len(real) >= 2 or is_macro or (real and real[0] in IO_NAMES):
+        m.refs.append(Ref(tuple(segs), fname, t.line(i), test, "macro" if is_macro else "path"))
+
+
+# ---------------------------------------------------------------------------------
+# Resolution.
+
+
+class Crate:
+    def __init__(self, name: str, mods: dict[tuple, Module]):
+        self.name, self.mods = name, mods
+        self._canon: dict[tuple, tuple] = {}
+
+    def lookup(self, mod: tuple, name: str, seen: frozenset) -> tuple[list[tuple], list[tuple]]:
+        """What `name` means in module `mod`, as absolute paths ("crate", ..) or
+        ("::", ..): what it surely names (a child, a `use`, a crate glob), and guesses
+        (`name` under each outside glob: `use std::*;` makes `fs` maybe `std::fs`)."""
+        key = (mod, name)
+        if key in seen or len(seen) > 40:
+            return [], []
+        seen = seen | {key}
+        m = self.mods.get(mod)
+        if m is None:
+            return [], []
+        if name in m.children:
+            return [("crate",) + mod + (name,)], []
+        out: list[tuple] = []
+        for segs in m.bindings.get(name, ()):
+            out += self.resolve(mod, segs, seen)
+        if out:
+            return out, []
+        guesses: list[tuple] = []
+        for g in m.globs:
+            for src in self.resolve(mod, g, seen):
+                if src[0] == "crate" and src[1:] in self.mods:
+                    sure, maybe = self.lookup(src[1:], name, seen)
+                    out += sure
+                    guesses += maybe
+                elif src[0] == "::":
+                    guesses.append(src + (name,))
+        return out, guesses
+
+    def resolve(self, mod: tuple, segs: tuple, seen: frozenset = frozenset()) -> list[tuple]:
+        """Absolute readings of a path written in `mod`: ("crate", a, b..) for the
+        crate's own, ("::", krate, ..) for an outside crate's. Several when a glob
+        leaves the name open; [] when a `super` climbs above the crate root."""
+        if not segs:
+            return []
+        head, rest = segs[0], segs[1:]
+        if head in ("crate", "$crate"):
+            return [("crate",) + rest]
+        if head == "::":
+            return [("::",) + rest]
+        if head in ("self", "super"):
+            cur = list(mod)
+            k = 0
+            while k < len(segs) and segs[k] in ("self", "super"):
+                if segs[k] == "super":
+                    if not cur:
+                        return []
+                    cur.pop()
+                k += 1
+            return [("crate",) + tuple(cur) + segs[k:]]
+        sure, maybe = self.lookup(mod, head, seen)
+        if sure:
+            return [f + rest for f in sure]
+        return [f + rest for f in maybe] + [("::",) + segs]
+
+    def canonical(self, path: tuple, seen: frozenset = frozenset()) -> tuple:
+        """A crate path followed through the re-exports and aliases it passes, as a
+        reading: `warc::WarcDate` -> ("crate", "provenance", "date", "WarcDate"); an
+        alias of an outside item ends outside: ("::", "std", "time", "Instant", ..)."""
+        if not seen and path in self._canon:
+            return self._canon[path]
+        cur: tuple = ()
+        out = ("crate",) + path
+        for k, s in enumerate(path):
+            if cur + (s,) in self.mods:
+                cur = cur + (s,)
+                continue
+            m = self.mods.get(cur)
+            if (cur, s) in seen or m is None or not (s in m.bindings or m.globs):
+                break
+            found = self.lookup(cur, s, frozenset())[0]
+            crate_found = [f for f in found if f[0] == "crate"]
+            if crate_found and crate_found[0][1:] != cur + (s,):
+                out = self.canonical(crate_found[0][1:] + path[k + 1 :], seen | {(cur, s)})
+            elif found and not crate_found:
+                out = found[0] + path[k + 1 :]
+            break
+        if not seen:
+            self._canon[path] = out
         return out
 
-    return parse(tree, "")
+
+def under(path: tuple, prefix: tuple) -> bool:
+    return path[: len(prefix)] == prefix
 
 
-def resolve(mod_path: tuple, raw: str) -> tuple | None:
-    segs = [s for s in re.split(r"\s*::\s*", raw) if s]
-    if not segs:
-        return None
-    cur: list[str]
-    if segs[0] == "crate":
-        cur, segs = [], segs[1:]
-    elif segs[0] in ("super", "self"):
-        cur = list(mod_path)
-        while segs and segs[0] in ("super", "self"):
-            if segs[0] == "super":
-                if not cur:
-                    return None
-                cur.pop()
-            segs = segs[1:]
-    else:
-        return None
-    return tuple(cur + [s for s in segs if s not in ("*", "self")])
+def dotted(path: tuple) -> str:
+    return "::".join(path) if path else "crate"
 
 
-def load(crate: str, root: str) -> dict[tuple, Module]:
-    mods: dict[tuple, Module] = {}
+def spell(segs: tuple) -> str:
+    """A path as written: `crate::a::b`, `::std::fs`."""
+    return "::" + "::".join(segs[1:]) if segs and segs[0] == "::" else "::".join(segs)
 
-    def visit(file: str, path: tuple):
-        text = open(file, encoding="utf-8").read()
-        code = strip(text)
-        scan(file, code, path, children_dir(file))
 
-    def scan(file: str, code: str, base: tuple, cdir: str):
-        # Track inline `mod x { ... }` blocks so `super::` resolves from where it is.
-        stack: list[tuple[tuple, int]] = [(base, -1)]
-        depth = 0
-        mods.setdefault(base, Module(crate, base, file))
-        line = 1
-        i, n = 0, len(code)
-        pending_inline: list[tuple[int, str]] = []
-        for m in MOD_INLINE_RE.finditer(code):
-            pending_inline.append((m.end() - 1, m.group(1)))
-        inline_at = {pos: name for pos, name in pending_inline}
-        owner_at: list[tuple] = [()] * (n + 1)
-        cur = base
-        for i, ch in enumerate(code):
-            owner_at[i] = cur
-            if ch == "{":
-                depth += 1
-                if i in inline_at:
-                    cur = cur + (inline_at[i],)
-                    stack.append((cur, depth))
-                    mods.setdefault(cur, Module(crate, cur, file))
-            elif ch == "}":
-                if len(stack) > 1 and stack[-1][1] == depth:
-                    stack.pop()
-                    cur = stack[-1][0]
-                depth -= 1
-        for m in MOD_DECL_RE.finditer(code):
-            owner = owner_at[m.start()]
-            sub = os.path.join(cdir, *owner[len(base):]) if owner != base else cdir
-            f = module_file(sub, m.group(1))
-            if f is None:
-                print(f"warning: {file}: module file for `mod {m.group(1)};` not found", file=sys.stderr)
+def parse_mod(s: str) -> tuple:
+    return tuple(x for x in s.split("::") if x and x != "crate")
+
+
+# ---------------------------------------------------------------------------------
+# The checks.
+
+
+class Report:
+    def __init__(self):
+        self.problems: list[str] = []
+        self.warnings: list[str] = []
+
+    def problem(self, msg: str):
+        if msg not in self.problems:
+            self.problems.append(msg)
+
+    def warn(self, msg: str):
+        if msg not in self.warnings:
+            self.warnings.append(msg)
+
+
+def readings(c: Crate, mod: tuple, r: Ref) -> list[tuple]:
+    """The readings of a reference: its resolutions, crate ones also canonicalized."""
+    out = []
+    segs = r.segs
+    if r.kind == "macro" and len(segs) == 1 and not c.lookup(mod, segs[0], frozenset())[0]:
+        return [("::", "std") + segs] if segs[0] in PRINT_MACROS else [("::",) + segs]
+    for p in c.resolve(mod, segs):
+        out.append(p)
+        if p[0] == "crate":
+            q = c.canonical(p[1:])
+            if q != p:
+                out.append(q)
+    return out
+
+
+def extern_violation(ext: tuple, kind: str) -> str | None:
+    """Why naming the outside path `ext` breaks the closed region's rules, if it does."""
+    for _, prefix, why in EXTERN_RULES:
+        if under(ext, prefix):
+            return why
+    last = ext[-1] if ext else ""
+    if kind == "macro" or len(ext) == 2:
+        if last in PRINT_MACROS and (len(ext) == 1 or ext[0] in ("std", "core")):
+            return "printing (diagnostics leave as actions)"
+    if kind == "macro":
+        if last in LOG_MACROS and (len(ext) == 1 or ext[0] in ("tracing", "log")):
+            return "logging (diagnostics leave as actions)"
+        if last == "include" and (len(ext) == 1 or ext[0] in ("std", "core")):
+            return "include! (code the lint does not read)"
+    for x in ext:
+        if x in IO_NAMES:
+            return IO_NAMES[x]
+    if len(ext) >= 2 and ext[-2] == "File" and last in ("open", "create", "create_new", "options"):
+        return "file I/O (the core opens no file)"
+    return None
+
+
+def is_clock(ext: tuple) -> bool:
+    return len(ext) >= 2 and ext[-2] in CLOCK_TYPES and ext[-1] == "now"
+
+
+def check_closed(c: Crate, rules: dict, rep: Report):
+    closed = [parse_mod(x) for x in rules.get("closed", [])]
+    clock_free = [parse_mod(x) for x in rules.get("clock_free", [])] + closed
+    for r in closed + clock_free:
+        if r not in c.mods:
+            rep.problem(f"rules: closed or clock-free region {dotted(r)} is no module")
+    macros: dict[str, list[tuple]] = defaultdict(list)
+    for mp, m in c.mods.items():
+        for name in m.macros:
+            macros[name].append(mp)
+    for mp, m in sorted(c.mods.items()):
+        in_closed = any(under(mp, r) for r in closed)
+        home = [r for r in clock_free if under(mp, r)]
+        if not home:
+            continue
+        region = "closed" if in_closed else "clock-free"
+        for r in m.refs:
+            spelled = spell(r.segs)
+            if r.kind == "macro" and r.segs[-1] in macros:
+                if not any(under(d, h) for d in macros[r.segs[-1]] for h in home):
+                    where = ", ".join(sorted(dotted(d) for d in macros[r.segs[-1]]))
+                    rep.problem(f"{region}: {r.file}:{r.line}: a macro defined outside ({where}), unchecked here: {spelled}!")
+                    continue
+            if r.kind == "elapsed":
+                if not r.test:
+                    rep.problem(f"{region}: {r.file}:{r.line}: reads the clock: .elapsed() (time comes in as an input)")
                 continue
-            visit(f, owner + (m.group(1),))
-        seen_spans = []
-        for m in USE_RE.finditer(code):
-            owner = owner_at[m.start()]
-            ln = code.count("\n", 0, m.start()) + 1
-            for item in expand_use(m.group(1)):
-                r = resolve(owner, item)
-                if r is not None:
-                    mods[owner].refs.append((r, ln))
-            seen_spans.append((m.start(), m.end()))
-        for m in PATH_RE.finditer(code):
-            if any(a <= m.start() < b for a, b in seen_spans):
-                continue
-            owner = owner_at[m.start()]
-            ln = code.count("\n", 0, m.start()) + 1
-            r = resolve(owner, m.group(1))
-            if r is not None:
-                mods[owner].refs.append((r, ln))
-        offset = 0
-        for k, l in enumerate(code.split("\n"), 1):
-            mods[owner_at[min(offset, n)] if n else base].code_lines.append((k, l))
-            offset += len(l) + 1
+            for p in readings(c, mp, r):
+                if p[0] != "::":
+                    continue
+                ext = p[1:]
+                if is_clock(ext):
+                    if not r.test:
+                        rep.problem(f"{region}: {r.file}:{r.line}: reads the clock: {spelled} (time comes in as an input)")
+                    break
+                why = extern_violation(ext, r.kind) if in_closed else None
+                if why is not None:
+                    rep.problem(f"closed: {r.file}:{r.line}: {why}: {spelled}")
+                    break
 
-    visit(root, ())
-    return mods
+
+def nevers(c: Crate, rules: dict) -> list[dict]:
+    out = []
+    for e in rules.get("never", []):
+        out.append(
+            {
+                "from": parse_mod(e["from"]),
+                "to": parse_mod(e["to"]),
+                "except": [parse_mod(x) for x in e.get("except", [])],
+                "why": e.get("why", ""),
+            }
+        )
+    leaves = rules.get("leaves", {})
+    for leaf in leaves.get("modules", []):
+        for to in leaves.get("never", []):
+            out.append({"from": parse_mod(leaf), "to": parse_mod(to), "except": [], "why": "a leaf"})
+    return out
+
+
+def check_nevers(c: Crate, rules: dict, rep: Report):
+    allows = {(parse_mod(a["from"]), parse_mod(a["to"])): a.get("reason", "") for a in rules.get("allow", [])}
+    table = nevers(c, rules)
+    for e in table:
+        for end in ("from", "to"):
+            if e[end] not in c.mods:
+                rep.problem(f"rules: never {dotted(e['from'])} -> {dotted(e['to'])}: no module {dotted(e[end])}")
+        e["except_c"] = [q[1:] for q in map(c.canonical, e["except"]) if q[0] == "crate"]
+    for a in allows:
+        if not any((e["from"], e["to"]) == a for e in table):
+            rep.problem(f"rules: allow {dotted(a[0])} -> {dotted(a[1])} is no never arrow")
+    used: set = set()
+    for mp, m in sorted(c.mods.items()):
+        rules_here = [e for e in table if under(mp, e["from"])]
+        if not rules_here:
+            continue
+        for r in m.refs:
+            reads = [p[1:] for p in readings(c, mp, r) if p[0] == "crate"]
+            if not reads:
+                continue
+            for e in rules_here:
+                if any(under(p, x) for p in reads for x in e["except"] + e["except_c"]):
+                    continue
+                hit = [p for p in reads if under(p, e["to"]) and not under(p, e["from"])]
+                if not hit:
+                    continue
+                key = (e["from"], e["to"])
+                msg = f"{r.file}:{r.line} names {dotted(hit[0])} ({spell(r.segs)})"
+                arrow = f"{dotted(e['from'])} -> {dotted(e['to'])}"
+                if key in allows:
+                    used.add(key)
+                    rep.warn(f"known exception {arrow} ({allows[key]}): {msg}")
+                else:
+                    why = f" ({e['why']})" if e["why"] else ""
+                    rep.problem(f"never {arrow}{why}: {msg}")
+    for a, reason in allows.items():
+        if a not in used:
+            rep.warn(f"allowed exception {dotted(a[0])} -> {dotted(a[1])} no longer holds: remove it from the rules table")
+
+
+def check_reexports(c: Crate, rules: dict, rep: Report):
+    conf = rules.get("reexports", {})
+    mode = conf.get("mode", "warn")
+    face_files: set[str] = set()
+    face_names: dict[str, list[tuple]] = defaultdict(list)
+    for f in conf.get("public_face", []):
+        if "names" in f:
+            face_names[f["file"]] += [parse_mod(x) for x in f["names"]]
+        else:
+            face_files.add(f["file"])
+    found = []
+    for mp, m in sorted(c.mods.items()):
+        top = mp[:1]
+        for fname, ln, vis, leaves in m.pub_uses:
+            if fname in face_files:
+                continue
+            foreign = []
+            for segs in leaves:
+                # Only what the statement spells: a path through a name it binds
+                # elsewhere is that binding's own re-export.
+                if segs[0] not in PATH_HEADS and segs[0] not in m.children:
+                    continue
+                for p in c.resolve(mp, segs):
+                    if p[0] == "crate" and len(p) > 1 and p[1:2] != top:
+                        if not any(under(p[1:], x) for x in face_names.get(fname, [])):
+                            foreign.append(p[1:])
+            if foreign:
+                names = ", ".join(sorted({dotted(p) for p in foreign}))
+                found.append(f"{fname}:{ln}: {vis} use re-exports {names} (another top-level module's)")
+    for f in found:
+        (rep.problem if mode == "error" else rep.warn)(f"re-export: {f}")
+    return len(found)
+
+
+def check_cycles(c: Crate, rep: Report, show_graph: bool):
+    mods = c.mods
+    edges: dict[tuple, dict[str, dict[str, list]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for mp, m in mods.items():
+        for r in m.refs:
+            for p in c.resolve(mp, r.segs):
+                if p[0] != "crate":
+                    continue
+                named = p[1:]
+                target = longest_module(mods, named)
+                k = 0
+                while k < min(len(mp), len(target)) and mp[k] == target[k]:
+                    k += 1
+                if k == len(mp) or k == len(target):
+                    continue  # ancestor or descendant: one unit
+                edges[mp[:k]][mp[k]][target[k]].append((r.file, r.line, dotted(named)))
+    for level, g in sorted(edges.items()):
+        for scc in sccs(g):
+            if len(scc) < 2:
+                continue
+            where = "::".join(level) or f"crate root ({c.name})"
+            lines = [f"cycle among the children of {where}: {' -> '.join(sorted(scc))}"]
+            for a in sorted(scc):
+                for b in sorted(scc):
+                    if b in g.get(a, {}):
+                        f, ln, named = g[a][b][0]
+                        lines.append(f"    {a} -> {b}: {f}:{ln} names {named} ({len(g[a][b])} references)")
+            rep.problem("\n".join(lines))
+    if show_graph:
+        for a, bs in sorted(edges.get((), {}).items()):
+            print(f"{c.name}: {a} -> {', '.join(sorted(bs))}")
 
 
 def longest_module(mods: dict[tuple, Module], path: tuple) -> tuple:
@@ -244,62 +829,6 @@ def longest_module(mods: dict[tuple, Module], path: tuple) -> tuple:
         if path[:k] in mods:
             return path[:k]
     return ()
-
-
-def main() -> int:
-    show_graph = "--graph" in sys.argv
-    problems: list[str] = []
-    for crate, root in (("lib", os.path.join(SRC, "lib.rs")), ("bin", os.path.join(SRC, "main.rs"))):
-        mods = load(crate, root)
-        # level (parent path) -> child -> child -> [(file, line, named)]
-        edges: dict[tuple, dict[str, dict[str, list]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-        for mp, m in mods.items():
-            for named, ln in m.refs:
-                target = longest_module(mods, named)
-                k = 0
-                while k < min(len(mp), len(target)) and mp[k] == target[k]:
-                    k += 1
-                if k == len(mp) or k == len(target):
-                    continue  # ancestor or descendant: one unit
-                edges[mp[:k]][mp[k]][target[k]].append((m.file, ln, "::".join(named)))
-                if mp[: len(CORE)] == CORE and crate == "lib":
-                    for bad in CORE_FORBIDDEN_PATHS:
-                        if target[: len(bad)] == bad and target[: len(CORE)] != CORE:
-                            problems.append(
-                                f"closed core: {m.file}:{ln} names {'::'.join(named)} ({'::'.join(bad)} is outside the core)"
-                            )
-        if crate == "lib":
-            for mp, m in mods.items():
-                if mp[: len(CORE)] != CORE:
-                    continue
-                in_tests = "tests" in mp
-                for ln, l in m.code_lines:
-                    for rx, why, in_tests_too in CORE_FORBIDDEN_TEXT:
-                        if rx.search(l) and (in_tests_too or not in_tests):
-                            problems.append(f"closed core: {m.file}:{ln}: {why}: {l.strip()}")
-                            break
-        for level, g in sorted(edges.items()):
-            for scc in sccs(g):
-                if len(scc) < 2:
-                    continue
-                where = "::".join(level) or f"crate root ({crate})"
-                lines = [f"cycle among the children of {where}: {' -> '.join(sorted(scc))}"]
-                for a in sorted(scc):
-                    for b in sorted(scc):
-                        if b in g.get(a, {}):
-                            f, ln, named = g[a][b][0]
-                            lines.append(f"    {a} -> {b}: {f}:{ln} names {named} ({len(g[a][b])} references)")
-                problems.append("\n".join(lines))
-        if show_graph:
-            for a, bs in sorted(edges.get((), {}).items()):
-                print(f"{crate}: {a} -> {', '.join(sorted(bs))}")
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"modgraph: {len(problems)} problem(s)", file=sys.stderr)
-        return 1
-    print("modgraph: no import cycles at any level; the crawl core is closed")
-    return 0
 
 
 def sccs(g: dict[str, dict[str, list]]) -> list[set[str]]:
@@ -334,6 +863,51 @@ def sccs(g: dict[str, dict[str, list]]) -> list[set[str]]:
         if v not in index:
             strong(v)
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=".", help="the repository (holds src/)")
+    ap.add_argument("--rules", default=None, help="the rules table (default ROOT/tools/modgraph/rules.toml)")
+    ap.add_argument("--graph", action="store_true", help="print the top-level edges")
+    args = ap.parse_args(argv)
+    root = args.root
+    rules_file = args.rules or os.path.join(root, "tools", "modgraph", "rules.toml")
+    rep = Report()
+    rules: dict = {}
+    try:
+        with open(rules_file, "rb") as f:
+            rules = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        rep.problem(f"rules: cannot read the rules table {rules_file}: {e}")
+    if rules and not rules.get("closed"):
+        rep.problem(f"rules: {rules_file} names no closed region")
+    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+    reexports = 0
+    for crate, rootfile in (("lib", "lib.rs"), ("bin", "main.rs")):
+        path = os.path.join(root, "src", rootfile)
+        if not os.path.exists(path):
+            continue
+        c = Crate(crate, load(crate, path, rel))
+        for m in c.mods.values():
+            for p in m.problems:
+                rep.problem(f"modules: {p}")
+        check_cycles(c, rep, args.graph)
+        if crate == "lib":
+            check_closed(c, rules, rep)
+            check_nevers(c, rules, rep)
+            reexports = check_reexports(c, rules, rep)
+    for w in rep.warnings:
+        print(f"warning: {w}")
+    if reexports and rules.get("reexports", {}).get("mode", "warn") != "error":
+        print(f"warning: {reexports} re-export(s) of another top-level module's items (rules.toml [reexports] mode = \"warn\")")
+    for p in rep.problems:
+        print(p)
+    if rep.problems:
+        print(f"modgraph: {len(rep.problems)} problem(s)")
+        return 1
+    print("modgraph: no import cycles at any level; the closed and clock-free regions hold; no never arrow outside the allow list")
+    return 0
 
 
 if __name__ == "__main__":
