@@ -162,7 +162,7 @@ impl Monitor {
 fn line(s: &Stats, pps: f64, mbs: f64) -> String {
     let mut out = format!(
         "{:.0}s pages {} ({:.0}/s, {:.1} MB/s; avg {:.0}/s) | queued {} (ram {} / {}, disk {} / {}) \
-         hosts {} parked {} seen-fill {:.4} fp {:.2e} rss {} (bits {}, rest {})",
+         hosts {} active / {} known, line {}, retired {} parked {} seen-fill {:.4} fp {:.2e} rss {} (bits {}, rest {})",
         s.elapsed_secs,
         s.pages,
         pps,
@@ -174,6 +174,9 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         s.frontier_disk_urls,
         human_bytes(s.frontier_disk_bytes as f64, 1),
         s.hosts_active,
+        s.hosts_known,
+        s.line_records,
+        s.hosts_retired,
         s.hosts_parked,
         s.seen_fill_ratio,
         s.seen_expected_fp,

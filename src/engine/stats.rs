@@ -68,7 +68,24 @@ pub struct Stats {
     pub robots_cache_evictions: u64,
     pub frontier_ram_bytes: u64,
     pub disk_bytes_per_queued_url: f64,
+    /// Hosts in the frontiers' active sets (served, held for robots.txt, or resting
+    /// their politeness delay); the rest wait in the line (docs/frontier.md).
     pub hosts_active: u64,
+    /// Hosts with an entry in a frontier's host table: the active ones, and inactive
+    /// ones not forgotten yet.
+    pub hosts_in_table: u64,
+    /// Hosts discovered (not carried across a resume).
+    pub hosts_known: u64,
+    /// Hosts given up: robots.txt unreachable through its retries, name dead,
+    /// refused address, page budget spent (events).
+    pub hosts_retired: u64,
+    /// URLs (and markers of hosts to come back) waiting in the frontiers' lines for
+    /// their host's activation.
+    pub line_records: u64,
+    /// Hosts that joined an active set so far, and that left one after spending an
+    /// activation's budget.
+    pub host_activations: u64,
+    pub host_rotations: u64,
     pub hosts_parked: u64,
     /// Requests in flight, ready-but-idle hosts, budget refusals (`width.rs`).
     pub width: super::WidthStats,
@@ -218,7 +235,13 @@ pub(super) fn stats(
         } else {
             disk_bytes as f64 / disk_urls as f64
         },
-        hosts_active: sum(|s| s.hosts),
+        hosts_active: sum(|s| s.hosts_active),
+        hosts_in_table: sum(|s| s.hosts),
+        hosts_known: shared.hosts_known.load(Ordering::Acquire),
+        hosts_retired: shared.hosts_retired.load(Ordering::Acquire),
+        line_records: sum(|s| s.line_records),
+        host_activations: sum(|s| s.activations),
+        host_rotations: sum(|s| s.rotations),
         hosts_parked: shared.hosts_parked.load(Ordering::Acquire),
         width: shared.width.stats(
             shared

@@ -554,6 +554,12 @@ impl Frontier {
         line
     }
 
+    /// Whether `host` has an entry in the host table (active, or inactive and not
+    /// forgotten yet); a host of the line has none.
+    pub fn has_entry(&self, host: &str) -> bool {
+        self.table.find(host).is_some()
+    }
+
     /// Whether `host` is in the active set (served, held for robots.txt, or waiting
     /// out its politeness delay).
     pub fn is_active(&self, host: &str) -> bool {

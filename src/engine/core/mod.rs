@@ -418,6 +418,7 @@ impl Core {
             return;
         }
         let url = self.wants_look_ahead(host).then(|| item.url.clone());
+        let unseen_host = !self.frontier.has_entry(host);
         if let Err(e) = self.frontier.push(host, item.clone(), now.at) {
             // The disk tier failed: keep the URL in the log so it is not silently lost.
             out.push(Note::error(format!(
@@ -429,6 +430,9 @@ impl Core {
             out.push(Action::Log(Box::new(rec)));
             self.finish_url();
             return;
+        }
+        if unseen_host && !self.shared.seen.test_and_set(&host_mark(host)) {
+            self.shared.hosts_known.fetch_add(1, Ordering::AcqRel);
         }
         if let Some(url) = url {
             self.look_ahead(host, &url, now, out);
@@ -601,6 +605,15 @@ pub(crate) fn hops_path(hops: &str) -> HopsPath {
 }
 
 /// Seconds as a [`Duration`], for the backoff and retry steps below.
+/// The presence-bit key that marks `host` as discovered: a NUL and a word no URL key
+/// starts with, then the host key.
+fn host_mark(host: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(host.len() + 6);
+    key.extend_from_slice(b"\0host ");
+    key.extend_from_slice(host.as_bytes());
+    key
+}
+
 const fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }

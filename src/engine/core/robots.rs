@@ -213,6 +213,7 @@ impl Core {
             self.refused_hosts.clear();
         }
         if self.refused_hosts.insert(host.to_owned()) {
+            self.shared.hosts_retired.fetch_add(1, Ordering::AcqRel);
             self.refusal_warnings += 1;
             if self.refusal_warnings <= MAX_REFUSAL_WARNINGS {
                 let addr = o
@@ -241,6 +242,7 @@ impl Core {
             self.unresolved_hosts.clear();
         }
         self.unresolved_hosts.insert(host.to_owned(), now.at + hold);
+        self.shared.hosts_retired.fetch_add(1, Ordering::AcqRel);
         self.robots_fetching.remove(host);
         self.frontier.release(host, now.at);
     }

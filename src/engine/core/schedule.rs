@@ -207,7 +207,11 @@ impl Core {
             super::sitemaps::widen_limits(&mut req.limits);
         }
         self.shared.pages_started.fetch_add(1, Ordering::AcqRel);
-        self.tallies.entry(host.clone()).or_default().pages += 1;
+        let tally = self.tallies.entry(host.clone()).or_default();
+        tally.pages += 1;
+        if Some(tally.pages) == self.shared.settings.max_pages_per_host {
+            self.shared.hosts_retired.fetch_add(1, Ordering::AcqRel);
+        }
         self.in_flight.insert(id, InFlight::Page { host, item });
         out.push(Action::Fetch(Box::new(req)));
     }
@@ -425,6 +429,7 @@ impl GateCtx<'_> {
                 // robots.txt stayed unreachable through every retry: the host is
                 // treated as disallowed for this crawl (RFC 9309 §2.3.1.4), and its
                 // URLs are logged, not kept forever.
+                self.shared.hosts_retired.fetch_add(1, Ordering::AcqRel);
                 Gate::Take(Verdict::Decline(Outcome::Robots, "robots-unreachable"))
             }
             Some((false, true, _)) => {

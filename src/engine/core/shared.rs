@@ -93,6 +93,12 @@ pub(crate) struct CoreShared {
     /// `sitemaps_cut`, `sitemaps_failed`, `sitemap_urls_refused`, in that order).
     pub sitemaps: [AtomicU64; 4],
     pub hosts_parked: AtomicU64,
+    /// Hosts discovered (each host's first URL marks it in the presence bits); not
+    /// carried across a resume.
+    pub hosts_known: AtomicU64,
+    /// Hosts given up (robots.txt unreachable through its retries, name dead, refused
+    /// address, page budget spent): events, a host given up twice counts twice.
+    pub hosts_retired: AtomicU64,
     /// URLs refused when admitted because their host's `--max-pages-per-host` was
     /// spent (logged `budget:pages-per-host`, never queued).
     pub urls_refused_budget: AtomicU64,
@@ -144,6 +150,8 @@ impl CoreShared {
             robots_long_lines: AtomicU64::new(0),
             sitemaps: Default::default(),
             hosts_parked: AtomicU64::new(0),
+            hosts_known: AtomicU64::new(0),
+            hosts_retired: AtomicU64::new(0),
             urls_refused_budget: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             previous: None,

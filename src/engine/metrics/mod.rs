@@ -192,8 +192,44 @@ pub fn render(s: &Stats) -> String {
     f.one(
         "trawl_hosts_active",
         g,
-        "Hosts the frontiers know.",
+        "Hosts in the frontiers' active sets.",
         s.hosts_active as f64,
+    );
+    f.one(
+        "trawl_hosts_known",
+        g,
+        "Hosts discovered (not carried across a resume).",
+        s.hosts_known as f64,
+    );
+    f.one(
+        "trawl_hosts_in_table",
+        g,
+        "Hosts with an entry in a frontier's host table (active, or inactive not forgotten yet).",
+        s.hosts_in_table as f64,
+    );
+    f.one(
+        "trawl_line_records",
+        g,
+        "URLs and markers waiting in the frontiers' lines for their host's activation.",
+        s.line_records as f64,
+    );
+    f.one(
+        "trawl_hosts_retired_total",
+        c,
+        "Hosts given up: robots.txt unreachable, name dead, refused address, page budget spent.",
+        s.hosts_retired as f64,
+    );
+    f.one(
+        "trawl_host_activations_total",
+        c,
+        "Hosts that joined an active set.",
+        s.host_activations as f64,
+    );
+    f.one(
+        "trawl_host_rotations_total",
+        c,
+        "Hosts sent to the back of the line after spending an activation's budget.",
+        s.host_rotations as f64,
     );
     f.one(
         "trawl_requests_in_flight",
