@@ -87,7 +87,7 @@ run_crawler() { # NAME CMD...
   /usr/bin/time -v -o "$WORK/$name.time" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
   local tp=$!; PIDS+=("$tp")
   for _ in $(seq 50); do child=$(pgrep -P "$tp" | head -1); [ -n "$child" ] && break; sleep 0.1; done
-  local end=$(( ${t0%.*} + DURATION )) i=0
+  local end=$(( ${t0%.*} + DURATION + 1 )) i=0   # at least DURATION seconds
   while [ "$(date +%s)" -lt "$end" ]; do
     kill -0 "$tp" 2>/dev/null || { early=1; break; }
     if [ $(( i++ % 5 )) = 0 ] && [ -n "$child" ]; then

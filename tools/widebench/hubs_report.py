@@ -55,9 +55,9 @@ def host_number(host):
 
 
 def windows(times, start, stop):
-    """Counts per 60-s window from start (full windows before stop only), and the
-    count in the last 60 s before stop."""
-    n = int((stop - start) // WINDOW)
+    """Counts per 60-s window from start (windows ending before stop, 1 s of slack for
+    the shell's whole-second timing), and the count in the last 60 s before stop."""
+    n = int((stop - start + 1) // WINDOW)
     counts = [0] * n
     last = 0
     for t in times:
