@@ -67,7 +67,9 @@ DELAY_MS=${DELAY_MS:-500}
 CROSS_LINKS=${CROSS_LINKS:-3}
 HTTPS_SHARE=${HTTPS_SHARE:-25}
 SEED_STRIDE=${SEED_STRIDE:-50}   # 2% of the roots are seeds: root link depth 4 at 5k hosts
-CONCURRENCY=${CONCURRENCY:-5000}  # trawl, all shards together (the issue's --concurrency 2500 a shard, 2 shards)
+# trawl, all shards together (the issue's --concurrency 2500 a shard, 2 shards); set
+# but empty (CONCURRENCY=) leaves --concurrency out: trawl's default, sized from --memory.
+CONCURRENCY=${CONCURRENCY-5000}
 SHARDS=${SHARDS:-2}
 WGET_THREADS=${WGET_THREADS:-500}
 SKIP_WGET2=${SKIP_WGET2:-0}
@@ -118,11 +120,11 @@ getent hosts "$(awk 'NR==1{print $1}' "$WORK/hosts.txt")" >/dev/null || { log "d
 read -r FLOOR BUSY < <(python3 "$HERE/analyze.py" --floor-only --manifest "$WORK/manifest.txt" \
   --pages "$PAGES" --page-bytes "$PAGE_BYTES" --latency-ms "$LATENCY_MS" --bandwidth "$BANDWIDTH" \
   --delay-ms "$DELAY_MS" --per-ip "$PER_IP" --hosts-per-address "$HOSTS_PER_ADDRESS" \
-  --concurrency "$CONCURRENCY")
+  --concurrency "${CONCURRENCY:-0}")
 # 10x the floor, or 3x what the concurrency cap allows when that is longer (100k).
 TIMEOUT=${TIMEOUT:-$(python3 -c "import math,sys; f,b=map(float,sys.argv[1:]); print(math.ceil(max(10*f, 3*b)) + 30)" "$FLOOR" "$BUSY")}
 log "$(head -1 "$WORK/manifest.txt" | cut -c1-200)"
-log "$(grep -c '^M ' "$WORK/manifest.txt") reachable pages; $(wc -l <"$WORK/seeds.txt") seeds; floor ${FLOOR}s; ${BUSY}s at $CONCURRENCY in flight; timeout ${TIMEOUT}s"
+log "$(grep -c '^M ' "$WORK/manifest.txt") reachable pages; $(wc -l <"$WORK/seeds.txt") seeds; floor ${FLOOR}s; ${BUSY}s at ${CONCURRENCY:-default} in flight; timeout ${TIMEOUT}s"
 
 declare -A CPU0 CPU1
 snap() { # ARRAYNAME
@@ -159,8 +161,9 @@ PY
 # ---- trawl --------------------------------------------------------------------------------
 TRAWL_FLAGS=(crawl --seeds "$WORK/seeds.txt" --out "$WORK/trawl-out" --allow-private-addresses
   --ca-file "$WORK/ca.pem" --from bench@example.org --per-host-connections 1 --delay-ms "$DELAY_MS"
-  --per-ip-connections "$PER_IP" --shards "$SHARDS" --concurrency $(( CONCURRENCY / SHARDS ))
+  --per-ip-connections "$PER_IP" --shards "$SHARDS"
   --checkpoint-secs 0 --progress-secs 10 --metrics-addr 127.0.0.1:9898)
+[ -n "$CONCURRENCY" ] && TRAWL_FLAGS+=(--concurrency $(( CONCURRENCY / SHARDS )))
 # Extra flags for trawl (word-split on purpose), e.g. TRAWL_EXTRA="--max-pages 30000".
 # shellcheck disable=SC2206
 TRAWL_FLAGS+=(${TRAWL_EXTRA:-})
@@ -214,7 +217,7 @@ json.dump({"case": "$CASE", "hosts": $HOSTS, "hosts_per_address": $HOSTS_PER_ADD
   "per_ip_connections": $PER_IP, "pages_per_host": $PAGES, "page_bytes": $PAGE_BYTES,
   "latency_ms": $LATENCY_MS, "bandwidth": $BANDWIDTH, "delay_ms": $DELAY_MS,
   "cross_links": $CROSS_LINKS, "https_share": $HTTPS_SHARE, "dead_share": $DEAD_SHARE,
-  "seed_stride": $SEED_STRIDE, "concurrency": $CONCURRENCY, "shards": $SHARDS,
+  "seed_stride": $SEED_STRIDE, "concurrency": ${CONCURRENCY:-0}, "shards": $SHARDS,
   "wget_threads": $WGET_THREADS, "timeout_s": $TIMEOUT,
   "dns_log": "$WORK/dnsmasq.log", "sink_log": "$WORK/dead-queries.log",
   "dns_split_line": $DNS_SPLIT, "sink_split_line": $SINK_SPLIT,

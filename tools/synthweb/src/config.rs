@@ -154,6 +154,11 @@ pub struct SiteConfig {
     /// `.0` and `.255`), for a server listening on the wildcard address inside a network
     /// namespace. `None` uses `bind_base`/`bind_count`.
     pub hosts_per_address: Option<u32>,
+    /// Hub mode (issue 26, "A million hosts"): `Some(h)` makes hosts `0..h` hubs and
+    /// hosts `h..` leaves, `hosts` = `h` × [`crate::site::hub::HOSTS_PER_HUB`] (see
+    /// [`crate::site::hub`]). `None` (the default) leaves every page as the other
+    /// options describe it.
+    pub hubs: Option<u32>,
 }
 
 /// Mesh mode: the web of a wide crawl under politeness. Every ordinary host has the
@@ -202,6 +207,7 @@ impl Default for SiteConfig {
             generation: 1,
             mesh: None,
             hosts_per_address: None,
+            hubs: None,
         }
     }
 }
@@ -269,6 +275,9 @@ pub fn parse_rate_bp(text: &str) -> Result<u32, ConfigError> {
 
 /// Largest wide-mode fanout (links per page).
 pub const MAX_FANOUT: u32 = 20_000;
+
+/// Most hubs of hub mode (each with 1,000 leaves: 99,099,000 hosts, within [`MAX_HOSTS`]).
+pub const MAX_HUBS: u32 = 99_000;
 
 /// Largest supported host count (names stay 8 digits at most).
 pub const MAX_HOSTS: u32 = 99_999_999;
@@ -345,6 +354,25 @@ impl SiteConfig {
             if k == 0 || self.hosts.div_ceil(k) > crate::hosts::MAX_SPREAD_ADDRESSES {
                 return Err(ConfigError::Invalid(
                     "hosts per address must be at least 1 and leave at most 16,516,096 addresses",
+                ));
+            }
+        }
+        if let Some(h) = self.hubs {
+            if !(1..=MAX_HUBS).contains(&h) {
+                return Err(ConfigError::Invalid("hubs must lie within 1..=99000"));
+            }
+            if self.hosts != h * crate::site::hub::HOSTS_PER_HUB {
+                return Err(ConfigError::Invalid(
+                    "hub mode: hosts must be hubs x 1,001 (each hub names 1,000 leaves)",
+                ));
+            }
+            if self.profiles != Profiles::default()
+                || self.fanout.is_some()
+                || self.mesh.is_some()
+                || self.change_rate_bp != 0
+            {
+                return Err(ConfigError::Invalid(
+                    "hub mode takes the default profile only, no fanout, mesh or change rate",
                 ));
             }
         }

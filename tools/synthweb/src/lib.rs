@@ -18,6 +18,7 @@ pub mod chain;
 pub mod changes;
 pub mod coding;
 pub mod config;
+pub mod dns;
 pub mod formats;
 pub mod hash;
 pub mod hosts;

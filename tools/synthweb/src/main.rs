@@ -98,6 +98,17 @@ struct ServeArgs {
     /// Mesh mode: percent of cross-host links naming dead hosts dNNNNNN.dead.test.
     #[arg(long, default_value_t = 0, requires = "mesh", value_name = "PCT")]
     dead_share: u32,
+    /// Hub mode (issue 26): H hubs of 10 pages, each page linking 100 leaf hosts
+    /// (H x 1,000 leaves of 3 pages and a robots.txt each); sets --hosts to H x 1,001.
+    #[arg(long, value_name = "H", conflicts_with_all = ["hosts", "mesh", "fanout"])]
+    hubs: Option<u32>,
+    /// Also answer DNS (UDP) for the web's host names on this loopback address, e.g.
+    /// 127.0.0.1:53: A records computed from the name, NXDOMAIN for unknown names.
+    #[arg(long, value_name = "ADDR:PORT")]
+    dns: Option<std::net::SocketAddr>,
+    /// TTL of the DNS answers, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECS", requires = "dns")]
+    dns_ttl_secs: u32,
     /// Time to first byte added to every response, per request (tokio sleep).
     #[arg(long, default_value_t = 0, value_name = "MS")]
     latency_ms: u64,
@@ -180,7 +191,12 @@ impl ServeArgs {
         };
         let site = SiteConfig {
             seed: self.seed,
-            hosts: self.hosts,
+            hosts: match self.hubs {
+                Some(h) => h
+                    .checked_mul(synthweb::site::hub::HOSTS_PER_HUB)
+                    .ok_or_else(|| anyhow::anyhow!("--hubs too large"))?,
+                None => self.hosts,
+            },
             profiles: Profiles::parse(&self.profile)?,
             page_bytes,
             fixed_size,
@@ -202,7 +218,11 @@ impl ServeArgs {
                 dead_percent: self.dead_share,
             }),
             hosts_per_address: self.bind_any.then_some(self.hosts_per_address.unwrap_or(1)),
+            hubs: self.hubs,
         };
+        if site.hubs.is_some() && self.manifest.manifest.is_some() {
+            anyhow::bail!("hub mode has no manifest (its pages are listed in docs/synthweb.md)");
+        }
         site.validate()?;
         Ok(ServerConfig {
             site,
@@ -223,6 +243,8 @@ impl ServeArgs {
                 latency: Duration::from_millis(self.latency_ms),
                 bytes_per_sec: self.bandwidth,
             },
+            dns: self.dns,
+            dns_ttl_secs: self.dns_ttl_secs,
         })
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod cache;
 pub mod conn;
+pub mod dns;
 pub mod hostile;
 pub mod log;
 pub mod tls;
@@ -197,6 +198,10 @@ pub struct ServerConfig {
     pub cache_slots: usize,
     /// Simulated page times.
     pub pace: Pace,
+    /// Serve the web's names over DNS (UDP) on this loopback address (`--dns`).
+    pub dns: Option<SocketAddr>,
+    /// TTL of the DNS answers, in seconds.
+    pub dns_ttl_secs: u32,
 }
 
 /// State shared by every connection.
@@ -245,6 +250,9 @@ pub struct Ready {
     pub profile: String,
     /// Resident set size after start-up (KiB).
     pub vm_rss_kb: u64,
+    /// The name server's address (`--dns`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dns: Option<SocketAddr>,
 }
 
 /// What the server prints when it stops.
@@ -258,6 +266,9 @@ pub struct Done {
     pub log_records: u64,
     /// Resident set size at the end (KiB).
     pub vm_rss_kb: u64,
+    /// What the name server answered (`--dns`).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub dns: Option<dns::DnsCounts>,
 }
 
 /// Resident set size of this process in KiB (Linux), 0 if unknown.
@@ -386,6 +397,10 @@ pub fn run(mut cfg: ServerConfig, ready: impl FnOnce(&Ready)) -> anyhow::Result<
             None
         };
         write_files(&site, &cfg)?;
+        let dns_server = match cfg.dns {
+            Some(addr) => Some(dns::start(site.clone(), addr, cfg.dns_ttl_secs)?),
+            None => None,
+        };
         let (log_tx, log_thread) = match &cfg.log {
             Some(p) => {
                 let (tx, h) = log::start(p)?;
@@ -435,8 +450,10 @@ pub fn run(mut cfg: ServerConfig, ready: impl FnOnce(&Ready)) -> anyhow::Result<
             seed: cfg.site.seed,
             profile: cfg.site.profiles.name(),
             vm_rss_kb: vm_rss_kb(),
+            dns: dns_server.as_ref().map(|d| d.addr),
         });
         wait_for_stop(&shared, cfg.max_secs, signals).await;
+        let dns_counts = dns_server.map(dns::DnsServer::stop);
         let _ = shared.shutdown_tx.send(true);
         // Let connections log their last requests (bounded wait).
         let max = cfg.max_connections.max(1);
@@ -462,6 +479,7 @@ pub fn run(mut cfg: ServerConfig, ready: impl FnOnce(&Ready)) -> anyhow::Result<
             requests: shared.requests.load(Ordering::Relaxed),
             log_records,
             vm_rss_kb: vm_rss_kb(),
+            dns: dns_counts,
         })
     });
     rt.shutdown_timeout(Duration::from_millis(200));

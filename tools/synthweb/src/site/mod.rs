@@ -14,6 +14,7 @@ mod bench_pages;
 mod builder;
 mod generation;
 mod html_page;
+pub mod hub;
 mod response;
 mod robots_txt;
 mod routes;
@@ -108,10 +109,14 @@ impl Site {
     }
 
     /// Seed host indices: host 0, every special host of the active profiles, and every
-    /// `seed_stride`-th host.
+    /// `seed_stride`-th host; in hub mode every hub.
     pub fn seed_hosts(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.cfg.hosts).filter(move |&i| {
-            i == 0 || i % self.cfg.seed_stride == 0 || self.role(i) != HostRole::Normal
+        let end = self.cfg.hubs.unwrap_or(self.cfg.hosts);
+        (0..end).filter(move |&i| {
+            self.cfg.hubs.is_some()
+                || i == 0
+                || i % self.cfg.seed_stride == 0
+                || self.role(i) != HostRole::Normal
         })
     }
 
@@ -235,7 +240,13 @@ impl Site {
                 Some((p, q)) => (p, Some(q)),
                 None => (t.as_str(), None),
             };
-            if path == "/robots.txt" && query.is_none() {
+            if self.cfg.hubs.is_some() {
+                if path == "/robots.txt" && query.is_none() {
+                    self.hub_robots_view(index)
+                } else {
+                    self.hub_page(scheme, index, path, query)
+                }
+            } else if path == "/robots.txt" && query.is_none() {
                 self.robots_view(scheme, index, role)
             } else {
                 match role {

@@ -25,7 +25,8 @@ impl Site {
     /// The robots catalogue entry of a host.
     #[must_use]
     pub fn robots_entry(&self, index: u32) -> RobotsEntry {
-        if self.cfg.mesh.is_some() {
+        // Hub mode's robots.txt files (site/hub.rs) allow every page there is.
+        if self.cfg.mesh.is_some() || self.cfg.hubs.is_some() {
             return RobotsEntry::AllowAll;
         }
         robots::host_entry(self.cfg.profiles, index)

@@ -117,6 +117,7 @@ pub fn site_for(hosts: u32, profile: &str, http_port: u16, tls_port: Option<u16>
         generation: 1,
         mesh: None,
         hosts_per_address: None,
+        hubs: None,
     };
     Site::new(cfg).unwrap()
 }
