@@ -303,6 +303,9 @@ pub struct Frontier {
     /// leave the active set at the next turn, unless the page just fetched gave them
     /// more (its links are admitted after the fetch completes).
     settling: Vec<HostId>,
+    /// Hosts that left the active set served to the end, since the caller last took
+    /// them ([`Frontier::take_left`]): the engine drops what it keeps per host.
+    left: Vec<Box<str>>,
     scratch: Vec<u8>,
     read_buf: Vec<u8>,
 }
@@ -367,6 +370,7 @@ impl Frontier {
             activations: 0,
             rotations: 0,
             settling: Vec::new(),
+            left: Vec::new(),
             scratch: Vec::new(),
             read_buf: Vec::new(),
         }
@@ -458,6 +462,9 @@ impl Frontier {
             }
             if let Some(h) = self.table.get_mut(id) {
                 h.active = false;
+                if !rotate {
+                    self.left.push(h.name.clone());
+                }
             }
             self.active_hosts = self.active_hosts.saturating_sub(1);
             self.rotations += u64::from(rotate);
@@ -552,6 +559,11 @@ impl Frontier {
             self.heap.pop();
         }
         line
+    }
+
+    /// The hosts that left the active set served to the end since the last call.
+    pub fn take_left(&mut self) -> Vec<Box<str>> {
+        std::mem::take(&mut self.left)
     }
 
     /// Whether `host` has an entry in the host table (active, or inactive and not

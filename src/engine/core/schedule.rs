@@ -49,6 +49,7 @@ impl Core {
         self.shared.sitemap_memory.take_notes(out);
         self.send_due_robots_hops(now, out);
         self.queue_rereads(now, out);
+        self.forget_left_hosts();
         let cap = self.shared.settings.concurrency_per_shard;
         let mut decisions = 0;
         while self.busy() < cap {
@@ -100,6 +101,30 @@ impl Core {
             };
             let room = MAX_DECISIONS_PER_TURN - decisions;
             decisions += self.start(host, item, verdict, room, now, out);
+        }
+    }
+
+    /// Drops the tallies of hosts that left the active set served to the end when
+    /// they hold nothing worth keeping (no failure run, not parked, no page budget to
+    /// count against): a wide crawl finishes millions of hosts, and a tally with its
+    /// name costs about 130 bytes of RAM a host. A host that comes back starts a fresh
+    /// tally, which is what it would hold anyway.
+    fn forget_left_hosts(&mut self) {
+        let left = self.frontier.take_left();
+        if self.shared.settings.max_pages_per_host.is_some() {
+            return;
+        }
+        for name in left {
+            if self
+                .tallies
+                .get(&*name)
+                .is_some_and(|t| !t.parked && t.consecutive_failures == 0)
+            {
+                self.tallies.remove(&*name);
+            }
+        }
+        if self.tallies.capacity() > 4 * self.tallies.len().max(1024) {
+            self.tallies.shrink_to_fit();
         }
     }
 
