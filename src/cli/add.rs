@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Args;
 
-use trawl::recrawl::drop_dir::{check_url, write_batch};
+use trawl::add::{check_url, write_batch};
 
 /// Flags of `trawl add`.
 #[derive(Debug, Args)]

@@ -1,5 +1,5 @@
 //! URLs added while a crawl runs (`trawl add`, issue 14): the coordinator's side of
-//! the drop directory `OUT/add/` (`crate::recrawl::drop_dir`).
+//! the drop directory `OUT/add/` (`crate::add`).
 //!
 //! About once a second the coordinator polls the directory. Each URL is canonicalized,
 //! checked against the crawl's filters (scope included: an added URL obeys the same
@@ -23,9 +23,9 @@ use super::core;
 use super::inbox::Batch;
 use super::output::{OutputMsg, OutputRecord};
 use super::{CrawlError, Shared};
+use crate::add::DropDir;
 use crate::crawllog::{LogRecord, Outcome};
 use crate::frontier::QueuedUrl;
-use crate::recrawl::drop_dir::DropDir;
 use crate::url::UrlFilter;
 use crate::warc::WarcDate;
 
@@ -55,7 +55,7 @@ impl Adds {
     ) -> Result<Self, CrawlError> {
         let drop = DropDir::open(out, resumed_epoch).map_err(|e| CrawlError::Io {
             op: "open the drop directory",
-            path: out.join(crate::recrawl::drop_dir::ADD_DIR),
+            path: out.join(crate::add::ADD_DIR),
             source: std::io::Error::other(e.to_string()),
         })?;
         Ok(Self {

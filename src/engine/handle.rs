@@ -1,7 +1,7 @@
 //! Adding URLs to a running crawl from the library (issue 14: `Crawler::handle().add`).
 //!
 //! The handle writes through the same drop directory as `trawl add` (`OUT/add/`,
-//! `crate::recrawl::drop_dir`): a batch file written atomically, picked up by the
+//! `crate::add`): a batch file written atomically, picked up by the
 //! coordinator about once a second, and deleted only once a checkpoint holds its URLs.
 //! So an add survives a kill -9 of the crawl exactly as `trawl add` does, and the
 //! embedder need not keep the URLs itself; the price is a file and two fsyncs per call
@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use crate::recrawl::drop_dir::{check_url, write_batch, DropError};
+use crate::add::{check_url, write_batch, DropError};
 
 /// Most URLs one [`CrawlHandle::add`] takes (as `trawl add`).
 pub const MAX_ADD_URLS: usize = 1_000_000;
