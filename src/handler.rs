@@ -24,7 +24,9 @@ pub trait Handler: Send + Sync {
     fn on_response(&self, _page: &Page<'_>) {}
     /// A crawl-log line was decided (fetched, robots, filtered, failed...).
     fn on_outcome(&self, _record: &LogRecord) {}
-    /// A newly discovered link passed the filters; return false to drop it.
+    /// A newly discovered link passed the filters; return false to drop it. `from` is
+    /// the page it was found on, or empty for a URL added while the crawl runs
+    /// (`trawl add`, the control API, `CrawlHandle::add`), which passes this hook too.
     fn accept_link(&self, _from: &str, _link: &Url) -> bool {
         true
     }

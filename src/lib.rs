@@ -5,6 +5,7 @@
 //! loops, one per shard thread. See `docs/architecture.md` for the way one URL travels
 //! through the engine and where each concept lives.
 
+pub mod add;
 mod ascii;
 pub mod bytesize;
 mod calendar;

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use trawl::recrawl::drop_dir::{DropDir, ADD_DIR};
+use trawl::add::{DropDir, ADD_DIR};
 
 fn trawl() -> Command {
     Command::new(env!("CARGO_BIN_EXE_trawl"))

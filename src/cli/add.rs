@@ -1,5 +1,5 @@
 //! `trawl add --out DIR URL...` (or `--file F`, `-` for stdin): hand URLs to a running
-//! crawl through its drop directory `DIR/add/` (see `docs/recrawl.md`).
+//! crawl through its drop directory `DIR/add/` (`trawl::add`, see `docs/recrawl.md`).
 //!
 //! The batch file appears atomically (temporary name, fsync, rename, fsync of the
 //! directory): once `trawl add` has printed its line, a kill -9 of the crawl loses none
@@ -7,8 +7,9 @@
 //! stops the command with exit 2 and nothing is written, as does a `DIR` that is not
 //! a crawl's output directory (no `start.json`).
 //!
-//! The running crawl polls `DIR/add/` about once a second (`src/engine/adds.rs`):
-//! added URLs obey the crawl's scope, filters, robots.txt and politeness like links.
+//! The running crawl polls `DIR/add/` about once a second (`src/engine/adds.rs`) and
+//! admits the added URLs as it admits links (`src/engine/core/added.rs`): presence
+//! bits, scope, filters, an embedder's hook, then robots.txt and politeness.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Args;
 
-use trawl::recrawl::drop_dir::{check_url, write_batch};
+use trawl::add::{check_url, write_batch};
 
 /// Flags of `trawl add`.
 #[derive(Debug, Args)]

@@ -159,7 +159,7 @@ fn add(args: Args) -> Result<Command, ApiError> {
     }
     let urls: Vec<String> = urls.into_iter().map(|u| u.trim().to_owned()).collect();
     for u in &urls {
-        if let Err(reason) = crate::recrawl::drop_dir::check_url(u) {
+        if let Err(reason) = crate::add::check_url(u) {
             return Err(ApiError::bad(format!("{reason}: {u:?}")));
         }
     }

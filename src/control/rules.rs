@@ -44,7 +44,7 @@ impl Block {
         if p.len() > MAX_RULE_BYTES {
             return Err(format!("prefix over {MAX_RULE_BYTES} bytes"));
         }
-        crate::recrawl::drop_dir::check_url(p).map_err(|r| format!("{r}: {p:?}"))?;
+        crate::add::check_url(p).map_err(|r| format!("{r}: {p:?}"))?;
         let canonical = crate::url::canonicalize_absolute(p)
             .map_err(|e| format!("not a URL prefix ({e}): {p:?}"))?;
         // Canonicalization adds `/` to a bare origin; a prefix given with a path keeps

@@ -1,16 +1,22 @@
-//! URLs added while a crawl runs (`trawl add`, issue 14): the coordinator's side of
-//! the drop directory `OUT/add/` (`crate::recrawl::drop_dir`).
+//! URLs added while a crawl runs (`trawl add`, the control API's `add`,
+//! `CrawlHandle::add`, issue 14): the coordinator's side of the drop directory
+//! `OUT/add/` (`crate::add`).
 //!
-//! About once a second the coordinator polls the directory. Each URL is canonicalized,
-//! checked against the crawl's filters (scope included: an added URL obeys the same
-//! rules as a link; a refusal is a `filtered` crawl-log line annotated `added`), tested
-//! against the presence bits, and sent to its shard's inbox as a seed; robots.txt and
-//! politeness then apply as for any URL. A batch file is deleted once a checkpoint that
-//! holds all its URLs has committed: the sends happen on the coordinator's thread
-//! before it starts a checkpoint, and the shards drain their inboxes inside the cut
-//! (after barrier 1), so the frontier dump holds them. A send that found an inbox full
-//! is retried, and finished (blocking) before the next cut begins: a URL whose presence
-//! bit is set is never left outside the frontier at a cut.
+//! About once a second the coordinator polls the directory and sends each URL, as
+//! written, to the shard that owns its host (by the host of its canonical form), in
+//! messages of at most [`ADDED_URLS`] on the shard's channel of added URLs. The shard's
+//! core admits them ([`super::core::Core::on_added`]) through the one admission every
+//! link passes: presence bits, scope and filters, the handler's `accept_link`, the
+//! counters, then robots.txt and politeness (a refusal is a `filtered` crawl-log line
+//! annotated `added`). Each URL is counted outstanding from the poll until the core
+//! has decided it, so the crawl does not end with added URLs on their way.
+//!
+//! A batch file is deleted once a checkpoint that holds all its URLs has committed:
+//! the sends happen on the coordinator's thread before it starts a checkpoint, and the
+//! shards drain their channels inside the cut (after barrier 1), so each added URL is
+//! in the frontier dump or already logged as refused. A send that found a channel full
+//! is retried, and finished (blocking) before the next cut begins: no URL of a batch
+//! file handed over is left outside the cut.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -19,15 +25,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, TrySendError};
 
-use super::core;
-use super::inbox::Batch;
-use super::output::{OutputMsg, OutputRecord};
+use super::inbox::{Added, ADDED_URLS};
 use super::{CrawlError, Shared};
-use crate::crawllog::{LogRecord, Outcome};
-use crate::frontier::QueuedUrl;
-use crate::recrawl::drop_dir::DropDir;
-use crate::url::UrlFilter;
-use crate::warc::WarcDate;
+use crate::add::DropDir;
+use crate::routing::{host_key, shard_of};
 
 /// How often the drop directory is listed.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
@@ -35,10 +36,11 @@ const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// The coordinator's drop-directory reader.
 pub(super) struct Adds {
     drop: DropDir,
-    inboxes: Vec<Sender<Batch>>,
+    /// Each shard's channel of added URLs.
+    inboxes: Vec<Sender<Added>>,
     wakers: Vec<Arc<mio::Waker>>,
-    /// Sends that found an inbox full, by shard, with the batch files they belong to.
-    unsent: Vec<(usize, Batch)>,
+    /// Sends that found a channel full, by shard (counted outstanding already).
+    unsent: Vec<(usize, Added)>,
     /// Batch files whose URLs are all sent once `unsent` is empty.
     waiting: Vec<String>,
     next_poll: Instant,
@@ -50,12 +52,12 @@ impl Adds {
     pub fn open(
         out: &Path,
         resumed_epoch: u64,
-        inboxes: Vec<Sender<Batch>>,
+        inboxes: Vec<Sender<Added>>,
         wakers: Vec<Arc<mio::Waker>>,
     ) -> Result<Self, CrawlError> {
         let drop = DropDir::open(out, resumed_epoch).map_err(|e| CrawlError::Io {
             op: "open the drop directory",
-            path: out.join(crate::recrawl::drop_dir::ADD_DIR),
+            path: out.join(crate::add::ADD_DIR),
             source: std::io::Error::other(e.to_string()),
         })?;
         Ok(Self {
@@ -69,14 +71,8 @@ impl Adds {
     }
 
     /// Take new batch files, if it is time to look.
-    pub fn poll(
-        &mut self,
-        shared: &Shared,
-        filter: &UrlFilter,
-        output: &Sender<OutputMsg>,
-        now: Instant,
-    ) {
-        self.retry_unsent(false);
+    pub fn poll(&mut self, shared: &Shared, now: Instant) {
+        self.retry_unsent(shared, false);
         if now < self.next_poll || shared.stopping.load(Ordering::Acquire) {
             return;
         }
@@ -94,8 +90,8 @@ impl Adds {
         let shards = self.inboxes.len();
         for mut batch in batches {
             // Farm (issue 13): URLs of other nodes' partitions go to their owners, which
-            // filter and test them; the checkpoint that deletes this batch file holds
-            // them in its farm outbox until Redis has them.
+            // admit them (`Core::on_received`); the checkpoint that deletes this batch
+            // file holds them in its farm outbox until Redis has them.
             if let Some(farm) = &shared.farm {
                 for raw in &mut batch.urls {
                     if let Ok(u) = crate::url::canonicalize_absolute(raw) {
@@ -104,39 +100,6 @@ impl Adds {
                 }
                 farm.route_added(&mut batch.urls);
             }
-            let mut per_shard: Vec<Batch> = (0..shards).map(|_| Vec::new()).collect();
-            let mut log = Vec::new();
-            let mut refused = |url: &str, why: String| {
-                let mut rec = LogRecord::new(WarcDate::now(), url, Outcome::Filtered);
-                rec.annotations.push(why);
-                rec.annotations.push("added".to_owned());
-                log.push(OutputRecord::Log(Box::new(rec)));
-            };
-            for raw in &batch.urls {
-                let url = match crate::url::canonicalize_absolute(raw) {
-                    Ok(u) => u,
-                    Err(_) => {
-                        refused(raw, "filter:unparsable".to_owned());
-                        continue;
-                    }
-                };
-                if let Err(reason) = filter.check(&url, 0) {
-                    refused(url.as_str(), format!("filter:{}", reason.code()));
-                    continue;
-                }
-                if shared.seen.test_and_set(url.as_str().as_bytes()) {
-                    continue;
-                }
-                let Some(key) = core::host_key(&url) else {
-                    continue;
-                };
-                let target = core::shard_of(&key, shards);
-                shared.outstanding.fetch_add(1, Ordering::AcqRel);
-                shared.discovered.fetch_add(1, Ordering::AcqRel);
-                if let Some(list) = per_shard.get_mut(target) {
-                    list.push((key, QueuedUrl::seed(url.as_str())));
-                }
-            }
             if batch.rejected_count > 0 {
                 tracing::warn!(
                     batch = %batch.name,
@@ -144,22 +107,34 @@ impl Adds {
                     "lines of an added batch are not URLs"
                 );
             }
-            if !log.is_empty() {
-                let _ = output.send(OutputMsg::Records(log));
+            // The shard that owns the host of a URL's canonical form; the core
+            // canonicalizes it again and logs one that does not parse (shard 0's).
+            let mut per_shard: Vec<Added> = (0..shards).map(|_| Vec::new()).collect();
+            for raw in batch.urls {
+                let target = crate::url::canonicalize_absolute(&raw)
+                    .ok()
+                    .and_then(|u| host_key(&u))
+                    .map_or(0, |key| shard_of(&key, shards));
+                if let Some(list) = per_shard.get_mut(target) {
+                    list.push(raw);
+                }
             }
-            for (target, list) in per_shard.into_iter().enumerate() {
-                if !list.is_empty() {
-                    self.unsent.push((target, list));
+            for (target, urls) in per_shard.into_iter().enumerate() {
+                for chunk in urls.chunks(ADDED_URLS) {
+                    shared
+                        .outstanding
+                        .fetch_add(chunk.len() as u64, Ordering::AcqRel);
+                    self.unsent.push((target, chunk.to_vec()));
                 }
             }
             self.waiting.push(batch.name);
         }
-        self.retry_unsent(false);
+        self.retry_unsent(shared, false);
     }
 
     /// Send what waits; with `block`, wait for room (the shards drain their inboxes
     /// every turn). Batch files are handed over once nothing of theirs waits.
-    fn retry_unsent(&mut self, block: bool) {
+    fn retry_unsent(&mut self, shared: &Shared, block: bool) {
         let mut still = Vec::new();
         for (target, list) in std::mem::take(&mut self.unsent) {
             let Some(tx) = self.inboxes.get(target) else {
@@ -182,6 +157,9 @@ impl Adds {
                     // The shard has stopped (the crawl is ending): the batch file stays
                     // and a resume reads it again.
                     tracing::warn!(urls = list.len(), "added URLs not queued: crawl ending");
+                    shared
+                        .outstanding
+                        .fetch_sub(list.len() as u64, Ordering::AcqRel);
                     self.waiting.clear();
                 }
             }
@@ -194,10 +172,10 @@ impl Adds {
         }
     }
 
-    /// Called before the cut of checkpoint `epoch` begins: every added URL is in a
-    /// shard's inbox, so the cut holds it.
-    pub fn before_checkpoint(&mut self, epoch: u64) {
-        self.retry_unsent(true);
+    /// Called before the cut of checkpoint `epoch` begins: every added URL is in its
+    /// shard's channel, which the shard drains inside the cut, so the cut holds it.
+    pub fn before_checkpoint(&mut self, shared: &Shared, epoch: u64) {
+        self.retry_unsent(shared, true);
         self.drop.cut_begun(epoch);
     }
 

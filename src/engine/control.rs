@@ -220,7 +220,7 @@ impl Operator {
                 "the crawl is ending; nothing added",
             ));
         }
-        let path = crate::recrawl::drop_dir::write_batch(&self.out, urls).map_err(|e| {
+        let path = crate::add::write_batch(&self.out, urls).map_err(|e| {
             ApiError::new(503, "add-failed", format!("cannot write the batch: {e}"))
         })?;
         Ok(serde_json::json!({

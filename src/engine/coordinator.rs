@@ -56,7 +56,6 @@ pub(super) struct Coordinator<'a> {
     /// `trawl add`'s drop directory: polled each turn, its batch files deleted once a
     /// checkpoint holds their URLs.
     adds: super::adds::Adds,
-    filter: &'a crate::url::UrlFilter,
     /// The farm's bus asked for a checkpoint (to acknowledge what it received).
     farm_checkpoint: bool,
 }
@@ -103,7 +102,6 @@ impl<'a> Coordinator<'a> {
             disk_checkpoint_failed: false,
             drain_limit: config.fetcher.deadlines.total_timeout + Duration::from_secs(1),
             adds,
-            filter: &p.filter,
             farm_checkpoint: false,
         }
     }
@@ -123,8 +121,7 @@ impl<'a> Coordinator<'a> {
                 return Ok(ending);
             }
             self.watch_disk(now);
-            self.adds
-                .poll(self.shared, self.filter, &self.output.tx, now);
+            self.adds.poll(self.shared, now);
             self.checkpoint_if_due(now, in_flight)?;
             if self.report.monitor.due(now) {
                 let mut s = self.stats();
@@ -302,8 +299,8 @@ impl<'a> Coordinator<'a> {
 
     /// Takes checkpoint `self.epoch`; on success it is the one the next appends to.
     fn checkpoint(&mut self) -> Result<(), CrawlError> {
-        // Every added URL is in a shard's inbox before the cut, so the cut holds it.
-        self.adds.before_checkpoint(self.epoch);
+        // Every added URL is sent to its shard before the cut, so the cut holds it.
+        self.adds.before_checkpoint(self.shared, self.epoch);
         let cp = take_checkpoint(
             self.shared,
             self.controls,

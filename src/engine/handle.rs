@@ -1,15 +1,17 @@
 //! Adding URLs to a running crawl from the library (issue 14: `Crawler::handle().add`).
 //!
 //! The handle writes through the same drop directory as `trawl add` (`OUT/add/`,
-//! `crate::recrawl::drop_dir`): a batch file written atomically, picked up by the
-//! coordinator about once a second, and deleted only once a checkpoint holds its URLs.
+//! `crate::add`, the one home of live adds): a batch file written atomically, picked
+//! up by the coordinator about once a second, admitted by the shards' cores like any
+//! link (`core/added.rs`: the embedder's own `Handler::accept_link` is asked too), and
+//! deleted only once a checkpoint holds its URLs.
 //! So an add survives a kill -9 of the crawl exactly as `trawl add` does, and the
 //! embedder need not keep the URLs itself; the price is a file and two fsyncs per call
 //! (add URLs in batches, not one by one).
 
 use std::path::PathBuf;
 
-use crate::recrawl::drop_dir::{check_url, write_batch, DropError};
+use crate::add::{check_url, write_batch, DropError};
 
 /// Most URLs one [`CrawlHandle::add`] takes (as `trawl add`).
 pub const MAX_ADD_URLS: usize = 1_000_000;
@@ -52,8 +54,9 @@ impl CrawlHandle {
     }
 
     /// Hands `urls` to the running crawl. Each is checked first (one bad URL adds
-    /// nothing); the crawl then canonicalizes them and applies its scope, filters,
-    /// presence bits, robots.txt and politeness as for any link. Returns the number of
+    /// nothing); the crawl then canonicalizes them and applies its presence bits,
+    /// scope, filters, the handler's `accept_link`, robots.txt and politeness as for
+    /// any link. Returns the number of
     /// URLs handed over.
     ///
     /// # Errors

@@ -1,6 +1,8 @@
-//! The channels between shards: links for another shard's hosts travel in batches
+//! The channels into a shard: links for another shard's hosts travel in batches
 //! over bounded crossbeam channels, and the sender wakes the owner through its
-//! fetcher's `mio::Waker`, at most once per drain ([`InboxWaker`]).
+//! fetcher's `mio::Waker`, at most once per drain ([`InboxWaker`]); beside them, the
+//! links other farm nodes found ([`Received`]) and the URLs added while the crawl runs
+//! ([`Added`]), which the shard's core admits.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,6 +17,18 @@ pub(crate) type Batch = Vec<(String, QueuedUrl)>;
 /// beside the inbox, as large, drained at the same moments (every turn, and inside a
 /// checkpoint's cut).
 pub(crate) use crate::routing::Received;
+
+/// URLs added while the crawl runs (`trawl add`, read from the drop directory by the
+/// coordinator, `super::adds`) for a shard's hosts, as written, not yet admitted: the
+/// shard's core admits them ([`super::core::Core::on_added`]). A channel of its own
+/// beside the inbox, as large, drained at the same moments (every turn, and inside a
+/// checkpoint's cut), in messages of at most [`ADDED_URLS`].
+pub(crate) type Added = Vec<String>;
+
+/// Most URLs in one [`Added`] message: what one core call admits, and so the most
+/// crawl-log lines it may leave in the shard's action buffer (a batch file holds up to
+/// a million URLs).
+pub(crate) const ADDED_URLS: usize = 4096;
 
 /// Capacity of a shard's inbox, in batches: 16,384 URLs, a few MiB.
 pub(crate) const INBOX_BATCHES: usize = 64;

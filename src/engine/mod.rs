@@ -367,7 +367,7 @@ struct Shards {
 /// Starts one thread per shard: its fetcher (event loop), its inbox from the other
 /// shards, its control channel from the coordinator, and its frontier, tallies and
 /// robots cache from [`setup::prepare`]. Also opens the drop directory of `trawl add`
-/// (`adds.rs`), which sends added URLs to the shards' inboxes.
+/// (`adds.rs`), which sends added URLs to the shards that own their hosts.
 fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     let config = &p.shared.config;
     let n = config.shards;
@@ -392,6 +392,9 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     // Links from other farm nodes (unused outside a farm).
     let (received_txs, received_rxs): (Vec<Sender<Received>>, Vec<_>) =
         (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
+    // URLs added while the crawl runs, from the coordinator (`adds.rs`).
+    let (added_txs, added_rxs): (Vec<Sender<inbox::Added>>, Vec<_>) =
+        (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
     let (controls, control_rxs): (Vec<Sender<Control>>, Vec<_>) =
         (0..n).map(|_| unbounded()).unzip();
     // The frontiers, tallies and robots entries move into the shards; `p` keeps the
@@ -401,10 +404,11 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
         .zip(std::mem::take(&mut p.tallies))
         .zip(std::mem::take(&mut p.robots));
     let mut handles = Vec::with_capacity(n);
-    for (i, ((fetcher, (inbox, control)), received)) in fetchers
+    for (i, (((fetcher, (inbox, control)), received), added)) in fetchers
         .into_iter()
         .zip(inbox_rxs.into_iter().zip(control_rxs))
         .zip(received_rxs)
+        .zip(added_rxs)
         .enumerate()
     {
         let Some(((frontier, tallies), robots)) = per_shard.next() else {
@@ -418,6 +422,7 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
             filter: Arc::clone(&p.filter),
             inbox,
             received,
+            added,
             peers: inbox_txs.clone(),
             peer_wakers: inbox_wakers.clone(),
             output: p.output.tx.clone(),
@@ -460,7 +465,7 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     let adds = adds::Adds::open(
         &p.out,
         p.resumed_epoch.unwrap_or(0),
-        inbox_txs,
+        added_txs,
         wakers.clone(),
     )?;
     Ok((

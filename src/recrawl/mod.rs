@@ -4,8 +4,7 @@
 //! [`index`] is the compact, versioned, checksummed file of URL → validators (ETag,
 //! Last-Modified), fetch date, payload digest, hop path and WARC location that a crawl
 //! appends to as it goes, and that a re-crawl reads instead of every WARC file, through
-//! [`Previous`]'s table of 16 bytes per URL. [`drop_dir`] is
-//! the drop directory through which `trawl add` hands URLs to a running crawl.
+//! [`Previous`]'s table of 16 bytes per URL.
 //! [`plan`] holds the re-crawl's decisions (conditional request, verdict, counts,
 //! revisit fields) as pure functions.
 //! `docs/recrawl.md` tells what is built and what is not yet wired into the engine.
@@ -14,7 +13,6 @@
 // (STYLE.md §5). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
-pub mod drop_dir;
 pub mod index;
 pub mod outlinks;
 pub mod plan;

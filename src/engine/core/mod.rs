@@ -1,9 +1,10 @@
 //! The crawl core of one shard: every decision a shard makes, with no I/O.
 //!
 //! The core takes inputs — the time ([`Now`]), URLs routed in from peers
-//! ([`Core::push`]), links other farm nodes found ([`Core::on_received`]), a turn to
-//! schedule ([`Core::schedule`]), fetch outcomes of pages and robots.txt
-//! ([`Core::on_fetched`]) — and answers with [`Action`]s for the driver
+//! ([`Core::push`]), links other farm nodes found ([`Core::on_received`]), URLs added
+//! while the crawl runs ([`Core::on_added`]), a turn to schedule ([`Core::schedule`]),
+//! fetch outcomes of pages and robots.txt ([`Core::on_fetched`]) — and answers with
+//! [`Action`]s for the driver
 //! (`shard.rs`) to carry out: submit a fetch, write a crawl-log line, record a fetch
 //! (log line and WARC capture), send a URL to the shard that owns its host. It owns the
 //! shard's frontier, robots cache, host tallies and the fetches in flight, so the
@@ -23,7 +24,10 @@
 //!   redirects, link extraction, link admission (the one admission, [`Core::admit`])
 //!   and routing.
 //! - `received.rs`: links from other farm nodes, through the same admission.
+//! - `added.rs`: URLs added while the crawl runs (`trawl add`), through the same
+//!   admission.
 
+mod added;
 mod error_window;
 mod page;
 mod received;

@@ -283,10 +283,10 @@ impl Core {
     /// The decision for a URL the presence bits just reported as new (the caller sets
     /// its bit): filters (a gzipped sitemap on a sitemap hop exempt from the refused
     /// extensions), the handler's hook, then [`Core::route`]. The one admission: a
-    /// page's links, a robots.txt's `Sitemap:` lines and the links other farm nodes
-    /// send ([`Core::on_received`]) all pass here. `via` is `None` only for a URL
-    /// another node was handed by `trawl add`: a seed, refused as `added` like the
-    /// coordinator's own (`engine/adds.rs`).
+    /// page's links, a robots.txt's `Sitemap:` lines, the links other farm nodes send
+    /// ([`Core::on_received`]) and the URLs added while the crawl runs
+    /// ([`Core::on_added`]) all pass here. `via` is `None` only for an added URL (this
+    /// node's, or one another node was handed): no page, no hop, refused as `added`.
     pub(super) fn admit(
         &mut self,
         url: Url,

@@ -141,7 +141,7 @@ mod tests {
     use crossbeam_channel::{bounded, unbounded};
 
     use super::*;
-    use crate::engine::inbox::{InboxWaker, Received};
+    use crate::engine::inbox::{Added, InboxWaker, Received};
     use crate::engine::shard::ShardParts;
     use crate::engine::{CrawlConfig, Shared};
     use crate::frontier::{Frontier, FrontierConfig, SegmentReader};
@@ -158,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn a_checkpoint_dumps_queued_unsent_and_inbox_urls_between_its_barriers() {
+    fn a_checkpoint_dumps_queued_unsent_inbox_received_and_added_urls_between_its_barriers() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut config = CrawlConfig::new(dir.path().join("out"));
         config.shards = 2;
@@ -198,6 +198,7 @@ mod tests {
         let (output_tx, _output_rx) = unbounded();
         let (_control_tx, control_rx) = unbounded();
         let (received_tx, received_rx) = bounded::<Received>(4);
+        let (added_tx, added_rx) = bounded::<Added>(4);
         let mut shard = Shard::new(ShardParts {
             index: 0,
             shared: Arc::clone(&shared),
@@ -206,6 +207,7 @@ mod tests {
             filter: Arc::new(crate::url::UrlFilter::new(Default::default(), &[]).expect("filter")),
             inbox: own_rx,
             received: received_rx,
+            added: added_rx,
             peers: vec![own_tx.clone(), peer_tx],
             peer_wakers: vec![own_waker, peer_waker],
             output: output_tx,
@@ -240,6 +242,12 @@ mod tests {
                 grant: vec!["http://a.test".to_owned()],
             }])
             .expect("send");
+        // A URL `trawl add` handed over, which the coordinator sent before barrier 1
+        // (counted outstanding on its way): admitted at the cut, so dumped, and its
+        // batch file may go once this checkpoint commits.
+        let added_url = format!("{received_host}/added");
+        shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        added_tx.send(vec![added_url.clone()]).expect("send");
         let cp_dir = dir.path().join("cp");
         std::fs::create_dir_all(&cp_dir).expect("cp dir");
         let cut = Arc::new(CheckpointCut {
@@ -276,6 +284,7 @@ mod tests {
                     "http://b.test/unsent".to_owned()
                 ),
                 ("http://c.test".to_owned(), "http://c.test/inbox".to_owned()),
+                (received_host.clone(), added_url),
                 (received_host, received_url),
             ]
         );

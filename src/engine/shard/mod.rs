@@ -11,7 +11,8 @@
 //! - `record.rs`: the records of a finished fetch (log line, WARC capture, re-crawl
 //!   index entry), built without I/O from the outcome, the re-crawl judgement and the
 //!   time; the driver does the judging, the handler's hooks and the sending around it;
-//! - `peers.rs`: the links exchanged with peer shards (inbox, outboxes, back-pressure);
+//! - `peers.rs`: the links exchanged with peer shards (inbox, outboxes, back-pressure),
+//!   and the links of other farm nodes and the added URLs handed to the core;
 //! - `barrier.rs`: the shard's part of a checkpoint (barrier waits, frontier, tally
 //!   and robots dumps) and the tallies read back on a resume.
 
@@ -31,7 +32,7 @@ use crate::warc::{CaptureCompressor, WarcDate};
 
 pub(crate) use super::core::HostTally;
 use super::core::{Action, Core, CoreParts, Now};
-use super::inbox::{Batch, InboxWaker, Received};
+use super::inbox::{Added, Batch, InboxWaker, Received};
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{Control, Shared};
 
@@ -52,6 +53,8 @@ pub(crate) struct Shard {
     inbox: Receiver<Batch>,
     /// Links from other farm nodes, for the core's admission.
     received: Receiver<Received>,
+    /// URLs added while the crawl runs, for the core's admission.
+    added: Receiver<Added>,
     peers: Vec<Sender<Batch>>,
     peer_wakers: Vec<Arc<InboxWaker>>,
     outboxes: Vec<Batch>,
@@ -75,6 +78,9 @@ pub(crate) struct ShardParts {
     pub inbox: Receiver<Batch>,
     /// Links the farm bus received for this shard's hosts (never sent outside a farm).
     pub received: Receiver<Received>,
+    /// URLs added while the crawl runs (`trawl add`) for this shard's hosts, from the
+    /// coordinator (`adds.rs`).
+    pub added: Receiver<Added>,
     pub peers: Vec<Sender<Batch>>,
     /// One per shard, this shard's own included (it clears its flag).
     pub peer_wakers: Vec<Arc<InboxWaker>>,
@@ -114,6 +120,7 @@ impl Shard {
             fetcher: p.fetcher,
             inbox: p.inbox,
             received: p.received,
+            added: p.added,
             peers: p.peers,
             peer_wakers: p.peer_wakers,
             outboxes: (0..shards).map(|_| Vec::new()).collect(),

@@ -3,8 +3,9 @@
 //! crossbeam channels, waking the peer through its fetcher's `mio::Waker`. A full peer
 //! inbox keeps the batch here (back-pressure without losing a URL), and past
 //! [`OUTBOX_MAX_URLS`] the shard waits for the peer a while and stops new fetches
-//! (`Shard::is_backlogged`). The inbox side drains peers' batches and the links other
-//! farm nodes sent into the core.
+//! (`Shard::is_backlogged`). The inbox side drains peers' batches, and hands the links
+//! other farm nodes sent and the URLs added while the crawl runs to the core, which
+//! admits them.
 //!
 //! [`Action::Route`]: super::Action::Route
 
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::TrySendError;
 
-use crate::engine::core::RETAINED_ACTIONS;
+use crate::engine::core::{Action, Core, Now, RETAINED_ACTIONS};
 use crate::frontier::QueuedUrl;
 
 use super::{clock, Shard};
@@ -32,7 +33,9 @@ const OUTBOX_WAIT: Duration = Duration::from_millis(100);
 
 impl Shard {
     /// Queues the batches peers routed here, and gives the core the links other farm
-    /// nodes sent (called every loop turn, and inside a checkpoint's cut).
+    /// nodes sent and the URLs added to the crawl (called every loop turn, and inside
+    /// a checkpoint's cut: an added URL the coordinator sent before the cut is in the
+    /// frontier, or logged as refused, when the frontier is dumped).
     pub(super) fn take_inbox(&mut self) {
         if let Some(w) = self.peer_wakers.get(self.index) {
             w.clear();
@@ -47,12 +50,23 @@ impl Shard {
         // Links from other farm nodes: the bus wakes us after each send (drained here
         // every turn and inside a checkpoint's cut, like the inbox).
         while let Ok(links) = self.received.try_recv() {
-            let mut actions = std::mem::take(&mut self.actions);
-            self.core.on_received(links, clock(), &mut actions);
-            self.execute(&mut actions);
-            actions.shrink_to(RETAINED_ACTIONS);
-            self.actions = actions;
+            self.admit_with(|core, now, actions| core.on_received(links, now, actions));
         }
+        // URLs added while the crawl runs: the coordinator sends them before it starts
+        // a checkpoint, so they are drained here inside the cut.
+        while let Ok(urls) = self.added.try_recv() {
+            self.admit_with(|core, now, actions| core.on_added(urls, now, actions));
+        }
+    }
+
+    /// Runs one admission step of the core (`on_received`, `on_added`) and carries out
+    /// its actions.
+    fn admit_with(&mut self, step: impl FnOnce(&mut Core, Now, &mut Vec<Action>)) {
+        let mut actions = std::mem::take(&mut self.actions);
+        step(&mut self.core, clock(), &mut actions);
+        self.execute(&mut actions);
+        actions.shrink_to(RETAINED_ACTIONS);
+        self.actions = actions;
     }
 
     /// Queues URLs of this shard's hosts in the core (a peer's batch, or our own

@@ -46,6 +46,8 @@ struct TestConfig {
     recrawl: Option<String>,
     /// A farm node: what it owns.
     farm: Option<Arc<dyn crate::routing::FarmRoutes>>,
+    /// The embedder's hooks.
+    handler: Option<Arc<dyn crate::handler::Handler>>,
 }
 
 impl std::ops::Deref for TestConfig {
@@ -94,6 +96,7 @@ impl TestConfig {
             filter: FilterConfig::default(),
             recrawl: None,
             farm: None,
+            handler: None,
         }
     }
 }
@@ -145,7 +148,7 @@ fn harness_of(
             FetchLimits::default(),
             seen,
             fingerprints,
-            None,
+            config.handler.take(),
             t0.at,
         )
         .with_previous(previous)
@@ -330,6 +333,7 @@ fn drain_fetch_urls(h: &mut Harness, mut now: Now, n: usize) -> Vec<String> {
 
 const A: &str = "http://a.test/";
 
+mod added;
 mod checkpoints;
 mod pages;
 mod politeness;
