@@ -27,6 +27,12 @@ pub struct HostsBenchArgs {
     /// RAM budget of the robots cache in the disk tier's measurement.
     #[arg(long, default_value = "4194304")]
     spill_ram_bytes: usize,
+    /// Have the allocator return freed memory at once during the disk tier's
+    /// measurement (as `trawl crawl` does under a `--memory` below 512M): the index's
+    /// sub-tables free their old allocation each time they double, which otherwise
+    /// stays resident for a while and shows in the figure.
+    #[arg(long)]
+    purge_promptly: bool,
     /// Directory for the frontier's and the robots disk tier's files (default: the
     /// system temp dir).
     #[arg(long)]
@@ -147,6 +153,9 @@ fn measure_spill(
     now: Instant,
 ) -> anyhow::Result<SpillFigures> {
     let url_of = |i: u64| url::Url::parse(&format!("http://s{i:07}.example.org/cgi-bin/x"));
+    if a.purge_promptly {
+        trawl::sys::alloc::purge_freed_memory_promptly();
+    }
     let before = rss_bytes();
     let t = Instant::now();
     let mut robots = RobotsCache::with_spill_dir(

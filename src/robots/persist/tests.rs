@@ -574,16 +574,22 @@ proptest! {
 #[test]
 fn a_version_1_file_is_refused_with_a_clear_message() {
     let (_dir, path, mut bytes, _) = written_file();
-    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
-    fs::write(&path, &bytes).unwrap();
-    let c = read_file(&path).unwrap();
-    assert!(c.meta.is_none() && c.entries.is_empty());
-    assert_eq!(c.damage.len(), 1);
-    assert!(
-        c.damage[0].message.contains("format version 1"),
-        "{}",
-        c.damage[0].message
-    );
+    // Version 1 (u32 lengths) and version 2 (no fetch counts) alike.
+    for old in [1u32, 2] {
+        bytes[8..12].copy_from_slice(&old.to_le_bytes());
+        fs::write(&path, &bytes).unwrap();
+        let c = read_file(&path).unwrap();
+        assert!(c.meta.is_none() && c.entries.is_empty());
+        assert_eq!(c.damage.len(), 1);
+        assert!(
+            c.damage[0]
+                .message
+                .contains(&format!("format version {old}"))
+                && c.damage[0].message.contains("reads version 3"),
+            "{}",
+            c.damage[0].message
+        );
+    }
     fs::write(&path, b"TRWLSEG\0\x02\0\0\0").unwrap();
     let c = read_file(&path).unwrap();
     assert!(c.damage[0].message.contains("not a trawl robots file"));
