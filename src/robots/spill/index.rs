@@ -134,10 +134,10 @@ const SHARD_BITS: u32 = 8;
 
 /// The index: key hash to record location, in [`SHARDS`] sub-tables. Why not one
 /// table: a table doubles all at once, holding its old and its new allocation during
-/// the move (three times its size), and the old one's pages stay resident in the
-/// allocator afterwards (measured: 52 resident bytes a host for 27 allocated, at a
-/// million hosts). A sub-table doubles alone, by 1/256 of the whole, and the pieces it
-/// frees are reused by the next.
+/// the move (three times its size at that instant: 300 MB more for ten million hosts);
+/// a sub-table doubles alone, by 1/256 of the whole. (Either way the allocator keeps
+/// some of the freed old tables resident for a while: see docs/robots.md, "Disk
+/// tier".)
 #[derive(Debug)]
 pub struct Index {
     tables: Box<[HashTable<Slot>]>,
