@@ -3,14 +3,18 @@
 //! per-host state: the frontier (host entry, schedule entry, one queued URL), the
 //! robots.txt cache (a typical small file's compiled rules), and the resolver's cache
 //! is left to `docs/frontier.md` (its entries are the same size whatever the host).
-//! Prints one JSON object.
+//! Then the robots cache's disk tier: N more hosts through a cache whose RAM holds
+//! few of them, so nearly all spill; the RSS growth over N is what an inactive host
+//! costs (its index slot, at most 32 bytes, and its share of the write batch). Every
+//! spilled host is checked to answer from disk without a fetch. Prints one JSON
+//! object.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
 use trawl::frontier::{Frontier, FrontierConfig, QueuedUrl};
-use trawl::robots::{PolicyConfig, RobotsCache, RobotsResponse};
+use trawl::robots::{Access, HostKey, PolicyConfig, RobotsCache, RobotsResponse};
 
 use super::count::parse_count;
 
@@ -20,7 +24,17 @@ pub struct HostsBenchArgs {
     /// Hosts to add, e.g. 1e6.
     #[arg(long, value_parser = parse_count, default_value = "1000000")]
     hosts: u64,
-    /// Directory for the frontier's files (default: the system temp dir).
+    /// RAM budget of the robots cache in the disk tier's measurement.
+    #[arg(long, default_value = "4194304")]
+    spill_ram_bytes: usize,
+    /// Have the allocator return freed memory at once during the disk tier's
+    /// measurement (as `trawl crawl` does under a `--memory` below 512M): the index's
+    /// sub-tables free their old allocation each time they double, which otherwise
+    /// stays resident for a while and shows in the figure.
+    #[arg(long)]
+    purge_promptly: bool,
+    /// Directory for the frontier's and the robots disk tier's files (default: the
+    /// system temp dir).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
 }
@@ -90,6 +104,7 @@ fn measure(a: &HostsBenchArgs, dir: &std::path::Path) -> anyhow::Result<serde_js
         }
     }
     let after_robots = rss_bytes();
+    let spill = measure_spill(a, n, dir, now)?;
     let stats = frontier.stats();
     let per = |bytes: u64| bytes as f64 / n as f64;
     let v = serde_json::json!({
@@ -101,8 +116,98 @@ fn measure(a: &HostsBenchArgs, dir: &std::path::Path) -> anyhow::Result<serde_js
         "frontier_charged_bytes_per_host": per(stats.ram_bytes),
         "robots_bytes_per_host": per(after_robots.saturating_sub(after_frontier)),
         "robots_charged_bytes_per_host": per(robots.bytes() as u64),
-        "rss_bytes": after_robots,
+        "robots_spilled_hosts": spill.spilled,
+        "robots_spill_bytes_per_host": per(spill.rss_growth),
+        "robots_spill_index_bytes_per_host": spill.index_bytes as f64 / spill.spilled.max(1) as f64,
+        "robots_spill_disk_bytes_per_host": spill.disk_bytes as f64 / spill.spilled.max(1) as f64,
+        "robots_spill_writes": spill.writes,
+        "robots_spill_secs": spill.spill_secs,
+        "robots_spill_reads": spill.reads,
+        "robots_spill_read_secs": spill.read_secs,
+        "rss_bytes": spill.rss_after,
         "secs": t0.elapsed().as_secs_f64(),
     });
     Ok(v)
+}
+
+/// What the disk tier's measurement found.
+struct SpillFigures {
+    spilled: u64,
+    rss_growth: u64,
+    rss_after: u64,
+    index_bytes: u64,
+    disk_bytes: u64,
+    writes: u64,
+    reads: u64,
+    spill_secs: f64,
+    read_secs: f64,
+}
+
+/// N hosts through a robots cache of `--spill-ram-bytes` with its disk tier in
+/// `dir/robots`: RSS growth while they spill, then every host checked to answer from
+/// disk (and nothing fetched twice).
+fn measure_spill(
+    a: &HostsBenchArgs,
+    n: u64,
+    dir: &std::path::Path,
+    now: Instant,
+) -> anyhow::Result<SpillFigures> {
+    let url_of = |i: u64| url::Url::parse(&format!("http://s{i:07}.example.org/cgi-bin/x"));
+    if a.purge_promptly {
+        trawl::sys::alloc::purge_freed_memory_promptly();
+    }
+    let before = rss_bytes();
+    let t = Instant::now();
+    let mut robots = RobotsCache::with_spill_dir(
+        PolicyConfig::new("trawl"),
+        a.spill_ram_bytes,
+        &dir.join("robots"),
+    );
+    for i in 0..n {
+        let url = url_of(i)?;
+        if robots.poll_fetch(&url, now).is_some() {
+            let key = HostKey::of(&url).ok_or_else(|| anyhow::anyhow!("no host"))?;
+            let response = RobotsResponse {
+                status: 200,
+                headers: &[],
+                body: ROBOTS,
+            };
+            robots.on_response(&key, now, &response);
+            robots.take_parse_report(&key);
+        }
+    }
+    robots.flush()?;
+    let spill_secs = t.elapsed().as_secs_f64();
+    let rss_after = rss_bytes();
+    let spilled = robots.stats();
+    // The answer checked: every host's rules come back from disk, and none is due.
+    let t = Instant::now();
+    for i in 0..n {
+        let url = url_of(i)?;
+        match robots.check(&url, now) {
+            Access::Decided(d) if !d.allowed => {}
+            other => anyhow::bail!("host {i}: {other:?} after the spill, not its rules"),
+        }
+        if robots.poll_fetch(&url, now).is_some() {
+            anyhow::bail!("host {i}: fetched again after the spill");
+        }
+    }
+    let read_secs = t.elapsed().as_secs_f64();
+    let s = robots.stats();
+    if let Some(e) = robots.take_spill_error() {
+        anyhow::bail!("robots disk tier: {e}");
+    }
+    anyhow::ensure!(s.fetches == n, "{} fetches for {n} hosts", s.fetches);
+    anyhow::ensure!(s.spill_damaged == 0 && s.spill_dropped == 0, "{s:?}");
+    Ok(SpillFigures {
+        spilled: spilled.hosts_spilled,
+        rss_growth: rss_after.saturating_sub(before),
+        rss_after,
+        index_bytes: spilled.index_bytes,
+        disk_bytes: spilled.disk_bytes,
+        writes: spilled.spill_writes,
+        reads: s.spill_reads,
+        spill_secs,
+        read_secs,
+    })
 }

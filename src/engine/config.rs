@@ -413,6 +413,7 @@ impl From<&CrawlConfig> for super::core::CoreSettings {
             robots: c.robots.clone(),
             robots_max_attempts: c.robots_max_attempts,
             robots_cache_bytes: c.robots_cache_bytes,
+            robots_spill_dir: Some(c.out_dir.join("robots")),
             warc: c.warc,
             sitemap_lastmod: c.sitemap_lastmod,
             dns_dead_for: c.fetcher.dns.dead_for,

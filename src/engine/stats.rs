@@ -64,8 +64,30 @@ pub struct Stats {
     /// robots.txt fetches started; far more than the hosts crawled means the cache is
     /// too small for them (raise `--memory`).
     pub robots_fetches: u64,
-    /// Robots entries dropped to stay within the budget.
+    /// Robots entries moved out of RAM to stay within the budget (into the disk
+    /// tier; see `robots_spill_dropped` for those not kept).
     pub robots_cache_evictions: u64,
+    /// Hosts whose robots rules are in the disk tier (`OUT/robots/shard-NNNN`).
+    pub robots_cache_hosts_spilled: u64,
+    /// RAM of the disk tier's index and batch (at most 32 bytes a spilled host, plus
+    /// the batch), not in `robots_cache_bytes`.
+    pub robots_cache_index_bytes: u64,
+    /// Bytes of the disk tier's log files.
+    pub robots_cache_disk_bytes: u64,
+    /// Batches written to the disk tier, hosts read back from it, records read back
+    /// damaged or unreadable (their robots.txt fetched again).
+    pub robots_spill_writes: u64,
+    pub robots_spill_reads: u64,
+    pub robots_spill_damaged: u64,
+    /// Evicted entries not kept (never fetched, too large, or the disk failing).
+    pub robots_spill_dropped: u64,
+    /// The most robots.txt fetches started for one host.
+    pub robots_fetches_max_per_host: u64,
+    /// Fetches started for a host whose rules were fresh (0 unless there is a bug).
+    pub robots_hosts_refetched_while_fresh: u64,
+    /// Fetches started after a failure, and because the rules expired.
+    pub robots_fetch_retries: u64,
+    pub robots_fetch_refreshes: u64,
     pub frontier_ram_bytes: u64,
     pub disk_bytes_per_queued_url: f64,
     /// Hosts in the frontiers' active sets (served, held for robots.txt, or resting
@@ -229,6 +251,17 @@ pub(super) fn stats(
         robots_cache_bytes: robots_sum(|r| r.bytes),
         robots_fetches: robots_sum(|r| r.fetches),
         robots_cache_evictions: robots_sum(|r| r.evictions),
+        robots_cache_hosts_spilled: robots_sum(|r| r.hosts_spilled),
+        robots_cache_index_bytes: robots_sum(|r| r.index_bytes + r.spill_batch_bytes),
+        robots_cache_disk_bytes: robots_sum(|r| r.disk_bytes),
+        robots_spill_writes: robots_sum(|r| r.spill_writes),
+        robots_spill_reads: robots_sum(|r| r.spill_reads),
+        robots_spill_damaged: robots_sum(|r| r.spill_damaged),
+        robots_spill_dropped: robots_sum(|r| r.spill_dropped),
+        robots_fetches_max_per_host: rs.iter().map(|r| r.max_fetches_per_host).max().unwrap_or(0),
+        robots_hosts_refetched_while_fresh: robots_sum(|r| r.hosts_refetched_while_fresh),
+        robots_fetch_retries: robots_sum(|r| r.fetch_retries),
+        robots_fetch_refreshes: robots_sum(|r| r.fetch_refreshes),
         frontier_ram_bytes: sum(|s| s.ram_bytes),
         disk_bytes_per_queued_url: if disk_urls == 0 {
             0.0

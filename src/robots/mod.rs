@@ -9,7 +9,8 @@
 //!   [`Rules`], whose [`Rules::decide`] names the deciding line (`rules.rs`), using
 //!   linear-time wildcard [patterns](pattern) with percent-encoding normalization;
 //! - [`RobotsPolicy`] is the per-host state machine the engine drives (fetch, redirects,
-//!   status codes, expiry, backoff), and [`RobotsCache`] bounds many of them in bytes;
+//!   status codes, expiry, backoff), and [`RobotsCache`] bounds many of them in bytes
+//!   of RAM, over a disk tier that keeps the rest ([`spill`]);
 //! - [`PageDirectives`] combines meta tags and headers.
 //!
 //! `docs/robots.md` records the conformance table and how each RFC ambiguity was read.
@@ -25,6 +26,7 @@ pub mod pattern;
 pub mod persist;
 mod policy;
 mod rules;
+pub mod spill;
 
 pub use crate::http::parse_http_date;
 pub use cache::{CacheStats, HostKey, RobotsCache};

@@ -366,7 +366,14 @@ pub(crate) struct Core {
 impl Core {
     pub fn new(p: CoreParts) -> Self {
         let config = &p.shared.settings;
-        let mut robots = RobotsCache::new(config.robots.clone(), config.robots_cache_bytes);
+        let mut robots = match &config.robots_spill_dir {
+            Some(dir) => RobotsCache::with_spill_dir(
+                config.robots.clone(),
+                config.robots_cache_bytes,
+                &dir.join(format!("shard-{:04}", p.index)),
+            ),
+            None => RobotsCache::new(config.robots.clone(), config.robots_cache_bytes),
+        };
         // Oldest first, so past the byte budget the most recently used hosts stay.
         for (key, policy) in p.robots {
             sitemaps::regrant(&p.shared, &policy);

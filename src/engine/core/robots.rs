@@ -26,6 +26,12 @@ impl Core {
         out: &mut Vec<Action>,
     ) {
         let RobotsFetch { host, key, via } = fetch;
+        if let Some(e) = self.robots.take_spill_error() {
+            let cause = std::error::Error::source(&e).map_or(String::new(), |c| format!(": {c}"));
+            out.push(Note::warn(format!(
+                "{e}{cause} (the hosts concerned keep their rules in RAM, or fetch robots.txt again)"
+            )));
+        }
         // A redirect of robots.txt to another host that is refused is that host's
         // business: this host's rules are then unreachable, as for any failed hop.
         let own = HostKey::of(&o.url).is_some_and(|k| k.as_str() == host);

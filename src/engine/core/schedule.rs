@@ -276,7 +276,7 @@ impl Core {
     /// the configured delay, robots.txt crawl-delay, adaptive delay, `Retry-After`
     /// (capped) and failure backoff, whichever is longest.
     pub(super) fn next_eligible(
-        &self,
+        &mut self,
         url: &Url,
         elapsed: Duration,
         retry_after: Option<Duration>,
@@ -525,7 +525,7 @@ impl GateCtx<'_> {
     }
 
     /// True once robots.txt of `url`'s host failed `robots_max_attempts` times in a row.
-    fn robots_given_up(&self, url: &Url) -> bool {
+    fn robots_given_up(&mut self, url: &Url) -> bool {
         let Some(key) = HostKey::of(url) else {
             return true;
         };

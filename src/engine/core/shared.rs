@@ -57,6 +57,9 @@ pub(crate) struct CoreSettings {
     pub robots_max_attempts: u32,
     /// Bytes the robots cache may use.
     pub robots_cache_bytes: usize,
+    /// Where the robots cache's disk tier keeps its log files (`OUT/robots`; one
+    /// `shard-NNNN` directory per shard); `None` keeps them in memory (tests).
+    pub robots_spill_dir: Option<std::path::PathBuf>,
     /// WARC output is on: keep each payload as it came off the wire.
     pub warc: bool,
     /// In a re-crawl, what a sitemap `<lastmod>` older than the previous capture does.

@@ -11,8 +11,7 @@ use std::path::Path;
 
 use super::{
     decode_entry, decode_meta, encode_entry, encode_meta, put_varint, Clock, Input, Meta,
-    StoredEntry, StoredState, FORMAT, HEADER_BYTES, MAX_RECORD_BYTES, TYPE_END, TYPE_ENTRY,
-    TYPE_META,
+    StoredEntry, FORMAT, HEADER_BYTES, MAX_RECORD_BYTES, TYPE_END, TYPE_ENTRY, TYPE_META,
 };
 use crate::disk::{write_record, HeaderError, RecordError, RecordReader};
 use crate::robots::cache::{HostKey, RobotsCache};
@@ -27,9 +26,18 @@ pub struct WriteStats {
     /// too large for a record.
     pub skipped: u64,
     pub bytes: u64,
+    /// Of the hosts written, those read back from the cache's disk tier.
+    pub spilled: u64,
+    /// Records of the disk tier that could not be read back (their hosts are not in
+    /// the file, and a resume fetches their robots.txt again).
+    pub damaged: u64,
 }
 
-/// Writes the cache to `path` (least recently used host first) and fsyncs it.
+/// Writes the cache to `path` (least recently used host first: the disk tier's hosts,
+/// then those in RAM) and fsyncs it. Memory stays bounded whatever the number of
+/// hosts: the tier's entries are read back and written one at a time. The tier is
+/// written whole each time; writing only what changed since the last checkpoint is a
+/// later step.
 ///
 /// # Errors
 /// I/O errors.
@@ -41,27 +49,35 @@ pub fn write_file(path: &Path, cache: &RobotsCache, clock: Clock) -> io::Result<
     let mut payload = vec![TYPE_META];
     encode_meta(&Meta::of(cache.config(), clock.wall_ms), &mut payload);
     stats.bytes += write_record(&mut w, &payload)?;
-    for (key, policy) in cache.entries_lru() {
-        let Some(state) = StoredState::of(policy.state(), clock) else {
-            stats.skipped += 1;
-            continue;
-        };
-        payload.clear();
-        payload.push(TYPE_ENTRY);
-        encode_entry(
-            &StoredEntry {
-                key: key.clone(),
-                robots_url: policy.robots_url().clone(),
-                state,
-            },
-            &mut payload,
-        );
-        if payload.len() > MAX_RECORD_BYTES {
-            stats.skipped += 1;
-            continue;
+    // The disk tier's hosts first: they are older than any in RAM, and a resume
+    // restores oldest first so recency survives. Read back one at a time.
+    let mut failed = None;
+    let scan = cache.for_each_spilled(|key, policy| {
+        if failed.is_some() {
+            return;
         }
-        stats.bytes += write_record(&mut w, &payload)?;
-        stats.entries += 1;
+        match write_entry(&mut w, &mut payload, &key, &policy, clock) {
+            Ok(Some(n)) => {
+                stats.bytes += n;
+                stats.entries += 1;
+            }
+            Ok(None) => stats.skipped += 1,
+            Err(e) => failed = Some(e),
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    stats.spilled = scan.entries;
+    stats.damaged = scan.damaged;
+    for (key, policy) in cache.entries_lru() {
+        match write_entry(&mut w, &mut payload, key, policy, clock)? {
+            Some(n) => {
+                stats.bytes += n;
+                stats.entries += 1;
+            }
+            None => stats.skipped += 1,
+        }
     }
     payload.clear();
     payload.push(TYPE_END);
@@ -70,6 +86,27 @@ pub fn write_file(path: &Path, cache: &RobotsCache, clock: Clock) -> io::Result<
     let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
     Ok(stats)
+}
+
+/// Writes one host's entry record; `Ok(None)` for a state not worth keeping or an
+/// entry too large for a record.
+fn write_entry(
+    w: &mut impl Write,
+    payload: &mut Vec<u8>,
+    key: &HostKey,
+    policy: &RobotsPolicy,
+    clock: Clock,
+) -> io::Result<Option<u64>> {
+    let Some(entry) = StoredEntry::of(key, policy, clock) else {
+        return Ok(None);
+    };
+    payload.clear();
+    payload.push(TYPE_ENTRY);
+    encode_entry(&entry, payload);
+    if payload.len() > MAX_RECORD_BYTES {
+        return Ok(None);
+    }
+    write_record(w, payload).map(Some)
 }
 
 /// Damage found while reading a file.

@@ -2,12 +2,12 @@
 //! resumed crawl does not fetch robots.txt again for every host it already knew.
 //!
 //! ```text
-//! header:  b"TRWLROB\0" | version: u32 LE (2)
+//! header:  b"TRWLROB\0" | version: u32 LE (3)
 //! record:  varint payload_len | crc32(payload): u32 LE | payload
 //! payload: type u8 ('M' meta, 'E' entry, 'Z' end) | body
 //! meta (first): varint agent_len | agent | mode u8 | forbidden u8 | varint wall_ms
 //! entry (one host each):
-//!   varint url_len | robots_url | state u8 (1 Ready, 2 Unreachable)
+//!   varint url_len | robots_url | varint fetches | state u8 (1 Ready, 2 Unreachable)
 //!   Ready:       ready
 //!   Unreachable: varint since_ms | varint retry_at_ms | varint failures
 //!                | u8 has_last_good | [ready]
@@ -35,7 +35,12 @@
 //!
 //! Version 2 frames records with the shared record format of `crate::disk` (a varint
 //! length); version 1 (a u32 length) is refused as a bad header, which a resume treats
-//! like any unusable robots file: its hosts' robots.txt are fetched again.
+//! like any unusable robots file: its hosts' robots.txt are fetched again. Version 3
+//! adds each host's robots.txt fetch count (`fetches`, the cache's proof that it does
+//! not refetch what it knows); version 2 files are refused the same way.
+//!
+//! The same entry encoding is the record of the cache's disk tier (`robots/spill`),
+//! whose times are counted from an anchor of its own process rather than the epoch.
 //!
 //! The encoding and decoding here are sans-IO (bytes and clocks in, values out); the
 //! file functions (in the private `file` submodule, re-exported here) do the I/O.
@@ -58,8 +63,8 @@ use crate::disk::{put_bytes, put_varint, take_bytes, take_varint, Format, Varint
 mod file;
 pub use file::{load_dir, read_file, write_file, Damage, FileContents, Loaded, WriteStats};
 
-/// The robots file format: magic `TRWLROB\0`, version 2.
-pub const FORMAT: Format = Format::new(*b"TRWLROB\0", 2, MAX_RECORD_BYTES);
+/// The robots file format: magic `TRWLROB\0`, version 3.
+pub const FORMAT: Format = Format::new(*b"TRWLROB\0", 3, MAX_RECORD_BYTES);
 const TYPE_META: u8 = b'M';
 const TYPE_ENTRY: u8 = b'E';
 const TYPE_END: u8 = b'Z';
@@ -147,6 +152,8 @@ pub struct StoredEntry {
     pub key: HostKey,
     pub robots_url: Url,
     pub state: StoredState,
+    /// robots.txt fetches started for the host so far ([`RobotsPolicy::fetches`]).
+    pub fetches: u32,
 }
 
 /// A pair of clocks read at the same moment: the monotonic one the policies use and
@@ -207,14 +214,40 @@ impl StoredReady {
         }
     }
 
-    fn into_ready(self, clock: Clock, config: &PolicyConfig) -> Ready {
+    fn into_ready(self, clock: Clock, caps: Caps) -> Ready {
         Ready {
             rules: self.rules,
             // Never fresher than a live response could make it.
-            fresh_until: clock.to_instant(self.fresh_until_ms, config.max_ttl),
+            fresh_until: clock.to_instant(self.fresh_until_ms, caps.ttl),
             validators: self.validators,
         }
     }
+}
+
+/// How far in the future a restored time may lie: a file from another process is
+/// capped by the policy's limits; the disk tier's records, written by this process
+/// against its own anchor, come back exactly.
+#[derive(Clone, Copy, Debug)]
+struct Caps {
+    ttl: Duration,
+    retry: Duration,
+    since: Duration,
+}
+
+impl Caps {
+    fn of(config: &PolicyConfig) -> Caps {
+        Caps {
+            ttl: config.max_ttl,
+            retry: config.retry_max,
+            since: Duration::ZERO,
+        }
+    }
+
+    const EXACT: Caps = Caps {
+        ttl: Duration::MAX,
+        retry: Duration::MAX,
+        since: Duration::MAX,
+    };
 }
 
 impl StoredState {
@@ -251,18 +284,22 @@ impl StoredState {
     /// revalidates them with the stored validators); future times are capped by the
     /// policy's longest freshness and longest retry delay.
     pub fn into_state(self, clock: Clock, config: &PolicyConfig) -> RobotsState {
+        self.into_state_capped(clock, Caps::of(config))
+    }
+
+    fn into_state_capped(self, clock: Clock, caps: Caps) -> RobotsState {
         match self {
-            StoredState::Ready(r) => RobotsState::Ready(r.into_ready(clock, config)),
+            StoredState::Ready(r) => RobotsState::Ready(r.into_ready(clock, caps)),
             StoredState::Unreachable {
                 since_ms,
                 retry_at_ms,
                 failures,
                 last_good,
             } => RobotsState::Unreachable(Unreachable {
-                since: clock.to_instant(since_ms, Duration::ZERO),
-                retry_at: clock.to_instant(retry_at_ms, config.retry_max),
+                since: clock.to_instant(since_ms, caps.since),
+                retry_at: clock.to_instant(retry_at_ms, caps.retry),
                 failures,
-                last_good: last_good.map(|r| Box::new(r.into_ready(clock, config))),
+                last_good: last_good.map(|r| Box::new(r.into_ready(clock, caps))),
             }),
         }
     }
@@ -272,7 +309,31 @@ impl StoredEntry {
     /// The live policy.
     pub fn into_policy(self, clock: Clock, config: &PolicyConfig) -> (HostKey, RobotsPolicy) {
         let state = self.state.into_state(clock, config);
-        (self.key, RobotsPolicy::restored(self.robots_url, state))
+        (
+            self.key,
+            RobotsPolicy::restored(self.robots_url, state, self.fetches),
+        )
+    }
+
+    /// The live policy of an entry this process wrote against `clock` (the disk
+    /// tier's anchor): times come back as they were, uncapped (to the millisecond).
+    pub fn into_policy_exact(self, clock: Clock) -> (HostKey, RobotsPolicy) {
+        let state = self.state.into_state_capped(clock, Caps::EXACT);
+        (
+            self.key,
+            RobotsPolicy::restored(self.robots_url, state, self.fetches),
+        )
+    }
+
+    /// The entry of a live policy at `clock`; `None` for a state not worth keeping
+    /// (see [`StoredState::of`]).
+    pub fn of(key: &HostKey, policy: &RobotsPolicy, clock: Clock) -> Option<StoredEntry> {
+        Some(StoredEntry {
+            key: key.clone(),
+            robots_url: policy.robots_url().clone(),
+            state: StoredState::of(policy.state(), clock)?,
+            fetches: policy.fetches(),
+        })
     }
 }
 
@@ -352,6 +413,7 @@ fn encode_ready(r: &StoredReady, out: &mut Vec<u8>) {
 /// Encodes one host's entry (appending to `out`).
 pub fn encode_entry(e: &StoredEntry, out: &mut Vec<u8>) {
     put_bytes(out, e.robots_url.as_str().as_bytes());
+    put_varint(out, u64::from(e.fetches));
     match &e.state {
         StoredState::Ready(r) => {
             out.push(1);
@@ -536,6 +598,7 @@ pub fn decode_entry(payload: &[u8]) -> Result<StoredEntry, DecodeError> {
     if robots_url.path() != "/robots.txt" || !matches!(robots_url.scheme(), "http" | "https") {
         return Err(DecodeError::BadUrl);
     }
+    let fetches = i.u32("fetches")?;
     let state = match i.byte("state")? {
         1 => StoredState::Ready(decode_ready(&mut i)?),
         2 => {
@@ -563,6 +626,7 @@ pub fn decode_entry(payload: &[u8]) -> Result<StoredEntry, DecodeError> {
         key,
         robots_url,
         state,
+        fetches,
     })
 }
 

@@ -186,6 +186,10 @@ fn every_state_round_trips_with_its_verdicts_lines_and_times() {
             "{host}"
         );
     }
+    assert_eq!(
+        back.crawl_delay(&url("parsed.test")),
+        Some(Duration::from_millis(2500))
+    );
     let parsed = HostKey::of(&url("parsed.test")).unwrap();
     let (a, b) = (cache.get(&parsed).unwrap(), back.get(&parsed).unwrap());
     let (ra, rb) = (a.rules().unwrap(), b.rules().unwrap());
@@ -195,10 +199,6 @@ fn every_state_round_trips_with_its_verdicts_lines_and_times() {
     assert_eq!(rb.sitemaps().len(), 2);
     assert_eq!(rb.group_lines(), ra.group_lines());
     assert_eq!(rb.mode(), Mode::Rfc9309);
-    assert_eq!(
-        back.crawl_delay(&url("parsed.test")),
-        Some(Duration::from_millis(2500))
-    );
     let d = rb.decide("/private/ok");
     assert_eq!((d.allowed, d.line()), (true, Some(8)), "original line kept");
     match (a.state(), b.state()) {
@@ -214,27 +214,30 @@ fn every_state_round_trips_with_its_verdicts_lines_and_times() {
         }
         other => panic!("{other:?}"),
     }
-    let state = |c: &RobotsCache, h: &str| {
+    let state = |c: &mut RobotsCache, h: &str| {
         c.get(&HostKey::of(&url(h)).unwrap())
             .unwrap()
             .state()
             .clone()
     };
     assert!(matches!(
-        state(&back, "missing.test"),
+        state(&mut back, "missing.test"),
         RobotsState::Ready(Ready {
             rules: HostRules::AllowAll,
             ..
         })
     ));
     assert!(matches!(
-        state(&back, "forbidden.test"),
+        state(&mut back, "forbidden.test"),
         RobotsState::Ready(Ready {
             rules: HostRules::DisallowAll,
             ..
         })
     ));
-    match (state(&cache, "down.test"), state(&back, "down.test")) {
+    match (
+        state(&mut cache, "down.test"),
+        state(&mut back, "down.test"),
+    ) {
         (RobotsState::Unreachable(x), RobotsState::Unreachable(y)) => {
             assert_eq!(y.failures, 2);
             assert!(y.last_good.is_none());
@@ -243,7 +246,7 @@ fn every_state_round_trips_with_its_verdicts_lines_and_times() {
         }
         other => panic!("{other:?}"),
     }
-    match state(&back, "flaky.test") {
+    match state(&mut back, "flaky.test") {
         RobotsState::Unreachable(u) => {
             assert_eq!(u.failures, 1);
             let good = u.last_good.unwrap();
@@ -256,7 +259,10 @@ fn every_state_round_trips_with_its_verdicts_lines_and_times() {
     // real crawl; here the save clock is earlier): once expired, the next URL of the
     // host asks for a conditional refetch with the stored validators.
     let reval = url("reval.test");
-    assert!(matches!(state(&back, "reval.test"), RobotsState::Ready(_)));
+    assert!(matches!(
+        state(&mut back, "reval.test"),
+        RobotsState::Ready(_)
+    ));
     let after = load.now + Duration::from_secs(3600);
     assert!(matches!(back.check(&reval, after), Access::Pending));
     let req = back.poll_fetch(&reval, after).unwrap();
@@ -568,16 +574,22 @@ proptest! {
 #[test]
 fn a_version_1_file_is_refused_with_a_clear_message() {
     let (_dir, path, mut bytes, _) = written_file();
-    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
-    fs::write(&path, &bytes).unwrap();
-    let c = read_file(&path).unwrap();
-    assert!(c.meta.is_none() && c.entries.is_empty());
-    assert_eq!(c.damage.len(), 1);
-    assert!(
-        c.damage[0].message.contains("format version 1"),
-        "{}",
-        c.damage[0].message
-    );
+    // Version 1 (u32 lengths) and version 2 (no fetch counts) alike.
+    for old in [1u32, 2] {
+        bytes[8..12].copy_from_slice(&old.to_le_bytes());
+        fs::write(&path, &bytes).unwrap();
+        let c = read_file(&path).unwrap();
+        assert!(c.meta.is_none() && c.entries.is_empty());
+        assert_eq!(c.damage.len(), 1);
+        assert!(
+            c.damage[0]
+                .message
+                .contains(&format!("format version {old}"))
+                && c.damage[0].message.contains("reads version 3"),
+            "{}",
+            c.damage[0].message
+        );
+    }
     fs::write(&path, b"TRWLSEG\0\x02\0\0\0").unwrap();
     let c = read_file(&path).unwrap();
     assert!(c.damage[0].message.contains("not a trawl robots file"));

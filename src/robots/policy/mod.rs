@@ -278,6 +278,10 @@ pub struct RobotsPolicy {
     /// What the parser saw in the last 2xx body, until the engine takes it for the
     /// crawl log and the stats (no silent limits: the caps of `robots/parse.rs`).
     parsed: Option<ParseReport>,
+    /// robots.txt fetches started for this host (first, refreshes, retries; the hops
+    /// of one redirect chain are one fetch), kept across spills and checkpoints so
+    /// the cache can prove it does not refetch what it already knows.
+    fetches: u32,
 }
 
 impl RobotsPolicy {
@@ -288,16 +292,46 @@ impl RobotsPolicy {
             robots_url,
             state: RobotsState::NeedsFetch,
             parsed: None,
+            fetches: 0,
         }
     }
 
     /// A policy in a given state: how a checkpoint's robots file is restored
-    /// (`robots/persist.rs`). Only `Ready` and `Unreachable` are ever restored.
-    pub(crate) fn restored(robots_url: Url, state: RobotsState) -> RobotsPolicy {
+    /// (`robots/persist.rs`), with the fetches counted so far. Only `Ready` and
+    /// `Unreachable` are ever restored.
+    pub(crate) fn restored(robots_url: Url, state: RobotsState, fetches: u32) -> RobotsPolicy {
         RobotsPolicy {
             robots_url,
             state,
             parsed: None,
+            fetches,
+        }
+    }
+
+    /// robots.txt fetches started for this host so far (a redirect chain is one).
+    pub fn fetches(&self) -> u32 {
+        self.fetches
+    }
+
+    /// Gives up the fetch in flight as if it had never been started (the answer
+    /// failed on this process's own limits, which says nothing about the host): the
+    /// state before it comes back (expired rules, the failure run it retried, or
+    /// nothing), so the next fetch is as conditional as this one was and no failure
+    /// is counted. The fetch stays counted. False if no fetch was in flight.
+    pub fn abandon_fetch(&mut self) -> bool {
+        match std::mem::replace(&mut self.state, RobotsState::NeedsFetch) {
+            RobotsState::Fetching(f) => {
+                self.state = match f.prior {
+                    Prior::Nothing => RobotsState::NeedsFetch,
+                    Prior::Revalidating(r) => RobotsState::Ready(*r),
+                    Prior::Retrying(u) => RobotsState::Unreachable(u),
+                };
+                true
+            }
+            other => {
+                self.state = other;
+                false
+            }
         }
     }
 
@@ -345,6 +379,7 @@ impl RobotsPolicy {
             Prior::Nothing => Validators::default(),
         };
         let url = self.robots_url.clone();
+        self.fetches = self.fetches.saturating_add(1);
         self.state = RobotsState::Fetching(Fetching {
             url: url.clone(),
             redirects: 0,

@@ -87,6 +87,7 @@ impl TestConfig {
                 robots: crate::robots::PolicyConfig::new("trawl"),
                 robots_max_attempts: 3,
                 robots_cache_bytes: 16 << 20,
+                robots_spill_dir: None,
                 warc: false,
                 sitemap_lastmod: crate::recrawl::LastmodPolicy::Conditional,
                 dns_dead_for: secs(600),
