@@ -20,13 +20,18 @@
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 mod cache;
+pub mod dump;
 mod meta;
 mod parse;
 pub mod pattern;
 pub mod persist;
+#[cfg(test)]
+mod persist_tests;
 mod policy;
 mod rules;
 pub mod spill;
+#[cfg(test)]
+mod tier_tests;
 
 pub use crate::http::parse_http_date;
 pub use cache::{CacheStats, HostKey, RobotsCache};

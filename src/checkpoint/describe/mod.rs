@@ -495,7 +495,7 @@ impl Checkpoint {
                 ));
                 continue;
             }
-            let contents = match persist::read_file(&file) {
+            let contents = match crate::robots::dump::read_file(&file) {
                 Ok(c) => c,
                 Err(e) => {
                     v.errors.push(problem(&file, format!("unreadable: {e}")));

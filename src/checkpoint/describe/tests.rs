@@ -8,7 +8,8 @@ use crate::frontier::{QueuedUrl, SegmentWriter};
 /// the engine writes one.
 /// A robots file with two hosts: one with parsed rules, one unreachable.
 fn write_robots(path: &Path, shard: usize) {
-    use crate::robots::persist::{write_file, Clock};
+    use crate::robots::dump::write_file;
+    use crate::robots::persist::Clock;
     use crate::robots::{HostKey, PolicyConfig, RobotsCache, RobotsResponse};
     let now = std::time::Instant::now();
     let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 1 << 20);

@@ -73,15 +73,14 @@ fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), Craw
 
 /// The robots cache entries of a checkpoint (`robots-NNNN.bin`), routed to their
 /// shards by host key, least recently used first. Never fails: the robots cache is a
-/// cache (see `robots::persist::load_dir`).
+/// cache (see `robots::dump::load_dir`).
 fn load_robots(
     dir: &Path,
     shards: usize,
     config: &crate::robots::PolicyConfig,
 ) -> Vec<Vec<(crate::robots::HostKey, crate::robots::RobotsPolicy)>> {
     let mut out: Vec<Vec<_>> = (0..shards).map(|_| Vec::new()).collect();
-    let loaded =
-        crate::robots::persist::load_dir(dir, config, crate::robots::persist::Clock::now());
+    let loaded = crate::robots::dump::load_dir(dir, config, crate::robots::persist::Clock::now());
     tracing::info!(
         hosts = loaded.entries.len(),
         files = loaded.files,

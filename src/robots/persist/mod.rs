@@ -51,7 +51,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use url::Url;
 
-use super::cache::HostKey;
 use super::parse::{product_token, Mode, RuleKind};
 use super::policy::{
     Fetching, Forbidden4xx, HostRules, PolicyConfig, Prior, Ready, RobotsPolicy, RobotsState,
@@ -59,15 +58,13 @@ use super::policy::{
 };
 use super::rules::Rules;
 use crate::disk::{put_bytes, put_varint, take_bytes, take_varint, Format, VarintError};
-
-mod file;
-pub use file::{load_dir, read_file, write_file, Damage, FileContents, Loaded, WriteStats};
+use crate::routing::HostKey;
 
 /// The robots file format: magic `TRWLROB\0`, version 3.
 pub const FORMAT: Format = Format::new(*b"TRWLROB\0", 3, MAX_RECORD_BYTES);
-const TYPE_META: u8 = b'M';
-const TYPE_ENTRY: u8 = b'E';
-const TYPE_END: u8 = b'Z';
+pub(super) const TYPE_META: u8 = b'M';
+pub(super) const TYPE_ENTRY: u8 = b'E';
+pub(super) const TYPE_END: u8 = b'Z';
 /// Header bytes before the first record.
 pub const HEADER_BYTES: u64 = crate::disk::HEADER_BYTES as u64;
 /// A record larger than this is not written (the host is refetched after a resume) and
@@ -629,6 +626,3 @@ pub fn decode_entry(payload: &[u8]) -> Result<StoredEntry, DecodeError> {
         fetches,
     })
 }
-
-#[cfg(test)]
-mod tests;

@@ -55,10 +55,10 @@ use ledger::Ledger;
 pub use index::MAX_BYTES_PER_HOST;
 pub use store::{FileStore, MemCalls, MemStore, SpillStore};
 
-use super::cache::HostKey;
 use super::persist::{decode_entry, encode_entry, Clock, StoredEntry};
 use super::policy::{RobotsPolicy, RobotsState};
 use crate::disk::{write_record, Format, RecordError, RecordReader, MAX_FRAME_HEAD_BYTES};
+use crate::routing::HostKey;
 
 /// Largest payload of a spilled record: its frame must fit an index location.
 pub const MAX_PAYLOAD_BYTES: usize = MAX_FRAME_BYTES - MAX_FRAME_HEAD_BYTES;
@@ -307,6 +307,14 @@ impl Spill {
             self.reported += 1;
             self.error = Some(e);
         }
+    }
+
+    /// Where `key`'s record lies in the files (file id, offset); `None` while it is in
+    /// the write batch or not spilled. Tests damage it there.
+    #[cfg(test)]
+    pub(crate) fn record_at(&self, key: &HostKey) -> Option<(u16, u64)> {
+        let loc = self.index.get(self.hash(key))?;
+        (loc.file != index::BATCH_FILE).then(|| (loc.file, u64::from(loc.offset)))
     }
 
     fn hash(&self, key: &HostKey) -> u64 {
@@ -603,6 +611,3 @@ impl Spill {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,7 +1,8 @@
-//! The robots cache file's I/O: writing one shard's cache to `robots-NNNN.bin`,
-//! reading it back record by record (skipping damaged ones), and loading every
-//! shard's file of a checkpoint. The record encoding these use is the sans-IO code
-//! of the parent module.
+//! The robots cache file's I/O: writing one shard's cache (its RAM entries and its
+//! disk tier's) to `robots-NNNN.bin`, reading it back record by record (skipping
+//! damaged ones), and loading every shard's file of a checkpoint. The record encoding
+//! these use is the sans-IO code of `persist`, which knows nothing of the cache (the
+//! disk tier encodes with it too).
 
 #![deny(clippy::indexing_slicing)]
 
@@ -9,13 +10,14 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::Path;
 
-use super::{
-    decode_entry, decode_meta, encode_entry, encode_meta, put_varint, Clock, Input, Meta,
-    StoredEntry, FORMAT, HEADER_BYTES, MAX_RECORD_BYTES, TYPE_END, TYPE_ENTRY, TYPE_META,
+use super::persist::{
+    decode_entry, decode_meta, encode_entry, encode_meta, Clock, Meta, StoredEntry, FORMAT,
+    HEADER_BYTES, MAX_RECORD_BYTES, TYPE_END, TYPE_ENTRY, TYPE_META,
 };
-use crate::disk::{write_record, HeaderError, RecordError, RecordReader};
-use crate::robots::cache::{HostKey, RobotsCache};
+use crate::disk::{put_varint, write_record, HeaderError, RecordError, RecordReader};
+use crate::robots::cache::RobotsCache;
 use crate::robots::policy::{PolicyConfig, RobotsPolicy};
+use crate::routing::HostKey;
 
 /// What [`write_file`] wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -232,9 +234,9 @@ pub fn read_file(path: &Path) -> io::Result<FileContents> {
                 }),
             },
             TYPE_END => {
-                let mut i = Input(body);
-                match i.varint("end") {
-                    Ok(n) if i.0.is_empty() => out.written = Some(n),
+                let mut rest = body;
+                match crate::disk::take_varint(&mut rest) {
+                    Ok(n) if rest.is_empty() => out.written = Some(n),
                     _ => out.damage.push(Damage {
                         offset,
                         message: "malformed end record".to_owned(),

@@ -4,11 +4,16 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use url::Url;
 
-use super::*;
+use super::dump::*;
+use super::parse::{Mode, RuleKind};
+use super::persist::*;
+use super::policy::*;
+use super::rules::Rules;
 use crate::robots::cache::RobotsCache;
 use crate::robots::pattern::{Pattern, Syntax};
 use crate::robots::policy::RobotsResponse;
 use crate::robots::{Access, Step};
+use crate::routing::HostKey;
 
 const BODY: &str = "# comment\n\
 User-agent: othercrawler\n\

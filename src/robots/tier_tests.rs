@@ -1,4 +1,4 @@
-//! The disk tier, through the cache that uses it: rules come back as they went,
+//! The disk tier (`spill`), through the cache that uses it: rules come back as they went,
 //! nothing fresh is fetched again, faults cost refetches (counted) and never lose
 //! what RAM still holds, dead files go, and a checkpoint carries spilled hosts.
 
@@ -7,9 +7,12 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use url::Url;
 
-use super::*;
-use crate::robots::persist::{read_file, write_file};
+use super::persist::Clock;
+use super::policy::RobotsState;
+use super::spill::*;
+use crate::robots::dump::{read_file, write_file};
 use crate::robots::{Access, PolicyConfig, RobotsCache, RobotsResponse, Step};
+use crate::routing::HostKey;
 
 const BODY: &str = "user-agent: *\ndisallow: /private/\nallow: /private/ok\ncrawl-delay: 2.5\n";
 
@@ -209,9 +212,8 @@ fn a_damaged_record_is_skipped_the_host_refetched_and_counted() {
     cache.flush().unwrap();
     // Damage the victim's record: the index says where it is.
     let spill = cache.spill_for_tests();
-    let loc = spill.index.get(spill.hash(&key("victim.example"))).unwrap();
-    assert_ne!(loc.file, BATCH_FILE);
-    assert!(store.flip_byte(loc.file, u64::from(loc.offset) + 20));
+    let (file, offset) = spill.record_at(&key("victim.example")).expect("written");
+    assert!(store.flip_byte(file, offset + 20));
     assert_eq!(
         verdict(&mut cache, "victim.example", "/", t0),
         None,
