@@ -17,7 +17,8 @@ use std::time::Instant;
 
 use clap::Args;
 use trawl::frontier::{Frontier, FrontierConfig, QueuedUrl};
-use trawl::robots::{Access, HostKey, PolicyConfig, RobotsCache, RobotsResponse};
+use trawl::robots::{Access, PolicyConfig, RobotsCache, RobotsResponse};
+use trawl::routing::HostKey;
 
 use super::count::parse_count;
 
@@ -112,7 +113,7 @@ fn measure(a: &HostsBenchArgs, dir: &std::path::Path) -> anyhow::Result<serde_js
     for i in 0..m {
         let url = url::Url::parse(&format!("http://{}/", host_name(i)))?;
         if robots.poll_fetch(&url, now).is_some() {
-            let key = trawl::robots::HostKey::of(&url).ok_or_else(|| anyhow::anyhow!("no host"))?;
+            let key = HostKey::of(&url).ok_or_else(|| anyhow::anyhow!("no host"))?;
             let response = RobotsResponse {
                 status: 200,
                 headers: &[],

@@ -1,7 +1,7 @@
 //! The channels into a shard: links for another shard's hosts travel in batches
 //! over bounded crossbeam channels, and the sender wakes the owner through its
 //! fetcher's `mio::Waker`, at most once per drain ([`InboxWaker`]); beside them, the
-//! links other farm nodes found ([`Received`]) and the URLs added while the crawl runs
+//! links other farm nodes found ([`crate::routing::Received`]) and the URLs added while the crawl runs
 //! ([`Added`]), which the shard's core admits.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,12 +11,6 @@ use crate::frontier::QueuedUrl;
 
 /// A batch of URLs routed to a shard, each with its host key.
 pub(crate) type Batch = Vec<(String, QueuedUrl)>;
-
-/// A batch of links the farm bus received for a shard's hosts, not yet admitted: the
-/// shard's core admits them ([`super::core::Core::on_received`]). A channel of its own
-/// beside the inbox, as large, drained at the same moments (every turn, and inside a
-/// checkpoint's cut).
-pub(crate) use crate::routing::Received;
 
 /// URLs added while the crawl runs (`trawl add`, read from the drop directory by the
 /// coordinator, `super::adds`) for a shard's hosts, as written, not yet admitted: the

@@ -43,7 +43,7 @@ pub use width::WidthStats;
 
 pub use crate::handler::{Handler, Page};
 
-pub(crate) use inbox::Received;
+use crate::routing::Received;
 
 use coordinator::Coordinator;
 use setup::Prepared;

@@ -36,7 +36,7 @@ use super::policy::{
 };
 use super::spill::{is_pinned, FileStore, Put, ScanStats, Spill, SpillConfig, SpillError};
 
-pub use crate::routing::HostKey;
+use crate::routing::HostKey;
 
 #[derive(Debug)]
 struct Slot {

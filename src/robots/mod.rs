@@ -33,8 +33,7 @@ pub mod spill;
 #[cfg(test)]
 mod tier_tests;
 
-pub use crate::http::parse_http_date;
-pub use cache::{CacheStats, HostKey, RobotsCache};
+pub use cache::{CacheStats, RobotsCache};
 pub use meta::PageDirectives;
 pub use parse::{
     product_token, AgentLine, Group, Mode, ParseReport, RawRule, RobotsTxt, RuleKind, Sitemap,

@@ -8,7 +8,8 @@
 #   ORDER="old new" CONCURRENCY=10000 tools/widebench/ab.sh 100k
 #
 # Variables: OLD, NEW (dirs of trawl and synthweb), ORDER, OUTDIR (/tmp/wb-ab), and every
-# run.sh variable (SKIP_WGET2 defaults to 1 here).
+# run.sh variable (SKIP_WGET2 defaults to 1 here; WGET2_RUN=N runs wget2 after trawl in
+# the Nth run of each case, for reference).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 : "${OLD:?dir of the old trawl and synthweb}" "${NEW:?dir of the new trawl and synthweb}"
@@ -22,7 +23,8 @@ for case in "$@"; do
     work=$OUTDIR/$case-$n-$build
     rm -rf "$work"; mkdir -p "$work"
     echo "ab: $(date +%T) $case run $n $build -> $work" >&2
-    BIN=$bin WORK=$work "$HERE/run.sh" "$case" >"$work/run.out" 2>"$work/run.err" || echo "ab: run.sh exit $?" >&2
+    skip=$SKIP_WGET2; [ "$n" = "${WGET2_RUN:-0}" ] && skip=0   # wget2 after trawl in that run
+    SKIP_WGET2=$skip BIN=$bin WORK=$work "$HERE/run.sh" "$case" >"$work/run.out" 2>"$work/run.err" || echo "ab: run.sh exit $?" >&2
     echo "ab: $(date +%T) $(grep -- '-- trawl' "$work/run.out" || tail -2 "$work/run.err")" >&2
   done
 done

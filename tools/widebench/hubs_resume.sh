@@ -117,7 +117,7 @@ if [ -n "$CP1" ]; then
   cp "$OUT/checkpoint/$CP1/manifest.json" "$WORK/run1.manifest.json"
   stat -c '%Y.%y' "$OUT/checkpoint/$CP1/manifest.json" >"$WORK/run1.manifest.mtime"
   ls -la --time-style=full-iso "$OUT/checkpoint" >"$WORK/run1.checkpoint.ls"
-  timeout 300 "$BIN/trawl" inspect --json --no-log --top 0 "$OUT" >"$WORK/run1.inspect.json" 2>"$WORK/run1.inspect.err" || log "inspect of run 1's checkpoint: exit $?"
+  timeout 120 "$BIN/trawl" inspect --json --no-log --top 3 "$OUT" >"$WORK/run1.inspect.json" 2>"$WORK/run1.inspect.err" || log "inspect of run 1's checkpoint: exit $?"
 fi
 log "run 1 left checkpoint '${CP1:-none}'; crawl log $(wc -l <"$WORK/run1.crawl.log.jsonl") lines"
 rm -rf "$OUT/warc"   # written during the crawl (its cost is measured), not kept

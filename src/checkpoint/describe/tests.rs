@@ -10,7 +10,8 @@ use crate::frontier::{QueuedUrl, SegmentWriter};
 fn write_robots(path: &Path, shard: usize) {
     use crate::robots::dump::write_file;
     use crate::robots::persist::Clock;
-    use crate::robots::{HostKey, PolicyConfig, RobotsCache, RobotsResponse};
+    use crate::robots::{PolicyConfig, RobotsCache, RobotsResponse};
+    use crate::routing::HostKey;
     let now = std::time::Instant::now();
     let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 1 << 20);
     for (host, status, body) in [

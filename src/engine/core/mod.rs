@@ -37,8 +37,6 @@ mod robots;
 mod schedule;
 mod shared;
 mod sitemaps;
-#[cfg(test)]
-pub(crate) use crate::routing::ReceivedLink;
 pub(crate) use error_window::ErrorWindow;
 pub(crate) use recent::RecentStarts;
 pub(crate) use shared::{CoreSettings, CoreShared};
@@ -53,7 +51,8 @@ use crate::crawllog::{Hop, HopsPath, LogRecord, Outcome};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::frontier::{Frontier, FrontierError, FrontierStats, QueuedUrl};
 use crate::html::ExtractOptions;
-use crate::robots::{CacheStats, HostKey, RobotsCache, RobotsPolicy};
+use crate::robots::{CacheStats, RobotsCache, RobotsPolicy};
+use crate::routing::HostKey;
 use crate::url::UrlFilter;
 use crate::warc::WarcDate;
 
@@ -301,7 +300,7 @@ pub(crate) struct HostTally {
     pub(crate) errors: ErrorWindow,
 }
 
-pub(crate) use crate::routing::{host_key, shard_of};
+use crate::routing::{host_key, shard_of};
 
 /// What a core is built from.
 pub(crate) struct CoreParts {

@@ -4,7 +4,8 @@
 use std::sync::atomic::Ordering;
 
 use crate::fetch::{FailReason, FetchOutcome};
-use crate::robots::{HostKey, ParseReport, RobotsResponse, Step};
+use crate::robots::{ParseReport, RobotsResponse, Step};
+use crate::routing::HostKey;
 
 use super::page::retry_after;
 use super::recent::Asker;

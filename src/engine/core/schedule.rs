@@ -16,7 +16,8 @@ use crate::crawllog::{LogRecord, Outcome};
 use crate::fetch::FetchRequest;
 use crate::frontier::{Gate, QueuedUrl};
 use crate::http::RequestHead;
-use crate::robots::{Access, HostKey, Reason, RobotsCache, RobotsState};
+use crate::robots::{Access, Reason, RobotsCache, RobotsState};
+use crate::routing::HostKey;
 
 use super::recent::Asker;
 use super::sitemaps::LastmodTurn;

@@ -17,7 +17,8 @@ use url::Url;
 use crate::checkpoint::{self, Counters, Manifest, PresenceLogs};
 use crate::frontier::{Frontier, FrontierConfig, QueuedUrl, SegmentReader};
 use crate::net::FetchLimits;
-use crate::robots::{HostKey, RobotsPolicy};
+use crate::robots::RobotsPolicy;
+use crate::routing::HostKey;
 use crate::seen::{ContentSeen, Purpose, SeenConfig, SeenSet};
 use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
@@ -78,7 +79,7 @@ fn load_robots(
     dir: &Path,
     shards: usize,
     config: &crate::robots::PolicyConfig,
-) -> Vec<Vec<(crate::robots::HostKey, crate::robots::RobotsPolicy)>> {
+) -> Vec<Vec<(HostKey, RobotsPolicy)>> {
     let mut out: Vec<Vec<_>> = (0..shards).map(|_| Vec::new()).collect();
     let loaded = crate::robots::dump::load_dir(dir, config, crate::robots::persist::Clock::now());
     tracing::info!(
@@ -89,7 +90,7 @@ fn load_robots(
         "robots cache restored from the checkpoint"
     );
     for (key, policy) in loaded.entries {
-        if let Some(v) = out.get_mut(shard::shard_of(key.as_str(), shards)) {
+        if let Some(v) = out.get_mut(crate::routing::shard_of(key.as_str(), shards)) {
             v.push((key, policy));
         }
     }
@@ -518,7 +519,7 @@ fn refill_frontiers(
         };
         let mut r = SegmentReader::open(&file).map_err(segment)?;
         while let Some(rec) = r.next_record().map_err(segment)? {
-            let s = shard::shard_of(&rec.host, n);
+            let s = crate::routing::shard_of(&rec.host, n);
             if let Some(f) = frontiers.get_mut(s) {
                 f.push(&rec.host, rec.item, now)?;
                 shared.outstanding.fetch_add(1, Ordering::AcqRel);
@@ -545,10 +546,10 @@ fn seed_frontiers(
         if shared.seen.test_and_set(url.as_str().as_bytes()) {
             continue;
         }
-        let Some(key) = shard::host_key(url) else {
+        let Some(key) = crate::routing::host_key(url) else {
             continue;
         };
-        let s = shard::shard_of(&key, n);
+        let s = crate::routing::shard_of(&key, n);
         if let Some(f) = frontiers.get_mut(s) {
             f.push(&key, QueuedUrl::seed(url.as_str()), now)?;
             shared.outstanding.fetch_add(1, Ordering::AcqRel);

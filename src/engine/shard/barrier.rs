@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use crate::frontier::QueuedUrl;
 
-use super::{shard_of, Batch, HostTally, Shard};
+use super::{Batch, HostTally, Shard};
 use crate::engine::CheckpointCut;
+use crate::routing::shard_of;
 
 /// The host tallies of a checkpoint directory (`checkpoint::tallies`), routed to
 /// their shards. A damaged file is an error naming it.
@@ -141,11 +142,12 @@ mod tests {
     use crossbeam_channel::{bounded, unbounded};
 
     use super::*;
-    use crate::engine::inbox::{Added, InboxWaker, Received};
+    use crate::engine::inbox::{Added, InboxWaker};
     use crate::engine::shard::ShardParts;
     use crate::engine::{CrawlConfig, Shared};
     use crate::frontier::{Frontier, FrontierConfig, SegmentReader};
     use crate::net::{FetchLimits, Fetcher, FetcherConfig};
+    use crate::routing::Received;
     use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
 
     fn item(url: &str) -> QueuedUrl {
@@ -234,7 +236,7 @@ mod tests {
         let received_url = format!("{received_host}/sitemap.xml.gz");
         shared.outstanding.fetch_add(1, Ordering::AcqRel);
         received_tx
-            .send(vec![crate::engine::core::ReceivedLink {
+            .send(vec![crate::routing::ReceivedLink {
                 url: url::Url::parse(&received_url).expect("url"),
                 host: received_host.clone(),
                 via: Some("http://a.test/robots.txt".to_owned()),

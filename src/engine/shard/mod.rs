@@ -26,22 +26,21 @@ use crossbeam_channel::{Receiver, Sender};
 use crate::crawllog::{Hop, LogRecord};
 use crate::frontier::Frontier;
 use crate::net::Fetcher;
-use crate::robots::HostKey;
+use crate::routing::HostKey;
 use crate::url::UrlFilter;
 use crate::warc::{CaptureCompressor, WarcDate};
 
 pub(crate) use super::core::HostTally;
 use super::core::{Action, Core, CoreParts, Now};
-use super::inbox::{Added, Batch, InboxWaker, Received};
+use super::inbox::{Added, Batch, InboxWaker};
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{Control, Shared};
+use crate::routing::Received;
 
 mod barrier;
 mod peers;
 mod record;
 
-/// Where `engine/setup.rs` has always named them.
-pub(crate) use crate::routing::{host_key, shard_of};
 pub(crate) use barrier::load_tallies;
 use record::{Fetched, RecordPolicy, Records, Recrawled};
 

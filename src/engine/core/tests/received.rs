@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::crawllog::Hop;
-use crate::engine::core::ReceivedLink;
+use crate::routing::ReceivedLink;
 
 fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> ReceivedLink {
     let url = Url::parse(url).expect("url");
