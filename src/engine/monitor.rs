@@ -205,6 +205,14 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
     if w.urls_refused_budget > 0 {
         let _ = write!(out, " budget-refused {}", w.urls_refused_budget);
     }
+    let _ = write!(
+        out,
+        " robots.txt {} (max {} a host, {} fresh refetched, {} rules on disk)",
+        s.robots_fetches,
+        s.robots_fetches_max_per_host,
+        s.robots_hosts_refetched_while_fresh,
+        s.robots_cache_hosts_spilled
+    );
     if s.paused.is_some() || s.disk_pauses > 0 {
         if let Some(why) = &s.paused {
             let _ = write!(out, " paused: {why}");

@@ -135,8 +135,40 @@ pub fn render(s: &Stats) -> String {
     f.one(
         "trawl_robots_cache_evictions_total",
         c,
-        "Cached robots.txt rules dropped to stay within the budget.",
+        "Cached robots.txt rules moved out of RAM to stay within the budget (to the disk \
+         tier: they are not dropped).",
         s.robots_cache_evictions as f64,
+    );
+    f.one(
+        "trawl_robots_cache_hosts_spilled",
+        g,
+        "Hosts whose robots.txt rules are in the cache's disk tier, all shards.",
+        s.robots_cache_hosts_spilled as f64,
+    );
+    f.one(
+        "trawl_robots_cache_index_bytes",
+        g,
+        "RAM of the disk tier's index and write batch (about 26 bytes a spilled host).",
+        s.robots_cache_index_bytes as f64,
+    );
+    f.one(
+        "trawl_robots_fetches_max_per_host",
+        g,
+        "The most robots.txt fetches any one host has had (a redirect chain is one).",
+        s.robots_fetches_max_per_host as f64,
+    );
+    f.labelled(
+        "trawl_robots_refetches_total",
+        c,
+        "robots.txt fetches after a host's first, by why: its rules had expired \
+         (refresh), its last fetch failed (retry), or its rules were still fresh (fresh: \
+         should stay 0).",
+        "why",
+        &[
+            ("refresh", s.robots_fetch_refreshes as f64),
+            ("retry", s.robots_fetch_retries as f64),
+            ("fresh", s.robots_hosts_refetched_while_fresh as f64),
+        ],
     );
     f.labelled(
         "trawl_sitemaps_total",
