@@ -2,7 +2,9 @@
 //!
 //! A large crawl meets millions of hosts; keeping every parsed robots.txt in RAM would
 //! grow without end. The cache counts the heap bytes of each entry and, past
-//! `max_bytes`, moves the least recently used hosts to its disk tier
+//! `max_bytes` less what the tier itself holds in RAM (its index and write batch; the
+//! rules keep a quarter of `max_bytes` whatever the index), moves the least recently
+//! used hosts to its disk tier
 //! ([`super::spill`]), where an inactive host costs an index entry of RAM (at most 32
 //! bytes) and comes back on its next use: rules are never forgotten for lack of RAM
 //! (issue 26), they expire only as their freshness says. Only what is not worth
@@ -455,9 +457,21 @@ impl RobotsCache {
 
     /// Moves least recently used entries to the disk tier until the budget holds,
     /// sparing `keep` and the entries of fetches in flight.
+    /// What the rules in RAM may take: the budget less the disk tier's RAM (its index
+    /// and write batch), so the cache as a whole stays within `max_bytes`; but never
+    /// less than a quarter of it, the room the active hosts' rules need (an index past
+    /// three quarters of the budget is the part over it, reported in the stats).
+    fn rules_budget(&self) -> usize {
+        self.max_bytes
+            .saturating_sub(self.spill.ram_bytes())
+            .max(self.max_bytes / 4)
+    }
+
     fn evict_except(&mut self, keep: u64) {
         let mut from = 0;
-        while self.bytes > self.max_bytes {
+        // Read once a call: evictions grow the index by a few bytes each.
+        let budget = self.rules_budget();
+        while self.bytes > budget {
             let slots = &self.slots;
             let victim = self
                 .order
