@@ -6,7 +6,7 @@
 //! whitespace) must reach all of them.
 
 // Every file below reads bytes from the network or the disk: no slice indexing and no
-// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+// panics (STYLE.md §5). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 /// Strips optional whitespace (SP, HTAB) from both ends of a field value.

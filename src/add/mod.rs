@@ -1,9 +1,10 @@
-//! Live adds (issue 14, issue 27): URLs handed to a running crawl by `trawl add`,
-//! `trawl ctl add`, the control API's `add` verb and the library's
-//! `CrawlHandle::add`. Every one of them writes a batch file into the drop directory
-//! `OUT/add/`; the crawl's coordinator reads it and sends the URLs to the shards that
-//! own their hosts, whose cores admit them through the one admission every link passes
-//! (`engine/adds.rs`, `engine/core/added.rs`).
+//! Live adds (`docs/recrawl.md`, "URLs added while running: `trawl add` and the drop
+//! directory"): URLs handed to a running crawl by `trawl add`, `trawl ctl add`, the
+//! control API's `add` verb and the library's `CrawlHandle::add`. Every one of them
+//! writes a batch file into the drop directory `OUT/add/`; the crawl's coordinator
+//! reads it and sends the URLs to the shards that own their hosts, whose cores admit
+//! them through the one admission every link passes (`engine/adds.rs`,
+//! `engine/core/added.rs`).
 //!
 //! - [`batch`]: the batch file format and the check every added URL passes first
 //!   ([`check_url`]), sans-IO.

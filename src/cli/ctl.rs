@@ -1,5 +1,4 @@
-//! `trawl ctl`: operate running crawls through their control API (issue 22,
-//! `docs/control.md`).
+//! `trawl ctl`: operate running crawls through their control API (`docs/control.md`).
 //!
 //! `trawl ctl --out DIR VERB [ARGS]` reads the listener's address and token from
 //! `DIR/control.addr` and `DIR/control.token`; `--addr IP:PORT --token T` names them

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 
 use trawl::farm::{FarmConfig, PartitionBy, DEFAULT_PARTITIONS};
 
-/// Farm flags of `trawl crawl` (issue 13; `docs/farm.md`).
+/// Farm flags of `trawl crawl` (`docs/farm.md`).
 #[derive(Debug, Clone, Args)]
 pub struct FarmArgs {
     /// Crawl as one node of a farm sharing the crawl over Redis: a redis:// URL, or a

@@ -156,8 +156,8 @@ struct Robots {
     follow: bool,
 }
 
-/// Says on stderr when an extraction cap dropped links of `page` (issue 11: no
-/// silent limits), in the crawl log's annotation words, e.g.
+/// Says on stderr when an extraction cap dropped links of `page` (no limit is
+/// silent), in the crawl log's annotation words, e.g.
 /// `trawl links: http://h/: links capped: links-truncated:200 long-attributes:1`.
 /// `what` names the page (its base, or the `--jsonl` id). The exit code is unchanged:
 /// the links printed are right, only not all of them.

@@ -11,7 +11,7 @@
 //! so the file stays valid JSON lines. See `docs/warc.md`.
 
 // Every file below reads bytes from the network or the disk: no slice indexing and no
-// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+// panics (STYLE.md §5). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 use std::fs::{File, OpenOptions};

@@ -1,5 +1,5 @@
 //! URLs added while a crawl runs (`trawl add`, the control API's `add`,
-//! `CrawlHandle::add`, issue 14): the coordinator's side of the drop directory
+//! `CrawlHandle::add`): the coordinator's side of the drop directory
 //! `OUT/add/` (`crate::add`).
 //!
 //! About once a second the coordinator polls the directory and sends each URL, as
@@ -89,7 +89,7 @@ impl Adds {
         }
         let shards = self.inboxes.len();
         for mut batch in batches {
-            // Farm (issue 13): URLs of other nodes' partitions go to their owners, which
+            // In a farm, URLs of other nodes' partitions go to their owners, which
             // admit them (`Core::on_received`); the checkpoint that deletes this batch
             // file holds them in its farm outbox until Redis has them.
             if let Some(farm) = &shared.farm {

@@ -1,8 +1,8 @@
-//! The operator's board (issue 22): per-host figures and the latest errors, for the
-//! status page's tables (`/api/hosts`). Fed by the output thread with every crawl-log
-//! record it writes (one uncontended lock per record), read by the status listener.
-//! Bounded: at most [`MAX_HOSTS`] hosts are followed (later ones are counted, not
-//! kept) and the last [`MAX_ERRORS`] errors.
+//! The operator's board: per-host figures and the latest errors, for the status page's
+//! tables (`/api/hosts`; `docs/control.md`, "The page's tables"). Fed by the output
+//! thread with every crawl-log record it writes (one uncontended lock per record), read
+//! by the status listener. Bounded: at most [`MAX_HOSTS`] hosts are followed (later
+//! ones are counted, not kept) and the last [`MAX_ERRORS`] errors.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;

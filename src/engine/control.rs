@@ -1,4 +1,4 @@
-//! The engine's side of the control API (issue 22, `docs/control.md`): the state an
+//! The engine's side of the control API (`docs/control.md`): the state an
 //! operator's commands change, read by the shards, the core and the coordinator.
 //!
 //! The listener thread (`metrics/server.rs`) parses a request with `crate::control`

@@ -152,7 +152,7 @@ impl<'a> Coordinator<'a> {
     fn observe_flags(&self) -> u64 {
         let shared = self.shared;
         if shared.operator.is_stop_asked() {
-            // The control API's stop (issue 22) is the library's stop flag.
+            // An operator's stop through the control API is the library's stop flag.
             self.stop.store(true, Ordering::Release);
         }
         if self.stop.load(Ordering::Acquire) {
@@ -177,7 +177,7 @@ impl<'a> Coordinator<'a> {
 
     /// How the crawl ended, if it did: a shard failed, every URL is done, or a
     /// budget or stop took effect and the last fetch ended.
-    /// In a farm (issue 13), "exhausted" means the whole farm is done (`FarmLink::tick`,
+    /// In a farm, "exhausted" means the whole farm is done (`FarmLink::tick`,
     /// `docs/farm.md`), and a node whose Redis stayed unreachable past its limit ends
     /// with `error`.
     fn ending(&mut self, in_flight: u64) -> Option<&'static str> {
@@ -512,7 +512,8 @@ fn take_checkpoint(
         seen_bytes: 0,
         fingerprints_bytes: 0,
     });
-    // The operator's blocks and delays (issue 22) are part of the checkpoint.
+    // The blocks and delays an operator set through the control API are part of the
+    // checkpoint, so a resumed crawl keeps them.
     shared
         .operator
         .write_rules(&dir)

@@ -1,4 +1,4 @@
-//! Adding URLs to a running crawl from the library (issue 14: `Crawler::handle().add`).
+//! Adding URLs to a running crawl from the library (`Crawler::handle().add`).
 //!
 //! The handle writes through the same drop directory as `trawl add` (`OUT/add/`,
 //! `crate::add`, the one home of live adds): a batch file written atomically, picked

@@ -31,7 +31,8 @@ pub(crate) const INBOX_BATCHES: usize = 64;
 /// [`InboxWaker::notify`] after each send and the owner calls [`InboxWaker::clear`]
 /// before it drains its inbox; a wake is written only when none is on its way since
 /// the last drain, so a busy peer is not woken once per batch (each wake is an
-/// `eventfd` write and may cut its `epoll_wait` short; issue 11).
+/// `eventfd` write and may cut its `epoll_wait` short; `docs/benchmarks.md`, "Wake-ups
+/// and hand-offs").
 ///
 /// No batch waits unseen: a sender that finds the flag set sent its batch before its
 /// swap, which comes after the swap of the sender that set the flag and woke the

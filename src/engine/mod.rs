@@ -74,9 +74,9 @@ pub(crate) struct Shared {
     pub checkpoint_figures: Mutex<CheckpointFigures>,
     /// Largest RSS less presence bits sampled so far.
     pub peak_rss_less_bits: AtomicU64,
-    /// This node's link to its farm (issue 13); `None` outside a farm.
+    /// This node's link to its farm (`docs/farm.md`); `None` outside a farm.
     pub farm: Option<Arc<crate::farm::FarmLink>>,
-    /// What the operator set through the control API (issue 22, `control.rs`); the
+    /// What the operator set through the control API (`control.rs`); the
     /// cores read its rules through `core.operator`.
     pub operator: Arc<control::Operator>,
 }
@@ -357,7 +357,7 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
 /// The running shard threads and the means to reach them.
 struct Shards {
     handles: Vec<std::thread::JoinHandle<()>>,
-    /// The farm's bus thread (issue 13), which delivers received links like a peer
+    /// The farm's bus thread, which delivers received links like a peer
     /// shard; `None` outside a farm.
     farm_bus: Option<std::thread::JoinHandle<()>>,
     controls: Vec<Sender<Control>>,

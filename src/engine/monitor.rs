@@ -226,7 +226,8 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
             s.disk_paused_secs
         );
     }
-    // Pages and robots.txt files a cap cut: shown only when it happened (issue 11).
+    // Pages and robots.txt files a cap cut, so that no limit is silent: shown only when
+    // it happened.
     let truncated = [
         ("links", s.pages_links_truncated),
         ("scan", s.pages_scan_truncated),

@@ -7,7 +7,7 @@
 //! or its oldest record is [`MAX_BATCH_AGE`] old, before each checkpoint barrier, and
 //! when the shard ends. Each send may wake this thread (a futex wake and two context
 //! switches when it sleeps); per-turn sends still woke it about once per page-and-a-
-//! half, batches by count and age about once per 20 (issue 11; figures in
+//! half, batches by count and age about once per 20 (figures in
 //! `docs/benchmarks.md`, "Wake-ups and hand-offs"). Nothing waits on a record's
 //! line reaching the log sooner: checkpoints flush first, and the crawl's end too.
 
@@ -213,7 +213,7 @@ fn run(
         match msg {
             OutputMsg::Records(records) => {
                 for record in records {
-                    // The status page's per-host tables and latest errors (issue 22).
+                    // The status page's per-host tables and latest errors (`board.rs`).
                     match &record {
                         OutputRecord::Log(l) | OutputRecord::Fetched { log: l, .. } => {
                             board.note(l);

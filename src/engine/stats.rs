@@ -156,14 +156,15 @@ pub struct Stats {
     pub disk_reserve_bytes: u64,
     /// Why the crawl ended: `exhausted`, `budget`, `stopped`.
     pub finish: String,
-    /// This node's farm figures (issue 13), absent outside a farm.
+    /// This node's farm figures (`docs/farm.md`), absent outside a farm.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub farm: Option<crate::farm::FarmStats>,
     /// A re-crawl's verdicts (`not_modified`, `unchanged`, `changed`, `gone`, `new`)
     /// and `bytes_saved`; absent when the crawl is not a re-crawl.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recrawl: Option<crate::recrawl::RecrawlStats>,
-    /// The operator's pause, blocks and delays (issue 22, `docs/control.md`).
+    /// The operator's pause, blocks and delays, set through the control API
+    /// (`docs/control.md`).
     pub operator: super::OperatorStats,
 }
 

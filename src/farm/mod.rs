@@ -1,5 +1,4 @@
-//! A farm of trawl nodes sharing one crawl over Redis (issue 13; guide:
-//! `docs/farm.md`).
+//! A farm of trawl nodes sharing one crawl over Redis (guide: `docs/farm.md`).
 //!
 //! Each node owns the partitions that rendezvous hashing gives it ([`crate::routing::partition`]);
 //! links for another node's partitions travel, untested, in batches ([`wire`]) through

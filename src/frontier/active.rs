@@ -92,7 +92,7 @@ impl Frontier {
 
     /// URLs queued for `host`, in RAM and on disk; `None` when the frontier does not
     /// know the host (never queued, or forgotten once idle). For the status page's host
-    /// tables (issue 22).
+    /// tables.
     pub fn queued_of(&self, host: &str) -> Option<u64> {
         let h = self.host(self.table.find(host)?)?;
         let spilled = h.spill.as_ref().map_or(0, |s| {

@@ -571,7 +571,7 @@ proptest! {
 }
 
 /// A host's queue length counts its RAM head, its blocks and its unwritten buffer
-/// (the status page's host tables, issue 22).
+/// (the status page's host tables).
 #[test]
 fn queued_of_counts_ram_blocks_and_buffer() {
     let now = Instant::now();

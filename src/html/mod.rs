@@ -6,8 +6,7 @@
 //! Entry point: [`Links::extract`]. Behaviour and the documented differences from a
 //! full HTML5 parser are in `docs/urls.md`.
 
-// No panics on page bytes either (STYLE.md §5, issue 12); tests are exempt through
-// clippy.toml.
+// No panics on page bytes either (STYLE.md §5); tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 use std::borrow::Cow;

@@ -15,7 +15,7 @@
 //! rules and RFC 9112 choices are written up in `docs/http.md`.
 
 // Every file below reads bytes from the network or the disk: no slice indexing and no
-// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+// panics (STYLE.md §5). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 pub mod chunked;

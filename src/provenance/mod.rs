@@ -6,7 +6,7 @@
 //! carry them; they live here so that neither of those modules depends on the other.
 
 // Every file below reads bytes from the network or the disk: no slice indexing and no
-// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+// panics (STYLE.md §5). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 use serde::{Deserialize, Serialize};
@@ -39,9 +39,9 @@ pub enum Hop {
     #[serde(rename = "I")]
     Inferred,
     /// A sitemap reference: a `Sitemap:` line of robots.txt, `--sitemap`, or an entry
-    /// of a sitemap index or of a sitemap. Code `S`, as issue 14 names it (Heritrix
-    /// has `S` for form submissions, which trawl never makes, and `M` for manifests);
-    /// `M`, which an earlier build wrote, is read as this hop too.
+    /// of a sitemap index or of a sitemap. Code `S`, for sitemap (Heritrix has `S` for
+    /// form submissions, which trawl never makes, and `M` for manifests); `M`, which an
+    /// earlier build wrote, is read as this hop too.
     #[serde(rename = "S", alias = "M")]
     Manifest,
 }

@@ -1,5 +1,5 @@
-//! Re-crawls (issue 14): what a crawl remembers so the next one can ask only for what
-//! changed.
+//! Re-crawls (`docs/recrawl.md`): what a crawl remembers so the next one can ask only
+//! for what changed.
 //!
 //! [`index`] is the compact, versioned, checksummed file of URL → validators (ETag,
 //! Last-Modified), fetch date, payload digest, hop path and WARC location that a crawl

@@ -1,6 +1,6 @@
 //! The outlinks of an earlier capture, read back from its WARC `metadata` record, so a
 //! page answered `304 Not Modified` in a re-crawl still leads to the pages it links
-//! (issue 14: "the site's shape is kept without re-reading bodies").
+//! (the site's shape is kept without re-reading bodies).
 //!
 //! trawl writes a capture's records in one write, `request`, `response` (or
 //! `revisit`), `metadata`, each its own gzip member; the re-crawl index gives the

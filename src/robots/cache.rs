@@ -6,15 +6,16 @@
 //! rules keep a quarter of `max_bytes` whatever the index), moves the least recently
 //! used hosts to its disk tier
 //! ([`super::spill`]), where an inactive host costs an index entry of RAM (at most 32
-//! bytes) and comes back on its next use: rules are never forgotten for lack of RAM
-//! (issue 26), they expire only as their freshness says. Only what is not worth
-//! keeping is dropped: a host never fetched (it starts again at `NeedsFetch`), a record
-//! too large for the tier, or, while the disk refuses writes, what the write batch
-//! cannot hold; each is counted. An entry whose robots.txt fetch is in flight stays in
-//! RAM (its answer must find it). The one entry being updated is never moved out by
-//! its own update, so the cache can exceed `max_bytes` by at most that entry (itself
-//! bounded, since only 500 KiB of a robots.txt are parsed) and the entries of fetches
-//! in flight.
+//! bytes) and comes back on its next use: rules are never forgotten for lack of RAM (a
+//! cache that forgot them once fetched robots.txt 1.68 million times for 101,000 hosts:
+//! `docs/robots.md`, "Disk tier"), they expire only as their freshness says. Only what
+//! is not worth keeping is dropped: a host never fetched (it starts again at
+//! `NeedsFetch`), a record too large for the tier, or, while the disk refuses writes,
+//! what the write batch cannot hold; each is counted. An entry whose robots.txt fetch
+//! is in flight stays in RAM (its answer must find it). The one entry being updated is
+//! never moved out by its own update, so the cache can exceed `max_bytes` by at most
+//! that entry (itself bounded, since only 500 KiB of a robots.txt are parsed) and the
+//! entries of fetches in flight.
 //!
 //! Every read of a host's policy ([`RobotsCache::check`], [`RobotsCache::get`],
 //! [`RobotsCache::poll_fetch`], [`RobotsCache::on_response`],

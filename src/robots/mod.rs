@@ -16,7 +16,7 @@
 //! `docs/robots.md` records the conformance table and how each RFC ambiguity was read.
 
 // Every file below reads bytes from the network or the disk: no slice indexing and no
-// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+// panics (STYLE.md §5). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 mod cache;

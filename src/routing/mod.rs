@@ -2,9 +2,9 @@
 //! farm partition (and so the node) that owns it.
 //!
 //! A leaf: it imports none of `engine`, `farm` or `checkpoint`, which all route by it
-//! (issue 21, "routing as a leaf"). Every function is stable across builds and
-//! machines (CRC-32 for shards, xxh3 with a fixed seed for partitions), because a
-//! checkpoint resumed elsewhere must route the same way.
+//! (`docs/architecture.md`, "Module dependencies"). Every function is stable across
+//! builds and machines (CRC-32 for shards, xxh3 with a fixed seed for partitions),
+//! because a checkpoint resumed elsewhere must route the same way.
 
 pub mod partition;
 

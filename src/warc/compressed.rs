@@ -1,10 +1,11 @@
 //! Captures compressed off the writer thread.
 //!
-//! Deflate is what WARC output costs (issue 11: ~470 µs a page on the single output
-//! thread). gzip members are independent, so each shard compresses the records of its
-//! own captures with a [`CaptureCompressor`] and sends a [`CompressedCapture`]; the
-//! writer thread only does what must stay in one order: the revisit decision (the
-//! payload-digest index), file rotation, appending, and positions for checkpoints.
+//! Deflate is what WARC output costs (~470 µs a page on the single output thread;
+//! `docs/benchmarks.md`, "WARC at crawl speed"). gzip members are independent, so each
+//! shard compresses the records of its own captures with a [`CaptureCompressor`] and
+//! sends a [`CompressedCapture`]; the writer thread only does what must stay in one
+//! order: the revisit decision (the payload-digest index), file rotation, appending,
+//! and positions for checkpoints.
 //!
 //! Two things the shard cannot know are settled by the writer:
 //! - **Revisits.** The shard compresses a full `response` record. When the writer's

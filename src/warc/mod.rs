@@ -25,7 +25,7 @@
 //! The file format, digest choices and recovery are described in `docs/warc.md`.
 
 // Every file below reads bytes from the network or the disk: no slice indexing and no
-// panics (STYLE.md §5, issue 12). Tests are exempt through clippy.toml.
+// panics (STYLE.md §5). Tests are exempt through clippy.toml.
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 pub mod capture;

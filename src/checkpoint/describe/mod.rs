@@ -319,7 +319,7 @@ impl Checkpoint {
                 || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards)
                 || name == crate::farm::SETTINGS_FILE
                 || name == crate::control::RULES_FILE;
-            // Farm (issue 13): the links the node had not sent, verified record by record.
+            // In a farm: the links the node had not sent, verified record by record.
             if name == crate::farm::OUTBOX_FILE {
                 if let Err(e) = crate::farm::outbox_links(&entry.path()) {
                     v.errors.push(problem(&entry.path(), e.to_string()));

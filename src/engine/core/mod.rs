@@ -507,7 +507,7 @@ impl Core {
         self.robots_look_aheads
     }
 
-    /// URLs queued for `host` (the status page's host tables, issue 22).
+    /// URLs queued for `host` (the status page's host tables).
     pub fn queued_of(&self, host: &str) -> Option<u64> {
         self.frontier.queued_of(host)
     }

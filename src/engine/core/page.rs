@@ -108,7 +108,7 @@ impl Core {
         // The record goes out first and the decisions on its links follow it in the
         // log, but the links are admitted while `outlinks` is still ours to borrow.
         let mut links = std::mem::take(&mut self.link_actions);
-        // Farm (issue 13): links another node owns leave untested, with their grant;
+        // In a farm, links another node owns leave untested, with their grant;
         // the owner tests and admits them (`Core::on_received`).
         self.split_for_farm(&mut outlinks, &item.url, &item.hops, &grant, out);
         self.admit_links(&item, &outlinks, now, &mut links);
@@ -241,7 +241,7 @@ impl Core {
             self.shared.duplicates.fetch_add(1, Ordering::AcqRel);
             return;
         }
-        // Every extraction cap that dropped something says so (issue 11).
+        // Every extraction cap that dropped something says so: no limit is silent.
         let caps = [
             (
                 "links-truncated",

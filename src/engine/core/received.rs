@@ -1,4 +1,4 @@
-//! Links another farm node found for this shard's hosts (issue 13): they enter the
+//! Links another farm node found for this shard's hosts: they enter the
 //! core here and pass the one admission a shard's own links pass ([`Core::admit`]:
 //! the filters with the sitemap exemption from refused extensions, the handler's
 //! hook, then the frontier). A sitemap file among them brings its robots.txt grant,
@@ -14,7 +14,7 @@ use crate::routing::ReceivedLink;
 use crate::sitemap::Granted;
 
 impl Core {
-    /// Farm (issue 13): takes the links another node owns out of `links` into an
+    /// In a farm: takes the links another node owns out of `links` into an
     /// [`Action::Farm`], untested, with their grant; the owner tests and admits them
     /// ([`Core::on_received`]).
     pub(super) fn split_for_farm(

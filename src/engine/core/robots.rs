@@ -64,7 +64,8 @@ impl Core {
         if let Some(hold) = unresolved {
             // The name did not resolve: the host's URLs are logged as DNS failures at
             // once rather than held for robots.txt retries, so a dead name delays
-            // nothing but itself (issue 19).
+            // nothing but itself (`docs/frontier.md`, "Scheduling at width: what the
+            // core adds").
             self.robots.on_network_error(&key, now.at);
             self.unresolve_host(&host, hold, now);
             out.push(robots_record(o, via, Vec::new()));
@@ -183,11 +184,11 @@ impl Core {
         self.robots_hops = wait;
     }
 
-    /// The crawl-log annotations of a parsed robots.txt that a parse cap cut (issue 11:
-    /// no silent limits), counted in the stats: `robots-truncated:BYTES` (the bytes past
-    /// the size cap, not parsed), `robots-long-lines:N` (lines whose tail past 16,663
-    /// bytes was not read); `robots-ignored-lines:N` (lines of no field the parser
-    /// knows) is logged only, as no cap is involved.
+    /// The crawl-log annotations of a parsed robots.txt that a parse cap cut (no limit
+    /// is silent), counted in the stats: `robots-truncated:BYTES` (the bytes past the
+    /// size cap, not parsed), `robots-long-lines:N` (lines whose tail past 16,663 bytes
+    /// was not read); `robots-ignored-lines:N` (lines of no field the parser knows) is
+    /// logged only, as no cap is involved.
     fn robots_caps(&self, report: &ParseReport, body_bytes: usize) -> Vec<String> {
         let mut annotations = Vec::new();
         if report.truncated {

@@ -155,7 +155,7 @@ impl Core {
                 out.push(Self::log_decision(&item, outcome, note, now));
                 self.finish_url();
                 let mut declined = 1;
-                // An operator's block (issue 22) is decided URL by URL: a prefix
+                // An operator's block (control API) is decided URL by URL: a prefix
                 // blocks some of a host's URLs only.
                 if note != INVALID_URL && note != crate::control::BLOCKED_NOTE {
                     // A verdict on the host (parked, refused, budget spent, robots.txt
@@ -293,7 +293,7 @@ impl Core {
                 self.shared.operator.note_crawl_delay(k, cd);
             }
         }
-        // An operator's raised delay for the host (issue 22).
+        // A delay for the host that an operator raised through the control API.
         if let Some(d) = key
             .as_deref()
             .and_then(|k| self.shared.operator.delay_of(k))
@@ -337,11 +337,12 @@ impl Core {
             && !self.unresolved_hosts.contains_key(host)
     }
 
-    /// Look-ahead for a newly discovered host (issue 19): its robots.txt (and with
-    /// it the name's resolution) starts before the host's turn, so its first page
-    /// can follow as soon as politeness allows instead of after a robots.txt fetch
-    /// started late. The host's URLs stay queued; its turn finds the rules known, or
-    /// holds the host until they are (the fetch is in `robots_fetching`).
+    /// Look-ahead for a newly discovered host (`docs/frontier.md`, "Scheduling at width:
+    /// what the core adds"): its robots.txt (and with it the name's resolution) starts
+    /// before the host's turn, so its first page can follow as soon as politeness allows
+    /// instead of after a robots.txt fetch started late. The host's URLs stay queued; its
+    /// turn finds the rules known, or holds the host until they are (the fetch is in
+    /// `robots_fetching`).
     pub(super) fn look_ahead(&mut self, host: &str, url: &str, now: Now, out: &mut Vec<Action>) {
         let Ok(url) = Url::parse(url) else { return };
         let Some(key) = HostKey::of(&url) else { return };

@@ -1,9 +1,9 @@
 //! What the cores of every shard share with each other and with the engine: the
 //! settings they read, the presence bits, and the counters they bump. The core sees
-//! this and nothing else of the engine (issue 21, "a closed core"): the engine's own
-//! state (`engine::Shared`: the whole configuration, output figures, flags the
-//! coordinator sets, the farm's link) holds one of these and hands the cores an `Arc`
-//! of it.
+//! this and nothing else of the engine (`docs/architecture.md`, "The crawl core"): the
+//! engine's own state (`engine::Shared`: the whole configuration, output figures, flags
+//! the coordinator sets, the farm's link) holds one of these and hands the cores an
+//! `Arc` of it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -118,7 +118,7 @@ pub(crate) struct CoreShared {
     pub recent_starts: RecentStarts,
     /// This node's farm, when it is one: which URLs it owns.
     pub farm: Option<Arc<dyn FarmRoutes>>,
-    /// The operator's blocks and raised delays (issue 22), set through the control
+    /// The operator's blocks and raised delays, set through the control
     /// API while the crawl runs.
     pub operator: Arc<OperatorRules>,
 }

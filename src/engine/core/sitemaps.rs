@@ -1,8 +1,9 @@
-//! Sitemaps in the crawl core (issue 14): the `Sitemap:` lines of a host's robots.txt are
-//! queued like links with hop `S`; a 2xx answer to a URL whose hop path ends in `S`
-//! and whose body is XML or gzip is read as a sitemap (`crate::sitemap::parse`) instead
-//! of HTML, and its entries become outlinks with hop `S` (an index's entries are
-//! sitemaps again, one level deeper: the depth is the run of trailing `S`s less one).
+//! Sitemaps in the crawl core (`docs/sitemaps.md`, "In the crawl"): the `Sitemap:`
+//! lines of a host's robots.txt are queued like links with hop `S`; a 2xx answer to a
+//! URL whose hop path ends in `S` and whose body is XML or gzip is read as a sitemap
+//! (`crate::sitemap::parse`) instead of HTML, and its entries become outlinks with hop
+//! `S` (an index's entries are sitemaps again, one level deeper: the depth is the run
+//! of trailing `S`s less one).
 //!
 //! The sitemaps.org host rule (`crate::sitemap::admit`) is applied with the sitemap's
 //! grant as the robots.txt permission ([`SitemapMemory`], shared by the shards): the
@@ -383,7 +384,7 @@ impl Core {
             }
         }
         let origin = vec![robots.origin().ascii_serialization()];
-        // Farm (issue 13): a sitemap on another node's host goes to that node, with
+        // In a farm, a sitemap on another node's host goes to that node, with
         // this robots.txt's permission (`Core::on_received` grants it there).
         self.split_for_farm(&mut listed, robots.as_str(), "", &origin, out);
         for (url, _) in listed {

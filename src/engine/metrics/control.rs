@@ -1,4 +1,4 @@
-//! `POST /api/control/<verb>` on the metrics listener (issue 22, `docs/control.md`):
+//! `POST /api/control/<verb>` on the metrics listener (`docs/control.md`):
 //! the body read (bounded in bytes and time), the token and `Origin` checked, the
 //! command parsed (`crate::control`) and carried out ([`Operator::apply`]). Every
 //! answer is JSON; every refusal a 4xx with a code and a sentence.

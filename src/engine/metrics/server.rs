@@ -157,8 +157,9 @@ struct Published {
     history: History,
 }
 
-/// Waits in epoll for connections (issue 22: the status thread's CPU), then accepts
-/// until `WouldBlock`; one connection at a time, by construction.
+/// Waits in epoll for connections, so the status thread costs no CPU between requests
+/// (`docs/benchmarks.md`, "Status server CPU"), then accepts until `WouldBlock`; one
+/// connection at a time, by construction.
 fn accept_loop(
     listener: TcpListener,
     latest: &Mutex<Published>,
@@ -282,7 +283,8 @@ fn serve_one(
                     if let Err(r) = check_host(head.header("host"), head.minor_version, local) {
                         break Request::Host(r);
                     }
-                    // A control verb (issue 22): its body follows the head.
+                    // A control verb (`POST /api/control/<verb>`): its body follows the
+                    // head.
                     let early = buf.get(used..len).unwrap_or_default();
                     let (status, body) =
                         control::answer(&head, early, &mut stream, operator, deadline);

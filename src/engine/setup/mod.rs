@@ -148,8 +148,7 @@ pub(super) struct Prepared {
     pub epoch: u64,
     /// The committed checkpoint the next one appends its presence logs to.
     pub last_cp: Option<(PathBuf, PresenceLogs)>,
-    /// The farm bus's ends (issue 13), taken when the bus starts; `None` outside a
-    /// farm.
+    /// The farm bus's ends, taken when the bus starts; `None` outside a farm.
     pub farm_ends: Option<crate::farm::BusEnds>,
 }
 
@@ -172,7 +171,8 @@ pub(super) fn prepare(
     let resumed = open_run(&mut config, resume)?;
     previous::record_previous(&config)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
-    // The operator's state (issue 22); its board follows what the output writes.
+    // What an operator sets through the control API; its board follows what the
+    // output writes.
     let operator = Arc::new(super::control::Operator::new(&config.out_dir, config.delay));
     let output = open_output(&config, resumed.as_ref(), Arc::clone(&operator.board))?;
     // URL filter scope from the seeds.

@@ -1,4 +1,4 @@
-//! The previous crawl at start-up (`--recrawl PREV_OUT`, issue 14): its index read into
+//! The previous crawl at start-up (`--recrawl PREV_OUT`): its index read into
 //! its table ([`load`]), recorded for the next re-crawl ([`record_previous`]), the
 //! scope widened to its hosts ([`add_scope`]), its URLs queued with their hop paths
 //! ([`queue_previous`]), and this crawl's own index opened ([`open_index`]). The rest of

@@ -321,7 +321,7 @@ impl Shard {
                 *slot = stats;
             }
         }
-        // The status page's host tables (issue 22): queue lengths of the hosts shown.
+        // The status page's host tables (`/api/hosts`): queue lengths of the hosts shown.
         let shards = self.shared.config.shards;
         let queues: Vec<(String, u64)> = self
             .shared

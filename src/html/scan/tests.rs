@@ -169,9 +169,9 @@ fn html_container_table_is_a_perfect_hash() {
 
 #[test]
 fn stray_end_tags_in_foreign_content() {
-    // The proptest case of issue 11: `</svg>` inside the CDATA section is text,
-    // and `</a>` with no HTML `<a>` open is ignored (HTML Standard §13.2.6.5, then
-    // the in-body "any other end tag" rule), so `<base>` is still SVG's.
+    // A case the html5ever property test found: `</svg>` inside the CDATA section is
+    // text, and `</a>` with no HTML `<a>` open is ignored (HTML Standard §13.2.6.5,
+    // then the in-body "any other end tag" rule), so `<base>` is still SVG's.
     assert!(tags("<svg><![CDATA[ x > y</svg>]]></a><base href=\"x\">").is_empty());
     assert!(tags("<svg></div><base href=x>").is_empty());
     // With an `<a>` or `<div>` open outside, its end tag closes the foreign content.

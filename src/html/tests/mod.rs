@@ -291,7 +291,7 @@ fn caps() {
     assert!(page.is_truncated());
 }
 
-/// The acceptance case of issue 11: 20,000 hrefs, 10,000 of them distinct, give
+/// Duplicates merge before the links cap: 20,000 hrefs, 10,000 of them distinct, give
 /// 10,000 links (the old extractor stopped at 5,000 hrefs, duplicates included).
 #[test]
 fn duplicates_merge_before_the_cap() {

@@ -380,7 +380,7 @@ fn piecewise_feeding_equals_whole_feeding() {
     }
 }
 
-// --- The head as typed values: raw bytes, field positions, helpers (issue 12) ---
+// --- The head as typed values, parsed once: raw bytes, field positions, helpers ---
 
 #[test]
 fn head_keeps_the_bytes_of_the_final_head_only() {

@@ -646,7 +646,7 @@ fn the_rate_check_fails_a_drip_and_restarts_the_window_of_a_fast_enough_body() {
     assert!(rx.rate_window_passed(0, t20));
 }
 
-// --- The outcome as typed values (issue 12, "HTTP parsed once") ---
+// --- The outcome as typed values: the response parsed once, by the fetcher ---
 
 /// Reads the request head as raw bytes, writes `response` and lingers; returns the
 /// request bytes.

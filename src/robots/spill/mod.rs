@@ -1,8 +1,8 @@
 //! The robots cache's disk tier: where a host's rules go when the RAM LRU needs the
-//! room, so that rules are never forgotten for lack of RAM (issue 26). An inactive
-//! host then costs an index entry (at most 32 bytes, [`index`]) and its record on
-//! disk; it comes back into RAM, with one positioned read, the next time any of its
-//! URLs asks.
+//! room, so that rules are never forgotten for lack of RAM (`docs/robots.md`, "Disk
+//! tier"). An inactive host then costs an index entry (at most 32 bytes, [`index`]) and
+//! its record on disk; it comes back into RAM, with one positioned read, the next time
+//! any of its URLs asks.
 //!
 //! ```text
 //! log file spill-NNNN.log:

@@ -684,9 +684,9 @@ fn skip_policy_without_a_previous_crawl_changes_nothing() {
     assert_eq!(trace.fetched("http://a.test/old"), 1);
 }
 
-/// A re-crawl's page answer leaves the core judged (issue 21: the re-crawl judgement
-/// is the core's): a `304` on a page the previous crawl fetched is `NotModified` on its
-/// record and counted; a new URL's `200` is judged new.
+/// A re-crawl's page answer leaves the core judged (the re-crawl judgement is the
+/// core's, not the engine's): a `304` on a page the previous crawl fetched is
+/// `NotModified` on its record and counted; a new URL's `200` is judged new.
 #[test]
 fn page_answers_of_a_recrawl_leave_the_core_judged_and_counted() {
     let previous = Previous::from_entries([entry("http://a.test/old", 200, "\"o\"")])
