@@ -72,6 +72,16 @@ pub fn shard_of(host_key: &str, shards: usize) -> usize {
     (crc32fast::hash(host_key.as_bytes()) as usize) % shards.max(1)
 }
 
+/// The presence-bit key that marks a host as discovered (`hosts_known`): a NUL and a
+/// word no URL key starts with, then the host key. A host costs one bit-set entry,
+/// nothing in RAM.
+pub fn host_mark(host_key: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(host_key.len() + 6);
+    key.extend_from_slice(b"\0host ");
+    key.extend_from_slice(host_key.as_bytes());
+    key
+}
+
 /// The partition key of a canonical URL: its origin, `scheme://host[:port]`, cut from
 /// the text (canonical URLs are lowercase and carry no default port, so one origin
 /// always has one spelling; no URL parse on the hot path).

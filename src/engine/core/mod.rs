@@ -441,7 +441,12 @@ impl Core {
             self.finish_url();
             return;
         }
-        if unseen_host && !self.shared.seen.test_and_set(&host_mark(host)) {
+        if unseen_host
+            && !self
+                .shared
+                .seen
+                .test_and_set(&crate::routing::host_mark(host))
+        {
             self.shared.hosts_known.fetch_add(1, Ordering::AcqRel);
         }
         if let Some(url) = url {
@@ -615,15 +620,6 @@ pub(crate) fn hops_path(hops: &str) -> HopsPath {
 }
 
 /// Seconds as a [`Duration`], for the backoff and retry steps below.
-/// The presence-bit key that marks `host` as discovered: a NUL and a word no URL key
-/// starts with, then the host key.
-fn host_mark(host: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(host.len() + 6);
-    key.extend_from_slice(b"\0host ");
-    key.extend_from_slice(host.as_bytes());
-    key
-}
-
 const fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }

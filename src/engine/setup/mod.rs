@@ -554,6 +554,9 @@ fn seed_frontiers(
             f.push(&key, QueuedUrl::seed(url.as_str()), now)?;
             shared.outstanding.fetch_add(1, Ordering::AcqRel);
             shared.discovered.fetch_add(1, Ordering::AcqRel);
+            if !shared.seen.test_and_set(&crate::routing::host_mark(&key)) {
+                shared.hosts_known.fetch_add(1, Ordering::AcqRel);
+            }
         }
     }
     Ok(())

@@ -442,3 +442,23 @@ fn a_robots_txt_lookup_the_resolver_could_not_start_is_asked_again_soon() {
     assert_eq!(again[0].1, "http://a.test/robots.txt");
     assert_eq!(h.outstanding(), 1);
 }
+
+#[test]
+fn hosts_known_counts_each_new_host_once_and_nothing_per_host_in_ram() {
+    let mut h = harness(&[A]);
+    let now = h.at(secs(0));
+    let before = h.shared.hosts_known.load(Ordering::Acquire);
+    for u in ["http://n1.test/a", "http://n1.test/b", "http://n2.test/a"] {
+        let url = Url::parse(u).expect("url");
+        h.shared.seen.test_and_set(url.as_str().as_bytes());
+        h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        let key = host_key(&url).expect("host");
+        let mut out = Vec::new();
+        h.core
+            .push(&key, QueuedUrl::seed(url.as_str()), now, &mut out);
+    }
+    assert_eq!(h.shared.hosts_known.load(Ordering::Acquire) - before, 2);
+    // Both wait in the line: no entry in the host table.
+    assert!(!h.core.frontier.has_entry("http://n1.test"));
+    assert_eq!(h.core.frontier_stats().line_records, 3 + 1);
+}
