@@ -54,7 +54,7 @@ pub struct CrawlArgs {
     #[arg(long)]
     pub shards: Option<usize>,
     /// Fetches in flight per shard (at least 1). Default: sized from --memory (16 KiB
-    /// reserved a connection, a sixteenth of the budget: 2,048 in all under 512M, at
+    /// reserved a connection, an eighth of the budget: 4,096 in all under 512M, at
     /// least 256, at most 65,536), split over the shards and lowered to what the open
     /// files limit allows (docs/frontier.md, "Defaults for width").
     #[arg(long)]
