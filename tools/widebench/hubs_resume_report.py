@@ -259,9 +259,9 @@ def main():
     qkeys = qkeys or set()
     qhosts = qhosts or set()
     in_log = A.logged | C.logged
-    fetched_final = {k for k in in_log}
-    lost = [k for k in disc if k not in fetched_final and k not in qkeys]
-    lost_either_log = [k for k in disc if k not in (A.logged | B.logged | C.logged) and k not in qkeys]
+    lost = [k for k in disc if k not in in_log and k not in qkeys]
+    any_log = A.logged | B.logged | C.logged
+    lost_either_log = [k for k in disc if k not in any_log and k not in qkeys]
     covered_by_log = sum(1 for k in disc if k in in_log)
     covered_by_queue_only = sum(1 for k in disc if k not in in_log and k in qkeys)
     hosts_lines = A.hosts | C.hosts
