@@ -153,22 +153,7 @@ impl Frontier {
                     self.flush_batch()?;
                     continue;
                 }
-                let mut buf = std::mem::take(&mut self.read_buf);
-                let read = self
-                    .store
-                    .read(front.file, front.offset, front.len, &mut buf);
-                if let Err(source) = read {
-                    self.read_buf = buf;
-                    return Err(FrontierError::Read {
-                        path: self.store.path(front.file),
-                        offset: u64::from(front.offset),
-                        source,
-                    });
-                }
-                self.blocks_read += 1;
-                self.disk_reads_bytes += u64::from(front.len);
-                let records = block::decode(&buf);
-                self.read_buf = buf;
+                let records = self.read_block(front)?;
                 self.line.blocks.pop_front();
                 self.ram_bytes = self.ram_bytes.saturating_sub(BLOCK_REF_BYTES);
                 self.disk_urls = self.disk_urls.saturating_sub(u64::from(front.count));

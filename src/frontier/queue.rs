@@ -173,22 +173,7 @@ impl Frontier {
                 self.flush_batch()?;
                 continue;
             }
-            let mut buf = std::mem::take(&mut self.read_buf);
-            let read = self
-                .store
-                .read(front.file, front.offset, front.len, &mut buf);
-            if let Err(source) = read {
-                self.read_buf = buf;
-                return Err(FrontierError::Read {
-                    path: self.store.path(front.file),
-                    offset: u64::from(front.offset),
-                    source,
-                });
-            }
-            self.blocks_read += 1;
-            self.disk_reads_bytes += u64::from(front.len);
-            let records = block::decode(&buf);
-            self.read_buf = buf;
+            let records = self.read_block(front)?;
             self.consume_front(id, front);
             match records {
                 Some(records) => {
@@ -214,6 +199,32 @@ impl Frontier {
                 None => self.report_damage(id, front),
             }
         }
+    }
+
+    /// Reads the written block `b` back (one positioned read, counted) and decodes
+    /// it: `None` if it is damaged. The block stays where it is; the caller consumes it.
+    ///
+    /// # Errors
+    /// [`FrontierError::Read`]: the read failed.
+    pub(super) fn read_block(
+        &mut self,
+        b: BlockRef,
+    ) -> Result<Option<Vec<super::segment::Record>>, FrontierError> {
+        let mut buf = std::mem::take(&mut self.read_buf);
+        let read = self.store.read(b.file, b.offset, b.len, &mut buf);
+        if let Err(source) = read {
+            self.read_buf = buf;
+            return Err(FrontierError::Read {
+                path: self.store.path(b.file),
+                offset: u64::from(b.offset),
+                source,
+            });
+        }
+        self.blocks_read += 1;
+        self.disk_reads_bytes += u64::from(b.len);
+        let records = block::decode(&buf);
+        self.read_buf = buf;
+        Ok(records)
     }
 
     /// The front block of `id` was read: off its list, released in the store.
