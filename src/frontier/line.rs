@@ -26,7 +26,7 @@ use super::block::Builder;
 use super::host::HostId;
 use super::segment::Record;
 use super::store::{BlockRef, UNWRITTEN};
-use super::{block, heap_chunk, Frontier, FrontierError, QueuedUrl, BLOCK_REF_BYTES};
+use super::{heap_chunk, Frontier, FrontierError, QueuedUrl, BLOCK_REF_BYTES};
 
 /// Records in a sealed block of the line: larger than a host's blocks, since the line
 /// is read only at its front and sequentially (a block of a few KiB to tens of KiB).
@@ -303,14 +303,7 @@ impl Frontier {
         let mut buf = std::mem::take(&mut self.read_buf);
         let mut damaged = Vec::new();
         for b in &self.line.blocks {
-            self.store
-                .read(b.file, b.offset, b.len, &mut buf)
-                .map_err(|source| FrontierError::Read {
-                    path: self.store.path(b.file),
-                    offset: u64::from(b.offset),
-                    source,
-                })?;
-            match block::decode(&buf) {
+            match super::store::load_block(&mut *self.store, *b, &mut buf)? {
                 Some(records) => records.iter().for_each(&mut visit),
                 None => damaged.push(*b),
             }

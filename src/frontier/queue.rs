@@ -3,9 +3,9 @@
 
 use super::block::Buffer;
 use super::host::{Host, HostId, Spill};
-use super::store::{BlockRef, UNWRITTEN};
+use super::store::{load_block, BlockRef, UNWRITTEN};
 use super::{
-    block, BlockDamage, Frontier, FrontierError, QueuedUrl, BLOCK_REF_BYTES, MAX_DAMAGE_REPORTS,
+    BlockDamage, Frontier, FrontierError, QueuedUrl, BLOCK_REF_BYTES, MAX_DAMAGE_REPORTS,
     SPILL_BYTES, WRITE_BATCH_BYTES,
 };
 
@@ -210,20 +210,9 @@ impl Frontier {
         &mut self,
         b: BlockRef,
     ) -> Result<Option<Vec<super::segment::Record>>, FrontierError> {
-        let mut buf = std::mem::take(&mut self.read_buf);
-        let read = self.store.read(b.file, b.offset, b.len, &mut buf);
-        if let Err(source) = read {
-            self.read_buf = buf;
-            return Err(FrontierError::Read {
-                path: self.store.path(b.file),
-                offset: u64::from(b.offset),
-                source,
-            });
-        }
+        let records = load_block(&mut *self.store, b, &mut self.read_buf)?;
         self.blocks_read += 1;
         self.disk_reads_bytes += u64::from(b.len);
-        let records = block::decode(&buf);
-        self.read_buf = buf;
         Ok(records)
     }
 
@@ -375,14 +364,7 @@ impl Frontier {
                 blocks, pending, ..
             } = spill;
             for b in blocks {
-                self.store
-                    .read(b.file, b.offset, b.len, &mut buf)
-                    .map_err(|source| FrontierError::Read {
-                        path: self.store.path(b.file),
-                        offset: u64::from(b.offset),
-                        source,
-                    })?;
-                match block::decode(&buf) {
+                match load_block(&mut *self.store, *b, &mut buf)? {
                     Some(records) => records.iter().for_each(|r| f(&h.name, &r.item)),
                     None => damaged.push((id, *b)),
                 }

@@ -434,3 +434,23 @@ impl BlockStore for MemStore {
         inner.ledger.current.unwrap_or(inner.ledger.next_id)
     }
 }
+/// One positioned read of the written block `b` from `store` into `buf`, decoded:
+/// `None` if it is damaged. The one block read of the frontier (a host's refill, the
+/// line's front, a checkpoint's listing).
+///
+/// # Errors
+/// [`super::FrontierError::Read`]: the read failed.
+pub(super) fn load_block(
+    store: &mut dyn BlockStore,
+    b: BlockRef,
+    buf: &mut Vec<u8>,
+) -> Result<Option<Vec<super::segment::Record>>, super::FrontierError> {
+    store
+        .read(b.file, b.offset, b.len, buf)
+        .map_err(|source| super::FrontierError::Read {
+            path: store.path(b.file),
+            offset: u64::from(b.offset),
+            source,
+        })?;
+    Ok(super::block::decode(buf))
+}
