@@ -55,6 +55,22 @@ fn rss_bytes() -> u64 {
     trawl::sys::procfs::process_memory().map_or(0, |m| m.rss_bytes)
 }
 
+/// Fetches `url`'s host's rules into `robots` as the engine would: the poll, the
+/// answer (the small file), the parse report taken at once for the crawl log.
+fn answer_robots(robots: &mut RobotsCache, url: &url::Url, now: Instant) -> anyhow::Result<()> {
+    if robots.poll_fetch(url, now).is_some() {
+        let key = HostKey::of(url).ok_or_else(|| anyhow::anyhow!("no host"))?;
+        let response = RobotsResponse {
+            status: 200,
+            headers: &[],
+            body: ROBOTS,
+        };
+        robots.on_response(&key, now, &response);
+        robots.take_parse_report(&key);
+    }
+    Ok(())
+}
+
 fn host_name(i: u64) -> String {
     format!("h{i:07}.example.com")
 }
@@ -112,17 +128,7 @@ fn measure(a: &HostsBenchArgs, dir: &std::path::Path) -> anyhow::Result<serde_js
     let mut robots = RobotsCache::new(PolicyConfig::new("trawl"), usize::MAX / 2);
     for i in 0..m {
         let url = url::Url::parse(&format!("http://{}/", host_name(i)))?;
-        if robots.poll_fetch(&url, now).is_some() {
-            let key = HostKey::of(&url).ok_or_else(|| anyhow::anyhow!("no host"))?;
-            let response = RobotsResponse {
-                status: 200,
-                headers: &[],
-                body: ROBOTS,
-            };
-            robots.on_response(&key, now, &response);
-            // The engine takes the parse report for the crawl log at once.
-            robots.take_parse_report(&key);
-        }
+        answer_robots(&mut robots, &url, now)?;
     }
     let after_robots = rss_bytes();
     let spill = measure_spill(a, n, dir, now)?;
@@ -194,17 +200,7 @@ fn measure_spill(
         &dir.join("robots"),
     );
     for i in 0..n {
-        let url = url_of(i)?;
-        if robots.poll_fetch(&url, now).is_some() {
-            let key = HostKey::of(&url).ok_or_else(|| anyhow::anyhow!("no host"))?;
-            let response = RobotsResponse {
-                status: 200,
-                headers: &[],
-                body: ROBOTS,
-            };
-            robots.on_response(&key, now, &response);
-            robots.take_parse_report(&key);
-        }
+        answer_robots(&mut robots, &url_of(i)?, now)?;
     }
     robots.flush()?;
     let spill_secs = t.elapsed().as_secs_f64();
