@@ -327,7 +327,23 @@ impl CrawlConfig {
             .max(2 * self.concurrency_per_shard)
             .max(256)
     }
+
+    /// Active hosts of one server address a shard keeps at most (docs/frontier.md,
+    /// "The active set"): four times the connections the address may take
+    /// (`--per-ip-connections`), so its connections stay busy while its hosts rest
+    /// their politeness delay, and the rest of the active set serves other servers.
+    /// Unbounded without a per-address cap.
+    pub fn max_active_hosts_per_address(&self) -> u32 {
+        match self.per_ip_connections {
+            0 => u32::MAX,
+            n => n.saturating_mul(ACTIVE_HOSTS_PER_ADDRESS_CONNECTION).max(8),
+        }
+    }
 }
+
+/// Active hosts per connection an address may take (see
+/// [`CrawlConfig::max_active_hosts_per_address`]).
+pub const ACTIVE_HOSTS_PER_ADDRESS_CONNECTION: u32 = 4;
 
 /// Bytes of `--memory` reserved for each fetch slot (`--concurrency` x shards). The
 /// fetcher's read buffer is one per loop; what a connection keeps is its `Conn`, a

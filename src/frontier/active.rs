@@ -21,12 +21,14 @@ impl Frontier {
         h.takes = 0;
         self.active_hosts += 1;
         self.activations += 1;
+        self.join_address(id);
         self.schedule_if_idle(id);
     }
 
     /// Hosts of the settling list leave the active set if they still have nothing
     /// queued and nothing running, or go to the back of the line if they spent their
-    /// activation's budget while hosts wait there.
+    /// activation's budget, or are crowded on their address (`address.rs`), while
+    /// hosts wait there.
     pub(super) fn settle(&mut self) {
         let budget = self.config.activation_budget;
         for id in std::mem::take(&mut self.settling) {
@@ -36,7 +38,9 @@ impl Frontier {
             if !h.active || h.held || h.in_flight > 0 {
                 continue;
             }
-            let rotate = h.has_queue() && h.takes >= budget && self.line.records > 0;
+            let spent = h.takes >= budget || h.crowded;
+            let rotate = h.has_queue() && spent && self.line.records > 0;
+            let for_address = rotate && h.crowded && h.takes < budget;
             if h.has_queue() && !rotate {
                 continue;
             }
@@ -50,6 +54,7 @@ impl Frontier {
                     self.left.push(h.name.clone());
                 }
             }
+            self.leave_address(id, for_address);
             self.active_hosts = self.active_hosts.saturating_sub(1);
             self.rotations += u64::from(rotate);
             self.off_heap(id);

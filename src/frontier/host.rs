@@ -38,6 +38,11 @@ pub(super) struct Host {
     pub waiting: bool,
     /// URLs taken since its activation (the activation's budget is counted in these).
     pub takes: u16,
+    /// Active beyond its address's bound (`address.rs`): goes to the back of the line
+    /// at its next turn with nothing in flight.
+    pub crowded: bool,
+    /// Its server's address as last seen ([`super::address::AddrKey`]; 0: not known).
+    pub addr: u64,
 }
 
 /// The part of a host's queue beyond its RAM head.
@@ -71,6 +76,8 @@ impl Host {
             active: false,
             waiting: false,
             takes: 0,
+            crowded: false,
+            addr: 0,
         }
     }
 

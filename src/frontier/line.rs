@@ -273,7 +273,10 @@ impl Frontier {
                 // Queued for a host being served or waiting, or a stale marker.
                 continue;
             }
-            if self.table.get(id).is_some_and(|h| h.has_queue()) {
+            if self.table.get(id).is_some_and(|h| h.has_queue()) && self.address_full(id) {
+                // Its server has its share of the active set: back of the line.
+                self.keep_in_line(id)?;
+            } else if self.table.get(id).is_some_and(|h| h.has_queue()) {
                 self.activate(id);
                 activated = true;
             } else if let Some(h) = self.table.get_mut(id) {

@@ -29,12 +29,14 @@
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 mod active;
+mod address;
 pub mod block;
 mod host;
 mod line;
 mod queue;
 mod ready;
 pub mod segment;
+mod stats;
 pub mod store;
 
 use std::cmp::Reverse;
@@ -46,6 +48,7 @@ use crate::bytesize::heap_chunk;
 use host::{Host, HostId, HostTable, Spill};
 pub use ready::Gate;
 pub use segment::{Record, SegmentError, SegmentReader, SegmentWriter};
+pub use stats::FrontierStats;
 pub use store::{BlockRef, BlockStore, FileStore, MemCalls, MemStore};
 
 /// A URL waiting in the frontier, with what the crawl log needs about how it was found.
@@ -108,6 +111,9 @@ pub struct FrontierConfig {
     /// their politeness delay); the rest wait in the line at no RAM cost a host. The
     /// engine sizes it from `--memory`.
     pub max_active_hosts: usize,
+    /// Active hosts on one server address at most (`address.rs`): a host found to be
+    /// the next on a full address goes to the back of the line.
+    pub max_active_per_address: u32,
     /// URLs an activation may take before its host goes to the back of the line, if
     /// hosts wait there (see docs/frontier.md, "The active set").
     pub activation_budget: u16,
@@ -127,6 +133,7 @@ impl FrontierConfig {
             segment_bytes: 16 << 20,
             max_in_flight_per_host: 1,
             max_active_hosts: 65_536,
+            max_active_per_address: u32::MAX,
             activation_budget: DEFAULT_ACTIVATION_BUDGET,
         }
     }
@@ -199,51 +206,6 @@ pub struct BlockDamage {
     pub host: String,
 }
 
-/// Counters a progress display and `stats.json` show.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FrontierStats {
-    /// URLs in RAM: hosts' heads and buffers.
-    pub ram_urls: u64,
-    /// URLs in blocks (on disk, or in the write batch).
-    pub disk_urls: u64,
-    /// Bytes of the log files, dead blocks included, plus the write batch.
-    pub disk_bytes: u64,
-    /// RAM counted against the budget: URLs, host table, block references, batch.
-    pub ram_bytes: u64,
-    pub hosts: u64,
-    /// Hosts on the schedule (something queued, not held, a fetch slot free).
-    pub hosts_ready: u64,
-    pub hosts_in_flight: u64,
-    /// Hosts whose queue continues beyond RAM (blocks or a buffer).
-    pub hosts_with_disk: u64,
-    /// Log files on disk.
-    pub segments: u64,
-    pub blocks_written: u64,
-    pub blocks_read: u64,
-    pub disk_reads_bytes: u64,
-    /// Blocks found damaged (checksum or records), their URLs lost.
-    pub blocks_damaged: u64,
-    /// Hosts in the active set.
-    pub hosts_active: u64,
-    /// Records waiting in the line (URLs of inactive hosts, and markers).
-    pub line_records: u64,
-    /// Activations so far (a host entering the active set).
-    pub activations: u64,
-    /// Hosts sent to the back of the line after spending an activation's budget.
-    pub rotations: u64,
-}
-
-impl FrontierStats {
-    /// Disk bytes per URL waiting on disk (0 when none).
-    pub fn disk_bytes_per_url(&self) -> f64 {
-        if self.disk_urls == 0 {
-            0.0
-        } else {
-            self.disk_bytes as f64 / self.disk_urls as f64
-        }
-    }
-}
-
 /// A typical queued URL's RAM cost ([`QueuedUrl::ram_bytes`]: the struct, a URL and a
 /// via of some 60 bytes each), for sizing per-host shares.
 const APPROX_URL_BYTES: usize = 256;
@@ -300,6 +262,8 @@ pub struct Frontier {
     active_hosts: u64,
     activations: u64,
     rotations: u64,
+    /// Active hosts per server address (`address.rs`).
+    addresses: address::Addresses,
     /// Active hosts whose fetch ended with nothing left or their budget spent: they
     /// leave the active set at the next turn, unless the page just fetched gave them
     /// more (its links are admitted after the fetch completes).
@@ -370,6 +334,7 @@ impl Frontier {
             active_hosts: 0,
             activations: 0,
             rotations: 0,
+            addresses: address::Addresses::default(),
             settling: Vec::new(),
             left: Vec::new(),
             scratch: Vec::new(),
@@ -460,7 +425,7 @@ impl Frontier {
         let now_idle = h.in_flight == 0;
         let finished = h.in_flight == 0
             && h.active
-            && (!h.has_queue() || h.takes >= self.config.activation_budget);
+            && (h.crowded || !h.has_queue() || h.takes >= self.config.activation_budget);
         if was_running {
             self.in_flight = self.in_flight.saturating_sub(1);
             if now_idle {
@@ -503,29 +468,6 @@ impl Frontier {
             self.heap.pop();
         }
         line
-    }
-
-    /// Current counters.
-    pub fn stats(&self) -> FrontierStats {
-        FrontierStats {
-            ram_urls: self.ram_urls,
-            disk_urls: self.disk_urls,
-            disk_bytes: self.store.bytes() + self.batch.len() as u64,
-            ram_bytes: self.ram_bytes as u64,
-            hosts: self.table.len() as u64,
-            hosts_ready: self.on_heap,
-            hosts_in_flight: self.hosts_in_flight,
-            hosts_with_disk: self.hosts_with_disk,
-            segments: self.store.files(),
-            blocks_written: self.blocks_written,
-            blocks_read: self.blocks_read,
-            disk_reads_bytes: self.disk_reads_bytes,
-            blocks_damaged: self.blocks_damaged,
-            hosts_active: self.active_hosts,
-            line_records: self.line.records,
-            activations: self.activations,
-            rotations: self.rotations,
-        }
     }
 
     /// Hosts on the schedule whose politeness instant is at or before `now`: ready

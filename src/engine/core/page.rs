@@ -34,6 +34,10 @@ impl Core {
         out: &mut Vec<Action>,
     ) {
         self.shared.bytes.fetch_add(o.wire_bytes, Ordering::AcqRel);
+        if let Some(peer) = o.peer {
+            // Before `complete`: a host one too many on its address leaves at once.
+            self.frontier.note_address(&host, peer.ip());
+        }
         if matches!(o.error, Some(FailReason::BlockedAddress)) {
             // The rules came from before (a checkpoint, or the name now resolves
             // elsewhere): the page is refused by policy, once, with no backoff.

@@ -470,6 +470,7 @@ fn new_frontiers(config: &CrawlConfig, reserved_bytes: u64) -> Result<Vec<Fronti
         fc.ram_budget_bytes = frontier_ram_bytes_per_shard(config, reserved_bytes);
         fc.max_in_flight_per_host = config.per_host_connections.max(1);
         fc.max_active_hosts = config.max_active_hosts_per_shard();
+        fc.max_active_per_address = config.max_active_hosts_per_address();
         frontiers.push(Frontier::new(fc)?);
     }
     Ok(frontiers)
