@@ -139,6 +139,24 @@ pub struct FileContents {
 /// # Errors
 /// I/O errors other than a short read.
 pub fn read_file(path: &Path) -> io::Result<FileContents> {
+    let mut entries = Vec::new();
+    let mut out = read_each(path, |_, e| entries.push(e))?;
+    if out.meta.is_some() {
+        out.entries = entries;
+    }
+    Ok(out)
+}
+
+/// [`read_file`] record by record: `on_entry` gets each entry that decodes, with the
+/// file's meta record (always read first), and the returned contents hold no entries.
+/// So a checkpoint of millions of hosts loads in the RAM of one entry.
+///
+/// # Errors
+/// I/O errors.
+pub fn read_each(
+    path: &Path,
+    mut on_entry: impl FnMut(&Meta, StoredEntry),
+) -> io::Result<FileContents> {
     let mut out = FileContents::default();
     let mut r = match RecordReader::open(BufReader::new(File::open(path)?), &FORMAT) {
         Ok(r) => r,
@@ -227,7 +245,11 @@ pub fn read_file(path: &Path) -> io::Result<FileContents> {
                 break;
             }
             TYPE_ENTRY => match decode_entry(body) {
-                Ok(e) => out.entries.push(e),
+                Ok(e) => {
+                    if let Some(meta) = &out.meta {
+                        on_entry(meta, e);
+                    }
+                }
                 Err(e) => out.damage.push(Damage {
                     offset,
                     message: format!("{e}: entry skipped"),
@@ -270,9 +292,6 @@ pub fn read_file(path: &Path) -> io::Result<FileContents> {
             message: "no meta record".to_owned(),
         });
     }
-    if out.meta.is_none() {
-        out.entries.clear();
-    }
     Ok(out)
 }
 
@@ -288,6 +307,15 @@ fn truncated(offset: u64) -> Damage {
 pub struct Loaded {
     /// Live policies, file by file (shard order), least recently used first.
     pub entries: Vec<(HostKey, RobotsPolicy)>,
+    /// What the load went through.
+    pub stats: LoadStats,
+}
+
+/// What [`load_dir_into`] went through.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadStats {
+    /// Hosts handed on.
+    pub entries: u64,
     /// Robots files read.
     pub files: u64,
     /// Files not used at all: unreadable, bad header or meta record, or compiled for
@@ -297,12 +325,29 @@ pub struct Loaded {
     pub damaged: u64,
 }
 
-/// Loads every `robots-*.bin` of a checkpoint directory for a crawl with `config`.
-/// Never fails: a missing or unreadable file, damaged records or rules compiled for
-/// other settings only mean refetching those hosts' robots.txt, and each is logged as
-/// a warning.
+/// [`load_dir_into`], collected (tests, small crawls).
 pub fn load_dir(dir: &Path, config: &PolicyConfig, clock: Clock) -> Loaded {
-    let mut loaded = Loaded::default();
+    let mut entries = Vec::new();
+    let stats = load_dir_into(dir, config, clock, |key, policy| {
+        entries.push((key, policy))
+    });
+    Loaded { entries, stats }
+}
+
+/// Loads every `robots-*.bin` of a checkpoint directory for a crawl with `config`,
+/// handing each live host to `sink` as it is read (file by file in shard order, least
+/// recently used first), so the load holds one entry at a time, not the checkpoint's
+/// millions (a resume at a million hosts once peaked 260 MiB above the crawl for a
+/// list of them). Never fails: a missing or unreadable file, damaged records or rules
+/// compiled for other settings only mean refetching those hosts' robots.txt, and each
+/// is logged as a warning.
+pub fn load_dir_into(
+    dir: &Path,
+    config: &PolicyConfig,
+    clock: Clock,
+    mut sink: impl FnMut(HostKey, RobotsPolicy),
+) -> LoadStats {
+    let mut loaded = LoadStats::default();
     let mut files: Vec<std::path::PathBuf> = match std::fs::read_dir(dir) {
         Ok(list) => list
             .flatten()
@@ -321,36 +366,36 @@ pub fn load_dir(dir: &Path, config: &PolicyConfig, clock: Clock) -> Loaded {
     files.sort();
     for file in files {
         loaded.files += 1;
-        let contents = match read_file(&file) {
+        let mut handed = 0u64;
+        let read = read_each(&file, |meta, e| {
+            if meta.matches(config) {
+                let (key, policy) = e.into_policy(clock, config);
+                sink(key, policy);
+                handed += 1;
+            }
+        });
+        let contents = match read {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(file = %file.display(), error = %e, "robots file unreadable; its hosts' robots.txt will be refetched");
                 loaded.ignored_files += 1;
+                loaded.entries += handed;
                 continue;
             }
         };
+        loaded.entries += handed;
         for d in &contents.damage {
             tracing::warn!(file = %file.display(), offset = d.offset, "{}", d.message);
         }
         loaded.damaged += contents.damage.len() as u64;
         match &contents.meta {
-            None => {
-                loaded.ignored_files += 1;
-                continue;
-            }
+            None => loaded.ignored_files += 1,
             Some(meta) if !meta.matches(config) => {
                 tracing::warn!(file = %file.display(), "robots rules were compiled for another agent, mode or 401/403 reading; they will be refetched");
                 loaded.ignored_files += 1;
-                continue;
             }
             Some(_) => {}
         }
-        loaded.entries.extend(
-            contents
-                .entries
-                .into_iter()
-                .map(|e| e.into_policy(clock, config)),
-        );
     }
     loaded
 }

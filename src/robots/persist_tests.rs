@@ -499,15 +499,15 @@ fn load_dir_uses_what_verifies_and_never_fails() {
     fs::write(p("robots-0004.bin"), b"not a robots file at all").unwrap();
     fs::write(p("frontier-0000.seg"), b"x").unwrap();
     let loaded = load_dir(dir.path(), &config, clock);
-    assert_eq!(loaded.files, 5);
-    assert_eq!(loaded.ignored_files, 2, "other agent, garbage");
-    assert!(loaded.damaged >= 3, "{}", loaded.damaged);
+    assert_eq!(loaded.stats.files, 5);
+    assert_eq!(loaded.stats.ignored_files, 2, "other agent, garbage");
+    assert!(loaded.stats.damaged >= 3, "{}", loaded.stats.damaged);
     let half = read_file(&p("robots-0002.bin")).unwrap().entries.len();
     assert!(half > 0 && half < 6);
     assert_eq!(loaded.entries.len(), 6 + 5 + half);
     // A directory that does not exist: nothing, no panic.
     let none = load_dir(&p("missing"), &config, clock);
-    assert!(none.entries.is_empty() && none.files == 0);
+    assert!(none.entries.is_empty() && none.stats.files == 0);
 }
 
 #[test]

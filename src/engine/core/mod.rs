@@ -311,8 +311,35 @@ pub(crate) struct CoreParts {
     pub filter: Arc<UrlFilter>,
     /// Host tallies restored from a checkpoint (empty on a fresh crawl).
     pub tallies: HashMap<String, HostTally>,
-    /// Robots cache entries restored from a checkpoint, least recently used first.
-    pub robots: Vec<(HostKey, RobotsPolicy)>,
+    /// The shard's robots cache ([`robots_cache`]), with what a checkpoint held
+    /// ([`restore_robots`]).
+    pub robots: RobotsCache,
+}
+
+/// Shard `index`'s robots cache, empty: its byte budget, and its disk tier under
+/// `OUT/robots/shard-NNNN` when the crawl has an output directory.
+pub(crate) fn robots_cache(settings: &CoreSettings, index: usize) -> RobotsCache {
+    match &settings.robots_spill_dir {
+        Some(dir) => RobotsCache::with_spill_dir(
+            settings.robots.clone(),
+            settings.robots_cache_bytes,
+            &dir.join(format!("shard-{index:04}")),
+        ),
+        None => RobotsCache::new(settings.robots.clone(), settings.robots_cache_bytes),
+    }
+}
+
+/// A host's rules from a checkpoint go back into its shard's cache (restored oldest
+/// first, so past the byte budget the most recently used stay in RAM), with the
+/// sitemap grants they carry.
+pub(crate) fn restore_robots(
+    shared: &CoreShared,
+    cache: &mut RobotsCache,
+    key: HostKey,
+    policy: RobotsPolicy,
+) {
+    sitemaps::regrant(shared, &policy);
+    cache.restore(key, policy);
 }
 
 /// The decisions of one shard. See the module docs.
@@ -365,19 +392,7 @@ pub(crate) struct Core {
 impl Core {
     pub fn new(p: CoreParts) -> Self {
         let config = &p.shared.settings;
-        let mut robots = match &config.robots_spill_dir {
-            Some(dir) => RobotsCache::with_spill_dir(
-                config.robots.clone(),
-                config.robots_cache_bytes,
-                &dir.join(format!("shard-{:04}", p.index)),
-            ),
-            None => RobotsCache::new(config.robots.clone(), config.robots_cache_bytes),
-        };
-        // Oldest first, so past the byte budget the most recently used hosts stay.
-        for (key, policy) in p.robots {
-            sitemaps::regrant(&p.shared, &policy);
-            robots.restore(key, policy);
-        }
+        let robots = p.robots;
         let extract = ExtractOptions {
             robot_name: config.agent_token.clone(),
             max_links: config.max_links_per_page,

@@ -17,8 +17,7 @@ use url::Url;
 use crate::checkpoint::{self, Counters, Manifest, PresenceLogs};
 use crate::frontier::{Frontier, FrontierConfig, QueuedUrl, SegmentReader};
 use crate::net::FetchLimits;
-use crate::robots::RobotsPolicy;
-use crate::routing::HostKey;
+use crate::robots::RobotsCache;
 use crate::seen::{ContentSeen, Purpose, SeenConfig, SeenSet};
 use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
@@ -72,29 +71,29 @@ fn discard_uncheckpointed_output(log: &Path, warc_dir: &Path) -> Result<(), Craw
     Ok(())
 }
 
-/// The robots cache entries of a checkpoint (`robots-NNNN.bin`), routed to their
-/// shards by host key, least recently used first. Never fails: the robots cache is a
-/// cache (see `robots::dump::load_dir`).
-fn load_robots(
-    dir: &Path,
-    shards: usize,
-    config: &crate::robots::PolicyConfig,
-) -> Vec<Vec<(HostKey, RobotsPolicy)>> {
-    let mut out: Vec<Vec<_>> = (0..shards).map(|_| Vec::new()).collect();
-    let loaded = crate::robots::dump::load_dir(dir, config, crate::robots::persist::Clock::now());
+/// The robots cache entries of a checkpoint (`robots-NNNN.bin`), each put into the
+/// cache of the shard that owns its host as it is read, least recently used first.
+/// Never fails: the robots cache is a cache (see `robots::dump::load_dir_into`).
+fn load_robots(dir: &Path, shared: &super::core::CoreShared, caches: &mut [RobotsCache]) {
+    let shards = caches.len();
+    let loaded = crate::robots::dump::load_dir_into(
+        dir,
+        &shared.settings.robots,
+        crate::robots::persist::Clock::now(),
+        |key, policy| {
+            let shard = crate::routing::shard_of(key.as_str(), shards);
+            if let Some(cache) = caches.get_mut(shard) {
+                super::core::restore_robots(shared, cache, key, policy);
+            }
+        },
+    );
     tracing::info!(
-        hosts = loaded.entries.len(),
+        hosts = loaded.entries,
         files = loaded.files,
         ignored_files = loaded.ignored_files,
         damaged_records = loaded.damaged,
         "robots cache restored from the checkpoint"
     );
-    for (key, policy) in loaded.entries {
-        if let Some(v) = out.get_mut(crate::routing::shard_of(key.as_str(), shards)) {
-            v.push((key, policy));
-        }
-    }
-    out
 }
 
 /// Logs, at crawl start, what the presence bits cost and what they lose at capacity:
@@ -141,7 +140,7 @@ pub(super) struct Prepared {
     pub filter: Arc<UrlFilter>,
     pub frontiers: Vec<Frontier>,
     pub tallies: Vec<HashMap<String, HostTally>>,
-    pub robots: Vec<Vec<(HostKey, RobotsPolicy)>>,
+    pub robots: Vec<RobotsCache>,
     /// The epoch resumed from, if any (`stats.json`).
     pub resumed_epoch: Option<u64>,
     /// The last checkpoint's epoch (0 on a fresh crawl).
@@ -234,7 +233,9 @@ pub(super) fn prepare(
         filter,
         frontiers: Vec::new(),
         tallies: (0..n).map(|_| HashMap::new()).collect(),
-        robots: (0..n).map(|_| Vec::new()).collect(),
+        robots: (0..n)
+            .map(|i| super::core::robots_cache(&shared.core.settings, i))
+            .collect(),
         resumed_epoch: None,
         epoch: 0,
         last_cp: None,
@@ -251,7 +252,7 @@ pub(super) fn prepare(
             prepared.epoch = m.epoch;
             prepared.last_cp = m.presence.map(|p| (dir.clone(), p));
             prepared.tallies = shard::load_tallies(dir, n)?;
-            prepared.robots = load_robots(dir, n, &shared.config.robots);
+            load_robots(dir, &shared.core, &mut prepared.robots);
             refill_frontiers(&shared, dir, &mut frontiers)?;
         }
         None => {

@@ -215,7 +215,7 @@ mod tests {
             output: output_tx,
             control: control_rx,
             tallies: HashMap::new(),
-            robots: Vec::new(),
+            robots: crate::engine::core::robots_cache(&shared.core.settings, 0),
             warc: None,
         });
         shard.route(1, "http://b.test".to_owned(), item("http://b.test/unsent"));

@@ -26,7 +26,6 @@ use crossbeam_channel::{Receiver, Sender};
 use crate::crawllog::{Hop, LogRecord};
 use crate::frontier::Frontier;
 use crate::net::Fetcher;
-use crate::routing::HostKey;
 use crate::url::UrlFilter;
 use crate::warc::{CaptureCompressor, WarcDate};
 
@@ -87,8 +86,8 @@ pub(crate) struct ShardParts {
     pub control: Receiver<Control>,
     /// Host tallies restored from a checkpoint (empty on a fresh crawl).
     pub tallies: HashMap<String, HostTally>,
-    /// Robots cache entries restored from a checkpoint, least recently used first.
-    pub robots: Vec<(HostKey, crate::robots::RobotsPolicy)>,
+    /// The shard's robots cache, with what a checkpoint held.
+    pub robots: crate::robots::RobotsCache,
     /// This shard's WARC compressor (`None` when WARC is off).
     pub warc: Option<CaptureCompressor>,
 }

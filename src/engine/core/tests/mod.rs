@@ -164,7 +164,7 @@ fn harness_of(
         frontier: Frontier::in_memory(fc),
         filter,
         tallies: Default::default(),
-        robots: Vec::new(),
+        robots: super::robots_cache(&shared.settings, 0),
     });
     let mut h = Harness {
         core,

@@ -425,7 +425,13 @@ fn after_a_resume_the_restored_robots_txt_grants_again() {
         frontier: Frontier::in_memory(frontier),
         filter,
         tallies: Default::default(),
-        robots: restored,
+        robots: {
+            let mut cache = crate::engine::core::robots_cache(&h.shared.settings, 0);
+            for (key, policy) in restored {
+                crate::engine::core::restore_robots(&h.shared, &mut cache, key, policy);
+            }
+            cache
+        },
     });
     assert_eq!(
         h.shared
