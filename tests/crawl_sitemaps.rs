@@ -134,7 +134,7 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
 /// host's URLs), each `/orphan-deep` through an index on one host, named by two
 /// robots.txt, and a gzipped sitemap on a third (both permissions passed down the
 /// chain). The farm must do the
-/// same (`tests/farm.rs::a_farm_follows_sitemap_chains_across_nodes`).
+/// same (`tests/farm/sitemaps.rs::a_farm_follows_sitemap_chains_across_nodes`).
 #[test]
 fn one_node_follows_sitemap_chains_across_hosts() {
     let tmp = tempfile::tempdir().unwrap();

@@ -92,7 +92,7 @@ pub fn warcio_check_dir(dir: &Path) -> usize {
 /// names a gzipped sitemap on the next host listing its `/orphan`, and an index on the
 /// next host (named by the robots.txt of the host after too) whose gzipped sitemap on
 /// the host after lists its `/orphan-deep`. Crawled by one node in
-/// `tests/crawl_sitemaps.rs` and by a farm in `tests/farm.rs`.
+/// `tests/crawl_sitemaps.rs` and by a farm in `tests/farm`.
 pub const CHAIN_WEB: [&str; 10] = [
     "--hosts",
     "10",
