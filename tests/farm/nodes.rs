@@ -4,27 +4,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::crawl_support::{crawl_args, trawl_bin, Synthweb};
+use crate::crawl_support::{crawl_args, trawl_bin, Synthweb, World};
 use crate::{BUDGET, NODES};
 
 pub fn world(dir: &Path) -> Synthweb {
-    Synthweb::start(
-        dir,
-        &[
-            "--hosts",
-            "30",
-            "--profile",
-            "default,traps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-            "--seed-stride",
-            "4",
-            "--manifest-max-pages-per-host",
-            &BUDGET.to_string(),
-        ],
-    )
+    let world = World {
+        hosts: 30,
+        profile: Some("default,traps"),
+        pages_per_host: "5-10",
+        out_degree: Some("5-10"),
+        budget: Some(BUDGET),
+    };
+    world.start(dir, &["--seed-stride", "4"])
 }
 
 /// The `trawl crawl` arguments of node `i`.

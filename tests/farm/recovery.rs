@@ -7,7 +7,7 @@ use std::time::Duration;
 use trawl::farm::{partition_key, PartitionBy, Partitions};
 
 use crate::checks::{assert_referee_passes, check_nodes, min_page_gap, referee};
-use crate::crawl_support::stats_json;
+use crate::crawl_support::{crash_seed, stats_json};
 use crate::nodes::{farm_setup, now_us, spawn_node, wait_all};
 use crate::redis::{cli, redis_available, Redis};
 use crate::NODES;
@@ -21,16 +21,7 @@ fn a_node_killed_and_resumed_loses_nothing() {
     if !redis_available(what) {
         return;
     }
-    let seed = std::env::var("CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("{what}: CRASH_SEED={seed}");
+    let seed = crash_seed(what);
     let mut rng = fastrand::Rng::with_seed(seed);
     let tmp = tempfile::tempdir().unwrap();
     let redis = Redis::standalone(tmp.path(), false);

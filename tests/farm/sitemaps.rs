@@ -68,17 +68,10 @@ fn a_farm_fetches_the_sitemap_only_pages_one_node_fetches() {
     let mut one_node = BTreeSet::new();
     let (_tmp, _redis, outs, r) = farm_on_web_after(
         &[
-            "--hosts",
-            "4",
-            "--profile",
-            "sitemaps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-            "--manifest-max-pages-per-host",
-            "300",
-        ],
+            &crawl_support::SITEMAPS_WEB[..],
+            &["--manifest-max-pages-per-host", "300"],
+        ]
+        .concat(),
         |sw, tmp| {
             let out = tmp.join("one-node");
             let mut args = crawl_args(&out, 300, 0);
