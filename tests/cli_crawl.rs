@@ -276,8 +276,7 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let stats = |out: &Path| -> serde_json::Value { stats_json(&out) };
-    assert_eq!(stats(&out)["finish"], "budget");
+    assert_eq!(stats_json(&out)["finish"], "budget");
 
     // Run 2: `--resume DIR` alone, from another directory: the seeds and flags come
     // from start.json (relative paths were recorded absolute); a new --max-pages wins.
@@ -299,7 +298,7 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
         "{}",
         stderr(&o)
     );
-    let s = stats(&out);
+    let s = stats_json(&out);
     assert!(s["resumed_from"].as_u64().is_some(), "{s}");
     assert_eq!(s["finish"], "budget", "{s}");
     assert!(s["pages"].as_u64().unwrap() > 10, "{s}");
@@ -317,7 +316,7 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let s = stats(&out);
+    let s = stats_json(&out);
     assert!(s["resumed_from"].as_u64().is_some(), "{s}");
     assert_eq!(s["finish"], "exhausted", "{s}");
     sw.stop();

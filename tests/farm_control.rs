@@ -312,7 +312,7 @@ fn trawl_ctl_operates_every_node_of_a_farm() {
         assert!(status.success(), "{status}");
     }
     for o in &outs {
-        let stats: serde_json::Value = stats_json(&o);
+        let stats: serde_json::Value = stats_json(o);
         assert_eq!(stats["finish"], "stopped", "{stats}");
         assert_eq!(
             stats["operator"]["rules"]["blocked_hosts"][0], first,
