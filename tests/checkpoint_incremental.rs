@@ -17,7 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crawl_support::{crawl_args, crawl_log, fetched_urls, trawl_bin, warcio_check_dir, Synthweb};
+use crawl_support::{
+    assert_covers_manifest, crawl_args, crawl_log, fetched_urls, stats_json, trawl_bin,
+    warcio_check_dir, World,
+};
 use trawl::seen::{Backing, ErrorKind, LogRef, SeenConfig, SeenSet, PAUSE_ENV};
 
 fn key(i: u64) -> [u8; 8] {
@@ -332,21 +335,14 @@ fn kill_9_inside_a_checkpoint_write_resumes_to_full_coverage() {
     let tmp = tempfile::tempdir().unwrap();
     let budget = 200;
     let delay_ms = 150;
-    let mut sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "12",
-            "--profile",
-            "default",
-            "--pages-per-host",
-            "20-40",
-            "--out-degree",
-            "5-15",
-            "--manifest-max-pages-per-host",
-            &budget.to_string(),
-        ],
-    );
+    let world = World {
+        hosts: 12,
+        profile: Some("default"),
+        pages_per_host: "20-40",
+        out_degree: Some("5-15"),
+        budget: Some(budget),
+    };
+    let mut sw = world.start(&tmp.path().join("web"), &[]);
     let out = tmp.path().join("crawl");
     let mut args = crawl_args(&out, budget, delay_ms);
     args.extend(["--checkpoint-secs".to_owned(), "1".to_owned()]);
@@ -414,16 +410,9 @@ fn kill_9_inside_a_checkpoint_write_resumes_to_full_coverage() {
         .unwrap();
     assert!(status.success(), "final run failed: {status}");
     sw.stop();
-    let (m, f) = sw.manifest();
     let fetched = fetched_urls(&crawl_log(&out));
-    let missed: Vec<_> = m.difference(&fetched).take(5).collect();
-    assert!(
-        missed.is_empty(),
-        "M URLs lost after {kills_inside} kills: {missed:?}"
-    );
-    assert!(f.intersection(&fetched).next().is_none(), "F URLs fetched");
-    let stats: serde_json::Value =
-        serde_json::from_slice(&fs::read(out.join("stats.json")).unwrap()).unwrap();
+    assert_covers_manifest(&sw, &fetched, &format!("after {kills_inside} kills"));
+    let stats = stats_json(&out);
     assert_eq!(stats["finish"], "exhausted", "{stats}");
     assert!(
         stats["checkpoint_total_bytes"].as_u64().unwrap() > 0,

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crawl_support::{crawl_args, crawl_log, fetched_urls, trawl_bin, Synthweb};
+use crawl_support::{crawl_args, crawl_log, fetched_urls, stats_json, trawl_bin, World};
 
 fn trawl(dir: &Path, args: &[&str]) -> Output {
     Command::new(trawl_bin())
@@ -248,8 +248,7 @@ fn a_loopback_seed_without_the_flag_is_refused_once_and_promptly() {
         0,
         "a refused address was contacted"
     );
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(tmp.path().join("out/stats.json")).unwrap()).unwrap();
+    let stats: serde_json::Value = stats_json(&tmp.path().join("out"));
     assert_eq!(stats["finish"], "exhausted", "{stats}");
     assert_eq!(stats["outcomes"]["blocked-address"], 4, "{stats}");
 }
@@ -257,17 +256,14 @@ fn a_loopback_seed_without_the_flag_is_refused_once_and_promptly() {
 #[test]
 fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "4",
-            "--profile",
-            "default",
-            "--pages-per-host",
-            "10-20",
-        ],
-    );
+    let world = World {
+        hosts: 4,
+        profile: Some("default"),
+        pages_per_host: "10-20",
+        out_degree: None,
+        budget: None,
+    };
+    let mut sw = world.start(&tmp.path().join("web"), &[]);
     let out = tmp.path().join("crawl");
     let out_s = out.display().to_string();
     let budget = 1000;
@@ -280,10 +276,7 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let stats = |out: &Path| -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap()
-    };
-    assert_eq!(stats(&out)["finish"], "budget");
+    assert_eq!(stats_json(&out)["finish"], "budget");
 
     // Run 2: `--resume DIR` alone, from another directory: the seeds and flags come
     // from start.json (relative paths were recorded absolute); a new --max-pages wins.
@@ -305,7 +298,7 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
         "{}",
         stderr(&o)
     );
-    let s = stats(&out);
+    let s = stats_json(&out);
     assert!(s["resumed_from"].as_u64().is_some(), "{s}");
     assert_eq!(s["finish"], "budget", "{s}");
     assert!(s["pages"].as_u64().unwrap() > 10, "{s}");
@@ -323,7 +316,7 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let s = stats(&out);
+    let s = stats_json(&out);
     assert!(s["resumed_from"].as_u64().is_some(), "{s}");
     assert_eq!(s["finish"], "exhausted", "{s}");
     sw.stop();

@@ -8,10 +8,12 @@
 
 mod crawl_support;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use crawl_support::{annotations, crawl_args, crawl_log, trawl_bin, Synthweb};
+use crawl_support::{
+    annotations, crawl_args, crawl_log, spawn_trawl, trawl_bin, wait_exit, ADD_WORLD,
+};
 
 fn add(out: &std::path::Path, urls: &[String]) {
     let o = Command::new(trawl_bin())
@@ -30,18 +32,7 @@ fn add(out: &std::path::Path, urls: &[String]) {
 #[test]
 fn added_urls_are_fetched_and_survive_a_kill_9() {
     let tmp = tempfile::tempdir().unwrap();
-    let sw = Synthweb::start_with(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "3",
-            "--pages-per-host",
-            "20-40",
-            "--out-degree",
-            "5-15",
-        ],
-        false,
-    );
+    let sw = ADD_WORLD.start_with(&tmp.path().join("web"), &[], false);
     let out = tmp.path().join("crawl");
     let mut args = crawl_args(&out, 1000, 150);
     args.extend(
@@ -59,12 +50,7 @@ fn added_urls_are_fetched_and_survive_a_kill_9() {
         .map(|k| url(2, &format!("/hidden/script/{k}")))
         .collect();
 
-    let mut child = Command::new(trawl_bin())
-        .current_dir(&sw.dir)
-        .args(&args)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_trawl(&sw, &args);
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
         child.try_wait().unwrap().is_none(),
@@ -74,30 +60,14 @@ fn added_urls_are_fetched_and_survive_a_kill_9() {
     child.kill().unwrap(); // SIGKILL right after the add
     child.wait().unwrap();
 
-    let mut child = Command::new(trawl_bin())
-        .current_dir(&sw.dir)
-        .args(&args)
-        .arg("--resume")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_trawl(&sw, &[&args[..], &["--resume".to_owned()]].concat());
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
         child.try_wait().unwrap().is_none(),
         "the resumed crawl ended too soon"
     );
     add(&out, &second);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the resumed crawl did not finish in 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_exit(&mut child, Duration::from_secs(120), "the resumed crawl");
     assert!(status.success(), "resumed crawl failed: {status}");
 
     let log = crawl_log(&out);

@@ -13,26 +13,18 @@
 
 mod crawl_support;
 
-use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crawl_support::{crawl_args, crawl_log, fetched_urls, trawl_bin, warcio_check_dir, Synthweb};
+use crawl_support::{
+    assert_covers_manifest, crash_seed, crawl_args, crawl_log, decided_twice, fetched_urls,
+    spawn_trawl, stats_json, wait_exit, warcio_check_dir, World,
+};
 
 const KILLS: usize = 10;
 
 #[test]
 fn kill_9_at_random_moments_loses_nothing() {
-    let seed = std::env::var("CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("crawl_crash: CRASH_SEED={seed}");
+    let seed = crash_seed("crawl_crash");
     let mut rng = fastrand::Rng::with_seed(seed);
 
     let tmp = tempfile::tempdir().unwrap();
@@ -40,34 +32,23 @@ fn kill_9_at_random_moments_loses_nothing() {
     // The trapped hosts take budget x delay = 30 s of crawling, longer than the ten
     // runs' 12-25 s together, so every kill lands mid-crawl however fast the engine is.
     let delay_ms = 150;
-    let mut sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "16",
-            "--profile",
-            "default,traps",
-            "--pages-per-host",
-            "20-40",
-            "--out-degree",
-            "5-15",
-            "--manifest-max-pages-per-host",
-            &budget.to_string(),
-        ],
-    );
+    let world = World {
+        hosts: 16,
+        profile: Some("default,traps"),
+        pages_per_host: "20-40",
+        out_degree: Some("5-15"),
+        budget: Some(budget),
+    };
+    let mut sw = world.start(&tmp.path().join("web"), &[]);
     let out = tmp.path().join("crawl");
     let mut args = crawl_args(&out, budget, delay_ms);
     args.extend(["--checkpoint-secs".to_owned(), "1".to_owned()]);
+    let resumed = [&args[..], &["--resume".to_owned()]].concat();
 
     let mut kills = 0;
     let mut finished_early = false;
     for run in 0..KILLS {
-        let mut cmd = Command::new(trawl_bin());
-        cmd.current_dir(&sw.dir).args(&args).stderr(Stdio::null());
-        if run > 0 {
-            cmd.arg("--resume");
-        }
-        let mut child = cmd.spawn().unwrap();
+        let mut child = spawn_trawl(&sw, if run > 0 { &resumed } else { &args });
         let offset = Duration::from_millis(rng.u64(1200..=2500));
         std::thread::sleep(offset);
         if let Some(status) = child.try_wait().unwrap() {
@@ -85,64 +66,26 @@ fn kill_9_at_random_moments_loses_nothing() {
     );
 
     // The last run goes to the end.
-    let mut child = Command::new(trawl_bin())
-        .current_dir(&sw.dir)
-        .args(&args)
-        .arg("--resume")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the final run did not finish in 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let mut child = spawn_trawl(&sw, &resumed);
+    let status = wait_exit(&mut child, Duration::from_secs(120), "the final run");
     assert!(status.success(), "final run failed: {status}");
     sw.stop();
 
-    let (m, f) = sw.manifest();
     let log = crawl_log(&out);
     let fetched = fetched_urls(&log);
-    let missed: Vec<_> = m.difference(&fetched).collect();
-    assert!(
-        missed.is_empty(),
-        "{} of {} M URLs lost after {kills} kills (seed {seed}), e.g. {:?}",
-        missed.len(),
-        m.len(),
-        missed.iter().take(5).collect::<Vec<_>>()
-    );
-    let forbidden: Vec<_> = f.intersection(&fetched).take(5).collect();
-    assert!(forbidden.is_empty(), "F URLs fetched: {forbidden:?}");
+    assert_covers_manifest(&sw, &fetched, &format!("after {kills} kills, seed {seed}"));
 
-    // Each URL decided once in the repaired log (retry lines aside).
-    let mut decided: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in &log {
-        let retry = r["annotations"].as_array().is_some_and(|a| {
-            a.iter()
-                .any(|x| x.as_str().is_some_and(|s| s.starts_with("retry:")))
-        });
-        // robots.txt (hops `P`) may be fetched again after a resume: a fetch in flight
-        // or settled after the last checkpoint, and failing robots.txt, are retried
-        // (the cache restored from the checkpoint covers the rest: docs/robots.md).
-        let robots = r["hops"].as_str().is_some_and(|h| h.ends_with('P'));
-        if !retry && !robots {
-            *decided.entry(r["url"].as_str().unwrap()).or_default() += 1;
-        }
-    }
-    let twice: Vec<_> = decided.iter().filter(|(_, n)| **n > 1).take(5).collect();
+    // Each URL decided once in the repaired log (retry lines aside). robots.txt (hops
+    // `P`) may be fetched again after a resume: a fetch in flight or settled after the
+    // last checkpoint, and failing robots.txt, are retried (the cache restored from the
+    // checkpoint covers the rest: docs/robots.md).
+    let twice = decided_twice(&log);
     assert!(
         twice.is_empty(),
         "URLs decided twice in the repaired log: {twice:?}"
     );
 
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    let stats = stats_json(&out);
     assert_eq!(stats["finish"], "exhausted", "{stats}");
     assert!(stats["resumed_from"].as_u64().is_some(), "{stats}");
 
@@ -158,7 +101,7 @@ fn kill_9_at_random_moments_loses_nothing() {
     eprintln!(
         "crawl_crash: {kills} kills, {} M URLs, {requests} server requests, {} repeated \
          (work redone after kills, robots.txt refetches and retries)",
-        m.len(),
+        sw.manifest().0.len(),
         requests - targets.len()
     );
     warcio_check_dir(&out.join("warc"));

@@ -14,36 +14,22 @@
 
 mod crawl_support;
 
-use std::process::Command;
-
-use crawl_support::{crawl_args, crawl_log, fetched_urls, Synthweb};
+use crawl_support::{crawl, crawl_log, fetched_urls, World};
 
 #[test]
 fn self_listing_directory_loop_costs_at_most_20_fetches() {
     let tmp = tempfile::tempdir().unwrap();
     let budget = 40;
-    let mut sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "12",
-            "--profile",
-            "default,traps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "3-6",
-            "--manifest-max-pages-per-host",
-            &budget.to_string(),
-        ],
-    );
+    let world = World {
+        hosts: 12,
+        profile: Some("default,traps"),
+        pages_per_host: "5-10",
+        out_degree: Some("3-6"),
+        budget: Some(budget),
+    };
+    let mut sw = world.start(&tmp.path().join("web"), &[]);
     let out = tmp.path().join("crawl");
-    let status = Command::new(crawl_support::trawl_bin())
-        .current_dir(&sw.dir)
-        .args(crawl_args(&out, budget, 0))
-        .status()
-        .unwrap();
-    assert!(status.success(), "trawl crawl failed: {status}");
+    crawl(&sw, &out, budget, 0, &[]);
     sw.stop();
 
     let (passed, report) = sw.check(0, 1);

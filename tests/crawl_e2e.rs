@@ -11,38 +11,22 @@
 
 mod crawl_support;
 
-use std::process::Command;
-
-use crawl_support::{crawl_args, crawl_log, fetched_urls, warcio_check_dir, Synthweb};
+use crawl_support::{crawl, crawl_log, fetched_urls, stats_json, warcio_check_dir, World};
 
 #[test]
 fn referee_passes_on_default_traps_and_hostile() {
     let tmp = tempfile::tempdir().unwrap();
     let budget = 60;
-    let mut sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "24",
-            "--profile",
-            "default,traps,hostile",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "5-10",
-            "--seed-stride",
-            "4",
-            "--manifest-max-pages-per-host",
-            &budget.to_string(),
-        ],
-    );
+    let world = World {
+        hosts: 24,
+        profile: Some("default,traps,hostile"),
+        pages_per_host: "5-10",
+        out_degree: Some("5-10"),
+        budget: Some(budget),
+    };
+    let mut sw = world.start(&tmp.path().join("web"), &["--seed-stride", "4"]);
     let out = tmp.path().join("crawl");
-    let status = Command::new(crawl_support::trawl_bin())
-        .current_dir(&sw.dir)
-        .args(crawl_args(&out, budget, 0))
-        .status()
-        .unwrap();
-    assert!(status.success(), "trawl crawl failed: {status}");
+    crawl(&sw, &out, budget, 0, &[]);
     sw.stop();
 
     let (passed, report) = sw.check(0, 1);
@@ -67,8 +51,7 @@ fn referee_passes_on_default_traps_and_hostile() {
     let forbidden: Vec<_> = f.intersection(&fetched).take(5).collect();
     assert!(forbidden.is_empty(), "F URLs fetched: {forbidden:?}");
 
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    let stats: serde_json::Value = stats_json(&out);
     assert_eq!(stats["finish"], "exhausted", "{stats}");
     warcio_check_dir(&out.join("warc"));
 }

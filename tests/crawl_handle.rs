@@ -12,7 +12,7 @@ mod crawl_support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crawl_support::{crawl_log, Synthweb};
+use crawl_support::{crawl_log, ADD_WORLD};
 use trawl::engine::{AddError, CrawlConfig, Crawler, Handler};
 use url::Url;
 
@@ -38,18 +38,7 @@ impl Handler for Gate {
 #[test]
 fn urls_added_through_the_handle_are_fetched() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut sw = Synthweb::start_with(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "3",
-            "--pages-per-host",
-            "20-40",
-            "--out-degree",
-            "5-15",
-        ],
-        false,
-    );
+    let mut sw = ADD_WORLD.start_with(&tmp.path().join("web"), &[], false);
     let out = tmp.path().join("crawl");
     let mut config = CrawlConfig::new(&out);
     config.seeds = std::fs::read_to_string(sw.path("seeds.txt"))

@@ -26,7 +26,7 @@ mod crawl_support;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crawl_support::{crawl_args, trawl_bin, Synthweb};
+use crawl_support::{crawl_args, stats_json, trawl_bin, Synthweb};
 
 const BUDGET: u64 = 256 << 20;
 
@@ -176,8 +176,7 @@ fn run(label: &str, r: &Run) {
         .iter()
         .map(|f| std::fs::metadata(out.join(f)).map_or(0, |m| m.len()))
         .sum();
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    let stats: serde_json::Value = stats_json(&out);
     let queued = stats["queued"].as_u64().unwrap();
     let disk_urls = stats["frontier_disk_urls"].as_u64().unwrap();
     let peak_less_bits = peak.total.saturating_sub(peak.bits);

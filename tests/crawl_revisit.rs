@@ -13,30 +13,24 @@
 mod crawl_support;
 
 use std::collections::HashMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crawl_support::{crawl_args, crawl_log, warcio, warcio_check_dir, Synthweb};
+use crawl_support::{
+    crawl, crawl_log, read_warc_records, stats_json, warcio, warcio_check_dir, World,
+};
 use trawl::warc::Digest;
 
 use crawl_support::WarcRecord as Rec;
 
 impl Rec {
     fn get(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.field(name)
     }
 }
 
 fn warc_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
+    let mut files = crawl_support::warc_files(dir);
     // Names are `trawl-{opened}-{serial}-{shard}`: sorting by the serial orders them
     // as written.
     files.sort_by_key(|p| {
@@ -46,43 +40,25 @@ fn warc_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Every record of every file, in write order (`crawl_support::read_warc_records`).
-fn read_records(files: &[PathBuf]) -> Vec<Rec> {
-    crawl_support::read_warc_records(files)
-}
-
 #[test]
 fn duplicate_payloads_are_written_as_revisits_of_earlier_responses() {
     let tmp = tempfile::tempdir().unwrap();
     let budget = 40;
-    let sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "8",
-            "--profile",
-            "traps",
-            "--pages-per-host",
-            "5-10",
-            "--out-degree",
-            "3-6",
-            "--manifest-max-pages-per-host",
-            &budget.to_string(),
-        ],
-    );
+    let world = World {
+        hosts: 8,
+        profile: Some("traps"),
+        pages_per_host: "5-10",
+        out_degree: Some("3-6"),
+        budget: Some(budget),
+    };
+    let sw = world.start(&tmp.path().join("web"), &[]);
     let out = tmp.path().join("crawl");
-    let status = Command::new(crawl_support::trawl_bin())
-        .current_dir(&sw.dir)
-        .args(crawl_args(&out, budget, 0))
-        .args(["--warc-max-bytes", "100000"])
-        .status()
-        .unwrap();
-    assert!(status.success(), "trawl crawl failed: {status}");
+    crawl(&sw, &out, budget, 0, &["--warc-max-bytes", "100000"]);
     drop(sw);
 
     let files = warc_files(&out.join("warc"));
     assert!(files.len() > 1, "rotation expected, got {files:?}");
-    let records = read_records(&files);
+    let records = read_warc_records(&files);
     let by_id: HashMap<&str, usize> = records
         .iter()
         .enumerate()
@@ -206,8 +182,7 @@ fn duplicate_payloads_are_written_as_revisits_of_earlier_responses() {
             line["payload_digest"].as_str()
         );
     }
-    let stats: serde_json::Value =
-        serde_json::from_slice(&fs::read(out.join("stats.json")).unwrap()).unwrap();
+    let stats: serde_json::Value = stats_json(&out);
     assert_eq!(
         stats["warc_revisits"].as_u64(),
         Some(revisits as u64),

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crawl_support::{crawl_args, crawl_log, fetched_urls, signal, trawl_bin, Synthweb};
+use crawl_support::{crawl_args, crawl_log, fetched_urls, signal, stats_json, trawl_bin, Synthweb};
 
 /// Hosts (`http://host:port`) whose robots.txt got a settled answer in the part of the
 /// crawl log the current checkpoint covers.
@@ -180,7 +180,6 @@ fn a_resumed_crawl_does_not_refetch_robots_txt() {
     assert!(missed.is_empty(), "M URLs not fetched: {missed:?}");
     let forbidden: Vec<_> = f.intersection(&fetched).take(5).collect();
     assert!(forbidden.is_empty(), "F URLs fetched: {forbidden:?}");
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+    let stats: serde_json::Value = stats_json(&out);
     assert_eq!(stats["finish"], "exhausted", "{stats}");
 }

@@ -20,16 +20,7 @@ use std::process::Command;
 use crawl_support::{annotations, crawl_args, crawl_log, stats_json, synthweb_bin, Synthweb};
 
 /// The test web: 4 hosts (host 1's robots.txt names the storage index on host 0).
-const WEB: [&str; 8] = [
-    "--hosts",
-    "4",
-    "--profile",
-    "sitemaps",
-    "--pages-per-host",
-    "5-10",
-    "--out-degree",
-    "5-10",
-];
+const WEB: [&str; 8] = crawl_support::SITEMAPS_WEB;
 
 /// `trawl crawl` of `sw` into `out`, `budget` pages per host, plus `extra` flags.
 fn crawl(sw: &Synthweb, out: &std::path::Path, budget: u64, extra: &[&str]) {
@@ -134,7 +125,7 @@ fn sitemap_only_pages_are_fetched_and_the_cross_host_sitemap_is_refused() {
 /// host's URLs), each `/orphan-deep` through an index on one host, named by two
 /// robots.txt, and a gzipped sitemap on a third (both permissions passed down the
 /// chain). The farm must do the
-/// same (`tests/farm.rs::a_farm_follows_sitemap_chains_across_nodes`).
+/// same (`tests/farm/sitemaps.rs::a_farm_follows_sitemap_chains_across_nodes`).
 #[test]
 fn one_node_follows_sitemap_chains_across_hosts() {
     let tmp = tempfile::tempdir().unwrap();

@@ -17,24 +17,19 @@ mod pipeline;
 
 use std::collections::BTreeSet;
 
-use crawl_support::{crawl_log, Synthweb};
+use crawl_support::{crawl_log, World};
 
 #[test]
 fn the_pipeline_example_indexes_every_html_page_it_crawls() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "4",
-            "--profile",
-            "default",
-            "--pages-per-host",
-            "10-20",
-            "--out-degree",
-            "3-8",
-        ],
-    );
+    let world = World {
+        hosts: 4,
+        profile: Some("default"),
+        pages_per_host: "10-20",
+        out_degree: Some("3-8"),
+        budget: None,
+    };
+    let mut sw = world.start(&tmp.path().join("web"), &[]);
     let out = tmp.path().join("pipe");
     let args: Vec<String> = [
         "--seeds",

@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use browser_support::wait_for;
-use crawl_support::{crawl_args, trawl_bin, Synthweb};
+use crawl_support::{crawl_args, stats_json, trawl_bin, Synthweb};
 
 /// Children killed on drop (redis, nodes), so a failing test leaves none behind.
 struct Children(Vec<Child>);
@@ -312,8 +312,7 @@ fn trawl_ctl_operates_every_node_of_a_farm() {
         assert!(status.success(), "{status}");
     }
     for o in &outs {
-        let stats: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap()).unwrap();
+        let stats: serde_json::Value = stats_json(o);
         assert_eq!(stats["finish"], "stopped", "{stats}");
         assert_eq!(
             stats["operator"]["rules"]["blocked_hosts"][0], first,

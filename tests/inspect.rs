@@ -12,10 +12,12 @@ mod crawl_support;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crawl_support::{crawl_args, crawl_log, signal, trawl_bin, Synthweb};
+use crawl_support::{
+    crawl_args, crawl_log, signal, spawn_trawl, stats_json, trawl_bin, Synthweb, World,
+};
 
 fn inspect(args: &[&str], dir: &Path) -> Output {
     Command::new(trawl_bin())
@@ -59,12 +61,7 @@ fn copy_tree(from: &Path, to: &Path) {
 fn crawl_and_stop(sw: &Synthweb, out: &Path, run_for: Duration, sig: &str) -> Option<i32> {
     let mut args = crawl_args(out, 200, 200);
     args.extend(["--checkpoint-secs", "1", "--shards", "2"].map(str::to_owned));
-    let mut child = Command::new(trawl_bin())
-        .current_dir(&sw.dir)
-        .args(&args)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_trawl(sw, &args);
     std::thread::sleep(run_for);
     // A kill must come after the first checkpoint (before it there is nothing to
     // inspect, which is tested separately): wait for CURRENT on a slow machine.
@@ -90,28 +87,20 @@ fn crawl_and_stop(sw: &Synthweb, out: &Path, run_for: Duration, sig: &str) -> Op
 #[test]
 fn inspect_reports_stopped_and_killed_crawls_and_detects_damage() {
     let tmp = tempfile::tempdir().unwrap();
-    let sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "12",
-            "--profile",
-            "default",
-            "--pages-per-host",
-            "30-40",
-            "--out-degree",
-            "5-15",
-            "--manifest-max-pages-per-host",
-            "200",
-        ],
-    );
+    let world = World {
+        hosts: 12,
+        profile: Some("default"),
+        pages_per_host: "30-40",
+        out_degree: Some("5-15"),
+        budget: Some(200),
+    };
+    let sw = world.start(&tmp.path().join("web"), &[]);
 
     // 1. Graceful stop: the final checkpoint matches stats.json and the crawl log.
     let out = tmp.path().join("stopped");
     let code = crawl_and_stop(&sw, &out, Duration::from_millis(2500), "TERM");
     assert_eq!(code, Some(0), "SIGTERM must stop the crawl with exit 0");
-    let stats: serde_json::Value =
-        serde_json::from_slice(&fs::read(out.join("stats.json")).unwrap()).unwrap();
+    let stats = stats_json(&out);
     assert_eq!(stats["finish"], "stopped", "{stats}");
     let d = inspect_json(&out);
     assert_eq!(d["verification"]["ok"], true, "{d}");

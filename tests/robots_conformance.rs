@@ -3,47 +3,17 @@
 //! Each suite names the RFC section and rule it checks; every case asserts the verdict
 //! and the line of the deciding rule. All failures are collected and reported together.
 
-use serde::Deserialize;
+mod robots_support;
+
 use trawl::robots::{Mode, Rules};
 
-#[derive(Debug, Deserialize)]
-struct Table {
-    suite: Vec<Suite>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Suite {
-    rfc: String,
-    rule: String,
-    agent: String,
-    #[serde(default)]
-    mode: Option<String>,
-    #[serde(default)]
-    robots: Option<String>,
-    #[serde(default)]
-    robots_hex: Option<String>,
-    #[serde(default)]
-    pad_bytes: Option<usize>,
-    cases: Vec<Case>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Case {
-    url: String,
-    allowed: bool,
-    line: u32,
-}
+use robots_support::load;
 
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
         .collect()
-}
-
-fn load() -> Table {
-    let text = include_str!("data/robots_conformance.toml");
-    toml::from_str(text).expect("conformance table parses")
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use browser_support::{browser_available, wait_for, Browser};
-use crawl_support::{crawl_args, trawl_bin, Synthweb};
+use crawl_support::{crawl_args, stats_json, trawl_bin, Synthweb};
 use serde_json::{json, Value};
 
 fn requests(web: &Synthweb) -> usize {
@@ -270,8 +270,7 @@ fn the_status_page_in_a_browser_shows_and_controls_the_crawl() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(status.success(), "{status}");
-    let stats: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    let stats: Value = stats_json(&out);
     assert_eq!(stats["finish"], "stopped");
     let prefixes = stats["operator"]["rules"]["blocked_prefixes"].to_string();
     assert!(prefixes.contains(&name), "{:#}", stats["operator"]);

@@ -10,11 +10,8 @@
 mod crawl_support;
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crawl_support::{crawl_args, crawl_log, warcio_check_dir, Synthweb};
+use crawl_support::{crawl, crawl_log, read_warc_records, warc_files, warcio_check_dir, World};
 use trawl::http::ResponseHead;
 use trawl::warc::{
     Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse, WarcDate, WarcWriter,
@@ -24,27 +21,10 @@ use trawl::warc::{
 use crawl_support::WarcRecord as Rec;
 
 impl Rec {
+    /// A header field's value, `""` when absent.
     fn get(&self, name: &str) -> &str {
-        self.fields
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map_or("", |(_, v)| v.as_str())
+        self.field(name).unwrap_or("")
     }
-}
-
-fn warc_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// Every record of every file, in write order (`crawl_support::read_warc_records`).
-fn read_records(files: &[PathBuf]) -> Vec<Rec> {
-    crawl_support::read_warc_records(files)
 }
 
 /// Checks what must hold of any set of files trawl wrote; returns the number of
@@ -102,34 +82,29 @@ fn check_layout(records: &[Rec]) -> usize {
 fn crawl_with_four_shards_writes_each_record_once_and_captures_together() {
     let tmp = tempfile::tempdir().unwrap();
     let budget = 100;
-    let sw = Synthweb::start(
-        &tmp.path().join("web"),
-        &[
-            "--hosts",
-            "16",
-            "--pages-per-host",
-            "10-30",
-            "--out-degree",
-            "3-8",
-            "--manifest-max-pages-per-host",
-            &budget.to_string(),
-        ],
-    );
+    let world = World {
+        hosts: 16,
+        profile: None,
+        pages_per_host: "10-30",
+        out_degree: Some("3-8"),
+        budget: Some(budget),
+    };
+    let sw = world.start(&tmp.path().join("web"), &[]);
     let out = tmp.path().join("crawl");
-    let status = Command::new(crawl_support::trawl_bin())
-        .current_dir(&sw.dir)
-        .args(crawl_args(&out, budget, 0))
-        // Small files: rotations happen while other shards' captures are in flight,
-        // which exercises re-stamping their warcinfo ids.
-        .args(["--shards", "4", "--warc-max-bytes", "60000"])
-        .status()
-        .unwrap();
-    assert!(status.success(), "trawl crawl failed: {status}");
+    // Small files: rotations happen while other shards' captures are in flight, which
+    // exercises re-stamping their warcinfo ids.
+    crawl(
+        &sw,
+        &out,
+        budget,
+        0,
+        &["--shards", "4", "--warc-max-bytes", "60000"],
+    );
     drop(sw);
 
     let files = warc_files(&out.join("warc"));
     assert!(files.len() > 3, "rotation expected, got {files:?}");
-    let records = read_records(&files);
+    let records = read_warc_records(&files);
     let captures = check_layout(&records);
 
     // Every fetch the log points at has its response record there, and each response
@@ -217,7 +192,7 @@ fn captures_compressed_before_a_rotation_name_the_new_files_warcinfo() {
     assert!(written[3].revisit);
     assert_eq!(summary.revisits, 1);
     let files = warc_files(tmp.path());
-    let records = read_records(&files);
+    let records = read_warc_records(&files);
     assert_eq!(records.len(), 4 * 4);
     assert_eq!(check_layout(&records), 4);
     let revisit = &records[14];

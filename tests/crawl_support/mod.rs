@@ -7,11 +7,11 @@
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The trawl binary under test.
@@ -60,13 +60,7 @@ pub fn warcio() -> Option<PathBuf> {
 /// Runs `warcio check -v` on every WARC file in `dir` and asserts it passes; returns
 /// how many files were checked.
 pub fn warcio_check_dir(dir: &Path) -> usize {
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
+    let files = warc_files(dir);
     assert!(!files.is_empty(), "no WARC files in {}", dir.display());
     let Some(warcio) = warcio() else {
         return 0;
@@ -88,11 +82,25 @@ pub fn warcio_check_dir(dir: &Path) -> usize {
     files.len()
 }
 
+/// The web of synthweb's `sitemaps` profile, 4 hosts (host 1's robots.txt names the
+/// storage index on host 0): crawled by one node in `tests/crawl_sitemaps.rs` and by a
+/// farm in `tests/farm`.
+pub const SITEMAPS_WEB: [&str; 8] = [
+    "--hosts",
+    "4",
+    "--profile",
+    "sitemaps",
+    "--pages-per-host",
+    "5-10",
+    "--out-degree",
+    "5-10",
+];
+
 /// The web of synthweb's `sitemap-chain` profile, 10 hosts: each host's robots.txt
 /// names a gzipped sitemap on the next host listing its `/orphan`, and an index on the
 /// next host (named by the robots.txt of the host after too) whose gzipped sitemap on
 /// the host after lists its `/orphan-deep`. Crawled by one node in
-/// `tests/crawl_sitemaps.rs` and by a farm in `tests/farm.rs`.
+/// `tests/crawl_sitemaps.rs` and by a farm in `tests/farm`.
 pub const CHAIN_WEB: [&str; 10] = [
     "--hosts",
     "10",
@@ -105,6 +113,65 @@ pub const CHAIN_WEB: [&str; 10] = [
     "--manifest-max-pages-per-host",
     "300",
 ];
+
+/// A synthweb world as most crawl tests start one: `hosts` hosts serving `profile`
+/// (synthweb's `--profile`; `None`: its default), pages per host and out-degree as
+/// ranges (`"5-10"`; `None`: synthweb's own), and the manifest's per-host budget
+/// (`None`: synthweb's own).
+#[derive(Clone, Copy, Debug)]
+pub struct World<'a> {
+    pub hosts: u32,
+    pub profile: Option<&'a str>,
+    pub pages_per_host: &'a str,
+    pub out_degree: Option<&'a str>,
+    pub budget: Option<u64>,
+}
+
+impl World<'_> {
+    /// The synthweb flags of this world, `extra` after them.
+    pub fn args(&self, extra: &[&str]) -> Vec<String> {
+        let mut v = vec!["--hosts".to_owned(), self.hosts.to_string()];
+        if let Some(p) = self.profile {
+            v.extend(["--profile".to_owned(), p.to_owned()]);
+        }
+        v.extend([
+            "--pages-per-host".to_owned(),
+            self.pages_per_host.to_owned(),
+        ]);
+        if let Some(d) = self.out_degree {
+            v.extend(["--out-degree".to_owned(), d.to_owned()]);
+        }
+        if let Some(b) = self.budget {
+            v.extend(["--manifest-max-pages-per-host".to_owned(), b.to_string()]);
+        }
+        v.extend(extra.iter().map(|s| (*s).to_owned()));
+        v
+    }
+
+    /// Starts it in `dir` ([`Synthweb::start`]), `extra` flags after the world's.
+    pub fn start(&self, dir: &Path, extra: &[&str]) -> Synthweb {
+        self.start_with(dir, extra, true)
+    }
+
+    /// As [`World::start`]; without `manifest` ([`Synthweb::start_with`]).
+    pub fn start_with(&self, dir: &Path, extra: &[&str], manifest: bool) -> Synthweb {
+        let args = self.args(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Synthweb::start_with(dir, &args, manifest)
+    }
+}
+
+/// The web the tests of URLs added to a running crawl use (`trawl add` in
+/// `tests/crawl_add.rs`, the library's handle in `tests/crawl_handle.rs`): 3 hosts of
+/// synthweb's default profile, large enough that the crawl is still running when
+/// the URLs are added.
+pub const ADD_WORLD: World<'static> = World {
+    hosts: 3,
+    profile: None,
+    pages_per_host: "20-40",
+    out_degree: Some("5-15"),
+    budget: None,
+};
 
 /// A synthweb server child in its own directory; stopped (SIGTERM, which flushes the
 /// request log) on [`Synthweb::stop`] or drop.
@@ -302,6 +369,77 @@ pub fn run_trawl<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) {
     );
 }
 
+/// Runs `trawl crawl` of the server's web into `out` ([`crawl_args`], then `extra`),
+/// its stderr shown, and asserts it succeeded.
+pub fn crawl(sw: &Synthweb, out: &Path, budget: u64, delay_ms: u64, extra: &[&str]) {
+    let status = Command::new(trawl_bin())
+        .current_dir(&sw.dir)
+        .args(crawl_args(out, budget, delay_ms))
+        .args(extra)
+        .status()
+        .unwrap();
+    assert!(status.success(), "trawl crawl failed: {status}");
+}
+
+/// Starts `trawl` with `args` in the server's directory, its stderr discarded: a crawl
+/// to kill or to watch.
+pub fn spawn_trawl<S: AsRef<std::ffi::OsStr>>(sw: &Synthweb, args: &[S]) -> Child {
+    Command::new(trawl_bin())
+        .current_dir(&sw.dir)
+        .args(args)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` to exit; past `limit` kills it and panics that `what` did not
+/// finish.
+pub fn wait_exit(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} did not finish in {} s", limit.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The seed of a test's random kill moments: `CRASH_SEED`, else the clock; printed
+/// under `label` so that a failure can be replayed.
+pub fn crash_seed(label: &str) -> u64 {
+    let seed = std::env::var("CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("{label}: CRASH_SEED={seed}");
+    seed
+}
+
+/// Asserts that `fetched` holds every M URL of the server's manifest and no F URL;
+/// `context` goes into the message.
+pub fn assert_covers_manifest(sw: &Synthweb, fetched: &BTreeSet<String>, context: &str) {
+    let (m, f) = sw.manifest();
+    let missed: Vec<_> = m.difference(fetched).collect();
+    assert!(
+        missed.is_empty(),
+        "{} of {} M URLs not fetched ({context}), e.g. {:?}",
+        missed.len(),
+        m.len(),
+        missed.iter().take(5).collect::<Vec<_>>()
+    );
+    let forbidden: Vec<_> = f.intersection(fetched).take(5).collect();
+    assert!(forbidden.is_empty(), "F URLs fetched: {forbidden:?}");
+}
+
 /// Every crawl-log line as JSON.
 pub fn crawl_log(out: &Path) -> Vec<serde_json::Value> {
     let text = fs::read_to_string(out.join("crawl.log.jsonl")).unwrap_or_default();
@@ -355,12 +493,43 @@ pub fn chain_refusals(log: &[serde_json::Value]) -> Vec<String> {
     bad
 }
 
+/// URLs the crawl log decides more than once (the first 5, with their count): retry
+/// lines aside, and robots.txt (hops ending `P`), which may take several lines
+/// (redirect hops, 5xx retries, a refetch after a resume).
+pub fn decided_twice(log: &[serde_json::Value]) -> Vec<(String, usize)> {
+    let mut decided: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in log {
+        let retry = annotations(r).iter().any(|s| s.starts_with("retry:"));
+        let robots = r["hops"].as_str().is_some_and(|h| h.ends_with('P'));
+        if !retry && !robots {
+            *decided.entry(r["url"].as_str().unwrap()).or_default() += 1;
+        }
+    }
+    decided
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .take(5)
+        .map(|(u, n)| (u.to_owned(), n))
+        .collect()
+}
+
 /// URLs the crawl log shows an HTTP response for (any status).
 pub fn fetched_urls(log: &[serde_json::Value]) -> BTreeSet<String> {
     log.iter()
         .filter(|r| r.get("status").is_some_and(|s| !s.is_null()))
         .filter_map(|r| r["url"].as_str().map(str::to_owned))
         .collect()
+}
+
+/// The WARC files in `dir`, sorted by name.
+pub fn warc_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// One WARC record as the tests read it: header fields in order, the block, and where
@@ -370,6 +539,16 @@ pub struct WarcRecord {
     pub block: Vec<u8>,
     pub file: usize,
     pub offset: u64,
+}
+
+impl WarcRecord {
+    /// The value of header field `name` (any case).
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// Every record of every file, in write order, each gzip member decoded on its own and

@@ -9,14 +9,10 @@
 //! (b) `--change-rate 10%`: `stats.json`'s changed, gone and new equal synthweb's own
 //!     list of changes, and each listed URL has its verdict in the crawl log.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
-mod crawl_support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crawl_support::{annotations, crawl_args, crawl_log, run_trawl, stats_json, Synthweb};
+use crate::crawl_support::{annotations, crawl_args, crawl_log, run_trawl, stats_json, Synthweb};
 
 const WORLD: [&str; 2] = ["--hosts", "3"];
 
