@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crawl_support::{crawl_args, crawl_log, warcio, warcio_check_dir, Synthweb};
-use trawl::warc::Digest;
+use trawl::provenance::Digest;
 
 use crawl_support::WarcRecord as Rec;
 

@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crawl_support::{crawl_args, crawl_log, fetched_urls, stats_json, trawl_bin, Synthweb};
-use trawl::farm::{partition_key, PartitionBy, Partitions};
+use trawl::routing::{partition_key, PartitionBy, Partitions};
 
 const NODES: u32 = 3;
 const BUDGET: u64 = 60;

@@ -18,11 +18,12 @@ use std::process::Command;
 
 use crawl_support::warcio;
 use flate2::bufread::GzDecoder;
-use trawl::crawllog::{FetchTimings, Hop};
 use trawl::http::{Method, ResponseHead, ResponseLimits};
+use trawl::provenance::{Digest, Truncation, WarcDate};
+use trawl::provenance::{FetchTimings, Hop};
 use trawl::warc::{
-    recover, repair, scan, Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse, Outlink,
-    RevisitOf, Truncation, WarcDate, WarcError, WarcWriter, WarcWriterConfig,
+    recover, repair, scan, Capture, CaptureMetadata, DedupConfig, HttpResponse, Outlink, RevisitOf,
+    WarcError, WarcWriter, WarcWriterConfig,
 };
 
 // ---------------------------------------------------------------------------------

@@ -16,9 +16,9 @@ use std::process::Command;
 
 use crawl_support::{crawl_args, crawl_log, warcio_check_dir, Synthweb};
 use trawl::http::ResponseHead;
+use trawl::provenance::{Digest, WarcDate};
 use trawl::warc::{
-    Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse, WarcDate, WarcWriter,
-    WarcWriterConfig,
+    Capture, CaptureMetadata, DedupConfig, HttpResponse, WarcWriter, WarcWriterConfig,
 };
 
 use crawl_support::WarcRecord as Rec;

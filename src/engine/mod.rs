@@ -37,11 +37,11 @@ pub use config::CrawlConfig;
 pub use control::OperatorStats;
 pub use error::CrawlError;
 pub use handle::{AddError, CrawlHandle, MAX_ADD_URLS};
-pub use output::{OutputSummary, Positions};
+pub use output::OutputSummary;
 pub use stats::Stats;
 pub use width::WidthStats;
 
-pub use crate::handler::{Handler, Page};
+use crate::handler::Handler;
 
 use crate::routing::Received;
 

@@ -17,12 +17,10 @@ mod status;
 pub mod term;
 pub mod wire;
 
-pub use crate::routing::{partition, PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 pub use config::FarmConfig;
 pub(crate) use node::BusEnds;
 pub use node::{
-    partition_key, Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick, OUTBOX_FILE,
-    SETTINGS_FILE,
+    Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick, OUTBOX_FILE, SETTINGS_FILE,
 };
 pub use status::{status, FarmStatus, NodeStatus};
 pub use wire::{Entry, WireError, WireLink};

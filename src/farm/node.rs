@@ -20,7 +20,7 @@ use crate::provenance::Hop;
 
 use super::config::FarmConfig;
 use super::wire::WireLink;
-use crate::routing::Partitions;
+use crate::routing::{partition_key, Partitions};
 
 /// Links a shard hands the bus at once, each with its partition.
 pub(crate) type OutBatch = Vec<(u32, WireLink)>;
@@ -499,8 +499,6 @@ impl Drop for Cut<'_> {
         }
     }
 }
-
-pub use crate::routing::partition_key;
 
 #[cfg(test)]
 mod tests {

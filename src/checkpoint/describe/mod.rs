@@ -23,8 +23,9 @@ use serde::Deserialize;
 
 use super::{current_name, read_manifest, tallies, CheckpointError, Manifest};
 use crate::frontier::{Record, SegmentError, SegmentReader};
+use crate::provenance::WarcDate;
 use crate::seen::SeenSet;
-use crate::warc::{WarcDate, WarcPosition};
+use crate::warc::WarcPosition;
 
 mod report;
 pub use report::{

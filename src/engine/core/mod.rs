@@ -47,14 +47,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::crawllog::{Hop, HopsPath, LogRecord, Outcome};
+use crate::crawllog::{LogRecord, Outcome};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::frontier::{Frontier, FrontierError, FrontierStats, QueuedUrl};
 use crate::html::ExtractOptions;
+use crate::provenance::WarcDate;
+use crate::provenance::{Hop, HopsPath};
 use crate::robots::{CacheStats, RobotsCache, RobotsPolicy};
 use crate::routing::HostKey;
 use crate::url::UrlFilter;
-use crate::warc::WarcDate;
 
 /// Crawl-log annotation of a URL refused because its host resolves to a loopback,
 /// private or otherwise special address and `--allow-private-addresses` is off.

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::crawllog::{Hop, LogRecord, Outcome};
+use crate::crawllog::{LogRecord, Outcome};
 use crate::fetch::{FailReason, FetchOutcome};
 use crate::frontier::QueuedUrl;
 use crate::html::Links;
 use crate::http::ResponseHead;
+use crate::provenance::Hop;
 use crate::robots::PageDirectives;
 
 use super::{

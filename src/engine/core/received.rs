@@ -19,7 +19,7 @@ impl Core {
     /// ([`Core::on_received`]).
     pub(super) fn split_for_farm(
         &self,
-        links: &mut Vec<(String, crate::crawllog::Hop)>,
+        links: &mut Vec<(String, crate::provenance::Hop)>,
         via: &str,
         hops: &str,
         grant: &[String],

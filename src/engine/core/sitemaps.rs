@@ -30,9 +30,9 @@ use std::time::Instant;
 use url::Url;
 
 use super::{body_of, Action, Core, CoreShared, Note, Now};
-use crate::crawllog::Hop;
 use crate::fetch::FetchOutcome;
 use crate::frontier::QueuedUrl;
+use crate::provenance::Hop;
 use crate::recrawl::{IndexEntry, LastmodPolicy};
 use crate::sitemap::{
     self, Cut, Granted, Grants, LastMod, Lastmods, Limits, SitemapError, SitemapKind,

@@ -145,8 +145,9 @@ mod tests {
     use crate::engine::inbox::{Added, InboxWaker};
     use crate::engine::shard::ShardParts;
     use crate::engine::{CrawlConfig, Shared};
+    use crate::fetch::FetchLimits;
     use crate::frontier::{Frontier, FrontierConfig, SegmentReader};
-    use crate::net::{FetchLimits, Fetcher, FetcherConfig};
+    use crate::net::{Fetcher, FetcherConfig};
     use crate::routing::Received;
     use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
 

@@ -23,12 +23,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::crawllog::{Hop, LogRecord};
+use crate::crawllog::LogRecord;
 use crate::frontier::Frontier;
 use crate::net::Fetcher;
+use crate::provenance::Hop;
+use crate::provenance::WarcDate;
 use crate::routing::HostKey;
 use crate::url::UrlFilter;
-use crate::warc::{CaptureCompressor, WarcDate};
+use crate::warc::CaptureCompressor;
 
 pub(crate) use super::core::HostTally;
 use super::core::{Action, Core, CoreParts, Now};
@@ -415,7 +417,7 @@ impl Shard {
         } = record::build(policy, fetched, &recrawled, now);
         if let Some(h) = &self.shared.handler {
             if let (Some(head), None) = (o.head.as_ref(), &o.error) {
-                h.on_response(&super::Page {
+                h.on_response(&crate::handler::Page {
                     url: &o.url,
                     head,
                     body: &o.body,

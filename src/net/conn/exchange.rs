@@ -6,11 +6,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::fetch::FetchRequest;
 use crate::fetch::{FailReason, FetchOutcome, Timings};
 use crate::http::{write_request, ResponseReader, SharedBytes};
 use crate::net::per_ip::IpTicket;
 use crate::net::pool::PoolKey;
-use crate::net::FetchRequest;
 
 /// A request on its way through the fetcher; survives a retry on a new connection.
 pub(crate) struct Job {

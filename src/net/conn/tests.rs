@@ -13,9 +13,9 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::*;
 use crate::fetch::FetchLimits;
+use crate::fetch::FetchRequest;
 use crate::fetch::Timings;
 use crate::http::{BodyLimitMode, HttpError};
-use crate::net::FetchRequest;
 use crate::tls::TlsConfig;
 
 /// How long any test waits for progress before it fails (bounded, never hangs).

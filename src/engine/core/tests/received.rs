@@ -2,7 +2,7 @@
 //! ([`Core::admit`]) after their grant is recorded (`received.rs`).
 
 use super::*;
-use crate::crawllog::Hop;
+use crate::provenance::Hop;
 use crate::routing::ReceivedLink;
 
 fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> ReceivedLink {
