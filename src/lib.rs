@@ -20,6 +20,7 @@ pub mod frontier;
 pub mod handler;
 pub mod html;
 pub mod http;
+pub mod inspect;
 pub mod net;
 pub mod provenance;
 pub mod recrawl;
