@@ -43,7 +43,7 @@ pub use width::WidthStats;
 
 use crate::handler::Handler;
 
-use crate::routing::Received;
+use crate::routing::InboundBatch;
 
 use coordinator::Coordinator;
 use setup::Prepared;
@@ -390,7 +390,7 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) =
         (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
     // Links from other farm nodes (unused outside a farm).
-    let (received_txs, received_rxs): (Vec<Sender<Received>>, Vec<_>) =
+    let (received_txs, received_rxs): (Vec<Sender<InboundBatch>>, Vec<_>) =
         (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
     // URLs added while the crawl runs, from the coordinator (`adds.rs`).
     let (added_txs, added_rxs): (Vec<Sender<inbox::Added>>, Vec<_>) =

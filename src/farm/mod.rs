@@ -11,10 +11,10 @@ mod bus;
 pub mod config;
 mod conn;
 mod node;
+pub mod quiescence;
 pub mod report;
 mod spill;
 mod status;
-pub mod term;
 pub mod wire;
 
 pub use config::FarmConfig;
@@ -55,7 +55,7 @@ pub(crate) fn start_bus(
     link: &FarmLink,
     gauges: std::sync::Arc<dyn CrawlGauges>,
     out_dir: std::path::PathBuf,
-    received: Vec<crossbeam_channel::Sender<crate::routing::Received>>,
+    received: Vec<crossbeam_channel::Sender<crate::routing::InboundBatch>>,
     wakers: Vec<std::sync::Arc<mio::Waker>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let outbox = std::mem::take(&mut ends.outbox);

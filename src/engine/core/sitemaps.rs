@@ -35,7 +35,7 @@ use crate::frontier::QueuedUrl;
 use crate::provenance::Hop;
 use crate::recrawl::{IndexEntry, LastmodPolicy};
 use crate::sitemap::{
-    self, Cut, Granted, Grants, LastMod, Lastmods, Limits, SitemapError, SitemapKind,
+    self, Cut, Granted, Grants, LastMod, LastModTable, Limits, SitemapError, SitemapKind,
 };
 use crate::url::Reject;
 
@@ -100,7 +100,7 @@ pub(super) fn widen_limits(limits: &mut crate::fetch::FetchLimits) {
 /// What the crawl remembers of sitemaps, for all shards (a chain robots.txt → index →
 /// sitemap → page crosses hosts, hence shards): each sitemap's robots.txt grant
 /// ([`Grants`]) and, in a re-crawl with `--sitemap-lastmod skip`, each listed URL's
-/// `<lastmod>` ([`Lastmods`]). Both are capped; a grant or date the cap keeps out is
+/// `<lastmod>` ([`LastModTable`]). Both are capped; a grant or date the cap keeps out is
 /// counted (`stats.json` `sitemap_grants_dropped`, `sitemap_lastmods_dropped`) and
 /// said once on stderr. Locked briefly per sitemap read or listed URL, never per page
 /// link.
@@ -113,7 +113,7 @@ pub(super) fn widen_limits(limits: &mut crate::fetch::FetchLimits) {
 #[derive(Debug, Default)]
 pub(crate) struct SitemapMemory {
     grants: Mutex<Grants>,
-    lastmods: Mutex<Lastmods>,
+    lastmods: Mutex<LastModTable>,
     /// URLs skipped on their `<lastmod>` (`stats.json` `recrawl.skipped`).
     pub(crate) skipped: AtomicU64,
     grants_warned: AtomicBool,
@@ -178,7 +178,7 @@ impl SitemapMemory {
             self.note(format!(
                 "sitemap lastmod dates full at {url} ({} URLs): further URLs are fetched \
                  conditionally, not skipped (counted in stats.json sitemap_lastmods_dropped)",
-                Lastmods::DEFAULT_MAX_URLS
+                LastModTable::DEFAULT_MAX_URLS
             ));
         }
         kept
@@ -276,7 +276,7 @@ pub(super) fn lastmod_turn(shared: &CoreShared, item: &QueuedUrl, url: &Url) -> 
                      conditionally, not skipped (counted in stats.json \
                      sitemap_lastmods_dropped)",
                     item.url,
-                    Lastmods::DEFAULT_MAX_URLS
+                    LastModTable::DEFAULT_MAX_URLS
                 ));
             }
             LastmodTurn::Fetch

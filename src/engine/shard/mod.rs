@@ -37,7 +37,7 @@ use super::core::{Action, Core, CoreParts, Now};
 use super::inbox::{Added, Batch, InboxWaker};
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{Control, Shared};
-use crate::routing::Received;
+use crate::routing::InboundBatch;
 
 mod barrier;
 mod peers;
@@ -53,7 +53,7 @@ pub(crate) struct Shard {
     fetcher: Fetcher,
     inbox: Receiver<Batch>,
     /// Links from other farm nodes, for the core's admission.
-    received: Receiver<Received>,
+    received: Receiver<InboundBatch>,
     /// URLs added while the crawl runs, for the core's admission.
     added: Receiver<Added>,
     peers: Vec<Sender<Batch>>,
@@ -78,7 +78,7 @@ pub(crate) struct ShardParts {
     pub filter: Arc<UrlFilter>,
     pub inbox: Receiver<Batch>,
     /// Links the farm bus received for this shard's hosts (never sent outside a farm).
-    pub received: Receiver<Received>,
+    pub received: Receiver<InboundBatch>,
     /// URLs added while the crawl runs (`trawl add`) for this shard's hosts, from the
     /// coordinator (`adds.rs`).
     pub added: Receiver<Added>,

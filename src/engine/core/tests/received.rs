@@ -3,11 +3,11 @@
 
 use super::*;
 use crate::provenance::Hop;
-use crate::routing::ReceivedLink;
+use crate::routing::InboundLink;
 
-fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> ReceivedLink {
+fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> InboundLink {
     let url = Url::parse(url).expect("url");
-    ReceivedLink {
+    InboundLink {
         host: host_key(&url).expect("host"),
         url,
         via: via.map(str::to_owned),
@@ -17,7 +17,7 @@ fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> Receive
 }
 
 /// Hands `links` to the core as the bus does: counted outstanding on the way.
-fn receive(h: &mut Harness, links: Vec<ReceivedLink>) -> Vec<Action> {
+fn receive(h: &mut Harness, links: Vec<InboundLink>) -> Vec<Action> {
     h.shared
         .outstanding
         .fetch_add(links.len() as u64, Ordering::AcqRel);
