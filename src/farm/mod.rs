@@ -3,7 +3,7 @@
 //! Each node owns the partitions that rendezvous hashing gives it ([`crate::routing::partition`]);
 //! links for another node's partitions travel, untested, in batches ([`wire`]) through
 //! that partition's Redis stream, and the owner tests them against its own presence
-//! bits and admits them as a shard's own (`engine::core::Core::on_received`). One bus
+//! bits and admits them as a shard's own (`engine::core::Core::on_inbound`). One bus
 //! thread per node ([`bus`]) talks to Redis with the synchronous client; the shards
 //! reach it through channels and it reaches them through their wakers.
 

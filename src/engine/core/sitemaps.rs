@@ -385,7 +385,7 @@ impl Core {
         }
         let origin = vec![robots.origin().ascii_serialization()];
         // In a farm, a sitemap on another node's host goes to that node, with
-        // this robots.txt's permission (`Core::on_received` grants it there).
+        // this robots.txt's permission (`Core::on_inbound` grants it there).
         self.split_for_farm(&mut listed, robots.as_str(), "", &origin, out);
         for (url, _) in listed {
             let Ok(url) = Url::parse(&url) else {

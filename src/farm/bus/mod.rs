@@ -12,7 +12,7 @@
 //!    read with id `0`: entries it received but had not acknowledged);
 //!    each link is parsed and handed to the shard that owns its host, whose core tests
 //!    it against the presence bits and admits it as it admits its own links (one
-//!    admission: `Core::on_received`);
+//!    admission: `Core::on_inbound`);
 //! 5. publishes its state and, when idle, takes termination snapshots (`quiescence.rs`).
 //!
 //! Redis unreachable: every failed call closes the connection; reconnects back off

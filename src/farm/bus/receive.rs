@@ -176,7 +176,7 @@ impl Bus {
 
     /// A received link goes to the shard that owns its host, as the engine routes a
     /// URL ([`crate::routing::host_key`], [`crate::routing::shard_of`]): that shard's
-    /// core tests and admits it (`Core::on_received`), the one admission every link
+    /// core tests and admits it (`Core::on_inbound`), the one admission every link
     /// passes. Only what the bus must know is done here: the URL parses (a link that
     /// does not is a bad entry's) and has a host.
     pub(super) fn hold_for_shard(&mut self, link: WireLink) {

@@ -336,9 +336,9 @@ const A: &str = "http://a.test/";
 
 mod added;
 mod checkpoints;
+mod inbound;
 mod pages;
 mod politeness;
-mod received;
 mod robots;
 mod sitemap_answers;
 mod sitemaps;

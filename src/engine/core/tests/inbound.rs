@@ -1,5 +1,5 @@
 //! Core tests: links received from other farm nodes pass the one admission
-//! ([`Core::admit`]) after their grant is recorded (`received.rs`).
+//! ([`Core::admit`]) after their grant is recorded (`inbound.rs`).
 
 use super::*;
 use crate::provenance::Hop;
@@ -22,7 +22,7 @@ fn receive(h: &mut Harness, links: Vec<InboundLink>) -> Vec<Action> {
         .outstanding
         .fetch_add(links.len() as u64, Ordering::AcqRel);
     let mut out = Vec::new();
-    h.core.on_received(links, h.t0, &mut out);
+    h.core.on_inbound(links, h.t0, &mut out);
     out
 }
 
