@@ -1,6 +1,6 @@
 //! The two SHA-1 digests of a WARC `response` record (block: HTTP head and body;
 //! payload: the body): two passes with the `sha1` crate against
-//! `trawl::warc::digest::digest_pair`, which feeds both chains block by block in one
+//! `trawl::provenance::digest::digest_pair`, which feeds both chains block by block in one
 //! pass. Body sizes of the crawl benchmark's pages (5, 20 and 95 KB: synthetic static
 //! web, javadoc and the Python docs' largest).
 //!
@@ -13,7 +13,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput};
-use trawl::warc::digest::{digest_pair, Digest, DigestHasher};
+use trawl::provenance::digest::{digest_pair, Digest, DigestHasher};
 
 fn bench(c: &mut Criterion) {
     let head = b"HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html\r\nContent-Length: 20480\r\nLast-Modified: Sat, 28 Nov 2026 06:00:00 GMT\r\nConnection: keep-alive\r\n\r\n";

@@ -41,12 +41,13 @@ use std::io::Write;
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use trawl::crawllog::{FetchTimings, Hop};
 use trawl::http::ResponseHead;
+use trawl::provenance::{Digest, WarcDate};
+use trawl::provenance::{FetchTimings, Hop};
 use trawl::warc::gzip::{Deflater, MemberEncoder};
 use trawl::warc::{
-    dedup::PayloadIndex, scan, Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse,
-    Outlink, Record, RecordId, RecordType, WarcDate, WarcWriter, WarcWriterConfig,
+    dedup::PayloadIndex, scan, Capture, CaptureMetadata, DedupConfig, HttpResponse, Outlink,
+    Record, RecordId, RecordType, WarcWriter, WarcWriterConfig,
 };
 
 const BODY_BYTES: usize = 20 * 1024;

@@ -23,12 +23,12 @@ mod html_mix;
 
 use std::io::Read;
 
-use trawl::crawllog::{FetchTimings, Hop};
 use trawl::http::ResponseHead;
+use trawl::provenance::WarcDate;
+use trawl::provenance::{FetchTimings, Hop};
 use trawl::warc::gzip::{Deflater, MemberEncoder};
 use trawl::warc::{
-    Capture, CaptureMetadata, DedupConfig, HttpResponse, Outlink, WarcDate, WarcWriter,
-    WarcWriterConfig,
+    Capture, CaptureMetadata, DedupConfig, HttpResponse, Outlink, WarcWriter, WarcWriterConfig,
 };
 
 /// The cases, the first being the reference.

@@ -8,7 +8,8 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use trawl::net::{FetchRequest, Fetcher, FetcherConfig};
+use trawl::fetch::FetchRequest;
+use trawl::net::{Fetcher, FetcherConfig};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()

@@ -36,7 +36,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use trawl::crawllog::{LogRecord, Outcome};
-use trawl::engine::{CrawlConfig, Crawler, Handler, Page, Stats};
+use trawl::engine::{CrawlConfig, Crawler, Stats};
+use trawl::{Handler, Page};
 use url::Url;
 
 /// What the pipeline was asked to do.

@@ -20,6 +20,7 @@ pub mod frontier;
 pub mod handler;
 pub mod html;
 pub mod http;
+pub mod inspect;
 pub mod net;
 pub mod provenance;
 pub mod recrawl;
@@ -31,6 +32,12 @@ pub mod sys;
 pub mod tls;
 pub mod url;
 pub mod warc;
+
+// The library's public face: the one place that re-exports another module's items
+// (tools/modgraph/rules.toml, `[reexports]`, names this file and no other). Every
+// other item has one path, its home module's; these are the hooks an embedder
+// implements (examples/pipeline.rs), offered at the crate root as well.
+pub use handler::{Handler, Page};
 
 /// The crate version, as Cargo saw it at build time.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crawl_support::{crawl_log, ADD_WORLD};
-use trawl::engine::{AddError, CrawlConfig, Crawler, Handler};
+use trawl::engine::{AddError, CrawlConfig, Crawler};
+use trawl::handler::Handler;
 use url::Url;
 
 /// Records the URLs `accept_link` is asked about with no referrer (added ones), and

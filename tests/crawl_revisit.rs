@@ -19,7 +19,7 @@ use std::process::Command;
 use crawl_support::{
     crawl, crawl_log, read_warc_records, stats_json, warcio, warcio_check_dir, World,
 };
-use trawl::warc::Digest;
+use trawl::provenance::Digest;
 
 use crawl_support::WarcRecord as Rec;
 

@@ -1,7 +1,7 @@
 //! `examples/pipeline.rs` against a synthweb world on loopback: the example's own
 //! `run_pipeline` (the file is included as a module, so this is the code
 //! `cargo run --example pipeline` runs) crawls through the library API with a
-//! [`trawl::engine::Handler`], and its index must hold one row per HTML page the crawl
+//! [`trawl::Handler`], and its index must hold one row per HTML page the crawl
 //! log shows fetched with a 2xx status, with titles, and no URL its link rule refused.
 
 #![allow(clippy::unwrap_used)]

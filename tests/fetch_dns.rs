@@ -16,10 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use trawl::fetch::{DnsFailure, FailReason, FetchOutcome, FetchRequest};
 use trawl::net::dns::wire::{Message, TYPE_A, TYPE_AAAA};
-use trawl::net::{
-    DnsConfig, DnsFailure, FailReason, FetchOutcome, FetchRequest, Fetcher, FetcherConfig,
-};
+use trawl::net::{DnsConfig, Fetcher, FetcherConfig};
 
 /// How the fake server treats one name.
 #[derive(Clone, Debug)]

@@ -7,8 +7,9 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use trawl::fetch::{FailReason, FetchLimits, FetchOutcome, TimeoutPhase};
 use trawl::http::{BodyLimitMode, HttpError};
-use trawl::net::{FailReason, FetchLimits, FetchOutcome, Fetcher, TimeoutPhase};
+use trawl::net::Fetcher;
 
 use support::{fast_config, fetch_one, read_head, send, ScriptServer};
 

@@ -8,7 +8,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use trawl::net::{FetchRequest, Fetcher, FetcherConfig};
+use trawl::fetch::FetchRequest;
+use trawl::net::{Fetcher, FetcherConfig};
 
 use support::{tls_keep_alive_server, tls_materials, vm_rss_kib, ScriptServer};
 

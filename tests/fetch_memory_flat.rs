@@ -7,7 +7,8 @@ mod support;
 use std::io::Write;
 use std::time::Duration;
 
-use trawl::net::{FetchLimits, Fetcher};
+use trawl::fetch::FetchLimits;
+use trawl::net::Fetcher;
 
 use support::{fast_config, fetch_one, read_head, send, vm_rss_kib, ScriptServer};
 

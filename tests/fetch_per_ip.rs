@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use trawl::net::{FailReason, FetchOutcome, FetchRequest, Fetcher, IpSlots, TimeoutPhase};
+use trawl::fetch::{FailReason, FetchOutcome, FetchRequest, TimeoutPhase};
+use trawl::net::{Fetcher, IpSlots};
 
 use support::{fast_config, read_head, send, ScriptServer};
 

@@ -7,8 +7,9 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use trawl::fetch::{FetchLimits, FetchOutcome, FetchRequest};
 use trawl::http::Method;
-use trawl::net::{FetchLimits, FetchOutcome, FetchRequest, Fetcher, FetcherConfig};
+use trawl::net::{Fetcher, FetcherConfig};
 
 use support::{fast_config, fetch_one, read_head, send, ScriptServer};
 

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use trawl::net::{FetchRequest, Fetcher, FetcherConfig};
+use trawl::fetch::FetchRequest;
+use trawl::net::{Fetcher, FetcherConfig};
 
 use support::read_head;
 

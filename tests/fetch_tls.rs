@@ -5,7 +5,8 @@ mod support;
 
 use std::time::Duration;
 
-use trawl::net::{FailReason, FetchLimits, Fetcher};
+use trawl::fetch::{FailReason, FetchLimits};
+use trawl::net::Fetcher;
 
 use support::{fast_config, fetch_one, tls_keep_alive_server, tls_materials};
 

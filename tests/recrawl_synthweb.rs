@@ -17,11 +17,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use trawl::provenance::Digest;
 use trawl::recrawl::{
     classify, plan, read_latest, IndexEntry, IndexWriter, LastmodPolicy, Plan, RecrawlStats,
     Validators, Verdict, INDEX_FILE,
 };
-use trawl::warc::Digest;
 
 const HOSTS: u32 = 3;
 

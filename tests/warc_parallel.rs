@@ -13,9 +13,9 @@ use std::collections::{HashMap, HashSet};
 
 use crawl_support::{crawl, crawl_log, read_warc_records, warc_files, warcio_check_dir, World};
 use trawl::http::ResponseHead;
+use trawl::provenance::{Digest, WarcDate};
 use trawl::warc::{
-    Capture, CaptureMetadata, DedupConfig, Digest, HttpResponse, WarcDate, WarcWriter,
-    WarcWriterConfig,
+    Capture, CaptureMetadata, DedupConfig, HttpResponse, WarcWriter, WarcWriterConfig,
 };
 
 use crawl_support::WarcRecord as Rec;

@@ -19,7 +19,8 @@
 
 use std::path::{Path, PathBuf};
 
-use trawl::warc::{Record, RecordId, RecordType, WarcDate};
+use trawl::provenance::WarcDate;
+use trawl::warc::{Record, RecordId, RecordType};
 
 /// Pages taken from each source at most.
 pub const PER_SOURCE: usize = 600;

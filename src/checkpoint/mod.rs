@@ -9,7 +9,12 @@
 //! cp-000007/frontier-NNNN.seg  every queued URL of shard NNNN (segment format)
 //! cp-000007/tallies-NNNN.bin   shard NNNN's per-host tallies (`tallies.rs`)
 //! cp-000007/robots-NNNN.bin    shard NNNN's robots cache (`robots/persist.rs`)
+//! cp-000007/...                files other modules write into the cut (a farm's
+//!                              settings and outbox, the operator's rules)
 //! ```
+//! The manifest lists every file the checkpoint holds, with its kind ([`FileKind`],
+//! [`list_files`]), so a reader learns them from it rather than from the writers'
+//! constants; a manifest of an older build has no list.
 //! Steps (each numbered step is durable before the next starts):
 //! 1. write everything into `tmp-000007/`, fsync each file;
 //! 2. write `manifest.json` last, fsync it, fsync the directory;
@@ -21,14 +26,13 @@
 //! untouched; a crash after it leaves the new one whole. A loader never trusts a
 //! directory that `CURRENT` does not name.
 //!
-//! [`Checkpoint`] reads a checkpoint without changing it and verifies every file of it
+//! `crate::inspect` reads a checkpoint without changing it and verifies every file of it
 //! (what `trawl inspect` prints); see `docs/checkpoints.md`.
 //!
 //! Every file here comes from disk and may be damaged: no indexing, no panics.
 
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
-mod describe;
 pub mod start;
 pub mod tallies;
 
@@ -39,12 +43,6 @@ use std::path::{Path, PathBuf};
 use crate::disk::{self, DiskError};
 
 use serde::{Deserialize, Serialize};
-
-pub use describe::{
-    Checkpoint, CheckpointEntry, CheckpointEntryKind, DescribeOptions, Description, FrontierReport,
-    HostCount, LogReport, PositionsReport, PresenceReport, Problem, RobotsReport, ShardFrontier,
-    TallyReport, Verification,
-};
 
 /// Format version of `manifest.json`.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -69,12 +67,121 @@ pub struct Manifest {
     /// checkpoints of builds that wrote whole `seen.bits` snapshots).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub presence: Option<PresenceLogs>,
+    /// Every file of the checkpoint but the manifest, with its kind (absent in
+    /// checkpoints of older builds: a reader falls back to the names it knows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<CheckpointFile>>,
+}
+
+/// File name of the manifest in a checkpoint directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// More shards than any machine has cores: a manifest claiming more is damaged, and
+/// a reader looks for only this many shards' files (so a garbled count cannot make a
+/// check run for ever).
+pub const MAX_SHARDS: usize = 1 << 16;
+
+/// What a file of a checkpoint holds, as its manifest records it.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileKind {
+    /// The URL presence log ([`SEEN_LOG`]).
+    SeenLog,
+    /// The content-fingerprint presence log ([`FINGERPRINTS_LOG`]).
+    FingerprintsLog,
+    /// A whole presence-bit snapshot of the URLs (`seen.bits`, older builds).
+    SeenBits,
+    /// A whole presence-bit snapshot of the fingerprints (`fingerprints.bits`).
+    FingerprintBits,
+    /// One shard's queued URLs (`frontier-NNNN.seg`).
+    Frontier,
+    /// One shard's per-host tallies (`tallies-NNNN.bin`, `.tsv` of older builds).
+    Tallies,
+    /// One shard's robots cache (`robots-NNNN.bin`).
+    Robots,
+    /// A farm node's settings and counters.
+    FarmSettings,
+    /// The links a farm node had not sent at the cut (a CRC-framed record file).
+    FarmOutbox,
+    /// The operator's blocks and delays (the control API's rules).
+    OperatorRules,
+}
+
+impl FileKind {
+    /// The kind of one of the checkpoint's own files (the presence logs and snapshots,
+    /// the per-shard files of shards below `shards`), from its name; `None` for any
+    /// other name.
+    pub fn of_own_file(name: &str, shards: usize) -> Option<Self> {
+        let shard = |prefix: &str, suffix: &str| {
+            shard_index(name, prefix, suffix).is_some_and(|i| i < shards)
+        };
+        match name {
+            SEEN_LOG => Some(Self::SeenLog),
+            FINGERPRINTS_LOG => Some(Self::FingerprintsLog),
+            SEEN_BITS => Some(Self::SeenBits),
+            FINGERPRINT_BITS => Some(Self::FingerprintBits),
+            _ if shard("frontier-", ".seg") => Some(Self::Frontier),
+            _ if shard("tallies-", ".bin") || shard("tallies-", ".tsv") => Some(Self::Tallies),
+            _ if shard("robots-", ".bin") => Some(Self::Robots),
+            _ => None,
+        }
+    }
+}
+
+/// One file of a checkpoint, as its manifest lists it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CheckpointFile {
+    /// The file's name in the `cp-NNNNNN` directory.
+    pub name: String,
+    pub kind: FileKind,
+}
+
+/// The files of checkpoint directory `dir` (being written, before its manifest), each
+/// with its kind: the checkpoint's own ([`FileKind::of_own_file`]) and those `others`
+/// name (files other modules wrote into the cut: a farm's, the operator's rules), in
+/// name order. A file of neither is left out, so a reader reports it as foreign.
+///
+/// # Errors
+/// The directory cannot be listed.
+pub fn list_files(
+    dir: &Path,
+    shards: usize,
+    others: &[(&str, FileKind)],
+) -> Result<Vec<CheckpointFile>, CheckpointError> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(io_err("list", dir))?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = FileKind::of_own_file(&name, shards).or_else(|| {
+            others
+                .iter()
+                .find(|(other, _)| *other == name)
+                .map(|(_, kind)| *kind)
+        });
+        if let Some(kind) = kind {
+            files.push(CheckpointFile { name, kind });
+        }
+    }
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(files)
+}
+
+/// `NNNN` of `PREFIXNNNNSUFFIX`.
+pub fn shard_index(name: &str, prefix: &str, suffix: &str) -> Option<usize> {
+    let digits = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// File name of the URL presence log in a checkpoint directory.
 pub const SEEN_LOG: &str = "seen.plog";
 /// File name of the content-fingerprint presence log.
 pub const FINGERPRINTS_LOG: &str = "fingerprints.plog";
+/// File name of a whole URL presence-bit snapshot (builds before the presence logs).
+pub const SEEN_BITS: &str = "seen.bits";
+/// File name of a whole fingerprint presence-bit snapshot (builds before the logs).
+pub const FINGERPRINT_BITS: &str = "fingerprints.bits";
 
 /// The presence logs a checkpoint holds (`docs/checkpoints.md`): each file is read up
 /// to its committed length, bytes past it belong to no committed checkpoint.
@@ -271,7 +378,7 @@ pub fn prepare(root: &Path, epoch: u64) -> Result<PathBuf, CheckpointError> {
 
 /// Steps 2 to 5 of the module docs: seals `tmp` with its manifest and makes it current.
 pub fn commit(root: &Path, tmp: &Path, manifest: &Manifest) -> Result<PathBuf, CheckpointError> {
-    let manifest_path = tmp.join("manifest.json");
+    let manifest_path = tmp.join(MANIFEST_FILE);
     let json = serde_json::to_vec_pretty(manifest).map_err(|e| CheckpointError::BadManifest {
         path: manifest_path.clone(),
         detail: e.to_string(),
@@ -326,7 +433,7 @@ pub fn current_name(root: &Path) -> Result<String, CheckpointError> {
 /// I/O errors, or [`CheckpointError::BadManifest`] for JSON that does not parse or an
 /// unknown version.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, CheckpointError> {
-    let manifest_path = dir.join("manifest.json");
+    let manifest_path = dir.join(MANIFEST_FILE);
     let bytes = fs::read(&manifest_path).map_err(io_err("read", &manifest_path))?;
     let manifest: Manifest =
         serde_json::from_slice(&bytes).map_err(|e| CheckpointError::BadManifest {
@@ -377,6 +484,7 @@ mod tests {
             queued_urls: 0,
             config: None,
             presence: None,
+            files: None,
         }
     }
 

@@ -6,7 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
-use trawl::farm::{FarmConfig, PartitionBy, DEFAULT_PARTITIONS};
+use trawl::farm::FarmConfig;
+use trawl::routing::{PartitionBy, DEFAULT_PARTITIONS};
 
 /// Farm flags of `trawl crawl` (`docs/farm.md`).
 #[derive(Debug, Clone, Args)]

@@ -9,8 +9,9 @@ use anyhow::Context as _;
 use clap::Args;
 use serde::Serialize;
 
+use trawl::fetch::{FetchLimits, FetchOutcome, FetchRequest};
 use trawl::http::{BodyLimitMode, Method, RequestHead};
-use trawl::net::{FetchLimits, FetchOutcome, FetchRequest, Fetcher, FetcherConfig};
+use trawl::net::{Fetcher, FetcherConfig};
 
 /// Raw flags of `trawl fetch`.
 #[derive(Debug, Args)]

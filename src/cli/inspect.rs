@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use trawl::bytesize::human_bytes;
-use trawl::checkpoint::{
+use trawl::inspect::{
     Checkpoint, CheckpointEntryKind, DescribeOptions, Description, PresenceReport,
 };
 

@@ -21,10 +21,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 // The types a crawl-log line shares with the WARC records live in `crate::provenance`,
-// so the crawl log does not depend on `crate::warc`; the hop and timing types are
-// re-exported here, where they have always been named.
-use crate::provenance::{Digest, Truncation, WarcDate};
-pub use crate::provenance::{FetchTimings, Hop, HopsPath, HopsPathError};
+// so the crawl log does not depend on `crate::warc`.
+use crate::provenance::{Digest, FetchTimings, HopsPath, Truncation, WarcDate};
 
 /// The decision or result for a URL. `Fetched` covers every HTTP status (the status
 /// is in [`LogRecord::status`]); the others mean no response was recorded.
@@ -303,6 +301,7 @@ fn last_line_end(file: &mut File, len: u64) -> io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provenance::Hop;
 
     fn sample() -> LogRecord {
         let mut record = LogRecord::new(

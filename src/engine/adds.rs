@@ -90,7 +90,7 @@ impl Adds {
         let shards = self.inboxes.len();
         for mut batch in batches {
             // In a farm, URLs of other nodes' partitions go to their owners, which
-            // admit them (`Core::on_received`); the checkpoint that deletes this batch
+            // admit them (`Core::on_inbound`); the checkpoint that deletes this batch
             // file holds them in its farm outbox until Redis has them.
             if let Some(farm) = &shared.farm {
                 for raw in &mut batch.urls {

@@ -174,7 +174,7 @@ impl Board {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::warc::WarcDate;
+    use crate::provenance::WarcDate;
 
     fn rec(url: &str, outcome: Outcome, status: Option<u16>) -> LogRecord {
         let mut r = LogRecord::new(WarcDate::now(), url, outcome);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{bounded, Sender};
 
-use crate::checkpoint::{self, Manifest, PresenceLogs};
+use crate::checkpoint::{self, FileKind, Manifest, PresenceLogs};
 
 use super::monitor::Monitor;
 use super::setup::Prepared;
@@ -491,7 +491,7 @@ fn take_checkpoint(
     if cut.failed.load(Ordering::Acquire) {
         return Err(CrawlError::ShardCheckpoint);
     }
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         version: checkpoint::MANIFEST_VERSION,
         epoch,
         unix_time: SystemTime::now()
@@ -507,6 +507,7 @@ fn take_checkpoint(
             seen_bytes: seen.write.committed_bytes,
             fingerprints_bytes: fps.write.committed_bytes,
         }),
+        files: None,
     };
     let presence = manifest.presence.unwrap_or(PresenceLogs {
         seen_bytes: 0,
@@ -522,6 +523,13 @@ fn take_checkpoint(
             path: dir.join(crate::control::RULES_FILE),
             source: e,
         })?;
+    // The manifest lists every file of the cut, so a reader needs no writer's names.
+    let others = [
+        (crate::farm::SETTINGS_FILE, FileKind::FarmSettings),
+        (crate::farm::OUTBOX_FILE, FileKind::FarmOutbox),
+        (crate::control::RULES_FILE, FileKind::OperatorRules),
+    ];
+    manifest.files = Some(checkpoint::list_files(&dir, manifest.shards, &others)?);
     let done = checkpoint::commit(root, &dir, &manifest)?;
     if let Some(c) = farm_cut {
         c.committed();

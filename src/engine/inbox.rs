@@ -1,7 +1,7 @@
 //! The channels into a shard: links for another shard's hosts travel in batches
 //! over bounded crossbeam channels, and the sender wakes the owner through its
 //! fetcher's `mio::Waker`, at most once per drain ([`InboxWaker`]); beside them, the
-//! links other farm nodes found ([`crate::routing::Received`]) and the URLs added while the crawl runs
+//! links other farm nodes found ([`crate::routing::InboundBatch`]) and the URLs added while the crawl runs
 //! ([`Added`]), which the shard's core admits.
 
 use std::sync::atomic::{AtomicBool, Ordering};

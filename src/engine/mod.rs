@@ -9,8 +9,8 @@ pub mod config;
 mod control;
 mod coordinator;
 mod core;
+mod crawl_handle;
 mod error;
-mod handle;
 mod inbox;
 pub mod metrics;
 mod monitor;
@@ -35,15 +35,15 @@ use crate::net::{Fetcher, IpSlots};
 
 pub use config::CrawlConfig;
 pub use control::OperatorStats;
+pub use crawl_handle::{AddError, CrawlHandle, MAX_ADD_URLS};
 pub use error::CrawlError;
-pub use handle::{AddError, CrawlHandle, MAX_ADD_URLS};
-pub use output::{OutputSummary, Positions};
+pub use output::OutputSummary;
 pub use stats::Stats;
 pub use width::WidthStats;
 
-pub use crate::handler::{Handler, Page};
+use crate::handler::Handler;
 
-use crate::routing::Received;
+use crate::routing::InboundBatch;
 
 use coordinator::Coordinator;
 use setup::Prepared;
@@ -390,7 +390,7 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) =
         (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
     // Links from other farm nodes (unused outside a farm).
-    let (received_txs, received_rxs): (Vec<Sender<Received>>, Vec<_>) =
+    let (received_txs, received_rxs): (Vec<Sender<InboundBatch>>, Vec<_>) =
         (0..n).map(|_| bounded(inbox::INBOX_BATCHES)).unzip();
     // URLs added while the crawl runs, from the coordinator (`adds.rs`).
     let (added_txs, added_rxs): (Vec<Sender<inbox::Added>>, Vec<_>) =

@@ -18,6 +18,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
+use crate::checkpoint::Positions;
 use crate::crawllog::{CrawlLogWriter, LogRecord, WarcRef};
 use crate::recrawl::{IndexFacts, IndexWriter};
 use crate::warc::{
@@ -125,10 +126,6 @@ pub(crate) enum WarcItem {
     /// counted as rejected. The shard has put the reason in the log line.
     Refused,
 }
-
-/// Where the outputs stood at a checkpoint: the manifest's type, so `checkpoint`
-/// needs nothing from the engine.
-pub use crate::checkpoint::Positions;
 
 /// Totals at the end.
 #[derive(Clone, Copy, Debug, Default)]
@@ -359,7 +356,7 @@ fn sync(
 mod tests {
     use super::*;
     use crate::crawllog::Outcome;
-    use crate::warc::WarcDate;
+    use crate::provenance::WarcDate;
 
     fn record(i: usize) -> OutputRecord {
         let url = format!("http://a.test/{i}");

@@ -3,7 +3,7 @@
 //! Each node owns the partitions that rendezvous hashing gives it ([`crate::routing::partition`]);
 //! links for another node's partitions travel, untested, in batches ([`wire`]) through
 //! that partition's Redis stream, and the owner tests them against its own presence
-//! bits and admits them as a shard's own (`engine::core::Core::on_received`). One bus
+//! bits and admits them as a shard's own (`engine::core::Core::on_inbound`). One bus
 //! thread per node ([`bus`]) talks to Redis with the synchronous client; the shards
 //! reach it through channels and it reaches them through their wakers.
 
@@ -11,18 +11,16 @@ mod bus;
 pub mod config;
 mod conn;
 mod node;
+pub mod quiescence;
 pub mod report;
 mod spill;
 mod status;
-pub mod term;
 pub mod wire;
 
-pub use crate::routing::{partition, PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
 pub use config::FarmConfig;
 pub(crate) use node::BusEnds;
 pub use node::{
-    partition_key, Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick, OUTBOX_FILE,
-    SETTINGS_FILE,
+    Cut, FarmCounters, FarmLink, FarmStats, RecordedSettings, Tick, OUTBOX_FILE, SETTINGS_FILE,
 };
 pub use status::{status, FarmStatus, NodeStatus};
 pub use wire::{Entry, WireError, WireLink};
@@ -57,7 +55,7 @@ pub(crate) fn start_bus(
     link: &FarmLink,
     gauges: std::sync::Arc<dyn CrawlGauges>,
     out_dir: std::path::PathBuf,
-    received: Vec<crossbeam_channel::Sender<crate::routing::Received>>,
+    received: Vec<crossbeam_channel::Sender<crate::routing::InboundBatch>>,
     wakers: Vec<std::sync::Arc<mio::Waker>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let outbox = std::mem::take(&mut ends.outbox);

@@ -2,7 +2,7 @@
 //!
 //! - Shards call [`FarmLink::route`] on a page's links *before* the presence bits: the
 //!   links another node owns leave for the bus untested, with the robots.txt grant of
-//!   the sitemap files among them (the owner tests and admits them: `Core::on_received`).
+//!   the sitemap files among them (the owner tests and admits them: `Core::on_inbound`).
 //! - Seeds are kept by [`FarmLink::owns`].
 //! - The coordinator calls [`FarmLink::tick`] every turn (is the farm finished? does the
 //!   bus want a checkpoint?), and brackets each checkpoint with [`FarmLink::begin_cut`]
@@ -20,7 +20,7 @@ use crate::provenance::Hop;
 
 use super::config::FarmConfig;
 use super::wire::WireLink;
-use crate::routing::Partitions;
+use crate::routing::{partition_key, Partitions};
 
 /// Links a shard hands the bus at once, each with its partition.
 pub(crate) type OutBatch = Vec<(u32, WireLink)>;
@@ -367,7 +367,7 @@ impl FarmLink {
     }
 
     /// Counts received links the presence bits already knew (the owner's admission,
-    /// `Core::on_received`).
+    /// `Core::on_inbound`).
     pub(crate) fn count_known(&self, n: u64) {
         if n > 0 {
             self.counters.links_known.fetch_add(n, Ordering::Relaxed);
@@ -499,8 +499,6 @@ impl Drop for Cut<'_> {
         }
     }
 }
-
-pub use crate::routing::partition_key;
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::config::{FarmConfig, Keys};
 use super::conn::Conn;
-use super::term::NodeState;
+use super::quiescence::NodeState;
 
 /// A farm summary.
 #[derive(Debug, Clone, Serialize)]

@@ -1,5 +1,5 @@
 //! Header-field lookups over a parsed head's `(name, value)` list, shared by the
-//! response head (`response/head.rs`) and the received request (`received.rs`): field
+//! response head (`response/head.rs`) and the incoming request (`incoming_request.rs`): field
 //! names compare ASCII case-insensitively (RFC 9110 §5.1).
 
 /// The value of the first field named `name`.

@@ -22,14 +22,14 @@ pub mod chunked;
 pub mod date;
 pub mod decode;
 mod fields;
-pub mod received;
+pub mod incoming_request;
 pub mod request;
 pub mod response;
 mod shared;
 
 pub use date::parse_http_date;
 pub use decode::{ContentDecoder, ContentEncoding, DecodeError, DecodeLimits};
-pub use received::{ReceivedRequest, RequestLimits, RequestParseError};
+pub use incoming_request::{IncomingRequest, RequestLimits, RequestParseError};
 pub use request::{write_request, Method, RequestHead};
 pub use response::{
     charset_of, BodyLimitMode, Feed, HttpError, ResponseHead, ResponseLimits, ResponseReader,
@@ -242,11 +242,11 @@ pub fn fuzz_request(data: &[u8]) {
     } else {
         RequestLimits::default()
     };
-    let whole = ReceivedRequest::parse(stream, limits);
+    let whole = IncomingRequest::parse(stream, limits);
     let step = usize::from(*step).max(1);
     let mut end = 0usize;
     while end < stream.len() {
-        let prefix = ReceivedRequest::parse(stream.get(..end).unwrap_or_default(), limits);
+        let prefix = IncomingRequest::parse(stream.get(..end).unwrap_or_default(), limits);
         match &prefix {
             Ok(None) => {}
             // A complete head or an error in a prefix is final: more bytes change nothing.
@@ -266,7 +266,7 @@ pub fn fuzz_request(data: &[u8]) {
             assert!(!head.target.contains([' ', '\r', '\n']));
             assert!(head.headers_named("host").count() <= 1);
             // The head's own bytes parse to the same head.
-            let own = ReceivedRequest::parse(stream.get(..len).unwrap_or_default(), limits);
+            let own = IncomingRequest::parse(stream.get(..len).unwrap_or_default(), limits);
             assert_eq!(own, Ok(Some((head, len))));
         }
         Ok(None) => assert!(stream.len() < limits.max_head_bytes),

@@ -95,7 +95,7 @@ pub struct FetcherConfig {
     /// Open connections (connecting, busy or idle) at most; requests beyond wait.
     pub max_connections: usize,
     /// Requests waiting for a connection slot or DNS at most; more are refused with
-    /// [`crate::net::FailReason::Overloaded`].
+    /// [`crate::fetch::FailReason::Overloaded`].
     pub max_queued_requests: usize,
     /// Deadlines for every phase.
     pub deadlines: Deadlines,
@@ -127,7 +127,7 @@ pub struct FetcherConfig {
     /// process). `None`: no per-IP cap. See `docs/fetcher.md`, "Per-IP cap".
     pub ip_slots: Option<Arc<IpSlots>>,
     /// Longest a request waits for a per-IP slot; then it fails with
-    /// [`crate::net::TimeoutPhase::Queue`]. The wait does not count against the
+    /// [`crate::fetch::TimeoutPhase::Queue`]. The wait does not count against the
     /// connect or total deadlines, which start when the connection is opened.
     pub ip_wait_timeout: Duration,
     /// Let an idle connection carry a request for another host name on the same

@@ -31,9 +31,6 @@ mod request;
 mod slab;
 mod timer;
 
-pub use crate::fetch::{
-    DnsFailure, FailReason, FetchLimits, FetchOutcome, FetchRequest, TimeoutPhase, Timings,
-};
 pub use address::is_blocked_address;
 pub use config::{Deadlines, FetcherConfig, PoolConfig};
 pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride, DnsStats};

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::index::{IndexEntry, Validators};
+use crate::provenance::WarcDate;
 use crate::sitemap::LastMod;
-use crate::warc::WarcDate;
 
 /// `WARC-Profile` of a revisit for a `304 Not Modified` (WARC 1.1 §6.7.3).
 pub const PROFILE_SERVER_NOT_MODIFIED: &str =

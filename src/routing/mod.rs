@@ -15,7 +15,7 @@ pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS}
 /// A link received from another node, for a host of this shard. The bus parsed it and
 /// chose the shard by its host key ([`shard_of`]), as the core routes its own.
 #[derive(Debug, Clone)]
-pub struct ReceivedLink {
+pub struct InboundLink {
     pub url: Url,
     /// Its host key.
     pub host: String,
@@ -30,7 +30,7 @@ pub struct ReceivedLink {
 }
 
 /// The links a node's bus hands one shard at a time.
-pub type Received = Vec<ReceivedLink>;
+pub type InboundBatch = Vec<InboundLink>;
 
 /// What the crawl core asks of the farm, if any: whether this node owns a URL's
 /// partition, and a count of received links the presence bits already knew. Both

@@ -13,7 +13,7 @@
 //!   for everything dropped, keeping per-walk state (the crawl itself queues sitemap
 //!   fetches as ordinary URLs with hop `S`: `src/engine/core/sitemaps.rs`).
 //! - [`LastMod`] parses `<lastmod>` (W3C datetime) so a re-crawl can compare it with
-//!   the previous fetch date; [`Lastmods`] keeps the dates a re-crawl read, per URL.
+//!   the previous fetch date; [`LastModTable`] keeps the dates a re-crawl read, per URL.
 //! - [`Grants`] remembers, per sitemap, the origins whose robots.txt named it or an
 //!   index above it: the permission [`admit`] takes, along the whole chain.
 //!
@@ -27,14 +27,14 @@
 
 mod grants;
 mod lastmod;
-mod lastmods;
+mod lastmod_table;
 mod parse;
 mod scope;
 mod walk;
 
 pub use grants::{Granted, Grants};
 pub use lastmod::LastMod;
-pub use lastmods::Lastmods;
+pub use lastmod_table::LastModTable;
 pub use parse::{
     parse, Cut, Entry, Limits, Sitemap, SitemapError, SitemapKind, Skipped, MAX_LOC_BYTES,
 };

@@ -22,13 +22,13 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::capture::{metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse};
-use super::date::WarcDate;
-use super::digest::Digest;
 use super::error::WarcError;
 use super::gzip::{Deflater, MemberEncoder};
 use super::reader::{RecordHead, Status};
 use super::record::{RecordId, RecordType};
 use crate::http::SharedBytes;
+use crate::provenance::date::WarcDate;
+use crate::provenance::digest::Digest;
 
 /// The `warcinfo` record id of the file the next capture will be appended to, shared
 /// between the writer (which sets it) and the compressors (which read it).

@@ -23,9 +23,9 @@
 
 use std::mem::size_of;
 
-use super::date::WarcDate;
-use super::digest::Digest;
 use super::record::RecordId;
+use crate::provenance::date::WarcDate;
+use crate::provenance::digest::Digest;
 
 /// Slots per bucket: a digest can sit in any of them, so a bucket overwrites only when
 /// four digests of the same bucket are live.

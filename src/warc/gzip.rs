@@ -329,7 +329,8 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::warc::{RecordId, RecordType, WarcDate};
+    use crate::provenance::WarcDate;
+    use crate::warc::{RecordId, RecordType};
 
     #[test]
     fn members_decode_independently_and_match_flate2() {

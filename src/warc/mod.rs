@@ -3,9 +3,9 @@
 //! Wayback Machine, Heritrix tools) expects and can seek into by offset.
 //!
 //! Layers, bottom up:
-//! - [`digest`], [`date`], [`record`]: sans-IO building blocks (SHA-1 in base32,
-//!   `WARC-Date`, one record's exact bytes); the first two, like [`Truncation`], are
-//!   shared with the crawl log and live in [`crate::provenance`], re-exported here;
+//! - [`record`]: one record's exact bytes, sans-IO; its digests (SHA-1 in base32),
+//!   `WARC-Date` and truncation are shared with the crawl log and live in
+//!   [`crate::provenance`] (`provenance::digest`, `provenance::date`);
 //! - [`capture`]: one fetch ([`Capture`], built from the fetcher's typed values by
 //!   [`Capture::from_outcome`]) becomes `request`, `response` or `revisit`, and
 //!   `metadata` records; the response head and payload arrive parsed and de-chunked,
@@ -39,19 +39,15 @@ pub mod record;
 pub mod repair;
 pub mod writer;
 
-pub use crate::provenance::{date, digest};
-
 pub use capture::{
     Capture, CaptureIds, CaptureMetadata, CaptureWritten, HttpResponse, Outlink, RevisitOf,
     RevisitProfile, WarcinfoFields, OUTLINKS_UNKNOWN, RENAMED_TRANSFER_ENCODING,
 };
 pub use compressed::{CaptureCompressor, CompressedCapture, WarcinfoSlot};
-pub use date::WarcDate;
 pub use dedup::{DedupConfig, DedupStats};
-pub use digest::Digest;
 pub use error::WarcError;
 pub use reader::{Framing, ReadError, RecordHead, Records};
-pub use record::{Record, RecordId, RecordType, Truncation};
+pub use record::{Record, RecordId, RecordType};
 pub use repair::{recover, repair, scan, scan_reader, RecoveredFile, RepairReport, ScanReport};
 pub use writer::{WarcPosition, WarcWriter, WarcWriterConfig, WriterSummary};
 
@@ -90,10 +86,16 @@ pub fn fuzz_parse(data: &[u8]) {
     check.push(data);
     let _ = check.is_complete();
     let text = String::from_utf8_lossy(data);
-    if let Ok(date) = text.parse::<WarcDate>() {
-        assert_eq!(date.to_string().parse::<WarcDate>(), Ok(date));
+    if let Ok(date) = text.parse::<crate::provenance::WarcDate>() {
+        assert_eq!(
+            date.to_string().parse::<crate::provenance::WarcDate>(),
+            Ok(date)
+        );
     }
-    if let Ok(digest) = text.parse::<Digest>() {
-        assert_eq!(digest.to_string().parse::<Digest>(), Ok(digest));
+    if let Ok(digest) = text.parse::<crate::provenance::Digest>() {
+        assert_eq!(
+            digest.to_string().parse::<crate::provenance::Digest>(),
+            Ok(digest)
+        );
     }
 }

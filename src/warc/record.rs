@@ -15,9 +15,8 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use super::date::WarcDate;
-use super::digest::{Digest, DigestHasher};
-pub use crate::provenance::Truncation;
+use crate::provenance::date::WarcDate;
+use crate::provenance::digest::{Digest, DigestHasher};
 
 /// The version line every record starts with.
 pub const WARC_VERSION_LINE: &[u8] = b"WARC/1.1\r\n";

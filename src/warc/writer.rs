@@ -24,11 +24,11 @@ use super::capture::{
     warcinfo_record, Capture, CaptureIds, CaptureWritten, RevisitOf, WarcinfoFields,
 };
 use super::compressed::{assemble, CaptureCompressor, CompressedCapture, WarcinfoSlot};
-use super::date::WarcDate;
 use super::dedup::{DedupConfig, DedupStats, PayloadIndex};
 use super::error::WarcError;
 use super::gzip::{Deflater, MemberEncoder};
 use super::record::{RecordId, RecordType};
+use crate::provenance::date::WarcDate;
 
 /// Suffix of a finished WARC file.
 pub const WARC_SUFFIX: &str = ".warc.gz";

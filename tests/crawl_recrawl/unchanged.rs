@@ -91,7 +91,7 @@ fn an_unchanged_web_is_answered_304_and_written_as_revisits() {
             assert_eq!(v["warc-refers-to"], earlier.record_id.as_str());
             assert_eq!(
                 v["warc-refers-to-date"],
-                trawl::warc::WarcDate::from_unix_micros(earlier.fetched_at_us).to_string()
+                trawl::provenance::WarcDate::from_unix_micros(earlier.fetched_at_us).to_string()
             );
         }
         assert_eq!(revisits, not_modified);

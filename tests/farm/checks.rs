@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
 
-use trawl::farm::{partition_key, PartitionBy, Partitions};
+use trawl::routing::{partition_key, PartitionBy, Partitions};
 
 use crate::crawl_support::{self, crawl_log, fetched_urls, stats_json, Synthweb};
 use crate::NODES;

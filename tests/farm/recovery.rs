@@ -4,7 +4,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use trawl::farm::{partition_key, PartitionBy, Partitions};
+use trawl::routing::{partition_key, PartitionBy, Partitions};
 
 use crate::checks::{assert_referee_passes, check_nodes, min_page_gap, referee};
 use crate::crawl_support::{crash_seed, stats_json};

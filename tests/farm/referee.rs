@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use trawl::farm::{PartitionBy, Partitions};
+use trawl::routing::{PartitionBy, Partitions};
 
 use crate::checks::{assert_referee_passes, check_nodes, check_ownership};
 use crate::crawl_support::trawl_bin;

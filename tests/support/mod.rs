@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use trawl::net::{Deadlines, FetchLimits, FetchOutcome, FetchRequest, Fetcher, FetcherConfig};
+use trawl::fetch::{FetchLimits, FetchOutcome, FetchRequest};
+use trawl::net::{Deadlines, Fetcher, FetcherConfig};
 
 /// A server that runs `script` on its own thread for every accepted connection.
 pub struct ScriptServer {

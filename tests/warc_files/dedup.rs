@@ -1,6 +1,7 @@
 //! Identical payloads written as revisit records of the first response, and when not.
 
-use trawl::warc::{DedupConfig, Digest, Truncation, WarcWriter};
+use trawl::provenance::{Digest, Truncation};
+use trawl::warc::{DedupConfig, WarcWriter};
 
 use crate::reading::{field, members, split, warc_files};
 use crate::samples::{body, chunk, config, from_wire, plain_capture, with_head, CHUNKED_HEAD};

@@ -2,12 +2,9 @@
 
 use std::path::Path;
 
-use trawl::crawllog::{FetchTimings, Hop};
 use trawl::http::{Method, ResponseHead, ResponseLimits};
-use trawl::warc::{
-    Capture, CaptureMetadata, Digest, HttpResponse, Outlink, RevisitOf, Truncation, WarcDate,
-    WarcWriterConfig,
-};
+use trawl::provenance::{Digest, FetchTimings, Hop, Truncation, WarcDate};
+use trawl::warc::{Capture, CaptureMetadata, HttpResponse, Outlink, RevisitOf, WarcWriterConfig};
 
 // sample captures
 

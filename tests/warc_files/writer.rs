@@ -3,7 +3,8 @@
 
 use std::fs;
 
-use trawl::warc::{scan, Digest, WarcError, WarcWriter};
+use trawl::provenance::Digest;
+use trawl::warc::{scan, WarcError, WarcWriter};
 
 use crate::reading::{field, members, split, warc_files};
 use crate::samples::{config, http_payload, sample_capture};

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import tomllib
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -631,6 +632,24 @@ class Reexports(Base):
         changes = with_core("pub use crate::routing::HostKey;", f)
         changes["tools/modgraph/rules.toml"] = CLEAN["tools/modgraph/rules.toml"].replace('mode = "warn"', 'mode = "error"')
         self.assertFails(changes, "re-export: src/farm/mod.rs:3", f)
+
+    def test_error_mode_spares_only_the_public_face(self):
+        # lib.rs re-exports another module's item and passes; the same in a module fails.
+        rules = CLEAN["tools/modgraph/rules.toml"].replace('mode = "warn"', 'mode = "error"')
+        out = self.assertPasses({"tools/modgraph/rules.toml": rules})
+        self.assertNotIn("re-export", out)
+        f = "src/engine/mod.rs"
+        changes = with_core("pub use crate::routing::HostKey;", f)
+        changes["tools/modgraph/rules.toml"] = rules
+        self.assertFails(changes, "re-export: src/engine/mod.rs", f)
+
+    def test_the_repository_fails_on_a_reexport_outside_lib_rs(self):
+        # issue 27 point 6: the tree's own table fails the lint, and names lib.rs alone.
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "rules.toml"), "rb") as f:
+            conf = tomllib.load(f)["reexports"]
+        self.assertEqual(conf["mode"], "error")
+        self.assertEqual(conf["public_face"], [{"file": "src/lib.rs"}])
 
 
 if __name__ == "__main__":

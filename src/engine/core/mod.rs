@@ -1,7 +1,7 @@
 //! The crawl core of one shard: every decision a shard makes, with no I/O.
 //!
 //! The core takes inputs — the time ([`Now`]), URLs routed in from peers
-//! ([`Core::push`]), links other farm nodes found ([`Core::on_received`]), URLs added
+//! ([`Core::push`]), links other farm nodes found ([`Core::on_inbound`]), URLs added
 //! while the crawl runs ([`Core::on_added`]), a turn to schedule ([`Core::schedule`]),
 //! fetch outcomes of pages and robots.txt ([`Core::on_fetched`]) — and answers with
 //! [`Action`]s for the driver
@@ -23,14 +23,14 @@
 //! - `page.rs`: page answers: retries and backoff, budgets, failure parking,
 //!   redirects, link extraction, link admission (the one admission, [`Core::admit`])
 //!   and routing.
-//! - `received.rs`: links from other farm nodes, through the same admission.
+//! - `inbound.rs`: links from other farm nodes, through the same admission.
 //! - `added.rs`: URLs added while the crawl runs (`trawl add`), through the same
 //!   admission.
 
 mod added;
 mod error_window;
+mod inbound;
 mod page;
-mod received;
 mod recent;
 mod recrawl;
 mod robots;
@@ -47,14 +47,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::crawllog::{Hop, HopsPath, LogRecord, Outcome};
+use crate::crawllog::{LogRecord, Outcome};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::frontier::{Frontier, FrontierError, FrontierStats, QueuedUrl};
 use crate::html::ExtractOptions;
+use crate::provenance::WarcDate;
+use crate::provenance::{Hop, HopsPath};
 use crate::robots::{CacheStats, RobotsCache, RobotsPolicy};
 use crate::routing::HostKey;
 use crate::url::UrlFilter;
-use crate::warc::WarcDate;
 
 /// Crawl-log annotation of a URL refused because its host resolves to a loopback,
 /// private or otherwise special address and `--allow-private-addresses` is off.

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::crawllog::{Hop, LogRecord, Outcome};
+use crate::crawllog::{LogRecord, Outcome};
 use crate::fetch::{FailReason, FetchOutcome};
 use crate::frontier::QueuedUrl;
 use crate::html::Links;
 use crate::http::ResponseHead;
+use crate::provenance::Hop;
 use crate::robots::PageDirectives;
 
 use super::{
@@ -113,7 +114,7 @@ impl Core {
         // log, but the links are admitted while `outlinks` is still ours to borrow.
         let mut links = std::mem::take(&mut self.link_actions);
         // In a farm, links another node owns leave untested, with their grant;
-        // the owner tests and admits them (`Core::on_received`).
+        // the owner tests and admits them (`Core::on_inbound`).
         self.split_for_farm(&mut outlinks, &item.url, &item.hops, &grant, out);
         self.admit_links(&item, &outlinks, now, &mut links);
         out.push(page_record(&self.shared, o, item, outlinks, annotations));
@@ -288,7 +289,7 @@ impl Core {
     /// its bit): filters (a gzipped sitemap on a sitemap hop exempt from the refused
     /// extensions), the handler's hook, then [`Core::route`]. The one admission: a
     /// page's links, a robots.txt's `Sitemap:` lines, the links other farm nodes send
-    /// ([`Core::on_received`]) and the URLs added while the crawl runs
+    /// ([`Core::on_inbound`]) and the URLs added while the crawl runs
     /// ([`Core::on_added`]) all pass here. `via` is `None` only for an added URL (this
     /// node's, or one another node was handed): no page, no hop, refused as `added`.
     pub(super) fn admit(

@@ -5,10 +5,10 @@
 //! previous capture's validators ([`condition`]).
 
 use super::{Action, Core, CoreShared, Now};
-use crate::crawllog::Hop;
 use crate::fetch::FetchOutcome;
 use crate::frontier::QueuedUrl;
 use crate::http::RequestHead;
+use crate::provenance::Hop;
 use crate::recrawl::{judge, plan, Judgement, LastmodPolicy, Plan, Previous};
 
 /// Adds `If-None-Match` / `If-Modified-Since` from the previous capture of `url` to a

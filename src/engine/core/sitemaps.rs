@@ -30,12 +30,12 @@ use std::time::Instant;
 use url::Url;
 
 use super::{body_of, Action, Core, CoreShared, Note, Now};
-use crate::crawllog::Hop;
 use crate::fetch::FetchOutcome;
 use crate::frontier::QueuedUrl;
+use crate::provenance::Hop;
 use crate::recrawl::{IndexEntry, LastmodPolicy};
 use crate::sitemap::{
-    self, Cut, Granted, Grants, LastMod, Lastmods, Limits, SitemapError, SitemapKind,
+    self, Cut, Granted, Grants, LastMod, LastModTable, Limits, SitemapError, SitemapKind,
 };
 use crate::url::Reject;
 
@@ -100,7 +100,7 @@ pub(super) fn widen_limits(limits: &mut crate::fetch::FetchLimits) {
 /// What the crawl remembers of sitemaps, for all shards (a chain robots.txt → index →
 /// sitemap → page crosses hosts, hence shards): each sitemap's robots.txt grant
 /// ([`Grants`]) and, in a re-crawl with `--sitemap-lastmod skip`, each listed URL's
-/// `<lastmod>` ([`Lastmods`]). Both are capped; a grant or date the cap keeps out is
+/// `<lastmod>` ([`LastModTable`]). Both are capped; a grant or date the cap keeps out is
 /// counted (`stats.json` `sitemap_grants_dropped`, `sitemap_lastmods_dropped`) and
 /// said once on stderr. Locked briefly per sitemap read or listed URL, never per page
 /// link.
@@ -113,7 +113,7 @@ pub(super) fn widen_limits(limits: &mut crate::fetch::FetchLimits) {
 #[derive(Debug, Default)]
 pub(crate) struct SitemapMemory {
     grants: Mutex<Grants>,
-    lastmods: Mutex<Lastmods>,
+    lastmods: Mutex<LastModTable>,
     /// URLs skipped on their `<lastmod>` (`stats.json` `recrawl.skipped`).
     pub(crate) skipped: AtomicU64,
     grants_warned: AtomicBool,
@@ -178,7 +178,7 @@ impl SitemapMemory {
             self.note(format!(
                 "sitemap lastmod dates full at {url} ({} URLs): further URLs are fetched \
                  conditionally, not skipped (counted in stats.json sitemap_lastmods_dropped)",
-                Lastmods::DEFAULT_MAX_URLS
+                LastModTable::DEFAULT_MAX_URLS
             ));
         }
         kept
@@ -276,7 +276,7 @@ pub(super) fn lastmod_turn(shared: &CoreShared, item: &QueuedUrl, url: &Url) -> 
                      conditionally, not skipped (counted in stats.json \
                      sitemap_lastmods_dropped)",
                     item.url,
-                    Lastmods::DEFAULT_MAX_URLS
+                    LastModTable::DEFAULT_MAX_URLS
                 ));
             }
             LastmodTurn::Fetch
@@ -385,7 +385,7 @@ impl Core {
         }
         let origin = vec![robots.origin().ascii_serialization()];
         // In a farm, a sitemap on another node's host goes to that node, with
-        // this robots.txt's permission (`Core::on_received` grants it there).
+        // this robots.txt's permission (`Core::on_inbound` grants it there).
         self.split_for_farm(&mut listed, robots.as_str(), "", &origin, out);
         for (url, _) in listed {
             let Ok(url) = Url::parse(&url) else {

@@ -9,13 +9,13 @@ use std::time::Instant;
 
 use crate::control::{self, ApiError, Credentials};
 use crate::engine::control::Operator;
-use crate::http::ReceivedRequest;
+use crate::http::IncomingRequest;
 
 /// The answer to a control request whose head is `head`: `early` holds the bytes read
 /// after the head (the start of the body); the rest is read from `stream` until
 /// `deadline`. Returns the status line and the JSON body.
 pub(super) fn answer(
-    head: &ReceivedRequest,
+    head: &IncomingRequest,
     early: &[u8],
     stream: &mut TcpStream,
     operator: Option<&Operator>,
@@ -29,7 +29,7 @@ pub(super) fn answer(
 }
 
 fn handle(
-    head: &ReceivedRequest,
+    head: &IncomingRequest,
     early: &[u8],
     stream: &mut TcpStream,
     operator: Option<&Operator>,
@@ -50,7 +50,7 @@ fn handle(
 }
 
 /// The credential fields of `head`.
-pub(super) fn credentials(head: &ReceivedRequest) -> Credentials<'_> {
+pub(super) fn credentials(head: &IncomingRequest) -> Credentials<'_> {
     Credentials {
         authorization: head.header("authorization"),
         token: head.header("x-trawl-token"),
@@ -61,7 +61,7 @@ pub(super) fn credentials(head: &ReceivedRequest) -> Credentials<'_> {
 
 /// The body by `Content-Length` (none: empty), at most [`control::MAX_BODY_BYTES`].
 fn read_body(
-    head: &ReceivedRequest,
+    head: &IncomingRequest,
     early: &[u8],
     stream: &mut TcpStream,
     deadline: Instant,

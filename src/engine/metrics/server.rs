@@ -1,5 +1,5 @@
 //! The listener behind `--metrics-addr`: one std thread, one connection at a time,
-//! every request read with the one request parser (`http::ReceivedRequest`), its `Host`
+//! every request read with the one request parser (`http::IncomingRequest`), its `Host`
 //! checked ([`super::host`]), answered and closed.
 
 use std::borrow::Cow;
@@ -16,7 +16,7 @@ use super::host::{check_host, HostRefusal};
 use super::{render, status};
 use crate::engine::control::Operator;
 use crate::engine::Stats;
-use crate::http::{ReceivedRequest, RequestLimits, RequestParseError};
+use crate::http::{IncomingRequest, RequestLimits, RequestParseError};
 
 /// Longest request head read; anything longer gets `431`.
 pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
@@ -277,7 +277,7 @@ fn serve_one(
     let mut buf = vec![0u8; MAX_REQUEST_BYTES];
     let mut len = 0;
     let request = loop {
-        match ReceivedRequest::parse(buf.get(..len).unwrap_or_default(), LIMITS) {
+        match IncomingRequest::parse(buf.get(..len).unwrap_or_default(), LIMITS) {
             Ok(Some((head, used))) => {
                 if crate::control::is_control_path(head.path()) {
                     if let Err(r) = check_host(head.header("host"), head.minor_version, local) {
@@ -331,7 +331,7 @@ fn serve_one(
 /// for the control token; `/metrics` and the page itself do not (a scrape stays as it
 /// was; the page holds no data and reads the token from its link).
 fn route(
-    head: &ReceivedRequest,
+    head: &IncomingRequest,
     local: SocketAddr,
     peer: SocketAddr,
     operator: Option<&Operator>,
@@ -516,7 +516,7 @@ mod tests {
 
     fn classify(buf: &[u8]) -> Request {
         let local: SocketAddr = "127.0.0.1:9898".parse().unwrap();
-        match ReceivedRequest::parse(buf, LIMITS) {
+        match IncomingRequest::parse(buf, LIMITS) {
             Ok(Some((head, _))) => route(&head, local, local, None),
             Ok(None) => panic!("incomplete head"),
             Err(e) if e.is_cap() => Request::TooLarge,
@@ -599,7 +599,7 @@ mod tests {
         let op = Operator::new(&dir, Duration::ZERO);
         let ask = |path: &str, extra: &str| {
             let req = format!("GET {path} HTTP/1.1\r\nHost: 10.0.0.5:9898\r\n{extra}\r\n");
-            match ReceivedRequest::parse(req.as_bytes(), LIMITS) {
+            match IncomingRequest::parse(req.as_bytes(), LIMITS) {
                 Ok(Some((head, _))) => route(&head, local, remote, Some(&op)),
                 other => panic!("{other:?}"),
             }
@@ -617,7 +617,7 @@ mod tests {
         // On loopback the views need no token.
         let lo: SocketAddr = "127.0.0.1:9898".parse().unwrap();
         let req = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:9898\r\n\r\n";
-        let Ok(Some((head, _))) = ReceivedRequest::parse(req, LIMITS) else {
+        let Ok(Some((head, _))) = IncomingRequest::parse(req, LIMITS) else {
             panic!("parse")
         };
         assert!(matches!(

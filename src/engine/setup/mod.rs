@@ -15,8 +15,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use url::Url;
 
 use crate::checkpoint::{self, Counters, Manifest, PresenceLogs};
+use crate::fetch::FetchLimits;
 use crate::frontier::{Frontier, FrontierConfig, QueuedUrl, SegmentReader};
-use crate::net::FetchLimits;
 use crate::robots::RobotsCache;
 use crate::seen::{ContentSeen, Purpose, SeenConfig, SeenSet};
 use crate::url::UrlFilter;

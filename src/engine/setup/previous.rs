@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use url::Url;
 
-use crate::crawllog::Hop;
 use crate::frontier::{Frontier, QueuedUrl};
+use crate::provenance::Hop;
 use crate::recrawl::{IndexEntry, IndexError, IndexWriter, Previous};
 use crate::routing::{host_key, shard_of};
 

@@ -145,9 +145,10 @@ mod tests {
     use crate::engine::inbox::{Added, InboxWaker};
     use crate::engine::shard::ShardParts;
     use crate::engine::{CrawlConfig, Shared};
+    use crate::fetch::FetchLimits;
     use crate::frontier::{Frontier, FrontierConfig, SegmentReader};
-    use crate::net::{FetchLimits, Fetcher, FetcherConfig};
-    use crate::routing::Received;
+    use crate::net::{Fetcher, FetcherConfig};
+    use crate::routing::InboundBatch;
     use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
 
     fn item(url: &str) -> QueuedUrl {
@@ -199,7 +200,7 @@ mod tests {
         peer_tx.send(Vec::new()).expect("fill");
         let (output_tx, _output_rx) = unbounded();
         let (_control_tx, control_rx) = unbounded();
-        let (received_tx, received_rx) = bounded::<Received>(4);
+        let (received_tx, received_rx) = bounded::<InboundBatch>(4);
         let (added_tx, added_rx) = bounded::<Added>(4);
         let mut shard = Shard::new(ShardParts {
             index: 0,
@@ -236,7 +237,7 @@ mod tests {
         let received_url = format!("{received_host}/sitemap.xml.gz");
         shared.outstanding.fetch_add(1, Ordering::AcqRel);
         received_tx
-            .send(vec![crate::routing::ReceivedLink {
+            .send(vec![crate::routing::InboundLink {
                 url: url::Url::parse(&received_url).expect("url"),
                 host: received_host.clone(),
                 via: Some("http://a.test/robots.txt".to_owned()),

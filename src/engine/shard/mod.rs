@@ -23,18 +23,20 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::crawllog::{Hop, LogRecord};
+use crate::crawllog::LogRecord;
 use crate::frontier::Frontier;
 use crate::net::Fetcher;
+use crate::provenance::Hop;
+use crate::provenance::WarcDate;
 use crate::url::UrlFilter;
-use crate::warc::{CaptureCompressor, WarcDate};
+use crate::warc::CaptureCompressor;
 
 pub(crate) use super::core::HostTally;
 use super::core::{Action, Core, CoreParts, Now};
 use super::inbox::{Added, Batch, InboxWaker};
 use super::output::{OutputBatch, OutputMsg, OutputRecord, WarcItem};
 use super::{Control, Shared};
-use crate::routing::Received;
+use crate::routing::InboundBatch;
 
 mod barrier;
 mod peers;
@@ -50,7 +52,7 @@ pub(crate) struct Shard {
     fetcher: Fetcher,
     inbox: Receiver<Batch>,
     /// Links from other farm nodes, for the core's admission.
-    received: Receiver<Received>,
+    received: Receiver<InboundBatch>,
     /// URLs added while the crawl runs, for the core's admission.
     added: Receiver<Added>,
     peers: Vec<Sender<Batch>>,
@@ -75,7 +77,7 @@ pub(crate) struct ShardParts {
     pub filter: Arc<UrlFilter>,
     pub inbox: Receiver<Batch>,
     /// Links the farm bus received for this shard's hosts (never sent outside a farm).
-    pub received: Receiver<Received>,
+    pub received: Receiver<InboundBatch>,
     /// URLs added while the crawl runs (`trawl add`) for this shard's hosts, from the
     /// coordinator (`adds.rs`).
     pub added: Receiver<Added>,
@@ -414,7 +416,7 @@ impl Shard {
         } = record::build(policy, fetched, &recrawled, now);
         if let Some(h) = &self.shared.handler {
             if let (Some(head), None) = (o.head.as_ref(), &o.error) {
-                h.on_response(&super::Page {
+                h.on_response(&crate::handler::Page {
                     url: &o.url,
                     head,
                     body: &o.body,

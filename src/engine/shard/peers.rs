@@ -50,7 +50,7 @@ impl Shard {
         // Links from other farm nodes: the bus wakes us after each send (drained here
         // every turn and inside a checkpoint's cut, like the inbox).
         while let Ok(links) = self.received.try_recv() {
-            self.admit_with(|core, now, actions| core.on_received(links, now, actions));
+            self.admit_with(|core, now, actions| core.on_inbound(links, now, actions));
         }
         // URLs added while the crawl runs: the coordinator sends them before it starts
         // a checkpoint, so they are drained here inside the cut.
@@ -59,7 +59,7 @@ impl Shard {
         }
     }
 
-    /// Runs one admission step of the core (`on_received`, `on_added`) and carries out
+    /// Runs one admission step of the core (`on_inbound`, `on_added`) and carries out
     /// its actions.
     fn admit_with(&mut self, step: impl FnOnce(&mut Core, Now, &mut Vec<Action>)) {
         let mut actions = std::mem::take(&mut self.actions);

@@ -10,13 +10,15 @@
 
 use std::time::Duration;
 
-use crate::crawllog::{FetchTimings, Hop, LogRecord, Outcome};
+use crate::crawllog::{LogRecord, Outcome};
 use crate::engine::core::hops_path;
+use crate::fetch::{FailReason, FetchOutcome};
 use crate::frontier::QueuedUrl;
 use crate::http::ResponseHead;
-use crate::net::{FailReason, FetchOutcome};
+use crate::provenance::{FetchTimings, Hop};
+use crate::provenance::{Truncation, WarcDate};
 use crate::recrawl::{IndexFacts, Judgement, Verdict};
-use crate::warc::{Capture, CaptureMetadata, Outlink, Truncation, WarcDate};
+use crate::warc::{Capture, CaptureMetadata, Outlink};
 
 /// A finished fetch as the core hands it to the driver (`Action::Record`).
 pub(super) struct Fetched<'a> {
@@ -179,8 +181,8 @@ mod tests {
     use url::Url;
 
     use super::*;
+    use crate::fetch::{DnsFailure, TimeoutPhase};
     use crate::http::SharedBytes;
-    use crate::net::{DnsFailure, TimeoutPhase};
     use crate::recrawl::{judge, IndexEntry, Validators};
 
     const ON: RecordPolicy = RecordPolicy {

@@ -12,8 +12,8 @@
 //!    read with id `0`: entries it received but had not acknowledged);
 //!    each link is parsed and handed to the shard that owns its host, whose core tests
 //!    it against the presence bits and admits it as it admits its own links (one
-//!    admission: `Core::on_received`);
-//! 5. publishes its state and, when idle, takes termination snapshots (`term.rs`).
+//!    admission: `Core::on_inbound`);
+//! 5. publishes its state and, when idle, takes termination snapshots (`quiescence.rs`).
 //!
 //! Redis unreachable: every failed call closes the connection; reconnects back off
 //! from 100 ms to 5 s; links wait in the spill; the node keeps crawling. Past
@@ -30,13 +30,13 @@ use crossbeam_channel::{select, Receiver, Sender, TrySendError};
 use redis::{Cmd, Value};
 use url::Url;
 
-use crate::routing::{Received, ReceivedLink};
+use crate::routing::{InboundBatch, InboundLink};
 
 use super::config::{FarmConfig, Keys, GROUP};
 use super::conn::Conn;
 use super::node::{BusEnds, Ctl, FarmCounters, Flags, OutBatch, OUTBOX_FILE};
+use super::quiescence::{Detector, NodeState, Snapshot};
 use super::spill::Spill;
-use super::term::{Detector, NodeState, Snapshot};
 use super::wire::{Entry, WireLink};
 use crate::routing::Partitions;
 
@@ -71,7 +71,7 @@ pub(crate) struct BusParts {
     pub table: Partitions,
     pub shared: Arc<dyn super::CrawlGauges>,
     /// Per shard, the channel of links received for its hosts.
-    pub received: Vec<Sender<Received>>,
+    pub received: Vec<Sender<InboundBatch>>,
     pub wakers: Vec<Arc<mio::Waker>>,
     pub out_dir: PathBuf,
     /// Links of the resumed checkpoint's outbox, to send again.
@@ -101,7 +101,7 @@ struct Bus {
     counters: Arc<FarmCounters>,
     flags: Arc<Flags>,
     shared: Arc<dyn super::CrawlGauges>,
-    received: Vec<Sender<Received>>,
+    received: Vec<Sender<InboundBatch>>,
     wakers: Vec<Arc<mio::Waker>>,
     conn: Option<Conn>,
     /// When Redis was last found unreachable (cleared by a successful call).
@@ -113,7 +113,7 @@ struct Bus {
     stream_len: HashMap<u32, u64>,
     /// Per shard, received links its full channel has not taken yet (counted
     /// outstanding only once the shard has them).
-    held: Vec<Received>,
+    held: Vec<InboundBatch>,
     /// Entries delivered since the last cut began.
     delivered: Vec<EntryId>,
     /// Entries delivered before the cut in progress.
@@ -422,7 +422,7 @@ fn value_u32(v: &Value) -> Option<u32> {
     }
 }
 
-mod ending;
+mod heartbeat;
 mod receive;
 mod send;
 

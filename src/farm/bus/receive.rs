@@ -169,17 +169,17 @@ impl Bus {
             .links_received
             .fetch_add(entry.links.len() as u64, Ordering::Relaxed);
         for link in entry.links {
-            self.admit(link);
+            self.hold_for_shard(link);
         }
         self.deliver_held();
     }
 
     /// A received link goes to the shard that owns its host, as the engine routes a
     /// URL ([`crate::routing::host_key`], [`crate::routing::shard_of`]): that shard's
-    /// core tests and admits it (`Core::on_received`), the one admission every link
+    /// core tests and admits it (`Core::on_inbound`), the one admission every link
     /// passes. Only what the bus must know is done here: the URL parses (a link that
     /// does not is a bad entry's) and has a host.
-    pub(super) fn admit(&mut self, link: WireLink) {
+    pub(super) fn hold_for_shard(&mut self, link: WireLink) {
         let Ok(url) = Url::parse(&link.url) else {
             self.counters.bad_entries.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(url = %link.url, "farm: received link does not parse: skipped");
@@ -190,7 +190,7 @@ impl Bus {
         };
         let shard = crate::routing::shard_of(&host, self.received.len());
         if let Some(h) = self.held.get_mut(shard) {
-            h.push(ReceivedLink {
+            h.push(InboundLink {
                 url,
                 host,
                 // An empty `via` is a URL handed to the sending node by `trawl add`.

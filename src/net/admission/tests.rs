@@ -1,7 +1,7 @@
 //! The policy alone: synthetic `Instant`s, a real shared table, no sockets.
 
 use super::*;
-use crate::net::FetchRequest;
+use crate::fetch::FetchRequest;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

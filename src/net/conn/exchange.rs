@@ -1,16 +1,16 @@
 //! What travels through the phases: the [`Job`] (a request, surviving retries and
-//! address changes), the [`Exchange`] (one attempt on one connection) and [`Received`]
+//! address changes), the [`Exchange`] (one attempt on one connection) and [`ResponseProgress`]
 //! (the response so far); and how they become a [`FetchOutcome`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::fetch::FetchRequest;
 use crate::fetch::{FailReason, FetchOutcome, Timings};
 use crate::http::{write_request, ResponseReader, SharedBytes};
 use crate::net::per_ip::IpTicket;
 use crate::net::pool::PoolKey;
-use crate::net::FetchRequest;
 
 /// A request on its way through the fetcher; survives a retry on a new connection.
 pub(crate) struct Job {
@@ -83,7 +83,7 @@ pub(crate) struct Exchange {
 
 /// The response state of an exchange, kept apart from [`Exchange`] so a failure or the
 /// outcome can take both by move.
-pub(crate) struct Received {
+pub(crate) struct ResponseProgress {
     pub reader: ResponseReader,
     pub sent_at: Instant,
     pub first_byte_at: Option<Instant>,
@@ -103,7 +103,7 @@ pub(crate) struct Received {
     pub identity: bool,
 }
 
-impl Received {
+impl ResponseProgress {
     /// A fresh response state for a request that was just sent.
     pub fn new(reader: ResponseReader, now: Instant) -> Self {
         Self {
@@ -139,7 +139,7 @@ impl Received {
 /// The outcome of `ex`, with what was received (if anything) and the failure (if any).
 pub(crate) fn build_outcome(
     ex: Exchange,
-    reading: Option<Received>,
+    reading: Option<ResponseProgress>,
     peer: Option<SocketAddr>,
     error: Option<FailReason>,
     now: Instant,

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::exchange::{Exchange, Received};
+use super::exchange::{Exchange, ResponseProgress};
 use super::After;
 use crate::fetch::FailReason;
 use crate::http::{DecodeError, HttpError};
@@ -43,7 +43,11 @@ pub(super) fn decode_reason(e: DecodeError) -> FailReason {
 }
 
 /// A failure that is neither retried nor sent to another address.
-pub(super) fn failed(ex: Exchange, reading: Option<Box<Received>>, reason: FailReason) -> After {
+pub(super) fn failed(
+    ex: Exchange,
+    reading: Option<Box<ResponseProgress>>,
+    reason: FailReason,
+) -> After {
     After::Failed {
         ex,
         reading,

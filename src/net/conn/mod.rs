@@ -17,7 +17,7 @@
 //! | `sending.rs` | `Sending`: writing the request |
 //! | `reading.rs` | `ReadingHead`, `ReadingBody`: response head, body, decoding |
 //! | `idle.rs` | `Idle`: pooled; any readable event closes it |
-//! | `exchange.rs` | `Job`, `Exchange`, `Received`, building the outcome |
+//! | `exchange.rs` | `Job`, `Exchange`, `ResponseProgress`, building the outcome |
 //! | `io.rs` | socket and TLS reads/writes (drain to `WouldBlock`) |
 //! | `fail.rs` | error → `FailReason` |
 
@@ -46,7 +46,7 @@ mod sending;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use exchange::{build_outcome, Exchange, Job, Received};
+pub(crate) use exchange::{build_outcome, Exchange, Job, ResponseProgress};
 pub(crate) use fail::connect_reason;
 
 pub(crate) struct Connecting {
@@ -69,7 +69,7 @@ pub(crate) struct Sending {
 /// What both reading phases share: the exchange and what has been received for it.
 pub(crate) struct Reading {
     pub ex: Exchange,
-    pub rx: Received,
+    pub rx: ResponseProgress,
 }
 
 pub(crate) struct ReadingHead {
@@ -304,7 +304,7 @@ pub(crate) enum After {
     /// The exchange failed; the connection is closed.
     Failed {
         ex: Exchange,
-        reading: Option<Box<Received>>,
+        reading: Option<Box<ResponseProgress>>,
         reason: FailReason,
         /// The failure happened on a reused connection before any response byte.
         retryable: bool,

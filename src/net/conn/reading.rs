@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::exchange::{build_outcome, Exchange, Received};
+use super::exchange::{build_outcome, Exchange, ResponseProgress};
 use super::fail::{decode_reason, failed, http_reason, io_reason};
 use super::io::{read_plaintext, ReadEnd, ReadError};
 use super::{After, Conn, Ctx, Phase, Readiness, Reading, ReadingBody, ReadingHead, Step};
@@ -155,7 +155,7 @@ fn read_response(
 
 /// A 421 (Misdirected Request) to a request sent on a connection opened for another
 /// host name (shared hosting), which may be retried: idempotent, not retried yet.
-fn misdirected(ex: &Exchange, rx: &Received) -> bool {
+fn misdirected(ex: &Exchange, rx: &ResponseProgress) -> bool {
     ex.reused
         && ex.job.shared_conn
         && ex.job.retries == 0
@@ -174,7 +174,7 @@ fn misdirected(ex: &Exchange, rx: &Received) -> bool {
 /// - a content coding, payload not kept: into the scratch `body_tmp`, decoded into
 ///   `body`.
 fn feed(
-    r: &mut Received,
+    r: &mut ResponseProgress,
     decoder: &mut Option<ContentDecoder>,
     chunk: &[u8],
     body_tmp: &mut Vec<u8>,
@@ -250,7 +250,7 @@ fn feed(
 /// Feeds body bytes to the reader, into the buffer the coding calls for (see [`feed`]),
 /// and decodes what a content coding needs decoded.
 fn feed_body(
-    r: &mut Received,
+    r: &mut ResponseProgress,
     decoder: &mut Option<ContentDecoder>,
     input: &[u8],
     body_tmp: &mut Vec<u8>,
@@ -285,7 +285,7 @@ fn feed_body(
 fn finish(
     conn: &mut Conn,
     ex: Exchange,
-    mut rx: Received,
+    mut rx: ResponseProgress,
     decoder: Option<ContentDecoder>,
     closing: bool,
     now: Instant,

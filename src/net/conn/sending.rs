@@ -3,7 +3,7 @@
 use std::io::Write as _;
 use std::time::Instant;
 
-use super::exchange::Received;
+use super::exchange::ResponseProgress;
 use super::fail::io_reason;
 use super::io::{flush_tls, write_plain};
 use super::{After, Conn, Phase, Reading, ReadingHead, Sending, Step};
@@ -46,7 +46,7 @@ impl Sending {
                 conn.wait(Phase::ReadingHead(ReadingHead {
                     r: Reading {
                         ex: self.ex,
-                        rx: Received::new(reader, now),
+                        rx: ResponseProgress::new(reader, now),
                     },
                 }))
             }

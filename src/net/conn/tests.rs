@@ -13,9 +13,9 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::*;
 use crate::fetch::FetchLimits;
+use crate::fetch::FetchRequest;
 use crate::fetch::Timings;
 use crate::http::{BodyLimitMode, HttpError};
-use crate::net::FetchRequest;
 use crate::tls::TlsConfig;
 
 /// How long any test waits for progress before it fails (bounded, never hangs).
@@ -626,7 +626,7 @@ fn the_rate_check_fails_a_drip_and_restarts_the_window_of_a_fast_enough_body() {
         crate::http::Method::Get,
         crate::http::ResponseLimits::default(),
     );
-    let mut rx = Received::new(reader, t0);
+    let mut rx = ResponseProgress::new(reader, t0);
     rx.rate_window_start = t0;
     // 256 B/s over a 10 s window needs 2,560 bytes: 2,560 pass, the window restarts.
     rx.rate_window_bytes = 2_560;

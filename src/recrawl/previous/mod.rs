@@ -22,7 +22,8 @@ use super::index::{
 use super::plan::{classify, RecrawlStats, Verdict};
 use crate::frontier::QueuedUrl;
 use crate::http::ResponseHead;
-use crate::warc::{Digest, RecordId, RevisitOf, RevisitProfile, WarcDate};
+use crate::provenance::{Digest, WarcDate};
+use crate::warc::{RecordId, RevisitOf, RevisitProfile};
 
 /// One URL of the previous crawl in [`Previous`]'s table: the hash of its URL and the
 /// offset of its latest record in the index file. 16 bytes.

@@ -10,12 +10,12 @@ use std::io;
 use std::net::IpAddr;
 use std::ops::Range;
 
-use super::date::WarcDate;
-use super::digest::{Digest, DigestHasher};
-use super::record::{sanitize_uri, FieldValueError, Record, RecordId, RecordType, Truncation};
+use super::record::{sanitize_uri, FieldValueError, Record, RecordId, RecordType};
 use crate::fetch::{FailReason, FetchOutcome};
 use crate::http::{ResponseHead, SharedBytes};
-use crate::provenance::{FetchTimings, Hop};
+use crate::provenance::date::WarcDate;
+use crate::provenance::digest::{Digest, DigestHasher};
+use crate::provenance::{FetchTimings, Hop, Truncation};
 
 /// `Content-Type` of `request` records.
 pub const HTTP_REQUEST_TYPE: &str = "application/http;msgtype=request";
@@ -381,7 +381,7 @@ impl CaptureIds {
 }
 
 /// The response block's head and body as stored, and its two digests, computed in one
-/// pass over the body ([`super::digest::digest_pair`]).
+/// pass over the body ([`crate::provenance::digest::digest_pair`]).
 pub(super) struct StoredResponse<'c> {
     head: Cow<'c, [u8]>,
     body: &'c [u8],
@@ -392,7 +392,8 @@ pub(super) struct StoredResponse<'c> {
 impl<'c> StoredResponse<'c> {
     pub(super) fn new(response: &'c HttpResponse) -> Self {
         let head = response.stored_head();
-        let (block_digest, payload_digest) = super::digest::digest_pair(&head, &response.payload);
+        let (block_digest, payload_digest) =
+            crate::provenance::digest::digest_pair(&head, &response.payload);
         Self {
             head,
             body: &response.payload,

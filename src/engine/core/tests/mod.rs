@@ -20,9 +20,9 @@ use crate::crawllog::{LogRecord, Outcome};
 use crate::fetch::{FailReason, FetchLimits, FetchOutcome};
 use crate::frontier::{Frontier, FrontierConfig, QueuedUrl};
 use crate::http::charset_of;
+use crate::provenance::WarcDate;
 use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
 use crate::url::{FilterConfig, Scope, UrlFilter};
-use crate::warc::WarcDate;
 
 /// 2023-11-14T22:13:20Z, a round Unix time for `Retry-After` dates.
 const WALL_SECS: i64 = 1_700_000_000;
@@ -336,9 +336,9 @@ const A: &str = "http://a.test/";
 
 mod added;
 mod checkpoints;
+mod inbound;
 mod pages;
 mod politeness;
-mod received;
 mod robots;
 mod sitemap_answers;
 mod sitemaps;

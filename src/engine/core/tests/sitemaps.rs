@@ -190,11 +190,11 @@ fn the_children_of_an_index_answered_304_get_its_grant() {
     let children = [
         (
             "http://storage.b.test/maps/s1.xml".to_owned(),
-            crate::crawllog::Hop::Manifest,
+            crate::provenance::Hop::Manifest,
         ),
         (
             "http://storage.b.test/a-page".to_owned(),
-            crate::crawllog::Hop::Manifest,
+            crate::provenance::Hop::Manifest,
         ),
     ];
     h.core.on_previous_links(&index, &children, now, &mut out);

@@ -1,7 +1,7 @@
-use super::super::{commit, prepare, Counters, MANIFEST_VERSION};
 use super::*;
 use crate::checkpoint::tallies::{self, TallyRow};
 use crate::checkpoint::Positions;
+use crate::checkpoint::{commit, prepare, Counters, MANIFEST_VERSION};
 use crate::frontier::{QueuedUrl, SegmentWriter};
 
 /// A checkpoint of `shards` shards with `urls[i]` URLs on shard i, written the way
@@ -93,8 +93,20 @@ fn write_checkpoint(root: &Path, epoch: u64, urls: &[u64]) -> PathBuf {
         queued_urls: total,
         config: None,
         presence: None,
+        files: Some(list_files(&tmp, urls.len(), &OTHER_FILES).unwrap()),
     };
     commit(root, &tmp, &manifest).unwrap()
+}
+
+/// Rewrites the manifest of `dir` as a build before the file list wrote it.
+fn forget_file_list(dir: &Path) {
+    let mut manifest = read_manifest(dir).unwrap();
+    manifest.files = None;
+    fs::write(
+        dir.join(MANIFEST),
+        serde_json::to_vec_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -381,6 +393,7 @@ fn tallies_of_older_builds_still_verify() {
     let out = tempfile::tempdir().unwrap();
     let root = out.path().join("checkpoint");
     let dir = write_checkpoint(&root, 1, &[2, 2]);
+    forget_file_list(&dir);
     for i in 0..2 {
         fs::remove_file(dir.join(tallies::file_name(i))).unwrap();
         fs::write(
@@ -407,4 +420,133 @@ fn tallies_of_older_builds_still_verify() {
         ),
         (4, 12, 2, 2)
     );
+}
+
+/// The manifest lists every file with its kind: the describer learns a farm's and the
+/// operator's files from it, verifies the outbox it lists, reports a listed file that
+/// is gone, and warns of a file the list does not hold.
+#[test]
+fn the_manifest_lists_the_files_and_their_kinds() {
+    let out = tempfile::tempdir().unwrap();
+    let root = out.path().join("checkpoint");
+    let tmp = prepare(&root, 1).unwrap();
+    fs::write(tmp.join(crate::farm::SETTINGS_FILE), b"{}").unwrap();
+    fs::write(tmp.join(crate::control::RULES_FILE), b"{}").unwrap();
+    fs::write(tmp.join("stray.txt"), b"x").unwrap();
+    let files = list_files(&tmp, 1, &OTHER_FILES).unwrap();
+    let kinds: Vec<_> = files.iter().map(|f| (f.name.as_str(), f.kind)).collect();
+    assert_eq!(
+        kinds,
+        [
+            (crate::farm::SETTINGS_FILE, FileKind::FarmSettings),
+            (crate::control::RULES_FILE, FileKind::OperatorRules),
+        ]
+    );
+    fs::remove_dir_all(&tmp).unwrap();
+
+    let dir = write_checkpoint(&root, 2, &[1]);
+    let listed = read_manifest(&dir).unwrap().files.unwrap();
+    let names: Vec<_> = listed.iter().map(|f| (f.name.as_str(), f.kind)).collect();
+    assert_eq!(
+        names,
+        [
+            (FINGERPRINT_BITS, FileKind::FingerprintBits),
+            ("frontier-0000.seg", FileKind::Frontier),
+            ("robots-0000.bin", FileKind::Robots),
+            (SEEN_BITS, FileKind::SeenBits),
+            ("tallies-0000.bin", FileKind::Tallies),
+        ]
+    );
+    // A farm's files, as the crawl lists them: a damaged outbox is an error, a listed
+    // settings file that is gone is one too, a file the list lacks is a warning.
+    let mut manifest = read_manifest(&dir).unwrap();
+    let mut files = listed;
+    for (name, kind) in OTHER_FILES.iter().take(2) {
+        files.push(CheckpointFile {
+            name: (*name).to_owned(),
+            kind: *kind,
+        });
+    }
+    manifest.files = Some(files);
+    fs::write(dir.join(MANIFEST), serde_json::to_vec(&manifest).unwrap()).unwrap();
+    fs::write(dir.join(crate::farm::OUTBOX_FILE), b"not an outbox").unwrap();
+    fs::write(dir.join("stray.txt"), b"x").unwrap();
+    let d = Checkpoint::open(&root)
+        .unwrap()
+        .describe(&DescribeOptions::default());
+    let errors: Vec<_> = d
+        .verification
+        .errors
+        .iter()
+        .map(|p| {
+            (
+                p.file.file_name().unwrap().to_string_lossy().into_owned(),
+                p.message.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors.iter().any(|(f, _)| f == crate::farm::OUTBOX_FILE),
+        "{errors:?}"
+    );
+    assert!(
+        errors.contains(&(
+            crate::farm::SETTINGS_FILE.to_owned(),
+            "missing: the manifest lists it"
+        )),
+        "{errors:?}"
+    );
+    let warnings: Vec<_> = d
+        .verification
+        .warnings
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("stray.txt") && warnings[0].contains("not listed in the manifest")
+    );
+}
+
+/// A manifest of a build before the file list: the known names stand in, so a farm's
+/// and the operator's files are part of the checkpoint and anything else is foreign.
+#[test]
+fn a_manifest_without_a_file_list_falls_back_to_the_known_names() {
+    let out = tempfile::tempdir().unwrap();
+    let root = out.path().join("checkpoint");
+    let dir = write_checkpoint(&root, 1, &[2]);
+    forget_file_list(&dir);
+    fs::write(dir.join(crate::farm::SETTINGS_FILE), b"{}").unwrap();
+    fs::write(dir.join(crate::control::RULES_FILE), b"{}").unwrap();
+    fs::write(dir.join("frontier-0001.seg"), b"x").unwrap();
+    let d = Checkpoint::open(&root)
+        .unwrap()
+        .describe(&DescribeOptions::default());
+    assert!(d.verification.ok, "{:?}", d.verification.errors);
+    let warnings: Vec<_> = d
+        .verification
+        .warnings
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("frontier-0001.seg")
+            && warnings[0].contains("not part of a checkpoint of 1 shard(s)")
+    );
+    // A damaged outbox is still verified.
+    fs::write(dir.join(crate::farm::OUTBOX_FILE), b"not an outbox").unwrap();
+    let d = Checkpoint::open(&root)
+        .unwrap()
+        .describe(&DescribeOptions::default());
+    assert_eq!(
+        d.verification.errors.len(),
+        1,
+        "{:?}",
+        d.verification.errors
+    );
+    assert!(d.verification.errors[0]
+        .file
+        .ends_with(crate::farm::OUTBOX_FILE));
 }

@@ -1,5 +1,7 @@
-//! The bus's part in ending the farm (`term.rs`): idleness, published node states,
-//! termination snapshots, and Redis outages (`--farm-redis-timeout-secs`).
+//! The bus's heartbeat, its part in ending the farm: whether this node is idle, the
+//! node state it publishes under an expiring key, the termination snapshots it takes
+//! for the quiescence detector (`farm/quiescence.rs`), and Redis outages
+//! (`--farm-redis-timeout-secs`).
 
 use super::*;
 

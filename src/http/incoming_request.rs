@@ -4,7 +4,7 @@
 //! trawl is a client, but it also serves a little: the metrics and status listener
 //! (`engine/metrics.rs`). That server reads a request head with this parser and no other,
 //! as the fetcher reads responses with [`super::ResponseReader`] alone. Like httparse it
-//! is sans-IO: [`ReceivedRequest::parse`] is called with everything read so far and says
+//! is sans-IO: [`IncomingRequest::parse`] is called with everything read so far and says
 //! either "not complete yet" (`Ok(None)`), or the head and its length, or a typed
 //! [`RequestParseError`]. Nothing a client sends can make it panic (fuzzed:
 //! [`super::fuzz_request`]).
@@ -85,7 +85,7 @@ impl RequestParseError {
 
 /// A parsed request head, owned (the caller's buffer is free again).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReceivedRequest {
+pub struct IncomingRequest {
     /// The method token as sent (case-sensitive, RFC 9110 §9.1).
     pub method: String,
     /// The request target as sent: origin-form (`/path?query`), or another form the
@@ -97,7 +97,7 @@ pub struct ReceivedRequest {
     pub headers: Vec<(String, Vec<u8>)>,
 }
 
-impl ReceivedRequest {
+impl IncomingRequest {
     /// Parses the head at the start of `buf` (leading empty lines skipped, RFC 9112
     /// §2.2). `Ok(None)`: not complete yet, read more and call again with everything.
     /// `Ok(Some((head, len)))`: the head took `len` bytes of `buf`; what follows (a
@@ -182,8 +182,8 @@ fn map_error(e: httparse::Error) -> RequestParseError {
 mod tests {
     use super::*;
 
-    fn parse(buf: &[u8]) -> Result<Option<(ReceivedRequest, usize)>, RequestParseError> {
-        ReceivedRequest::parse(buf, RequestLimits::default())
+    fn parse(buf: &[u8]) -> Result<Option<(IncomingRequest, usize)>, RequestParseError> {
+        IncomingRequest::parse(buf, RequestLimits::default())
     }
 
     #[test]
@@ -244,15 +244,15 @@ mod tests {
         };
         let mut big = b"GET / HTTP/1.1\r\nX: ".to_vec();
         big.resize(63, b'a');
-        assert_eq!(ReceivedRequest::parse(&big, limits), Ok(None));
+        assert_eq!(IncomingRequest::parse(&big, limits), Ok(None));
         big.push(b'a');
         assert_eq!(
-            ReceivedRequest::parse(&big, limits),
+            IncomingRequest::parse(&big, limits),
             Err(RequestParseError::HeadTooLarge)
         );
         let many = b"GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
         assert_eq!(
-            ReceivedRequest::parse(many, limits),
+            IncomingRequest::parse(many, limits),
             Err(RequestParseError::TooManyHeaders)
         );
         assert!(RequestParseError::TooManyHeaders.is_cap());
@@ -263,6 +263,6 @@ mod tests {
             max_head_bytes: exact.len(),
             max_headers: 2,
         };
-        assert!(matches!(ReceivedRequest::parse(exact, fit), Ok(Some(_))));
+        assert!(matches!(IncomingRequest::parse(exact, fit), Ok(Some(_))));
     }
 }

@@ -1,13 +1,13 @@
 //! Core tests: links received from other farm nodes pass the one admission
-//! ([`Core::admit`]) after their grant is recorded (`received.rs`).
+//! ([`Core::admit`]) after their grant is recorded (`inbound.rs`).
 
 use super::*;
-use crate::crawllog::Hop;
-use crate::routing::ReceivedLink;
+use crate::provenance::Hop;
+use crate::routing::InboundLink;
 
-fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> ReceivedLink {
+fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> InboundLink {
     let url = Url::parse(url).expect("url");
-    ReceivedLink {
+    InboundLink {
         host: host_key(&url).expect("host"),
         url,
         via: via.map(str::to_owned),
@@ -17,12 +17,12 @@ fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> Receive
 }
 
 /// Hands `links` to the core as the bus does: counted outstanding on the way.
-fn receive(h: &mut Harness, links: Vec<ReceivedLink>) -> Vec<Action> {
+fn receive(h: &mut Harness, links: Vec<InboundLink>) -> Vec<Action> {
     h.shared
         .outstanding
         .fetch_add(links.len() as u64, Ordering::AcqRel);
     let mut out = Vec::new();
-    h.core.on_received(links, h.t0, &mut out);
+    h.core.on_inbound(links, h.t0, &mut out);
     out
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Bounded: at most `max_urls` dates (16 bytes each plus the table's slack) and as many
 //! URLs that waited a turn (8 bytes each); past it a date is not kept
-//! ([`Lastmods::record`] says so, the caller counts it) or a URL does not wait, and
+//! ([`LastModTable::record`] says so, the caller counts it) or a URL does not wait, and
 //! the URL is fetched conditionally, as without the flag. The hash is 64-bit SipHash with
 //! fixed keys: two URLs of one crawl collide with odds of about n²/2⁶⁵ (10⁻⁸ at a
 //! million URLs), and a collision can only skip a URL the previous crawl fetched.
@@ -16,16 +16,16 @@ use std::hash::{Hash, Hasher};
 use super::LastMod;
 
 /// URL hash → newest `<lastmod>` seen for it, and the URLs that waited a turn for
-/// one ([`Lastmods::wait_once`]). See the module docs.
+/// one ([`LastModTable::wait_once`]). See the module docs.
 #[derive(Debug)]
-pub struct Lastmods {
+pub struct LastModTable {
     map: HashMap<u64, i64>,
     waited: HashSet<u64>,
     max_urls: usize,
     dropped: u64,
 }
 
-impl Lastmods {
+impl LastModTable {
     /// URLs remembered by default: 524,288 (about 10 MiB of table at most).
     pub const DEFAULT_MAX_URLS: usize = 1 << 19;
 
@@ -99,7 +99,7 @@ impl Lastmods {
     }
 }
 
-impl Default for Lastmods {
+impl Default for LastModTable {
     fn default() -> Self {
         Self::new(Self::DEFAULT_MAX_URLS)
     }
@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn newest_wins_and_the_cap_counts() {
-        let mut m = Lastmods::new(2);
+        let mut m = LastModTable::new(2);
         assert!(m.record(
             "http://a/1",
             LastMod {
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn a_url_waits_once_and_the_waits_are_capped() {
-        let mut m = Lastmods::new(2);
+        let mut m = LastModTable::new(2);
         assert!(m.wait_once("http://a/1"));
         assert!(!m.wait_once("http://a/1"));
         assert!(m.wait_once("http://a/2"));

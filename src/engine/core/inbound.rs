@@ -10,16 +10,16 @@ use std::sync::atomic::Ordering;
 
 use super::{Action, Core, Now};
 use crate::frontier::QueuedUrl;
-use crate::routing::ReceivedLink;
+use crate::routing::InboundLink;
 use crate::sitemap::Granted;
 
 impl Core {
     /// In a farm: takes the links another node owns out of `links` into an
     /// [`Action::Farm`], untested, with their grant; the owner tests and admits them
-    /// ([`Core::on_received`]).
+    /// ([`Core::on_inbound`]).
     pub(super) fn split_for_farm(
         &self,
-        links: &mut Vec<(String, crate::crawllog::Hop)>,
+        links: &mut Vec<(String, crate::provenance::Hop)>,
         via: &str,
         hops: &str,
         grant: &[String],
@@ -45,7 +45,7 @@ impl Core {
     /// Links received from the farm: grants recorded, one pass over the presence bits,
     /// the new ones admitted. The bus counted each link outstanding while it travelled
     /// to this shard; that count ends here, after the admitted ones are counted anew.
-    pub fn on_received(&mut self, links: Vec<ReceivedLink>, now: Now, out: &mut Vec<Action>) {
+    pub fn on_inbound(&mut self, links: Vec<InboundLink>, now: Now, out: &mut Vec<Action>) {
         let travelled = links.len() as u64;
         let memory = &self.shared.sitemap_memory;
         let granted: Vec<Option<Granted>> = links

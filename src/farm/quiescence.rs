@@ -1,4 +1,5 @@
-//! Ending a farm: when is every node idle with no link in flight anywhere?
+//! Ending a farm, sans-IO: the quiescence detector. When is every node idle with no
+//! link in flight anywhere?
 //!
 //! Each node publishes its [`NodeState`] under a key that expires unless refreshed
 //! (a heartbeat), with an `activity` counter it bumps whenever it does anything (sends

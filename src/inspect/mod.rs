@@ -2,6 +2,12 @@
 //! verification of every file, as a library API so an embedder can check a crawl's
 //! state before resuming it (or from a monitoring job).
 //!
+//! The checkpoint's files are the ones its manifest lists, each with its kind
+//! ([`crate::checkpoint::FileKind`]); for a manifest of an older build, which lists
+//! none, the names the checkpoint module knows and [`OTHER_FILES`] stand in. Only
+//! this module (and the writer, which fills the list) names the files a farm and the
+//! control API write into a checkpoint; `checkpoint` itself knows neither.
+//!
 //! Nothing here writes, locks or maps a file: the presence bits are verified with plain
 //! reads ([`SeenSet::verify`]), segments are read sequentially with their checksums, so
 //! inspecting the checkpoint of a running crawl is safe (the crawl never modifies a
@@ -21,10 +27,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 
-use super::{current_name, read_manifest, tallies, CheckpointError, Manifest};
+use crate::checkpoint::{
+    current_name, list_files, read_manifest, tallies, CheckpointError, CheckpointFile, FileKind,
+    Manifest, FINGERPRINT_BITS, MANIFEST_FILE as MANIFEST, MAX_SHARDS, SEEN_BITS,
+};
 use crate::frontier::{Record, SegmentError, SegmentReader};
+use crate::provenance::WarcDate;
 use crate::seen::SeenSet;
-use crate::warc::{WarcDate, WarcPosition};
+use crate::warc::WarcPosition;
 
 mod report;
 pub use report::{
@@ -33,14 +43,15 @@ pub use report::{
     Verification,
 };
 
-/// The file names a checkpoint directory may hold besides the per-shard files.
-const MANIFEST: &str = "manifest.json";
-const SEEN_BITS: &str = "seen.bits";
-const FINGERPRINT_BITS: &str = "fingerprints.bits";
-/// More shards than any machine has cores: a manifest claiming more is damaged, and
-/// only this many shards' files are looked for (so a garbled count cannot make the
-/// check run for ever).
-const MAX_SHARDS: usize = 1 << 16;
+/// The files other modules write into a checkpoint, by name: a farm node's settings
+/// and outbox, the operator's rules. The crawl lists them in the manifest under their
+/// kind ([`crate::checkpoint::list_files`]); a reader of a checkpoint whose manifest
+/// lists no files falls back to these names.
+pub const OTHER_FILES: [(&str, FileKind); 3] = [
+    (crate::farm::SETTINGS_FILE, FileKind::FarmSettings),
+    (crate::farm::OUTBOX_FILE, FileKind::FarmOutbox),
+    (crate::control::RULES_FILE, FileKind::OperatorRules),
+];
 
 /// How much work [`Checkpoint::describe`] does.
 #[derive(Clone, Debug)]
@@ -241,6 +252,15 @@ impl Checkpoint {
         }
     }
 
+    /// The checkpoint's files: the manifest's list, or for a manifest of an older build
+    /// (no list) the files of the directory that the known names make out.
+    fn files(&self) -> Vec<CheckpointFile> {
+        match &self.manifest.files {
+            Some(files) => files.clone(),
+            None => list_files(&self.dir, self.shards(), &OTHER_FILES).unwrap_or_default(),
+        }
+    }
+
     /// The shards whose files are read: the manifest's count, within reason.
     fn shards(&self) -> usize {
         self.manifest.shards.min(MAX_SHARDS)
@@ -306,33 +326,44 @@ impl Checkpoint {
                 .push(problem(&self.dir, "cannot list the directory".to_owned()));
             return;
         };
+        let files = self.files();
+        let kind_of = |name: &str| files.iter().find(|f| f.name == name).map(|f| f.kind);
+        let mut present = HashSet::new();
         for entry in list.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let known = name == MANIFEST
-                || name == SEEN_BITS
-                || name == FINGERPRINT_BITS
-                || name == super::SEEN_LOG
-                || name == super::FINGERPRINTS_LOG
-                || shard_index(&name, "frontier-", ".seg").is_some_and(|i| i < m.shards)
-                || shard_index(&name, "tallies-", ".bin").is_some_and(|i| i < m.shards)
-                || shard_index(&name, "tallies-", ".tsv").is_some_and(|i| i < m.shards)
-                || shard_index(&name, "robots-", ".bin").is_some_and(|i| i < m.shards)
-                || name == crate::farm::SETTINGS_FILE
-                || name == crate::control::RULES_FILE;
-            // In a farm: the links the node had not sent, verified record by record.
-            if name == crate::farm::OUTBOX_FILE {
-                if let Err(e) = crate::farm::outbox_links(&entry.path()) {
-                    v.errors.push(problem(&entry.path(), e.to_string()));
+            match kind_of(&name) {
+                // In a farm: the links the node had not sent, verified record by record.
+                Some(FileKind::FarmOutbox) => {
+                    if let Err(e) = crate::farm::outbox_links(&entry.path()) {
+                        v.errors.push(problem(&entry.path(), e.to_string()));
+                    }
                 }
-                continue;
-            }
-            if !known {
-                v.warnings.push(problem(
+                Some(_) => {}
+                None if name == MANIFEST => {}
+                None if m.files.is_some() => v.warnings.push(problem(
+                    &entry.path(),
+                    "not listed in the manifest; a resume ignores it".to_owned(),
+                )),
+                None => v.warnings.push(problem(
                     &entry.path(),
                     format!(
                         "not part of a checkpoint of {} shard(s); a resume ignores it",
                         m.shards
                     ),
+                )),
+            }
+            present.insert(name);
+        }
+        // The files no other check reads (those are reported missing where read).
+        for f in &files {
+            let read_elsewhere = !matches!(
+                f.kind,
+                FileKind::FarmSettings | FileKind::FarmOutbox | FileKind::OperatorRules
+            );
+            if !read_elsewhere && !present.contains(&f.name) {
+                v.errors.push(problem(
+                    &self.dir.join(&f.name),
+                    "missing: the manifest lists it".to_owned(),
                 ));
             }
         }
@@ -708,15 +739,6 @@ fn out_dir_of(root: &Path) -> Option<PathBuf> {
         out
     };
     (out.join("crawl.log.jsonl").exists() || out.join("warc").is_dir()).then(|| out.to_path_buf())
-}
-
-/// `NNNN` of `PREFIXNNNNSUFFIX`.
-fn shard_index(name: &str, prefix: &str, suffix: &str) -> Option<usize> {
-    let digits = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 fn count_host(hosts: &mut HashMap<String, u64>, host: &str, cap: usize, capped: &mut bool) {
