@@ -285,7 +285,7 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     }
     let farm_bus = match p.farm_ends.take() {
         Some(ends) => {
-            let Some(link) = p.shared.farm.as_ref() else {
+            let Some(link) = p.shared.farm_link.as_ref() else {
                 return Err(CrawlError::Config(
                     "farm bus without farm settings".to_owned(),
                 ));
@@ -344,7 +344,7 @@ fn finish(
         let _ = h.join();
     }
     drop(shards.controls);
-    if let (Some(f), Some(bus)) = (&shared.farm, shards.farm_bus) {
+    if let (Some(f), Some(bus)) = (&shared.farm_link, shards.farm_bus) {
         f.finish();
         let _ = bus.join();
     }

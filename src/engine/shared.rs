@@ -9,8 +9,9 @@ use crate::checkpoint::Counters;
 use crate::crawllog::Outcome;
 use crate::frontier::FrontierStats;
 
+use super::core::{self, Counter};
 use super::stats::outcome_index;
-use super::{control, core, width, CrawlConfig};
+use super::{control, width, CrawlConfig};
 
 /// State every shard reads: the configuration, the cores' shared state (presence bits,
 /// counters: [`core::CoreShared`], which this dereferences to), and the engine's own
@@ -37,20 +38,12 @@ pub(crate) struct Shared {
     pub checkpoint_figures: Mutex<CheckpointFigures>,
     /// Largest RSS less presence bits sampled so far.
     pub peak_rss_less_bits: AtomicU64,
-    /// This node's link to its farm (`docs/farm.md`); `None` outside a farm.
-    pub farm: Option<Arc<crate::farm::FarmLink>>,
+    /// This node's link to its farm (`docs/farm.md`); `None` outside a farm. The
+    /// cores see the same link as `core.farm_routes`.
+    pub farm_link: Option<Arc<crate::farm::FarmLink>>,
     /// What the operator set through the control API (`control.rs`); the
-    /// cores read its rules through `core.operator`.
+    /// cores read its rules through `core.operator_rules`.
     pub operator: Arc<control::Operator>,
-}
-
-/// The engine reads the cores' counters and settings as its own: `shared.pages` is
-/// `shared.core.pages`.
-impl std::ops::Deref for Shared {
-    type Target = core::CoreShared;
-    fn deref(&self) -> &core::CoreShared {
-        &self.core
-    }
 }
 
 /// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
@@ -72,7 +65,7 @@ impl Shared {
     pub fn new(
         config: CrawlConfig,
         core: core::CoreShared,
-        farm: Option<Arc<crate::farm::FarmLink>>,
+        farm_link: Option<Arc<crate::farm::FarmLink>>,
         operator: Arc<control::Operator>,
         warc_revisits: Arc<AtomicU64>,
     ) -> Self {
@@ -90,7 +83,7 @@ impl Shared {
             width: width::WidthGauges::new(n),
             checkpoint_figures: Mutex::new(CheckpointFigures::default()),
             peak_rss_less_bits: AtomicU64::new(0),
-            farm,
+            farm_link,
             operator,
             config,
         }
@@ -116,7 +109,7 @@ impl Shared {
             handler,
             std::time::Instant::now(),
         )
-        .with_operator(Arc::clone(&operator.rules));
+        .with_operator_rules(Arc::clone(&operator.rules));
         Self::new(config, core, None, operator, warc_revisits)
     }
 
@@ -126,40 +119,65 @@ impl Shared {
         }
     }
 
+    /// The counters a checkpoint carries, as they are now.
     pub(super) fn counters(&self) -> Counters {
-        Counters {
-            pages: self.pages.load(Ordering::Acquire),
-            pages_started: self.pages_started.load(Ordering::Acquire),
-            bytes: self.bytes.load(Ordering::Acquire),
-            discovered: self.discovered.load(Ordering::Acquire),
-            duplicates: self.duplicates.load(Ordering::Acquire),
+        let mut c = Counters {
             warc_revisits: self.warc_revisits.load(Ordering::Acquire),
-            pages_links_truncated: self.pages_links_truncated.load(Ordering::Acquire),
-            pages_scan_truncated: self.pages_scan_truncated.load(Ordering::Acquire),
-            pages_long_attributes: self.pages_long_attributes.load(Ordering::Acquire),
-            robots_truncated: self.robots_truncated.load(Ordering::Acquire),
-            robots_long_lines: self.robots_long_lines.load(Ordering::Acquire),
-            sitemaps_read: self.sitemaps[0].load(Ordering::Acquire),
-            sitemaps_cut: self.sitemaps[1].load(Ordering::Acquire),
-            sitemaps_failed: self.sitemaps[2].load(Ordering::Acquire),
-            sitemap_urls_refused: self.sitemaps[3].load(Ordering::Acquire),
-            recrawl: {
-                // URLs skipped on their sitemap `<lastmod>` are counted by the core;
-                // a resume restores the checkpoint's count into `recrawl`.
-                let mut r = self.recrawl.snapshot();
-                r.skipped += self.sitemap_memory.skipped.load(Ordering::Acquire);
-                r
-            },
+            // URLs skipped on their sitemap `<lastmod>` are counted by the core; a
+            // resume restores the checkpoint's count into the verdicts'.
+            recrawl: self.core.counters.recrawl(),
+            ..Counters::default()
+        };
+        for (counter, field) in CHECKPOINTED {
+            *field(&mut c) = self.core.counters.get(counter);
         }
+        c
+    }
+
+    /// Sets the counters to a checkpoint's, before any shard starts (a resume).
+    pub(super) fn restore_counters(&self, c: &Counters) {
+        let mut c = *c;
+        self.warc_revisits.store(c.warc_revisits, Ordering::Release);
+        for (counter, field) in CHECKPOINTED {
+            self.core.counters.restore(counter, *field(&mut c));
+        }
+        self.core.counters.restore_recrawl(&c.recrawl);
     }
 }
 
+/// One field of a checkpoint's [`Counters`].
+type CountersField = fn(&mut Counters) -> &mut u64;
+
+/// The crawl counters a checkpoint carries, each with its field of [`Counters`]: one
+/// list for both ways (a checkpoint reads them, a resume restores them). Hosts known,
+/// retired and parked and the URLs refused on a host's budget are not carried.
+const CHECKPOINTED: [(Counter, CountersField); 14] = [
+    (Counter::Pages, |c| &mut c.pages),
+    (Counter::PagesStarted, |c| &mut c.pages_started),
+    (Counter::Bytes, |c| &mut c.bytes),
+    (Counter::Discovered, |c| &mut c.discovered),
+    (Counter::Duplicates, |c| &mut c.duplicates),
+    (Counter::PagesLinksTruncated, |c| {
+        &mut c.pages_links_truncated
+    }),
+    (Counter::PagesScanTruncated, |c| &mut c.pages_scan_truncated),
+    (Counter::PagesLongAttributes, |c| {
+        &mut c.pages_long_attributes
+    }),
+    (Counter::RobotsTruncated, |c| &mut c.robots_truncated),
+    (Counter::RobotsLongLines, |c| &mut c.robots_long_lines),
+    (Counter::SitemapsRead, |c| &mut c.sitemaps_read),
+    (Counter::SitemapsCut, |c| &mut c.sitemaps_cut),
+    (Counter::SitemapsFailed, |c| &mut c.sitemaps_failed),
+    (Counter::SitemapUrlsRefused, |c| &mut c.sitemap_urls_refused),
+];
+
 impl crate::farm::CrawlGauges for Shared {
     fn outstanding(&self) -> &AtomicU64 {
-        &self.core.outstanding
+        self.core.outstanding.atomic()
     }
     fn pages(&self) -> u64 {
-        self.pages.load(Ordering::Relaxed)
+        self.core.counters.get(Counter::Pages)
     }
     fn fail(&self) {
         self.fatal.store(true, Ordering::Release);

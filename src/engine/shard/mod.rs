@@ -155,7 +155,7 @@ impl Shard {
             // queue them otherwise pile up in outboxes, out of any budget (the wide
             // memory test, once the frontier served every ready host at once).
             let backlogged = self.is_backlogged();
-            let scheduling = !self.shared.stopping.load(Ordering::Acquire)
+            let scheduling = !self.shared.core.is_stopping()
                 && !self.shared.paused.load(Ordering::Acquire)
                 && !self.shared.operator.is_paused()
                 && !backlogged;
@@ -227,7 +227,7 @@ impl Shard {
                 }
                 Action::Log(rec) => self.log(*rec),
                 Action::Farm(to) => {
-                    if let Some(farm) = &self.shared.farm {
+                    if let Some(farm) = &self.shared.farm_link {
                         let super::core::ToFarm {
                             mut links,
                             via,
@@ -237,7 +237,7 @@ impl Shard {
                         farm.route(&mut links, &via, &hops, &grant);
                     }
                     // The core counted the batch outstanding while it waited here.
-                    self.shared.outstanding.fetch_sub(1, Ordering::AcqRel);
+                    self.shared.core.outstanding.sub(1);
                 }
                 Action::Note(note) => note_to_log(&note),
                 Action::Record(r) => {
@@ -351,7 +351,7 @@ impl Shard {
         entry: &crate::recrawl::IndexEntry,
         annotations: &mut Vec<String>,
     ) -> Option<Vec<(String, Hop)>> {
-        let previous = self.shared.previous.as_ref()?;
+        let previous = self.shared.core.previous.as_ref()?;
         crate::recrawl::outlinks::previous_links(
             previous,
             entry,
@@ -366,7 +366,7 @@ impl Shard {
 
     /// A crawl-log line with no capture, and maybe a re-crawl index entry to keep.
     fn log_with_index(&self, rec: LogRecord, index: Option<Box<crate::recrawl::IndexFacts>>) {
-        if let Some(h) = &self.shared.handler {
+        if let Some(h) = &self.shared.core.handler {
             h.on_outcome(&rec);
         }
         self.shared.count_outcome(rec.outcome);
@@ -413,7 +413,7 @@ impl Shard {
             capture,
             index,
         } = record::build(policy, fetched, &recrawled, now);
-        if let Some(h) = &self.shared.handler {
+        if let Some(h) = &self.shared.core.handler {
             if let (Some(head), None) = (o.head.as_ref(), &o.error) {
                 h.on_response(&super::Page {
                     url: &o.url,
