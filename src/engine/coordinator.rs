@@ -167,11 +167,7 @@ impl<'a> Coordinator<'a> {
             // gives up and the final checkpoint fails; the previous one stays current.
             self.output.stall.give_up();
         }
-        let in_flight = shared
-            .in_flight
-            .iter()
-            .map(|a| a.load(Ordering::Acquire))
-            .sum();
+        let in_flight = shared.in_flight();
         shared.width.sample_in_flight(in_flight);
         in_flight
     }
@@ -183,7 +179,7 @@ impl<'a> Coordinator<'a> {
     /// with `error`.
     fn ending(&mut self, in_flight: u64) -> Option<&'static str> {
         let shared = self.shared;
-        if shared.fatal.load(Ordering::Acquire) {
+        if shared.flags.has_failed() {
             return Some("error");
         }
         let locally_idle = shared.core.outstanding.get() == 0 && in_flight == 0;
@@ -337,7 +333,7 @@ fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
             reserve_bytes,
             cause,
         } => {
-            shared.paused.store(true, Ordering::Release);
+            shared.flags.set_paused(true);
             let (why, then) = match cause {
                 space::Cause::LowSpace => {
                     ("under the reserve", "writing a checkpoint into the reserve")
@@ -362,7 +358,7 @@ fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
             reserve_bytes,
             paused_for,
         } => {
-            shared.paused.store(false, Ordering::Release);
+            shared.flags.set_paused(false);
             // A warning like the pause, so the default log level shows both.
             tracing::warn!(
                 out = %out.display(),
@@ -552,16 +548,7 @@ fn take_checkpoint(
         .unwrap_or(0);
     let bytes = presence_bytes + other_bytes;
     let secs = begun.elapsed().as_secs_f64();
-    if let Ok(mut f) = shared.checkpoint_figures.lock() {
-        f.last_bytes = bytes;
-        f.total_bytes += bytes;
-        f.max_bytes = f.max_bytes.max(bytes);
-        f.last_presence_bytes = presence_bytes;
-        f.last_secs = secs;
-        f.total_secs += secs;
-        f.max_secs = f.max_secs.max(secs);
-        f.compactions += u64::from(compacted);
-    }
+    shared.record_checkpoint(bytes, presence_bytes, secs, compacted);
     tracing::debug!(
         epoch,
         bytes,

@@ -23,7 +23,7 @@ mod stats;
 mod width;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
@@ -336,7 +336,7 @@ fn finish(
     prepared: Prepared,
 ) -> Result<Stats, CrawlError> {
     let shared = Arc::clone(&prepared.shared);
-    shared.exit.store(true, Ordering::Release);
+    shared.flags.exit();
     for w in &shards.wakers {
         let _ = w.wake();
     }

@@ -10,43 +10,90 @@ use crate::crawllog::Outcome;
 use crate::frontier::FrontierStats;
 
 use super::core::{self, Counter};
-use super::stats::outcome_index;
+use crate::robots::CacheStats;
+
+use super::stats::{outcome_index, OUTCOMES};
 use super::{control, width, CrawlConfig};
 
-/// State every shard reads: the configuration, the cores' shared state (presence bits,
-/// counters: [`core::CoreShared`], which this dereferences to), and the engine's own
-/// figures and flags.
+/// State every shard reads: the configuration, the cores' shared state
+/// ([`core::CoreShared`]: settings, memory, counters, the stopping flag), and the
+/// engine's own flags and figures. The fields left public are read-only settings or
+/// typed parts with methods of their own; the engine's atomics and locks are behind
+/// methods.
 pub(crate) struct Shared {
+    /// Read-only: the crawl's whole configuration.
     pub config: CrawlConfig,
     /// What the cores share; each core holds an `Arc` of it and nothing else of this.
     pub core: Arc<core::CoreShared>,
-    /// Counted by the output thread.
-    pub warc_revisits: Arc<AtomicU64>,
-    pub outcomes: [AtomicU64; 11],
-    /// Leave the loop now.
-    pub exit: AtomicBool,
-    /// Start no fetch: the output filesystem is short of space (`space::DiskWatch`).
-    pub paused: AtomicBool,
-    pub fatal: AtomicBool,
-    pub frontier_stats: Mutex<Vec<FrontierStats>>,
-    /// Each shard's robots cache figures, published with `frontier_stats`.
-    pub robots_stats: Mutex<Vec<crate::robots::CacheStats>>,
-    pub in_flight: Vec<AtomicU64>,
-    /// Width gauges the shards publish (`width.rs`).
+    /// The engine's flags: leave now, pause fetching, a shard failed.
+    pub flags: EngineFlags,
+    /// Width gauges the shards publish (`width.rs`; methods only).
     pub width: width::WidthGauges,
-    /// Checkpoint sizes and times, for `stats.json`.
-    pub checkpoint_figures: Mutex<CheckpointFigures>,
-    /// Largest RSS less presence bits sampled so far.
-    pub peak_rss_less_bits: AtomicU64,
     /// This node's link to its farm (`docs/farm.md`); `None` outside a farm. The
     /// cores see the same link as `core.farm_routes`.
     pub farm_link: Option<Arc<crate::farm::FarmLink>>,
     /// What the operator set through the control API (`control.rs`); the
     /// cores read its rules through `core.operator_rules`.
     pub operator: Arc<control::Operator>,
+    /// WARC `revisit` records, counted by the output thread (which holds the other
+    /// `Arc`).
+    warc_revisits: Arc<AtomicU64>,
+    /// Crawl-log lines by outcome (`stats::OUTCOMES`).
+    outcomes: [AtomicU64; OUTCOMES.len()],
+    /// What each shard published of itself last: requests in flight, frontier and
+    /// robots cache figures.
+    in_flight: Vec<AtomicU64>,
+    frontier_stats: Mutex<Vec<FrontierStats>>,
+    robots_stats: Mutex<Vec<CacheStats>>,
+    /// Checkpoint sizes and times, for `stats.json`.
+    checkpoint_figures: Mutex<CheckpointFigures>,
+    /// Largest RSS less presence bits sampled so far.
+    peak_rss_less_bits: AtomicU64,
 }
 
-/// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
+/// The engine's flags, each set once by one side and read by the others. The core's
+/// own flag (take no new work) is [`core::CoreShared::stop`].
+#[derive(Debug, Default)]
+pub(crate) struct EngineFlags {
+    exit: AtomicBool,
+    paused: AtomicBool,
+    failed: AtomicBool,
+}
+
+impl EngineFlags {
+    /// The shards leave their loops now (after the final checkpoint).
+    pub fn exit(&self) {
+        self.exit.store(true, Ordering::Release);
+    }
+
+    /// Whether the shards are to leave their loops ([`EngineFlags::exit`]).
+    pub fn is_exiting(&self) -> bool {
+        self.exit.load(Ordering::Acquire)
+    }
+
+    /// Start no fetch while `paused`: the output filesystem is short of space
+    /// (`space::DiskWatch`).
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Release);
+    }
+
+    /// Whether fetching is paused for lack of space ([`EngineFlags::set_paused`]).
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Acquire)
+    }
+
+    /// A shard (or the farm's bus) failed: the coordinator ends the crawl.
+    pub fn fail(&self) {
+        self.failed.store(true, Ordering::Release);
+    }
+
+    /// Whether a shard failed ([`EngineFlags::fail`]).
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+}
+
+/// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`](super::Stats)).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct CheckpointFigures {
     pub last_bytes: u64,
@@ -57,6 +104,21 @@ pub(crate) struct CheckpointFigures {
     pub total_secs: f64,
     pub max_secs: f64,
     pub compactions: u64,
+}
+
+impl CheckpointFigures {
+    /// Adds a checkpoint of `bytes` (`presence_bytes` of them the presence bits'),
+    /// written in `secs`, that compacted the presence logs or not.
+    fn record(&mut self, bytes: u64, presence_bytes: u64, secs: f64, compacted: bool) {
+        self.last_bytes = bytes;
+        self.total_bytes += bytes;
+        self.max_bytes = self.max_bytes.max(bytes);
+        self.last_presence_bytes = presence_bytes;
+        self.last_secs = secs;
+        self.total_secs += secs;
+        self.max_secs = self.max_secs.max(secs);
+        self.compactions += u64::from(compacted);
+    }
 }
 
 impl Shared {
@@ -72,19 +134,17 @@ impl Shared {
         let n = config.shards;
         Self {
             core: Arc::new(core),
-            warc_revisits,
-            outcomes: Default::default(),
-            exit: AtomicBool::new(false),
-            paused: AtomicBool::new(false),
-            fatal: AtomicBool::new(false),
-            frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
-            robots_stats: Mutex::new(vec![crate::robots::CacheStats::default(); n]),
-            in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            flags: EngineFlags::default(),
             width: width::WidthGauges::new(n),
-            checkpoint_figures: Mutex::new(CheckpointFigures::default()),
-            peak_rss_less_bits: AtomicU64::new(0),
             farm_link,
             operator,
+            warc_revisits,
+            outcomes: Default::default(),
+            in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
+            robots_stats: Mutex::new(vec![CacheStats::default(); n]),
+            checkpoint_figures: Mutex::new(CheckpointFigures::default()),
+            peak_rss_less_bits: AtomicU64::new(0),
             config,
         }
     }
@@ -113,10 +173,77 @@ impl Shared {
         Self::new(config, core, None, operator, warc_revisits)
     }
 
+    /// Counts a crawl-log line of outcome `o`.
     pub fn count_outcome(&self, o: Outcome) {
         if let Some(c) = self.outcomes.get(outcome_index(o)) {
             c.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Crawl-log lines of outcome `o` so far.
+    pub fn outcome_count(&self, o: Outcome) -> u64 {
+        self.outcomes
+            .get(outcome_index(o))
+            .map_or(0, |c| c.load(Ordering::Acquire))
+    }
+
+    /// Shard `index` publishes its requests in flight.
+    pub fn publish_in_flight(&self, index: usize, in_flight: u64) {
+        if let Some(a) = self.in_flight.get(index) {
+            a.store(in_flight, Ordering::Release);
+        }
+    }
+
+    /// Requests in flight over all shards, as they last published them.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight
+            .iter()
+            .map(|a| a.load(Ordering::Acquire))
+            .sum()
+    }
+
+    /// Shard `index` publishes its frontier's and robots cache's figures.
+    pub fn publish_caches(&self, index: usize, frontier: FrontierStats, robots: CacheStats) {
+        put(&self.frontier_stats, index, frontier);
+        put(&self.robots_stats, index, robots);
+    }
+
+    /// Each shard's frontier figures, as published.
+    pub fn frontier_stats(&self) -> Vec<FrontierStats> {
+        self.frontier_stats
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default()
+    }
+
+    /// Each shard's robots cache figures, as published.
+    pub fn robots_stats(&self) -> Vec<CacheStats> {
+        self.robots_stats
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds a committed checkpoint to the figures (see [`CheckpointFigures::record`]).
+    pub fn record_checkpoint(&self, bytes: u64, presence_bytes: u64, secs: f64, compacted: bool) {
+        if let Ok(mut f) = self.checkpoint_figures.lock() {
+            f.record(bytes, presence_bytes, secs, compacted);
+        }
+    }
+
+    /// The checkpoint figures so far.
+    pub fn checkpoint_figures(&self) -> CheckpointFigures {
+        self.checkpoint_figures
+            .lock()
+            .map(|f| *f)
+            .unwrap_or_default()
+    }
+
+    /// Folds a sample of RSS less presence bits into the peak; returns the peak.
+    pub fn peak_rss_less_bits(&self, sample: u64) -> u64 {
+        self.peak_rss_less_bits
+            .fetch_max(sample, Ordering::AcqRel)
+            .max(sample)
     }
 
     /// The counters a checkpoint carries, as they are now.
@@ -142,6 +269,15 @@ impl Shared {
             self.core.counters.restore(counter, *field(&mut c));
         }
         self.core.counters.restore_recrawl(&c.recrawl);
+    }
+}
+
+/// Sets slot `index` of a per-shard list (what a shard publishes of itself).
+pub(super) fn put<T>(all: &Mutex<Vec<T>>, index: usize, value: T) {
+    if let Ok(mut all) = all.lock() {
+        if let Some(slot) = all.get_mut(index) {
+            *slot = value;
+        }
     }
 }
 
@@ -180,6 +316,6 @@ impl crate::farm::CrawlGauges for Shared {
         self.core.counters.get(Counter::Pages)
     }
     fn fail(&self) {
-        self.fatal.store(true, Ordering::Release);
+        self.flags.fail();
     }
 }

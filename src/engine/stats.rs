@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -203,26 +202,14 @@ pub(super) fn stats(
 ) -> Stats {
     let elapsed = started.elapsed().as_secs_f64().max(1e-9);
     let c = shared.counters();
-    let fs = shared
-        .frontier_stats
-        .lock()
-        .map(|v| v.clone())
-        .unwrap_or_default();
+    let fs = shared.frontier_stats();
     let sum = |f: fn(&FrontierStats) -> u64| fs.iter().map(f).sum::<u64>();
     let seen = shared.core.memory.seen.stats();
-    let rs = shared
-        .robots_stats
-        .lock()
-        .map(|v| v.clone())
-        .unwrap_or_default();
+    let rs = shared.robots_stats();
     let robots_sum = |f: fn(&crate::robots::CacheStats) -> u64| rs.iter().map(f).sum::<u64>();
     let disk_urls = sum(|s| s.disk_urls);
     let disk_bytes = sum(|s| s.disk_bytes);
-    let cf = shared
-        .checkpoint_figures
-        .lock()
-        .map(|f| *f)
-        .unwrap_or_default();
+    let cf = shared.checkpoint_figures();
     let memory = memory_split(shared);
     Stats {
         farm: shared
@@ -282,17 +269,12 @@ pub(super) fn stats(
         host_rotations: sum(|s| s.rotations),
         hosts_parked: shared.core.counters.get(Counter::HostsParked),
         width: shared.width.stats(
-            shared
-                .in_flight
-                .iter()
-                .map(|a| a.load(Ordering::Acquire))
-                .sum(),
+            shared.in_flight(),
             shared.core.counters.get(Counter::UrlsRefusedBudget),
         ),
         outcomes: OUTCOMES
             .iter()
-            .zip(&shared.outcomes)
-            .map(|(o, c)| (outcome_name(*o), c.load(Ordering::Acquire)))
+            .map(|o| (outcome_name(*o), shared.outcome_count(*o)))
             .filter(|(_, c)| *c > 0)
             .collect(),
         seen_fill_ratio: seen.fill_ratio,
@@ -344,10 +326,7 @@ pub(super) fn memory_split(shared: &Shared) -> MemorySplit {
             .resident_bytes()
             .unwrap_or(0);
     let less = rss.saturating_sub(bits);
-    let peak_less_bits = shared
-        .peak_rss_less_bits
-        .fetch_max(less, Ordering::AcqRel)
-        .max(less);
+    let peak_less_bits = shared.peak_rss_less_bits(less);
     MemorySplit {
         rss,
         bits,

@@ -46,11 +46,7 @@ impl WidthGauges {
 
     /// Shard `index` publishes its gauges.
     pub fn publish(&self, index: usize, figures: ShardWidth) {
-        if let Ok(mut all) = self.shards.lock() {
-            if let Some(slot) = all.get_mut(index) {
-                *slot = figures;
-            }
-        }
+        super::shared::put(&self.shards, index, figures);
     }
 
     /// The coordinator's sample of the requests in flight over all shards.

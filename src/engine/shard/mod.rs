@@ -17,7 +17,6 @@
 //!   and robots dumps) and the tallies read back on a resume.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -142,7 +141,7 @@ impl Shard {
                     Control::Checkpoint(cut) => self.checkpoint(&cut),
                 }
             }
-            if self.shared.exit.load(Ordering::Acquire) {
+            if self.shared.flags.is_exiting() {
                 break;
             }
             self.take_inbox();
@@ -156,7 +155,7 @@ impl Shard {
             // memory test, once the frontier served every ready host at once).
             let backlogged = self.is_backlogged();
             let scheduling = !self.shared.core.is_stopping()
-                && !self.shared.paused.load(Ordering::Acquire)
+                && !self.shared.flags.is_paused()
                 && !self.shared.operator.is_paused()
                 && !backlogged;
             if scheduling {
@@ -197,7 +196,7 @@ impl Shard {
             if self.fetcher.poll(&mut outcomes, Some(timeout)).is_err() {
                 // epoll itself failed: nothing can progress on this shard.
                 tracing::error!(shard = self.index, "event loop failed");
-                self.shared.fatal.store(true, Ordering::Release);
+                self.shared.flags.fail();
                 break;
             }
             if !outcomes.is_empty() {
@@ -296,9 +295,8 @@ impl Shard {
     }
 
     fn publish_in_flight(&self) {
-        if let Some(a) = self.shared.in_flight.get(self.index) {
-            a.store(self.core.in_flight() as u64, Ordering::Release);
-        }
+        self.shared
+            .publish_in_flight(self.index, self.core.in_flight() as u64);
     }
 
     /// Shares this shard's counters with the coordinator (progress, stats.json).
@@ -315,12 +313,6 @@ impl Shard {
                 dns: self.fetcher.dns_stats(),
             },
         );
-        let stats = self.core.frontier_stats();
-        if let Ok(mut all) = self.shared.frontier_stats.lock() {
-            if let Some(slot) = all.get_mut(self.index) {
-                *slot = stats;
-            }
-        }
         // The status page's host tables (`/api/hosts`): queue lengths of the hosts shown.
         let shards = self.shared.config.shards;
         let queues: Vec<(String, u64)> = self
@@ -335,12 +327,11 @@ impl Shard {
             })
             .collect();
         self.shared.operator.note_queues(queues);
-        let robots = self.core.robots_stats();
-        if let Ok(mut all) = self.shared.robots_stats.lock() {
-            if let Some(slot) = all.get_mut(self.index) {
-                *slot = robots;
-            }
-        }
+        self.shared.publish_caches(
+            self.index,
+            self.core.frontier_stats(),
+            self.core.robots_stats(),
+        );
     }
 
     /// The links of the previous capture `entry` (a `304`, or a URL skipped on its
