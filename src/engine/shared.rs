@@ -273,7 +273,7 @@ impl Shared {
 }
 
 /// Sets slot `index` of a per-shard list (what a shard publishes of itself).
-pub(super) fn put<T>(all: &Mutex<Vec<T>>, index: usize, value: T) {
+fn put<T>(all: &Mutex<Vec<T>>, index: usize, value: T) {
     if let Ok(mut all) = all.lock() {
         if let Some(slot) = all.get_mut(index) {
             *slot = value;

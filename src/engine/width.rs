@@ -46,7 +46,11 @@ impl WidthGauges {
 
     /// Shard `index` publishes its gauges.
     pub fn publish(&self, index: usize, figures: ShardWidth) {
-        super::shared::put(&self.shards, index, figures);
+        if let Ok(mut all) = self.shards.lock() {
+            if let Some(slot) = all.get_mut(index) {
+                *slot = figures;
+            }
+        }
     }
 
     /// The coordinator's sample of the requests in flight over all shards.
