@@ -19,7 +19,6 @@
 //! file handed over is left outside the cut.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -73,7 +72,7 @@ impl Adds {
     /// Take new batch files, if it is time to look.
     pub fn poll(&mut self, shared: &Shared, now: Instant) {
         self.retry_unsent(shared, false);
-        if now < self.next_poll || shared.stopping.load(Ordering::Acquire) {
+        if now < self.next_poll || shared.core.is_stopping() {
             return;
         }
         self.next_poll = now + POLL_INTERVAL;
@@ -92,7 +91,7 @@ impl Adds {
             // In a farm, URLs of other nodes' partitions go to their owners, which
             // admit them (`Core::on_inbound`); the checkpoint that deletes this batch
             // file holds them in its farm outbox until Redis has them.
-            if let Some(farm) = &shared.farm {
+            if let Some(farm) = &shared.farm_link {
                 for raw in &mut batch.urls {
                     if let Ok(u) = crate::url::canonicalize_absolute(raw) {
                         *raw = u.into();
@@ -121,9 +120,7 @@ impl Adds {
             }
             for (target, urls) in per_shard.into_iter().enumerate() {
                 for chunk in urls.chunks(ADDED_URLS) {
-                    shared
-                        .outstanding
-                        .fetch_add(chunk.len() as u64, Ordering::AcqRel);
+                    shared.core.outstanding.add(chunk.len() as u64);
                     self.unsent.push((target, chunk.to_vec()));
                 }
             }
@@ -157,9 +154,7 @@ impl Adds {
                     // The shard has stopped (the crawl is ending): the batch file stays
                     // and a resume reads it again.
                     tracing::warn!(urls = list.len(), "added URLs not queued: crawl ending");
-                    shared
-                        .outstanding
-                        .fetch_sub(list.len() as u64, Ordering::AcqRel);
+                    shared.core.outstanding.sub(list.len() as u64);
                     self.waiting.clear();
                 }
             }

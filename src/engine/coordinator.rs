@@ -78,7 +78,8 @@ impl<'a> Coordinator<'a> {
             p.output.stall.give_up();
         }
         disk.set_checkpoint_bytes(
-            shared.seen.stats().file_bytes + shared.fingerprints.stats().file_bytes,
+            shared.core.memory.seen.stats().file_bytes
+                + shared.core.memory.fingerprints.stats().file_bytes,
         );
         Self {
             shared,
@@ -158,19 +159,15 @@ impl<'a> Coordinator<'a> {
         if self.stop.load(Ordering::Acquire) {
             shared.operator.set_ending();
         }
-        if self.stop.load(Ordering::Acquire) && !shared.stopping.load(Ordering::Acquire) {
-            shared.stopping.store(true, Ordering::Release);
+        if self.stop.load(Ordering::Acquire) && !shared.core.is_stopping() {
+            shared.core.stop();
         }
         if self.stop.load(Ordering::Acquire) && self.output.stall.is_waiting() {
             // Stopped while the disk is full: the output cannot be made durable, so it
             // gives up and the final checkpoint fails; the previous one stays current.
             self.output.stall.give_up();
         }
-        let in_flight = shared
-            .in_flight
-            .iter()
-            .map(|a| a.load(Ordering::Acquire))
-            .sum();
+        let in_flight = shared.in_flight();
         shared.width.sample_in_flight(in_flight);
         in_flight
     }
@@ -182,11 +179,11 @@ impl<'a> Coordinator<'a> {
     /// with `error`.
     fn ending(&mut self, in_flight: u64) -> Option<&'static str> {
         let shared = self.shared;
-        if shared.fatal.load(Ordering::Acquire) {
+        if shared.flags.has_failed() {
             return Some("error");
         }
-        let locally_idle = shared.outstanding.load(Ordering::Acquire) == 0 && in_flight == 0;
-        let farm_tick = shared.farm.as_ref().map(|f| f.tick(locally_idle));
+        let locally_idle = shared.core.outstanding.get() == 0 && in_flight == 0;
+        let farm_tick = shared.farm_link.as_ref().map(|f| f.tick(locally_idle));
         if let Some(tick) = &farm_tick {
             if let Some(msg) = &tick.fatal {
                 tracing::error!("{msg}");
@@ -197,7 +194,7 @@ impl<'a> Coordinator<'a> {
         if locally_idle && farm_tick.as_ref().is_none_or(|t| t.finished) {
             return Some("exhausted");
         }
-        if shared.stopping.load(Ordering::Acquire) && in_flight == 0 {
+        if shared.core.is_stopping() && in_flight == 0 {
             return Some(if self.stop.load(Ordering::Acquire) {
                 "stopped"
             } else {
@@ -336,7 +333,7 @@ fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
             reserve_bytes,
             cause,
         } => {
-            shared.paused.store(true, Ordering::Release);
+            shared.flags.set_paused(true);
             let (why, then) = match cause {
                 space::Cause::LowSpace => {
                     ("under the reserve", "writing a checkpoint into the reserve")
@@ -361,7 +358,7 @@ fn on_disk_change(shared: &Shared, out: &Path, change: &space::Change) {
             reserve_bytes,
             paused_for,
         } => {
-            shared.paused.store(false, Ordering::Release);
+            shared.flags.set_paused(false);
             // A warning like the pause, so the default log level shows both.
             tracing::warn!(
                 out = %out.display(),
@@ -439,7 +436,10 @@ fn take_checkpoint(
     let begun = Instant::now();
     let dir = checkpoint::prepare(root, epoch)?;
     // Farm: the bus stops delivering received links until this cut ends.
-    let farm_cut = shared.farm.as_deref().map(crate::farm::FarmLink::begin_cut);
+    let farm_cut = shared
+        .farm_link
+        .as_deref()
+        .map(crate::farm::FarmLink::begin_cut);
     let cut = Arc::new(CheckpointCut {
         barrier: Barrier::new(controls.len() + 1),
         dir: dir.clone(),
@@ -453,6 +453,8 @@ fn take_checkpoint(
     cut.barrier.wait(); // 1: every shard flushed its links to peers and stopped
     cut.barrier.wait(); // 2: every inbox drained; no URL is in a channel
     let seen = shared
+        .core
+        .memory
         .seen
         .checkpoint_log(
             &dir,
@@ -462,6 +464,8 @@ fn take_checkpoint(
         )
         .map_err(CrawlError::from);
     let fps = shared
+        .core
+        .memory
         .fingerprints
         .checkpoint_log(
             &dir,
@@ -477,7 +481,7 @@ fn take_checkpoint(
         .and_then(|()| reply_rx.recv().ok())
         .unwrap_or_else(|| Err("output thread gone".to_owned()));
     let counters = shared.counters();
-    let queued = shared.outstanding.load(Ordering::Acquire);
+    let queued = shared.core.outstanding.get();
     cut.barrier.wait(); // 3: every shard dumped its frontier
     let farm_outbox = farm_cut.as_ref().map(|c| c.write(&dir, queued == 0));
     cut.barrier.wait(); // 4: shards go on
@@ -552,16 +556,7 @@ fn take_checkpoint(
         .unwrap_or(0);
     let bytes = presence_bytes + other_bytes;
     let secs = begun.elapsed().as_secs_f64();
-    if let Ok(mut f) = shared.checkpoint_figures.lock() {
-        f.last_bytes = bytes;
-        f.total_bytes += bytes;
-        f.max_bytes = f.max_bytes.max(bytes);
-        f.last_presence_bytes = presence_bytes;
-        f.last_secs = secs;
-        f.total_secs += secs;
-        f.max_secs = f.max_secs.max(secs);
-        f.compactions += u64::from(compacted);
-    }
+    shared.record_checkpoint(bytes, presence_bytes, secs, compacted);
     tracing::debug!(
         epoch,
         bytes,

@@ -17,20 +17,18 @@ mod monitor;
 pub(crate) mod output;
 mod setup;
 mod shard;
+mod shared;
 pub mod space;
 mod stats;
 mod width;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
 use crossbeam_channel::{bounded, unbounded, Sender};
 
-use crate::checkpoint::Counters;
-use crate::crawllog::Outcome;
-use crate::frontier::FrontierStats;
 use crate::net::{Fetcher, IpSlots};
 
 pub use config::CrawlConfig;
@@ -47,161 +45,9 @@ use crate::routing::InboundBatch;
 
 use coordinator::Coordinator;
 use setup::Prepared;
-use stats::{outcome_index, stats, write_stats};
+use stats::{stats, write_stats};
 
-/// State every shard reads: the configuration, the cores' shared state (presence bits,
-/// counters: [`core::CoreShared`], which this dereferences to), and the engine's own
-/// figures and flags.
-pub(crate) struct Shared {
-    pub config: CrawlConfig,
-    /// What the cores share; each core holds an `Arc` of it and nothing else of this.
-    pub core: Arc<core::CoreShared>,
-    /// Counted by the output thread.
-    pub warc_revisits: Arc<AtomicU64>,
-    pub outcomes: [AtomicU64; 11],
-    /// Leave the loop now.
-    pub exit: AtomicBool,
-    /// Start no fetch: the output filesystem is short of space (`space::DiskWatch`).
-    pub paused: AtomicBool,
-    pub fatal: AtomicBool,
-    pub frontier_stats: Mutex<Vec<FrontierStats>>,
-    /// Each shard's robots cache figures, published with `frontier_stats`.
-    pub robots_stats: Mutex<Vec<crate::robots::CacheStats>>,
-    pub in_flight: Vec<AtomicU64>,
-    /// Width gauges the shards publish (`width.rs`).
-    pub width: width::WidthGauges,
-    /// Checkpoint sizes and times, for `stats.json`.
-    pub checkpoint_figures: Mutex<CheckpointFigures>,
-    /// Largest RSS less presence bits sampled so far.
-    pub peak_rss_less_bits: AtomicU64,
-    /// This node's link to its farm (`docs/farm.md`); `None` outside a farm.
-    pub farm: Option<Arc<crate::farm::FarmLink>>,
-    /// What the operator set through the control API (`control.rs`); the
-    /// cores read its rules through `core.operator`.
-    pub operator: Arc<control::Operator>,
-}
-
-/// The engine reads the cores' counters and settings as its own: `shared.pages` is
-/// `shared.core.pages`.
-impl std::ops::Deref for Shared {
-    type Target = core::CoreShared;
-    fn deref(&self) -> &core::CoreShared {
-        &self.core
-    }
-}
-
-/// Running checkpoint figures (see the `checkpoint_*` fields of [`Stats`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct CheckpointFigures {
-    pub last_bytes: u64,
-    pub total_bytes: u64,
-    pub max_bytes: u64,
-    pub last_presence_bytes: u64,
-    pub last_secs: f64,
-    pub total_secs: f64,
-    pub max_secs: f64,
-    pub compactions: u64,
-}
-
-impl Shared {
-    /// Counters at zero, no flag set, figures for `config.shards` shards. The farm
-    /// link, if any, is the one `core` was given.
-    pub fn new(
-        config: CrawlConfig,
-        core: core::CoreShared,
-        farm: Option<Arc<crate::farm::FarmLink>>,
-        operator: Arc<control::Operator>,
-        warc_revisits: Arc<AtomicU64>,
-    ) -> Self {
-        let n = config.shards;
-        Self {
-            core: Arc::new(core),
-            warc_revisits,
-            outcomes: Default::default(),
-            exit: AtomicBool::new(false),
-            paused: AtomicBool::new(false),
-            fatal: AtomicBool::new(false),
-            frontier_stats: Mutex::new(vec![FrontierStats::default(); n]),
-            robots_stats: Mutex::new(vec![crate::robots::CacheStats::default(); n]),
-            in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            width: width::WidthGauges::new(n),
-            checkpoint_figures: Mutex::new(CheckpointFigures::default()),
-            peak_rss_less_bits: AtomicU64::new(0),
-            farm,
-            operator,
-            config,
-        }
-    }
-
-    /// A crawl's shared state from its parts, as tests of the driver build it: not a
-    /// re-crawl, not a farm node.
-    #[cfg(test)]
-    pub fn from_parts(
-        config: CrawlConfig,
-        limits: crate::fetch::FetchLimits,
-        seen: crate::seen::SeenSet,
-        fingerprints: crate::seen::ContentSeen,
-        handler: Option<Arc<dyn Handler>>,
-        warc_revisits: Arc<AtomicU64>,
-    ) -> Self {
-        let operator = Arc::new(control::Operator::new(&config.out_dir, config.delay));
-        let core = core::CoreShared::new(
-            core::CoreSettings::from(&config),
-            limits,
-            seen,
-            fingerprints,
-            handler,
-            Instant::now(),
-        )
-        .with_operator(Arc::clone(&operator.rules));
-        Self::new(config, core, None, operator, warc_revisits)
-    }
-
-    pub fn count_outcome(&self, o: Outcome) {
-        if let Some(c) = self.outcomes.get(outcome_index(o)) {
-            c.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    fn counters(&self) -> Counters {
-        Counters {
-            pages: self.pages.load(Ordering::Acquire),
-            pages_started: self.pages_started.load(Ordering::Acquire),
-            bytes: self.bytes.load(Ordering::Acquire),
-            discovered: self.discovered.load(Ordering::Acquire),
-            duplicates: self.duplicates.load(Ordering::Acquire),
-            warc_revisits: self.warc_revisits.load(Ordering::Acquire),
-            pages_links_truncated: self.pages_links_truncated.load(Ordering::Acquire),
-            pages_scan_truncated: self.pages_scan_truncated.load(Ordering::Acquire),
-            pages_long_attributes: self.pages_long_attributes.load(Ordering::Acquire),
-            robots_truncated: self.robots_truncated.load(Ordering::Acquire),
-            robots_long_lines: self.robots_long_lines.load(Ordering::Acquire),
-            sitemaps_read: self.sitemaps[0].load(Ordering::Acquire),
-            sitemaps_cut: self.sitemaps[1].load(Ordering::Acquire),
-            sitemaps_failed: self.sitemaps[2].load(Ordering::Acquire),
-            sitemap_urls_refused: self.sitemaps[3].load(Ordering::Acquire),
-            recrawl: {
-                // URLs skipped on their sitemap `<lastmod>` are counted by the core;
-                // a resume restores the checkpoint's count into `recrawl`.
-                let mut r = self.recrawl.snapshot();
-                r.skipped += self.sitemap_memory.skipped.load(Ordering::Acquire);
-                r
-            },
-        }
-    }
-}
-
-impl crate::farm::CrawlGauges for Shared {
-    fn outstanding(&self) -> &AtomicU64 {
-        &self.core.outstanding
-    }
-    fn pages(&self) -> u64 {
-        self.pages.load(Ordering::Relaxed)
-    }
-    fn fail(&self) {
-        self.fatal.store(true, Ordering::Release);
-    }
-}
+pub(crate) use shared::Shared;
 
 /// A message from the coordinator to a shard.
 pub(crate) enum Control {
@@ -439,7 +285,7 @@ fn start_shards(p: &mut Prepared) -> Result<(Shards, adds::Adds), CrawlError> {
     }
     let farm_bus = match p.farm_ends.take() {
         Some(ends) => {
-            let Some(link) = p.shared.farm.as_ref() else {
+            let Some(link) = p.shared.farm_link.as_ref() else {
                 return Err(CrawlError::Config(
                     "farm bus without farm settings".to_owned(),
                 ));
@@ -490,7 +336,7 @@ fn finish(
     prepared: Prepared,
 ) -> Result<Stats, CrawlError> {
     let shared = Arc::clone(&prepared.shared);
-    shared.exit.store(true, Ordering::Release);
+    shared.flags.exit();
     for w in &shards.wakers {
         let _ = w.wake();
     }
@@ -498,7 +344,7 @@ fn finish(
         let _ = h.join();
     }
     drop(shards.controls);
-    if let (Some(f), Some(bus)) = (&shared.farm, shards.farm_bus) {
+    if let (Some(f), Some(bus)) = (&shared.farm_link, shards.farm_bus) {
         f.finish();
         let _ = bus.join();
     }

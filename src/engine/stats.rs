@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -11,6 +10,7 @@ use serde::Serialize;
 use crate::crawllog::Outcome;
 use crate::frontier::FrontierStats;
 
+use super::core::Counter;
 use super::{CrawlError, Shared};
 
 /// Counters of a crawl, as written to `stats.json`.
@@ -202,29 +202,20 @@ pub(super) fn stats(
 ) -> Stats {
     let elapsed = started.elapsed().as_secs_f64().max(1e-9);
     let c = shared.counters();
-    let fs = shared
-        .frontier_stats
-        .lock()
-        .map(|v| v.clone())
-        .unwrap_or_default();
+    let fs = shared.frontier_stats();
     let sum = |f: fn(&FrontierStats) -> u64| fs.iter().map(f).sum::<u64>();
-    let seen = shared.seen.stats();
-    let rs = shared
-        .robots_stats
-        .lock()
-        .map(|v| v.clone())
-        .unwrap_or_default();
+    let seen = shared.core.memory.seen.stats();
+    let rs = shared.robots_stats();
     let robots_sum = |f: fn(&crate::robots::CacheStats) -> u64| rs.iter().map(f).sum::<u64>();
     let disk_urls = sum(|s| s.disk_urls);
     let disk_bytes = sum(|s| s.disk_bytes);
-    let cf = shared
-        .checkpoint_figures
-        .lock()
-        .map(|f| *f)
-        .unwrap_or_default();
+    let cf = shared.checkpoint_figures();
     let memory = memory_split(shared);
     Stats {
-        farm: shared.farm.as_deref().map(crate::farm::FarmLink::stats),
+        farm: shared
+            .farm_link
+            .as_deref()
+            .map(crate::farm::FarmLink::stats),
         elapsed_secs: elapsed,
         pages: c.pages,
         pages_per_sec: c.pages as f64 / elapsed,
@@ -241,10 +232,10 @@ pub(super) fn stats(
         sitemaps_cut: c.sitemaps_cut,
         sitemaps_failed: c.sitemaps_failed,
         sitemap_urls_refused: c.sitemap_urls_refused,
-        sitemap_grants_dropped: shared.sitemap_memory.dropped().0,
-        sitemap_lastmods_dropped: shared.sitemap_memory.dropped().1,
+        sitemap_grants_dropped: shared.core.memory.sitemaps.dropped().0,
+        sitemap_lastmods_dropped: shared.core.memory.sitemaps.dropped().1,
         warc_revisits: c.warc_revisits,
-        queued: shared.outstanding.load(Ordering::Acquire),
+        queued: shared.core.outstanding.get(),
         frontier_ram_urls: sum(|s| s.ram_urls),
         frontier_disk_urls: disk_urls,
         frontier_disk_bytes: disk_bytes,
@@ -271,24 +262,19 @@ pub(super) fn stats(
         },
         hosts_active: sum(|s| s.hosts_active),
         hosts_in_table: sum(|s| s.hosts),
-        hosts_known: shared.hosts_known.load(Ordering::Acquire),
-        hosts_retired: shared.hosts_retired.load(Ordering::Acquire),
+        hosts_known: shared.core.counters.get(Counter::HostsKnown),
+        hosts_retired: shared.core.counters.get(Counter::HostsRetired),
         line_records: sum(|s| s.line_records),
         host_activations: sum(|s| s.activations),
         host_rotations: sum(|s| s.rotations),
-        hosts_parked: shared.hosts_parked.load(Ordering::Acquire),
+        hosts_parked: shared.core.counters.get(Counter::HostsParked),
         width: shared.width.stats(
-            shared
-                .in_flight
-                .iter()
-                .map(|a| a.load(Ordering::Acquire))
-                .sum(),
-            shared.urls_refused_budget.load(Ordering::Acquire),
+            shared.in_flight(),
+            shared.core.counters.get(Counter::UrlsRefusedBudget),
         ),
         outcomes: OUTCOMES
             .iter()
-            .zip(&shared.outcomes)
-            .map(|(o, c)| (outcome_name(*o), c.load(Ordering::Acquire)))
+            .map(|o| (outcome_name(*o), shared.outcome_count(*o)))
             .filter(|(_, c)| *c > 0)
             .collect(),
         seen_fill_ratio: seen.fill_ratio,
@@ -312,7 +298,7 @@ pub(super) fn stats(
         memory_budget_bytes: shared.config.memory_bytes,
         resumed_from: resumed,
         finish: finish.to_owned(),
-        recrawl: shared.previous.as_ref().map(|_| c.recrawl),
+        recrawl: shared.core.previous.as_ref().map(|_| c.recrawl),
         operator: shared.operator.stats(),
         // The coordinator's disk watch fills these (`space::DiskWatch::fill`).
         ..Stats::default()
@@ -332,13 +318,15 @@ pub(super) struct MemorySplit {
 pub(super) fn memory_split(shared: &Shared) -> MemorySplit {
     let status = crate::sys::procfs::process_memory();
     let rss = status.map_or(0, |m| m.rss_bytes);
-    let bits = shared.seen.resident_bytes().unwrap_or(0)
-        + shared.fingerprints.resident_bytes().unwrap_or(0);
+    let bits = shared.core.memory.seen.resident_bytes().unwrap_or(0)
+        + shared
+            .core
+            .memory
+            .fingerprints
+            .resident_bytes()
+            .unwrap_or(0);
     let less = rss.saturating_sub(bits);
-    let peak_less_bits = shared
-        .peak_rss_less_bits
-        .fetch_max(less, Ordering::AcqRel)
-        .max(less);
+    let peak_less_bits = shared.peak_rss_less_bits(less);
     MemorySplit {
         rss,
         bits,

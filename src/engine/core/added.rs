@@ -8,8 +8,6 @@
 //! for any URL. An added URL has no page and no hop: a refusal is a `filtered`
 //! crawl-log line annotated `added`.
 
-use std::sync::atomic::Ordering;
-
 use url::Url;
 
 use crate::crawllog::{LogRecord, Outcome};
@@ -41,7 +39,7 @@ impl Core {
         seen.resize(canonical.len(), false);
         {
             let keys: Vec<&[u8]> = canonical.iter().map(|u| u.as_str().as_bytes()).collect();
-            self.shared.seen.test_and_set_batch(&keys, &mut seen);
+            self.shared.memory.seen.test_and_set_batch(&keys, &mut seen);
         }
         for (url, &known) in canonical.into_iter().zip(seen.iter()) {
             if !known {
@@ -49,8 +47,6 @@ impl Core {
             }
         }
         self.seen_scratch = seen;
-        self.shared
-            .outstanding
-            .fetch_sub(travelled, Ordering::AcqRel);
+        self.shared.outstanding.sub(travelled);
     }
 }

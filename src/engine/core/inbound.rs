@@ -6,8 +6,6 @@
 //! child before it tests the URL: a sitemap already read without that permission is
 //! read again.
 
-use std::sync::atomic::Ordering;
-
 use super::{Action, Core, Now};
 use crate::frontier::QueuedUrl;
 use crate::routing::InboundLink;
@@ -25,7 +23,7 @@ impl Core {
         grant: &[String],
         out: &mut Vec<Action>,
     ) {
-        let Some(farm) = &self.shared.farm else {
+        let Some(farm) = &self.shared.farm_routes else {
             return;
         };
         if links.iter().all(|(url, _)| farm.owns(url)) {
@@ -33,7 +31,7 @@ impl Core {
         }
         let (own, foreign): (Vec<_>, Vec<_>) = links.drain(..).partition(|(url, _)| farm.owns(url));
         *links = own;
-        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        self.shared.outstanding.add(1);
         out.push(Action::Farm(Box::new(super::ToFarm {
             links: foreign,
             via: via.to_owned(),
@@ -47,7 +45,7 @@ impl Core {
     /// to this shard; that count ends here, after the admitted ones are counted anew.
     pub fn on_inbound(&mut self, links: Vec<InboundLink>, now: Now, out: &mut Vec<Action>) {
         let travelled = links.len() as u64;
-        let memory = &self.shared.sitemap_memory;
+        let memory = &self.shared.memory.sitemaps;
         let granted: Vec<Option<Granted>> = links
             .iter()
             .map(|l| (!l.grant.is_empty()).then(|| memory.grant(l.url.as_str(), &l.grant)))
@@ -57,7 +55,7 @@ impl Core {
         seen.resize(links.len(), false);
         {
             let keys: Vec<&[u8]> = links.iter().map(|l| l.url.as_str().as_bytes()).collect();
-            self.shared.seen.test_and_set_batch(&keys, &mut seen);
+            self.shared.memory.seen.test_and_set_batch(&keys, &mut seen);
         }
         let mut known = 0u64;
         for ((link, &is_known), granted) in links.into_iter().zip(seen.iter()).zip(granted) {
@@ -75,16 +73,14 @@ impl Core {
                     hops: link.hops,
                     attempts: 0,
                 };
-                self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+                self.shared.outstanding.add(1);
                 self.route(link.host, item, now, out);
             }
         }
         self.seen_scratch = seen;
-        if let Some(farm) = &self.shared.farm {
+        if let Some(farm) = &self.shared.farm_routes {
             farm.count_known(known);
         }
-        self.shared
-            .outstanding
-            .fetch_sub(travelled, Ordering::AcqRel);
+        self.shared.outstanding.sub(travelled);
     }
 }

@@ -28,6 +28,7 @@
 //!   admission.
 
 mod added;
+mod counters;
 mod error_window;
 mod inbound;
 mod page;
@@ -37,13 +38,13 @@ mod robots;
 mod schedule;
 mod shared;
 mod sitemaps;
+pub(crate) use counters::Counter;
 pub(crate) use error_window::ErrorWindow;
 pub(crate) use recent::RecentStarts;
 pub(crate) use shared::{CoreSettings, CoreShared};
 pub(crate) use sitemaps::{queue_operator_sitemaps, SitemapMemory};
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -431,9 +432,7 @@ impl Core {
         if self.host_budget_spent(host) {
             // Refused at admission: queueing it would only spill it to disk and drain
             // it later (a trap host past its budget once drained 1.9 million URLs).
-            self.shared
-                .urls_refused_budget
-                .fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::UrlsRefusedBudget);
             out.push(Self::log_decision(
                 &item,
                 Outcome::Budget,
@@ -460,10 +459,11 @@ impl Core {
         if unseen_host
             && !self
                 .shared
+                .memory
                 .seen
                 .test_and_set(&crate::routing::host_mark(host))
         {
-            self.shared.hosts_known.fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::HostsKnown);
         }
         if let Some(url) = url {
             self.look_ahead(host, &url, now, out);
@@ -600,7 +600,7 @@ impl Core {
 
     /// One URL fewer outstanding: it was fetched or decided for good.
     fn finish_url(&self) {
-        self.shared.outstanding.fetch_sub(1, Ordering::AcqRel);
+        self.shared.outstanding.sub(1);
     }
 
     /// A crawl-log line for a URL decided without a fetch.

@@ -2,7 +2,6 @@
 //! failure parking, redirects, link extraction, and the admission and routing of the
 //! links found.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use url::Url;
@@ -15,6 +14,7 @@ use crate::http::ResponseHead;
 use crate::provenance::Hop;
 use crate::robots::PageDirectives;
 
+use super::Counter;
 use super::{
     body_of, head_of, hops_path, host_key, shard_of, Action, Core, CoreShared, ErrorWindow, Note,
     Now, Record, RecordContext, POLICY_PRIVATE,
@@ -34,7 +34,7 @@ impl Core {
         now: Now,
         out: &mut Vec<Action>,
     ) {
-        self.shared.bytes.fetch_add(o.wire_bytes, Ordering::AcqRel);
+        self.shared.counters.add(Counter::Bytes, o.wire_bytes);
         if let Some(peer) = o.peer {
             // Before `complete`: a host one too many on its address leaves at once.
             self.frontier.note_address(&host, peer.ip());
@@ -74,7 +74,7 @@ impl Core {
             let note = format!("retry:{}", again.attempts);
             self.frontier.requeue_front(&host, again, now.at);
             self.frontier.complete(&host, at);
-            self.shared.pages_started.fetch_sub(1, Ordering::AcqRel);
+            self.shared.counters.take_back(Counter::PagesStarted, 1);
             out.push(page_record(&self.shared, o, item, Vec::new(), vec![note]));
             return;
         }
@@ -86,7 +86,7 @@ impl Core {
         // sitemaps carry the index's, a sitemap's redirect target the sitemap's.
         let mut grant: Vec<String> = Vec::new();
         if o.error.is_none() {
-            self.shared.pages.fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::Pages);
             if let (Some(code), Some(head)) = (status, head_of(&o)) {
                 if (300..400).contains(&code) {
                     if let Some(loc) = head
@@ -154,7 +154,7 @@ impl Core {
             out.push(Note::warn(format!(
                 "host keeps failing: parked: {host} ({failures} failures in a row)"
             )));
-            self.shared.hosts_parked.fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::HostsParked);
         }
         tally.parked
     }
@@ -190,7 +190,7 @@ impl Core {
         let mut seen = std::mem::take(&mut self.seen_scratch);
         seen.clear();
         seen.resize(keys.len(), false);
-        self.shared.seen.test_and_set_batch(&keys, &mut seen);
+        self.shared.memory.seen.test_and_set_batch(&keys, &mut seen);
         for ((link, hop), known) in kept.into_iter().zip(seen.iter()) {
             if *known {
                 continue;
@@ -241,9 +241,9 @@ impl Core {
         }
         let digest =
             crate::html::fingerprint::page_fingerprint(o.url.path().as_bytes(), body_of(o));
-        if self.shared.fingerprints.test_and_set(digest) {
+        if self.shared.memory.fingerprints.test_and_set(digest) {
             annotations.push("duplicate".to_owned());
-            self.shared.duplicates.fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::Duplicates);
             return;
         }
         // Every extraction cap that dropped something says so: no limit is silent.
@@ -251,23 +251,23 @@ impl Core {
             (
                 "links-truncated",
                 page.links_dropped,
-                &self.shared.pages_links_truncated,
+                Counter::PagesLinksTruncated,
             ),
             (
                 "scan-truncated",
                 page.unscanned_bytes,
-                &self.shared.pages_scan_truncated,
+                Counter::PagesScanTruncated,
             ),
             (
                 "long-attributes",
                 page.long_attributes,
-                &self.shared.pages_long_attributes,
+                Counter::PagesLongAttributes,
             ),
         ];
-        for (name, dropped, pages) in caps {
+        for (name, dropped, counter) in caps {
             if dropped > 0 {
                 annotations.push(format!("{name}:{dropped}"));
-                pages.fetch_add(1, Ordering::AcqRel);
+                self.shared.counters.bump(counter);
             }
         }
         for link in page.links {
@@ -332,8 +332,8 @@ impl Core {
             hops,
             attempts: 0,
         };
-        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-        self.shared.discovered.fetch_add(1, Ordering::AcqRel);
+        self.shared.outstanding.add(1);
+        self.shared.counters.bump(Counter::Discovered);
         self.route(key, item, now, out);
     }
 

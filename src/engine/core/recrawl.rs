@@ -51,7 +51,9 @@ pub(super) fn judge_page(
         .is_some_and(|h| Core::is_sitemap_fetch(item, h, &o.body));
     let j = judge(previous.get(o.url.as_str()), status, o.payload.as_deref());
     if !sitemap {
-        shared.recrawl.record(j.previous.as_ref(), j.verdict);
+        shared
+            .counters
+            .record_verdict(j.previous.as_ref(), j.verdict);
     }
     Some(j)
 }
@@ -67,7 +69,7 @@ impl Core {
         out: &mut Vec<Action>,
     ) {
         let grant = self.grant_previous_children(item, links);
-        if self.shared.farm.is_none() {
+        if self.shared.farm_routes.is_none() {
             self.admit_links(item, links, now, out);
             return;
         }

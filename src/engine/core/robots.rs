@@ -1,8 +1,6 @@
 //! robots.txt answers: feed the robots cache, follow its redirects, release the host
 //! held in the frontier, and refuse hosts that resolve to private addresses.
 
-use std::sync::atomic::Ordering;
-
 use crate::fetch::{FailReason, FetchOutcome};
 use crate::robots::{ParseReport, RobotsResponse, Step};
 use crate::routing::HostKey;
@@ -10,6 +8,7 @@ use crate::routing::HostKey;
 use super::page::retry_after;
 use super::recent::Asker;
 use super::schedule::robots_request;
+use super::Counter;
 use super::{
     body_of, head_of, Action, Core, Note, Now, Record, RecordContext, RobotsFetch,
     MAX_REFUSAL_WARNINGS, MAX_REFUSED_HOSTS, POLICY_PRIVATE,
@@ -109,11 +108,12 @@ impl Core {
                 // any shard asked it lately (`RecentStarts`, reserved at once).
                 let target = super::host_key(&next.url).unwrap_or_default();
                 let delay = self.shared.settings.delay;
-                at = match self
-                    .shared
-                    .recent_starts
-                    .reserve(&target, Asker::Hop, delay, now.at)
-                {
+                at = match self.shared.memory.recent_starts.reserve(
+                    &target,
+                    Asker::Hop,
+                    delay,
+                    now.at,
+                ) {
                     Ok(()) => now.at,
                     Err(until) => until,
                 };
@@ -162,6 +162,7 @@ impl Core {
             let delay = self.shared.settings.delay;
             if let Some(Err(at)) = target.as_deref().map(|t| {
                 self.shared
+                    .memory
                     .recent_starts
                     .reserve(t, Asker::Hop, delay, now.at)
             }) {
@@ -194,11 +195,11 @@ impl Core {
         if report.truncated {
             let unread = body_bytes.saturating_sub(report.bytes_parsed);
             annotations.push(format!("robots-truncated:{unread}"));
-            self.shared.robots_truncated.fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::RobotsTruncated);
         }
         if report.long_lines > 0 {
             annotations.push(format!("robots-long-lines:{}", report.long_lines));
-            self.shared.robots_long_lines.fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::RobotsLongLines);
         }
         if report.ignored_lines > 0 {
             annotations.push(format!("robots-ignored-lines:{}", report.ignored_lines));
@@ -221,7 +222,7 @@ impl Core {
             self.refused_hosts.clear();
         }
         if self.refused_hosts.insert(host.to_owned()) {
-            self.shared.hosts_retired.fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::HostsRetired);
             self.refusal_warnings += 1;
             if self.refusal_warnings <= MAX_REFUSAL_WARNINGS {
                 let addr = o
@@ -250,7 +251,7 @@ impl Core {
             self.unresolved_hosts.clear();
         }
         self.unresolved_hosts.insert(host.to_owned(), now.at + hold);
-        self.shared.hosts_retired.fetch_add(1, Ordering::AcqRel);
+        self.shared.counters.bump(Counter::HostsRetired);
         self.robots_fetching.remove(host);
         self.frontier.release(host, now.at);
     }

@@ -7,7 +7,6 @@
 //! host).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use url::Url;
@@ -21,6 +20,7 @@ use crate::routing::HostKey;
 
 use super::recent::Asker;
 use super::sitemaps::LastmodTurn;
+use super::Counter;
 use super::{
     hops_path, secs, Action, Core, CoreSettings, CoreShared, HostTally, InFlight, Note, Now,
     MAX_DECISIONS_PER_TURN, POLICY_PRIVATE,
@@ -47,7 +47,7 @@ impl Core {
     /// Starts fetches while slots are free and hosts are ready at `now`. A spent
     /// crawl budget sets `stopping` instead.
     pub fn schedule(&mut self, now: Now, out: &mut Vec<Action>) {
-        self.shared.sitemap_memory.take_notes(out);
+        self.shared.memory.sitemaps.take_notes(out);
         self.send_due_robots_hops(now, out);
         self.queue_rereads(now, out);
         self.forget_left_hosts();
@@ -60,7 +60,7 @@ impl Core {
                 return;
             }
             if self.shared.budget_spent() {
-                self.shared.stopping.store(true, Ordering::Release);
+                self.shared.stop();
                 return;
             }
             let excused = self.waiting_unconnected.min(cap);
@@ -232,11 +232,11 @@ impl Core {
         if super::sitemaps::may_be_sitemap(&item, &req.head.url) {
             super::sitemaps::widen_limits(&mut req.limits);
         }
-        self.shared.pages_started.fetch_add(1, Ordering::AcqRel);
+        self.shared.counters.bump(Counter::PagesStarted);
         let tally = self.tallies.entry(host.clone()).or_default();
         tally.pages += 1;
         if Some(tally.pages) == self.shared.settings.max_pages_per_host {
-            self.shared.hosts_retired.fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::HostsRetired);
         }
         self.in_flight.insert(id, InFlight::Page { host, item });
         out.push(Action::Fetch(Box::new(req)));
@@ -260,10 +260,7 @@ impl Core {
         log.via.clone_from(&item.via);
         log.annotations
             .extend(["skipped".to_owned(), "lastmod-not-newer".to_owned()]);
-        self.shared
-            .sitemap_memory
-            .skipped
-            .fetch_add(1, Ordering::AcqRel);
+        self.shared.counters.bump(Counter::LastmodSkipped);
         self.frontier.complete(host, now.at);
         out.push(Action::Skip(Box::new(super::Skipped {
             item,
@@ -290,13 +287,13 @@ impl Core {
         if let Some(cd) = self.robots.crawl_delay(url) {
             delay = delay.max(cd);
             if let Some(k) = &key {
-                self.shared.operator.note_crawl_delay(k, cd);
+                self.shared.operator_rules.note_crawl_delay(k, cd);
             }
         }
         // A delay for the host that an operator raised through the control API.
         if let Some(d) = key
             .as_deref()
-            .and_then(|k| self.shared.operator.delay_of(k))
+            .and_then(|k| self.shared.operator_rules.delay_of(k))
         {
             delay = delay.max(d);
         }
@@ -352,6 +349,7 @@ impl Core {
         let delay = self.shared.settings.delay;
         if self
             .shared
+            .memory
             .recent_starts
             .reserve(host, Asker::Owner, delay, now.at)
             .is_err()
@@ -412,7 +410,7 @@ impl GateCtx<'_> {
         let Ok(url) = Url::parse(&item.url) else {
             return Gate::Take(Verdict::Decline(Outcome::Filtered, INVALID_URL));
         };
-        if self.shared.operator.is_blocked(host, &item.url) {
+        if self.shared.operator_rules.is_blocked(host, &item.url) {
             return Gate::Take(Verdict::Decline(
                 Outcome::Filtered,
                 crate::control::BLOCKED_NOTE,
@@ -456,7 +454,7 @@ impl GateCtx<'_> {
                 // robots.txt stayed unreachable through every retry: the host is
                 // treated as disallowed for this crawl (RFC 9309 §2.3.1.4), and its
                 // URLs are logged, not kept forever.
-                self.shared.hosts_retired.fetch_add(1, Ordering::AcqRel);
+                self.shared.counters.bump(Counter::HostsRetired);
                 Gate::Take(Verdict::Decline(Outcome::Robots, "robots-unreachable"))
             }
             Some((false, true, _)) => {
@@ -499,6 +497,7 @@ impl GateCtx<'_> {
     fn reserve_start(&self, host: &str, now: Now) -> Result<(), Instant> {
         let delay = self.shared.settings.delay;
         self.shared
+            .memory
             .recent_starts
             .reserve(host, Asker::Owner, delay, now.at)
     }

@@ -1,14 +1,16 @@
 //! What the cores of every shard share with each other and with the engine: the
-//! settings they read, the presence bits, and the counters they bump. The core sees
+//! settings they read, the memory they share (presence bits, fingerprints, sitemap
+//! memory, recent starts), the counters they bump and the stopping flag. The core sees
 //! this and nothing else of the engine (`docs/architecture.md`, "The crawl core"): the
 //! engine's own state (`engine::Shared`: the whole configuration, output figures, flags
 //! the coordinator sets, the farm's link) holds one of these and hands the cores an
 //! `Arc` of it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::counters::{Counter, CrawlCounters, Outstanding};
 use super::{RecentStarts, SitemapMemory};
 use crate::control::OperatorRules;
 use crate::fetch::FetchLimits;
@@ -70,57 +72,47 @@ pub(crate) struct CoreSettings {
     pub dns_negative_ttl: Duration,
 }
 
-/// The cores' shared state. See the module docs.
-pub(crate) struct CoreShared {
-    pub settings: CoreSettings,
-    pub limits: FetchLimits,
+/// What the shards remember together, each part with its own lock-free or briefly
+/// locked methods: a URL or host marked by one shard is known to all.
+pub(crate) struct CrawlMemory {
+    /// The presence bits of URLs (each admitted once for the crawl) and of hosts
+    /// (`routing::host_mark`: a host's first URL counts it known).
     pub seen: SeenSet,
+    /// Content fingerprints of pages (a duplicate's links are not followed).
     pub fingerprints: ContentSeen,
-    /// The embedding's hooks; the core asks [`Handler::accept_link`].
-    pub handler: Option<Arc<dyn Handler>>,
-    /// URLs admitted and not yet finished (queued, in a channel, waiting, in flight).
-    pub outstanding: AtomicU64,
-    pub pages: AtomicU64,
-    pub pages_started: AtomicU64,
-    pub bytes: AtomicU64,
-    pub discovered: AtomicU64,
-    pub duplicates: AtomicU64,
-    /// Pages a link-extraction cap cut (see `Stats`).
-    pub pages_links_truncated: AtomicU64,
-    pub pages_scan_truncated: AtomicU64,
-    pub pages_long_attributes: AtomicU64,
-    /// robots.txt bodies a parse cap cut (see `Stats`).
-    pub robots_truncated: AtomicU64,
-    pub robots_long_lines: AtomicU64,
-    /// Sitemap counters (`sitemaps.rs`; `Stats` fields `sitemaps_read`,
-    /// `sitemaps_cut`, `sitemaps_failed`, `sitemap_urls_refused`, in that order).
-    pub sitemaps: [AtomicU64; 4],
-    pub hosts_parked: AtomicU64,
-    /// Hosts discovered (each host's first URL marks it in the presence bits); not
-    /// carried across a resume.
-    pub hosts_known: AtomicU64,
-    /// Hosts given up (robots.txt unreachable through its retries, name dead, refused
-    /// address, page budget spent): events, a host given up twice counts twice.
-    pub hosts_retired: AtomicU64,
-    /// URLs refused when admitted because their host's `--max-pages-per-host` was
-    /// spent (logged `budget:pages-per-host`, never queued).
-    pub urls_refused_budget: AtomicU64,
-    /// Stop taking new work (budget, signal, operator).
-    pub stopping: AtomicBool,
-    /// The previous crawl's captures, in a re-crawl.
-    pub previous: Option<Previous>,
-    /// Re-crawl verdicts counted so far (`recrawl.rs`).
-    pub recrawl: crate::recrawl::RecrawlCounters,
     /// Sitemap grants (robots.txt permission along index chains) and, in a re-crawl,
-    /// `<lastmod>` dates, for all shards (`sitemaps.rs`).
-    pub sitemap_memory: SitemapMemory,
+    /// `<lastmod>` dates (`sitemaps.rs`).
+    pub sitemaps: SitemapMemory,
     /// When each host was last asked, across shards ([`RecentStarts`]).
     pub recent_starts: RecentStarts,
-    /// This node's farm, when it is one: which URLs it owns.
-    pub farm: Option<Arc<dyn FarmRoutes>>,
-    /// The operator's blocks and raised delays, set through the control
-    /// API while the crawl runs.
-    pub operator: Arc<OperatorRules>,
+}
+
+/// The cores' shared state. See the module docs. The parts are public where each is a
+/// type with methods of its own (no public atomic); the one flag is behind
+/// [`CoreShared::stop`] and [`CoreShared::is_stopping`].
+pub(crate) struct CoreShared {
+    /// Read-only: the core's part of the configuration.
+    pub settings: CoreSettings,
+    /// Read-only: the fetch caps every request carries.
+    pub limits: FetchLimits,
+    /// The presence bits, fingerprints, sitemap memory and recent starts.
+    pub memory: CrawlMemory,
+    /// The crawl's counters (methods only).
+    pub counters: CrawlCounters,
+    /// URLs admitted and not yet finished (methods only).
+    pub outstanding: Outstanding,
+    /// The embedding's hooks; the core asks [`Handler::accept_link`].
+    pub handler: Option<Arc<dyn Handler>>,
+    /// Read-only: the previous crawl's captures, in a re-crawl.
+    pub previous: Option<Previous>,
+    /// This node's farm, when it is one: which URLs it owns (the engine's side of the
+    /// farm is `engine::Shared::farm_link`).
+    pub farm_routes: Option<Arc<dyn FarmRoutes>>,
+    /// The operator's blocks and raised delays, set through the control API while
+    /// the crawl runs (the engine's side is `engine::Shared::operator`).
+    pub operator_rules: Arc<OperatorRules>,
+    /// Stop taking new work (budget, signal, operator).
+    stopping: AtomicBool,
 }
 
 impl CoreShared {
@@ -137,38 +129,25 @@ impl CoreShared {
         Self {
             settings,
             limits,
-            seen,
-            fingerprints,
+            memory: CrawlMemory {
+                seen,
+                fingerprints,
+                sitemaps: SitemapMemory::default(),
+                recent_starts: RecentStarts::new(started),
+            },
+            counters: CrawlCounters::default(),
+            outstanding: Outstanding::default(),
             handler,
-            outstanding: AtomicU64::new(0),
-            pages: AtomicU64::new(0),
-            pages_started: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
-            discovered: AtomicU64::new(0),
-            duplicates: AtomicU64::new(0),
-            pages_links_truncated: AtomicU64::new(0),
-            pages_scan_truncated: AtomicU64::new(0),
-            pages_long_attributes: AtomicU64::new(0),
-            robots_truncated: AtomicU64::new(0),
-            robots_long_lines: AtomicU64::new(0),
-            sitemaps: Default::default(),
-            hosts_parked: AtomicU64::new(0),
-            hosts_known: AtomicU64::new(0),
-            hosts_retired: AtomicU64::new(0),
-            urls_refused_budget: AtomicU64::new(0),
-            stopping: AtomicBool::new(false),
             previous: None,
-            recrawl: crate::recrawl::RecrawlCounters::default(),
-            sitemap_memory: SitemapMemory::default(),
-            recent_starts: RecentStarts::new(started),
-            farm: None,
-            operator: Arc::default(),
+            farm_routes: None,
+            operator_rules: Arc::default(),
+            stopping: AtomicBool::new(false),
         }
     }
 
     /// The operator's rules the control API changes.
-    pub fn with_operator(mut self, operator: Arc<OperatorRules>) -> Self {
-        self.operator = operator;
+    pub fn with_operator_rules(mut self, rules: Arc<OperatorRules>) -> Self {
+        self.operator_rules = rules;
         self
     }
 
@@ -179,17 +158,28 @@ impl CoreShared {
     }
 
     /// On a farm node, the farm's routing answers.
-    pub fn with_farm(mut self, farm: Option<Arc<dyn FarmRoutes>>) -> Self {
-        self.farm = farm;
+    pub fn with_farm_routes(mut self, routes: Option<Arc<dyn FarmRoutes>>) -> Self {
+        self.farm_routes = routes;
         self
+    }
+
+    /// Stop taking new work: set by a core whose budget is spent, or by the
+    /// coordinator (a signal, the operator). Never cleared.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+    }
+
+    /// Whether the crawl takes no new work ([`CoreShared::stop`]).
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
     }
 
     /// Whether the crawl's page or byte budget is spent.
     pub fn budget_spent(&self) -> bool {
         let s = &self.settings;
         s.max_pages
-            .is_some_and(|m| self.pages_started.load(Ordering::Acquire) >= m)
+            .is_some_and(|m| self.counters.get(Counter::PagesStarted) >= m)
             || s.max_bytes
-                .is_some_and(|m| self.bytes.load(Ordering::Acquire) >= m)
+                .is_some_and(|m| self.counters.get(Counter::Bytes) >= m)
     }
 }

@@ -23,12 +23,13 @@
 //! decompression. A `….xml.gz` reached by a
 //! sitemap hop passes the extension filter (`.gz` is on its list of binaries).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use url::Url;
 
+use super::Counter;
 use super::{body_of, Action, Core, CoreShared, Note, Now};
 use crate::fetch::FetchOutcome;
 use crate::frontier::QueuedUrl;
@@ -114,8 +115,6 @@ pub(super) fn widen_limits(limits: &mut crate::fetch::FetchLimits) {
 pub(crate) struct SitemapMemory {
     grants: Mutex<Grants>,
     lastmods: Mutex<LastModTable>,
-    /// URLs skipped on their `<lastmod>` (`stats.json` `recrawl.skipped`).
-    pub(crate) skipped: AtomicU64,
     grants_warned: AtomicBool,
     lastmods_warned: AtomicBool,
     /// Warnings said where no action buffer is at hand (a cap reached under a shared
@@ -251,7 +250,7 @@ pub(super) fn lastmod_turn(shared: &CoreShared, item: &QueuedUrl, url: &Url) -> 
     if !(200..300).contains(&prev.status) {
         return LastmodTurn::Fetch;
     }
-    let Ok(mut lastmods) = shared.sitemap_memory.lastmods.lock() else {
+    let Ok(mut lastmods) = shared.memory.sitemaps.lastmods.lock() else {
         return LastmodTurn::Fetch;
     };
     match lastmods.get(&item.url) {
@@ -267,11 +266,12 @@ pub(super) fn lastmod_turn(shared: &CoreShared, item: &QueuedUrl, url: &Url) -> 
         None => {
             if lastmods.dropped() > 0
                 && !shared
-                    .sitemap_memory
+                    .memory
+                    .sitemaps
                     .lastmods_warned
                     .swap(true, Ordering::AcqRel)
             {
-                shared.sitemap_memory.note(format!(
+                shared.memory.sitemaps.note(format!(
                     "sitemap lastmod waits full at {} ({} URLs): further URLs are fetched \
                      conditionally, not skipped (counted in stats.json \
                      sitemap_lastmods_dropped)",
@@ -303,7 +303,7 @@ pub(super) fn regrant(shared: &CoreShared, policy: &crate::robots::RobotsPolicy)
     let origin = vec![policy.robots_url().origin().ascii_serialization()];
     for line in rules.sitemaps() {
         if let Ok(url) = crate::url::canonicalize_absolute(line.trim()) {
-            shared.sitemap_memory.grant(url.as_str(), &origin);
+            shared.memory.sitemaps.grant(url.as_str(), &origin);
         }
     }
 }
@@ -322,17 +322,22 @@ pub(crate) fn queue_operator_sitemaps(
     for s in sitemaps {
         let Ok(url) = crate::url::canonicalize_absolute(s) else {
             shared
-                .sitemap_memory
+                .memory
+                .sitemaps
                 .note(format!("--sitemap {s} is not a URL: ignored"));
             continue;
         };
         // Farm: like a seed, each node keeps the sitemaps of its own partitions.
-        if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
+        if shared
+            .farm_routes
+            .as_ref()
+            .is_some_and(|f| !f.owns(url.as_str()))
+        {
             continue;
         }
         let own = vec![url.origin().ascii_serialization()];
-        shared.sitemap_memory.grant(url.as_str(), &own);
-        if shared.seen.test_and_set(url.as_str().as_bytes()) {
+        shared.memory.sitemaps.grant(url.as_str(), &own);
+        if shared.memory.seen.test_and_set(url.as_str().as_bytes()) {
             continue;
         }
         let Some(key) = super::host_key(&url) else {
@@ -346,8 +351,8 @@ pub(crate) fn queue_operator_sitemaps(
         };
         if let Some(f) = frontiers.get_mut(super::shard_of(&key, frontiers.len())) {
             f.push(&key, item, now)?;
-            shared.outstanding.fetch_add(1, Ordering::AcqRel);
-            shared.discovered.fetch_add(1, Ordering::AcqRel);
+            shared.outstanding.add(1);
+            shared.counters.bump(Counter::Discovered);
         }
     }
     Ok(())
@@ -394,16 +399,19 @@ impl Core {
             // The grant first: a sitemap already queued (another robots.txt named it,
             // or a re-crawl re-seeded it) is read with this origin too; one already
             // read is read again.
-            let granted = self.shared.sitemap_memory.grant(url.as_str(), &origin);
+            let granted = self.shared.memory.sitemaps.grant(url.as_str(), &origin);
             let hops = Hop::Manifest.code().to_string();
             match (
-                self.shared.seen.test_and_set(url.as_str().as_bytes()),
+                self.shared
+                    .memory
+                    .seen
+                    .test_and_set(url.as_str().as_bytes()),
                 granted,
             ) {
                 (false, _) => self.admit(url, Some(robots.as_str()), hops, now, out),
                 (true, Granted::AfterRead) => {
                     if let Some((host, item)) = reread_item(&url, robots.as_str(), hops) {
-                        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+                        self.shared.outstanding.add(1);
                         self.route(host, item, now, out);
                     }
                 }
@@ -478,7 +486,7 @@ impl Core {
                     SitemapError::Malformed { offset } => format!("malformed:{offset}"),
                 };
                 annotations.push(format!("sitemap-error:{why}"));
-                self.shared.sitemaps[2].fetch_add(1, Ordering::AcqRel);
+                self.shared.counters.bump(Counter::SitemapsFailed);
                 return Vec::new();
             }
         };
@@ -490,9 +498,9 @@ impl Core {
                 cap_bytes: o.body.len() as u64,
             });
         }
-        self.shared.sitemaps[0].fetch_add(1, Ordering::AcqRel);
+        self.shared.counters.bump(Counter::SitemapsRead);
         if !map.cuts.is_empty() {
-            self.shared.sitemaps[1].fetch_add(1, Ordering::AcqRel);
+            self.shared.counters.bump(Counter::SitemapsCut);
         }
         for cut in &map.cuts {
             annotations.push(match cut {
@@ -521,14 +529,14 @@ impl Core {
             let url = String::from(url);
             if map.kind == SitemapKind::Index {
                 // The chain: a sitemap an index lists carries the index's grant.
-                if self.shared.sitemap_memory.grant(&url, &permitted) == Granted::AfterRead {
+                if self.shared.memory.sitemaps.grant(&url, &permitted) == Granted::AfterRead {
                     self.reread_sitemap(&url, item);
                 }
             }
             if let (true, Some(lastmod)) = (dates, entry.lastmod) {
                 // Only a URL the previous crawl fetched can be skipped.
                 if previous_capture(&self.shared, &url).is_some()
-                    && !self.shared.sitemap_memory.record_lastmod(&url, lastmod)
+                    && !self.shared.memory.sitemaps.record_lastmod(&url, lastmod)
                 {
                     lastmods_dropped += 1;
                 }
@@ -546,7 +554,9 @@ impl Core {
         annotations.push(format!("sitemap:{kind}:{taken}"));
         if refused > 0 {
             annotations.push(format!("sitemap-refused:{refused}"));
-            self.shared.sitemaps[3].fetch_add(refused, Ordering::AcqRel);
+            self.shared
+                .counters
+                .add(Counter::SitemapUrlsRefused, refused);
         }
         if map.kind == SitemapKind::Index {
             permitted
@@ -560,11 +570,14 @@ impl Core {
     /// ([`Core::permission`]). Empty for a page, or a sitemap with no grant recorded
     /// (the owner then falls back on the referrer's origin, as one node would).
     pub(super) fn redirect_grant(&self, item: &QueuedUrl) -> Vec<String> {
-        if self.shared.farm.is_none() || !sitemap_hops(&item.hops).ends_with(Hop::Manifest.code()) {
+        if self.shared.farm_routes.is_none()
+            || !sitemap_hops(&item.hops).ends_with(Hop::Manifest.code())
+        {
             return Vec::new();
         }
         self.shared
-            .sitemap_memory
+            .memory
+            .sitemaps
             .origins(&item.url)
             .unwrap_or_default()
     }
@@ -581,7 +594,7 @@ impl Core {
 
     /// [`Core::permission`] of the sitemap at `sitemap`, queued as `item`.
     fn permission_of(&self, sitemap: &Url, item: &QueuedUrl) -> Vec<String> {
-        let memory = &self.shared.sitemap_memory;
+        let memory = &self.shared.memory.sitemaps;
         let url = sitemap.as_str();
         if let Some(granted) = memory.read(url) {
             return granted;
@@ -625,7 +638,7 @@ impl Core {
         let permitted = self.permission_of(&url, item);
         for (link, hop) in links {
             if is_listed_sitemap_file(link, *hop)
-                && self.shared.sitemap_memory.grant(link, &permitted) == Granted::AfterRead
+                && self.shared.memory.sitemaps.grant(link, &permitted) == Granted::AfterRead
             {
                 self.reread_sitemap(link, item);
             }
@@ -647,7 +660,7 @@ impl Core {
         else {
             return;
         };
-        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        self.shared.outstanding.add(1);
         self.sitemap_rereads.push(reread);
     }
 

@@ -8,13 +8,12 @@ mod previous;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use url::Url;
 
-use crate::checkpoint::{self, Counters, Manifest, PresenceLogs};
+use crate::checkpoint::{self, Manifest, PresenceLogs};
 use crate::fetch::FetchLimits;
 use crate::frontier::{Frontier, FrontierConfig, QueuedUrl, SegmentReader};
 use crate::robots::RobotsCache;
@@ -22,6 +21,7 @@ use crate::seen::{ContentSeen, Purpose, SeenConfig, SeenSet};
 use crate::url::UrlFilter;
 use crate::warc::{WarcWriterConfig, WarcinfoFields};
 
+use super::core::Counter;
 use super::core::{CoreSettings, CoreShared};
 use super::output::OutputThread;
 use super::shard::{self, HostTally};
@@ -100,8 +100,8 @@ fn load_robots(dir: &Path, shared: &super::core::CoreShared, caches: &mut [Robot
 /// the two figures `--seen-capacity` and `--seen-fp` trade (`docs/seen.md`).
 fn log_presence_sizing(shared: &Shared) {
     use crate::seen::model;
-    let s = shared.seen.stats();
-    let f = shared.fingerprints.stats();
+    let s = shared.core.memory.seen.stats();
+    let f = shared.core.memory.fingerprints.stats();
     let blocks = s.bits / model::BLOCK_BITS;
     let fp = model::false_positive_rate(s.capacity as f64, blocks, s.k);
     let lost = model::expected_lost(s.capacity as f64, blocks, s.k);
@@ -209,12 +209,12 @@ pub(super) fn prepare(
         std::time::Instant::now(),
     )
     .with_previous(previous)
-    .with_farm(
+    .with_farm_routes(
         farm_link
             .clone()
             .map(|l| l as Arc<dyn crate::routing::FarmRoutes>),
     )
-    .with_operator(Arc::clone(&operator.rules));
+    .with_operator_rules(Arc::clone(&operator.rules));
     let shared = Arc::new(Shared::new(
         config,
         core,
@@ -243,7 +243,7 @@ pub(super) fn prepare(
     };
     match &resumed {
         Some((dir, m)) => {
-            restore_counters(&shared, &m.counters);
+            shared.restore_counters(&m.counters);
             shared
                 .operator
                 .restore_rules(dir)
@@ -258,7 +258,7 @@ pub(super) fn prepare(
         None => {
             super::core::queue_operator_sitemaps(
                 &shared.config.sitemaps,
-                &shared,
+                &shared.core,
                 &mut frontiers,
                 Instant::now(),
             )?;
@@ -421,7 +421,7 @@ fn open_output(
 /// Bytes of a re-crawl's table of previous URLs (`recrawl::Previous`), logged: a fixed
 /// cost charged to `--memory` like the fetch buffers ([`new_frontiers`]).
 fn previous_table_bytes(shared: &Shared) -> u64 {
-    let Some(previous) = &shared.previous else {
+    let Some(previous) = &shared.core.previous else {
         return 0;
     };
     let bytes = previous.table_bytes();
@@ -477,34 +477,6 @@ fn new_frontiers(config: &CrawlConfig, reserved_bytes: u64) -> Result<Vec<Fronti
     Ok(frontiers)
 }
 
-/// The counters of a checkpoint, restored before any shard starts.
-fn restore_counters(shared: &Shared, c: &Counters) {
-    shared.pages.store(c.pages, Ordering::Release);
-    shared
-        .pages_started
-        .store(c.pages_started, Ordering::Release);
-    shared.bytes.store(c.bytes, Ordering::Release);
-    shared.discovered.store(c.discovered, Ordering::Release);
-    shared.duplicates.store(c.duplicates, Ordering::Release);
-    shared
-        .warc_revisits
-        .store(c.warc_revisits, Ordering::Release);
-    for (counter, value) in [
-        (&shared.pages_links_truncated, c.pages_links_truncated),
-        (&shared.pages_scan_truncated, c.pages_scan_truncated),
-        (&shared.pages_long_attributes, c.pages_long_attributes),
-        (&shared.robots_truncated, c.robots_truncated),
-        (&shared.robots_long_lines, c.robots_long_lines),
-        (&shared.sitemaps[0], c.sitemaps_read),
-        (&shared.sitemaps[1], c.sitemaps_cut),
-        (&shared.sitemaps[2], c.sitemaps_failed),
-        (&shared.sitemaps[3], c.sitemap_urls_refused),
-    ] {
-        counter.store(value, Ordering::Release);
-    }
-    shared.recrawl.restore(&c.recrawl);
-}
-
 /// Queues the checkpoint's URLs (`frontier-NNNN.seg`) in the frontiers of the shards
 /// that own their hosts now.
 fn refill_frontiers(
@@ -524,7 +496,7 @@ fn refill_frontiers(
             let s = crate::routing::shard_of(&rec.host, n);
             if let Some(f) = frontiers.get_mut(s) {
                 f.push(&rec.host, rec.item, now)?;
-                shared.outstanding.fetch_add(1, Ordering::AcqRel);
+                shared.core.outstanding.add(1);
             }
         }
     }
@@ -542,10 +514,19 @@ fn seed_frontiers(
     let n = frontiers.len();
     for url in seed_urls {
         // Farm: every node is given the same seeds and keeps its own.
-        if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
+        if shared
+            .farm_link
+            .as_ref()
+            .is_some_and(|f| !f.owns(url.as_str()))
+        {
             continue;
         }
-        if shared.seen.test_and_set(url.as_str().as_bytes()) {
+        if shared
+            .core
+            .memory
+            .seen
+            .test_and_set(url.as_str().as_bytes())
+        {
             continue;
         }
         let Some(key) = crate::routing::host_key(url) else {
@@ -554,10 +535,15 @@ fn seed_frontiers(
         let s = crate::routing::shard_of(&key, n);
         if let Some(f) = frontiers.get_mut(s) {
             f.push(&key, QueuedUrl::seed(url.as_str()), now)?;
-            shared.outstanding.fetch_add(1, Ordering::AcqRel);
-            shared.discovered.fetch_add(1, Ordering::AcqRel);
-            if !shared.seen.test_and_set(&crate::routing::host_mark(&key)) {
-                shared.hosts_known.fetch_add(1, Ordering::AcqRel);
+            shared.core.outstanding.add(1);
+            shared.core.counters.bump(Counter::Discovered);
+            if !shared
+                .core
+                .memory
+                .seen
+                .test_and_set(&crate::routing::host_mark(&key))
+            {
+                shared.core.counters.bump(Counter::HostsKnown);
             }
         }
     }

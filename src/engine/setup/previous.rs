@@ -6,7 +6,6 @@
 //! the previous links read back), and in the core's decisions (`core/recrawl.rs`).
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use url::Url;
@@ -16,6 +15,7 @@ use crate::provenance::Hop;
 use crate::recrawl::{IndexEntry, IndexError, IndexWriter, Previous};
 use crate::routing::{host_key, shard_of};
 
+use super::super::core::Counter;
 use crate::engine::{CrawlConfig, CrawlError, Shared};
 
 /// The previous crawl's index, when this is a re-crawl. A damaged or missing index is
@@ -90,7 +90,7 @@ pub(super) fn queue_previous(
     shared: &Shared,
     frontiers: &mut [Frontier],
 ) -> Result<(), CrawlError> {
-    let Some(previous) = &shared.previous else {
+    let Some(previous) = &shared.core.previous else {
         return Ok(());
     };
     let prev_out = previous.path.parent().unwrap_or(Path::new("."));
@@ -106,10 +106,19 @@ pub(super) fn queue_previous(
             continue;
         };
         // Farm: every node reads the same previous crawl and keeps its own.
-        if shared.farm.as_ref().is_some_and(|f| !f.owns(url.as_str())) {
+        if shared
+            .farm_link
+            .as_ref()
+            .is_some_and(|f| !f.owns(url.as_str()))
+        {
             continue;
         }
-        if shared.seen.test_and_set(url.as_str().as_bytes()) {
+        if shared
+            .core
+            .memory
+            .seen
+            .test_and_set(url.as_str().as_bytes())
+        {
             repeats += 1;
             continue;
         }
@@ -124,8 +133,8 @@ pub(super) fn queue_previous(
         };
         if let Some(f) = frontiers.get_mut(shard_of(&key, n)) {
             f.push(&key, item, now)?;
-            shared.outstanding.fetch_add(1, Ordering::AcqRel);
-            shared.discovered.fetch_add(1, Ordering::AcqRel);
+            shared.core.outstanding.add(1);
+            shared.core.counters.bump(Counter::Discovered);
             queued += 1;
         }
     }

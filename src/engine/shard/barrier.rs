@@ -235,7 +235,7 @@ mod tests {
             .find(|h| shard_of(h, 2) == 0)
             .expect("a host of shard 0");
         let received_url = format!("{received_host}/sitemap.xml.gz");
-        shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        shared.core.outstanding.add(1);
         received_tx
             .send(vec![crate::routing::InboundLink {
                 url: url::Url::parse(&received_url).expect("url"),
@@ -249,7 +249,7 @@ mod tests {
         // (counted outstanding on its way): admitted at the cut, so dumped, and its
         // batch file may go once this checkpoint commits.
         let added_url = format!("{received_host}/added");
-        shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        shared.core.outstanding.add(1);
         added_tx.send(vec![added_url.clone()]).expect("send");
         let cp_dir = dir.path().join("cp");
         std::fs::create_dir_all(&cp_dir).expect("cp dir");

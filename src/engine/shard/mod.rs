@@ -17,7 +17,6 @@
 //!   and robots dumps) and the tallies read back on a resume.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -143,7 +142,7 @@ impl Shard {
                     Control::Checkpoint(cut) => self.checkpoint(&cut),
                 }
             }
-            if self.shared.exit.load(Ordering::Acquire) {
+            if self.shared.flags.is_exiting() {
                 break;
             }
             self.take_inbox();
@@ -156,8 +155,8 @@ impl Shard {
             // queue them otherwise pile up in outboxes, out of any budget (the wide
             // memory test, once the frontier served every ready host at once).
             let backlogged = self.is_backlogged();
-            let scheduling = !self.shared.stopping.load(Ordering::Acquire)
-                && !self.shared.paused.load(Ordering::Acquire)
+            let scheduling = !self.shared.core.is_stopping()
+                && !self.shared.flags.is_paused()
                 && !self.shared.operator.is_paused()
                 && !backlogged;
             if scheduling {
@@ -198,7 +197,7 @@ impl Shard {
             if self.fetcher.poll(&mut outcomes, Some(timeout)).is_err() {
                 // epoll itself failed: nothing can progress on this shard.
                 tracing::error!(shard = self.index, "event loop failed");
-                self.shared.fatal.store(true, Ordering::Release);
+                self.shared.flags.fail();
                 break;
             }
             if !outcomes.is_empty() {
@@ -228,7 +227,7 @@ impl Shard {
                 }
                 Action::Log(rec) => self.log(*rec),
                 Action::Farm(to) => {
-                    if let Some(farm) = &self.shared.farm {
+                    if let Some(farm) = &self.shared.farm_link {
                         let super::core::ToFarm {
                             mut links,
                             via,
@@ -238,7 +237,7 @@ impl Shard {
                         farm.route(&mut links, &via, &hops, &grant);
                     }
                     // The core counted the batch outstanding while it waited here.
-                    self.shared.outstanding.fetch_sub(1, Ordering::AcqRel);
+                    self.shared.core.outstanding.sub(1);
                 }
                 Action::Note(note) => note_to_log(&note),
                 Action::Record(r) => {
@@ -297,9 +296,8 @@ impl Shard {
     }
 
     fn publish_in_flight(&self) {
-        if let Some(a) = self.shared.in_flight.get(self.index) {
-            a.store(self.core.in_flight() as u64, Ordering::Release);
-        }
+        self.shared
+            .publish_in_flight(self.index, self.core.in_flight() as u64);
     }
 
     /// Shares this shard's counters with the coordinator (progress, stats.json).
@@ -316,12 +314,6 @@ impl Shard {
                 dns: self.fetcher.dns_stats(),
             },
         );
-        let stats = self.core.frontier_stats();
-        if let Ok(mut all) = self.shared.frontier_stats.lock() {
-            if let Some(slot) = all.get_mut(self.index) {
-                *slot = stats;
-            }
-        }
         // The status page's host tables (`/api/hosts`): queue lengths of the hosts shown.
         let shards = self.shared.config.shards;
         let queues: Vec<(String, u64)> = self
@@ -336,12 +328,11 @@ impl Shard {
             })
             .collect();
         self.shared.operator.note_queues(queues);
-        let robots = self.core.robots_stats();
-        if let Ok(mut all) = self.shared.robots_stats.lock() {
-            if let Some(slot) = all.get_mut(self.index) {
-                *slot = robots;
-            }
-        }
+        self.shared.publish_caches(
+            self.index,
+            self.core.frontier_stats(),
+            self.core.robots_stats(),
+        );
     }
 
     /// The links of the previous capture `entry` (a `304`, or a URL skipped on its
@@ -352,7 +343,7 @@ impl Shard {
         entry: &crate::recrawl::IndexEntry,
         annotations: &mut Vec<String>,
     ) -> Option<Vec<(String, Hop)>> {
-        let previous = self.shared.previous.as_ref()?;
+        let previous = self.shared.core.previous.as_ref()?;
         crate::recrawl::outlinks::previous_links(
             previous,
             entry,
@@ -367,7 +358,7 @@ impl Shard {
 
     /// A crawl-log line with no capture, and maybe a re-crawl index entry to keep.
     fn log_with_index(&self, rec: LogRecord, index: Option<Box<crate::recrawl::IndexFacts>>) {
-        if let Some(h) = &self.shared.handler {
+        if let Some(h) = &self.shared.core.handler {
             h.on_outcome(&rec);
         }
         self.shared.count_outcome(rec.outcome);
@@ -414,7 +405,7 @@ impl Shard {
             capture,
             index,
         } = record::build(policy, fetched, &recrawled, now);
-        if let Some(h) = &self.shared.handler {
+        if let Some(h) = &self.shared.core.handler {
             if let (Some(head), None) = (o.head.as_ref(), &o.error) {
                 h.on_response(&crate::handler::Page {
                     url: &o.url,

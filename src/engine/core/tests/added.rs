@@ -33,9 +33,7 @@ impl Recorder {
 /// Hands `urls` to the core as a shard does with the coordinator's message: counted
 /// outstanding on the way.
 fn add(h: &mut Harness, urls: &[&str]) -> Vec<Action> {
-    h.shared
-        .outstanding
-        .fetch_add(urls.len() as u64, Ordering::AcqRel);
+    h.shared.outstanding.add(urls.len() as u64);
     let mut out = Vec::new();
     let urls = urls.iter().map(|u| (*u).to_owned()).collect();
     h.core.on_added(urls, h.t0, &mut out);
@@ -63,7 +61,7 @@ fn added_urls_pass_the_handlers_hook_like_links() {
     let handler: Arc<dyn Handler> = recorder.clone();
     let mut h = harness_with(&[A], |c| c.handler = Some(handler), |_| {});
     h.robots(h.t0, 200, "User-agent: *\nDisallow:\n");
-    let discovered = h.shared.discovered.load(Ordering::Acquire);
+    let discovered = h.shared.counters.get(Counter::Discovered);
     // Written as an operator types them: the core canonicalizes.
     let out = add(
         &mut h,
@@ -92,7 +90,7 @@ fn added_urls_pass_the_handlers_hook_like_links() {
     );
     // The seed and the one admitted; what travelled is counted no more.
     assert_eq!(h.outstanding(), 2);
-    assert_eq!(h.shared.discovered.load(Ordering::Acquire), discovered + 1);
+    assert_eq!(h.shared.counters.get(Counter::Discovered), discovered + 1);
     // Fetched like the seed, by the same schedule.
     let mut now = h.at(secs(1));
     let mut fetched = Vec::new();

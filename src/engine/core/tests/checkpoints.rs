@@ -31,7 +31,7 @@ fn a_checkpoint_while_robots_is_fetched_keeps_every_url_once() {
 #[test]
 fn an_unparsable_queued_url_is_logged_as_filtered() {
     let mut h = harness(&[]);
-    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+    h.shared.outstanding.add(1);
     let mut out = Vec::new();
     h.core.push(
         "http://a.test",
@@ -112,7 +112,7 @@ fn the_wakeup_is_the_next_politeness_instant_and_none_while_held() {
 #[test]
 fn urls_from_peers_are_scheduled_like_seeds() {
     let mut h = harness(&[]);
-    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+    h.shared.outstanding.add(1);
     let item = QueuedUrl {
         url: "http://b.test/from-peer".to_owned(),
         via: Some(A.to_owned()),

@@ -18,9 +18,7 @@ fn received(url: &str, via: Option<&str>, hops: &str, grant: &[&str]) -> Inbound
 
 /// Hands `links` to the core as the bus does: counted outstanding on the way.
 fn receive(h: &mut Harness, links: Vec<InboundLink>) -> Vec<Action> {
-    h.shared
-        .outstanding
-        .fetch_add(links.len() as u64, Ordering::AcqRel);
+    h.shared.outstanding.add(links.len() as u64);
     let mut out = Vec::new();
     h.core.on_inbound(links, h.t0, &mut out);
     out
@@ -68,7 +66,8 @@ fn received_links_pass_the_admission_of_a_shards_own() {
     assert_eq!(h.outstanding(), 3);
     assert_eq!(
         h.shared
-            .sitemap_memory
+            .memory
+            .sitemaps
             .origins("http://a.test/chain-0.xml.gz"),
         Some(vec!["http://b.test".to_owned()])
     );
@@ -99,7 +98,7 @@ fn a_grant_received_after_the_read_reads_the_sitemap_again() {
     // Read (with b.test's permission), then c.test's robots.txt names it too, from
     // another node: known, but read again with both.
     assert_eq!(
-        h.shared.sitemap_memory.read(sitemap),
+        h.shared.memory.sitemaps.read(sitemap),
         Some(vec!["http://b.test".to_owned()])
     );
     let later = received(
@@ -117,7 +116,7 @@ fn a_grant_received_after_the_read_reads_the_sitemap_again() {
         "{queued:?}"
     );
     assert_eq!(h.outstanding(), 3);
-    let mut origins = h.shared.sitemap_memory.origins(sitemap).expect("grant");
+    let mut origins = h.shared.memory.sitemaps.origins(sitemap).expect("grant");
     origins.sort();
     assert_eq!(origins, ["http://b.test", "http://c.test"]);
     // The same grant once more changes nothing: known, not read again.
@@ -159,7 +158,7 @@ fn links_read_back_for_a_304_go_to_their_farm_owners() {
         ("http://a.test/sitemap-2.xml".to_owned(), Hop::Manifest),
         ("http://b.test/page".to_owned(), Hop::Link),
     ];
-    let before = h.shared.outstanding.load(Ordering::Acquire);
+    let before = h.shared.outstanding.get();
     let mut out = Vec::new();
     h.core.on_previous_links(&index, &links, h.t0, &mut out);
     let sent: Vec<&super::super::ToFarm> = out
@@ -195,5 +194,5 @@ fn links_read_back_for_a_304_go_to_their_farm_owners() {
         queued.iter().all(|u| !u.starts_with("http://b.test")),
         "{queued:?}"
     );
-    assert_eq!(h.shared.outstanding.load(Ordering::Acquire), before + 2 + 1);
+    assert_eq!(h.shared.outstanding.get(), before + 2 + 1);
 }

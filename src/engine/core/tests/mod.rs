@@ -5,7 +5,6 @@
 //! Time is an opaque origin (one `Instant` taken as a base, never compared with the
 //! clock again) advanced by hand; the wall clock is a fixed Unix time.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,7 +12,7 @@ use url::Url;
 
 use super::page::{backoff, is_retryable};
 use super::{
-    host_key, shard_of, Action, Core, CoreParts, CoreSettings, CoreShared, Now, Record,
+    host_key, shard_of, Action, Core, CoreParts, CoreSettings, CoreShared, Counter, Now, Record,
     RecordContext,
 };
 use crate::crawllog::{LogRecord, Outcome};
@@ -153,7 +152,7 @@ fn harness_of(
             t0.at,
         )
         .with_previous(previous)
-        .with_farm(config.farm.take()),
+        .with_farm_routes(config.farm.take()),
     );
     let mut fc = FrontierConfig::new(std::path::PathBuf::from("frontier-in-memory"));
     frontier(&mut fc);
@@ -191,8 +190,11 @@ impl Harness {
     fn seed(&mut self, url: &str) {
         let url = Url::parse(url).expect("url");
         let key = host_key(&url).expect("host");
-        self.shared.seen.test_and_set(url.as_str().as_bytes());
-        self.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        self.shared
+            .memory
+            .seen
+            .test_and_set(url.as_str().as_bytes());
+        self.shared.outstanding.add(1);
         let mut out = Vec::new();
         self.core
             .push(&key, QueuedUrl::seed(url.as_str()), self.t0, &mut out);
@@ -229,7 +231,7 @@ impl Harness {
     }
 
     fn outstanding(&self) -> u64 {
-        self.shared.outstanding.load(Ordering::Acquire)
+        self.shared.outstanding.get()
     }
 
     fn checkpointed(&mut self) -> Vec<String> {

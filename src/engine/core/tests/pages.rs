@@ -81,7 +81,7 @@ fn a_host_failing_again_and_again_is_parked() {
         now = now.plus(secs(600));
     }
     assert!(h.core.tallies()["http://a.test"].parked);
-    assert_eq!(h.shared.hosts_parked.load(Ordering::Acquire), 1);
+    assert_eq!(h.shared.counters.get(Counter::HostsParked), 1);
     let actions = h.schedule(now);
     assert!(fetches(&actions).is_empty());
     assert_eq!(logs(&actions)[0].outcome, Outcome::HostParked);
@@ -117,7 +117,7 @@ fn a_spent_crawl_budget_stops_scheduling() {
     let now = h.at(secs(1));
     let actions = h.schedule(now);
     assert_eq!(fetches(&actions).len(), 1);
-    assert!(h.shared.stopping.load(Ordering::Acquire));
+    assert!(h.shared.is_stopping());
 }
 
 // --- redirects ---------------------------------------------------------------------
@@ -150,7 +150,7 @@ fn a_redirect_queues_its_target_with_hop_r() {
 #[test]
 fn a_redirect_chain_past_the_limit_is_filtered() {
     let mut h = harness_with(&[], |c| c.max_redirects = 2, |_| {});
-    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+    h.shared.outstanding.add(1);
     let mut out = Vec::new();
     let item = QueuedUrl {
         url: "http://a.test/r2".to_owned(),
@@ -207,7 +207,7 @@ fn links_are_admitted_once_through_the_presence_bits() {
         t1,
     );
     assert_eq!(h.checkpointed(), vec!["http://a.test/2", "http://a.test/x"]);
-    assert_eq!(h.shared.discovered.load(Ordering::Acquire), 1);
+    assert_eq!(h.shared.counters.get(Counter::Discovered), 1);
     let (id, url) = h.one_fetch(t1.plus(secs(1)));
     h.feed(
         html(id, &url, r#"<a href="/x">x</a><a href="/y">y</a>"#),
@@ -294,7 +294,7 @@ fn a_page_seen_before_is_a_duplicate_and_not_followed() {
         records(&second)[0].annotations,
         vec!["duplicate".to_owned()]
     );
-    assert_eq!(h.shared.duplicates.load(Ordering::Acquire), 1);
+    assert_eq!(h.shared.counters.get(Counter::Duplicates), 1);
     assert_eq!(h.checkpointed().len(), 1);
 }
 
@@ -385,7 +385,7 @@ fn links_of_a_host_past_its_budget_are_refused_when_admitted() {
         .iter()
         .filter(|l| l.outcome == Outcome::Budget)
         .all(|l| l.annotations == ["budget:pages-per-host"]));
-    assert_eq!(h.shared.urls_refused_budget.load(Ordering::Acquire), 2);
+    assert_eq!(h.shared.counters.get(Counter::UrlsRefusedBudget), 2);
     // b.test is another host with its own budget: queued.
     assert!(h.checkpointed().iter().any(|u| u == "http://b.test/"));
     assert!(!h

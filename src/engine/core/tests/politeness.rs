@@ -85,7 +85,7 @@ fn a_transient_failure_is_retried_after_a_backoff() {
     let rec = records(&after)[0];
     assert_eq!(rec.annotations, vec!["retry:1".to_owned()]);
     // The started count gives the retry back; the URL is still outstanding.
-    assert_eq!(h.shared.pages_started.load(Ordering::Acquire), 0);
+    assert_eq!(h.shared.counters.get(Counter::PagesStarted), 0);
     assert_eq!(h.outstanding(), 1);
     assert_eq!(h.checkpointed(), vec![A]);
     // One failure: 4 s of backoff, longer than the 1 s delay.

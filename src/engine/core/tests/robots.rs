@@ -41,7 +41,7 @@ fn a_url_waiting_for_robots_never_leaves_the_frontier() {
         urls,
         vec!["http://a.test/", "http://a.test/2", "http://a.test/3"]
     );
-    assert_eq!(h.shared.pages_started.load(Ordering::Acquire), 3);
+    assert_eq!(h.shared.counters.get(Counter::PagesStarted), 3);
     assert_eq!(h.outstanding(), 0);
 }
 
@@ -243,6 +243,7 @@ fn a_robots_redirect_to_another_host_waits_for_that_hosts_pace() {
     let mut h = harness_with(&["http://a.test/private"], |c| c.delay = secs(2), |_| {});
     // b.test was just asked (by its own shard, say).
     h.shared
+        .memory
         .recent_starts
         .record("http://b.test", h.at(ms(500)).at);
     let actions = h.schedule(h.at(ms(500)));
@@ -269,6 +270,7 @@ fn a_robots_redirect_to_another_host_waits_for_that_hosts_pace() {
     let owner = crate::engine::core::recent::Asker::Owner;
     let until = h
         .shared
+        .memory
         .recent_starts
         .reserve("http://b.test", owner, secs(2), b);
     assert!(
@@ -316,7 +318,7 @@ fn robots_parse_caps_are_annotated_and_counted() {
         notes.iter().any(|n| n.starts_with("robots-long-lines:")),
         "{notes:?}"
     );
-    assert_eq!(h.shared.robots_long_lines.load(Ordering::Acquire), 1);
+    assert_eq!(h.shared.counters.get(Counter::RobotsLongLines), 1);
 }
 
 #[test]
@@ -354,8 +356,8 @@ fn a_new_host_found_while_every_slot_is_busy_waits_in_the_line_for_its_activatio
     // (its robots.txt is the first request of its activation, not of its discovery).
     let push = |h: &mut Harness, u: &str| {
         let url = Url::parse(u).expect("url");
-        h.shared.seen.test_and_set(url.as_str().as_bytes());
-        h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        h.shared.memory.seen.test_and_set(url.as_str().as_bytes());
+        h.shared.outstanding.add(1);
         let mut out = Vec::new();
         let key = host_key(&url).expect("host");
         h.core
@@ -447,17 +449,17 @@ fn a_robots_txt_lookup_the_resolver_could_not_start_is_asked_again_soon() {
 fn hosts_known_counts_each_new_host_once_and_nothing_per_host_in_ram() {
     let mut h = harness(&[A]);
     let now = h.at(secs(0));
-    let before = h.shared.hosts_known.load(Ordering::Acquire);
+    let before = h.shared.counters.get(Counter::HostsKnown);
     for u in ["http://n1.test/a", "http://n1.test/b", "http://n2.test/a"] {
         let url = Url::parse(u).expect("url");
-        h.shared.seen.test_and_set(url.as_str().as_bytes());
-        h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
+        h.shared.memory.seen.test_and_set(url.as_str().as_bytes());
+        h.shared.outstanding.add(1);
         let key = host_key(&url).expect("host");
         let mut out = Vec::new();
         h.core
             .push(&key, QueuedUrl::seed(url.as_str()), now, &mut out);
     }
-    assert_eq!(h.shared.hosts_known.load(Ordering::Acquire) - before, 2);
+    assert_eq!(h.shared.counters.get(Counter::HostsKnown) - before, 2);
     // Both wait in the line: no entry in the host table.
     assert!(!h.core.frontier.has_entry("http://n1.test"));
     assert_eq!(h.core.frontier_stats().line_records, 3 + 1);

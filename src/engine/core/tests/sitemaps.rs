@@ -198,7 +198,7 @@ fn the_children_of_an_index_answered_304_get_its_grant() {
         ),
     ];
     h.core.on_previous_links(&index, &children, now, &mut out);
-    let memory = &h.shared.sitemap_memory;
+    let memory = &h.shared.memory.sitemaps;
     assert_eq!(
         memory.origins("http://storage.b.test/maps/s1.xml"),
         Some(vec!["http://www.a.test".to_owned()])
@@ -208,8 +208,8 @@ fn the_children_of_an_index_answered_304_get_its_grant() {
 
 /// Queues a sitemap fetch as the engine does (presence bit set, counted outstanding).
 fn queue_sitemap(h: &mut Harness, url: &str, via: Option<&str>, hops: &str) {
-    h.shared.outstanding.fetch_add(1, Ordering::AcqRel);
-    h.shared.seen.test_and_set(url.as_bytes());
+    h.shared.outstanding.add(1);
+    h.shared.memory.seen.test_and_set(url.as_bytes());
     let key = host_key(&Url::parse(url).expect("url")).expect("host");
     let item = QueuedUrl {
         url: url.to_owned(),
@@ -258,14 +258,14 @@ fn a_sitemap_listed_by_an_index_carries_the_robots_grant_of_the_index() {
     let s1 = &trace.notes["http://storage.b.test/maps/s1.xml"];
     assert!(s1.contains(&"sitemap:urlset:2".to_owned()), "{s1:?}");
     assert!(s1.contains(&"sitemap-refused:2".to_owned()), "{s1:?}");
-    assert_eq!(h.shared.sitemaps[3].load(Ordering::Acquire), 2);
+    assert_eq!(h.shared.counters.get(Counter::SitemapUrlsRefused), 2);
     // The grant went down the chain: index and child both carry www's origin only.
     for s in [
         "http://storage.b.test/index.xml",
         "http://storage.b.test/maps/s1.xml",
     ] {
         assert_eq!(
-            h.shared.sitemap_memory.read(s),
+            h.shared.memory.sitemaps.read(s),
             Some(vec!["http://www.a.test".to_owned()]),
             "{s}"
         );
@@ -367,16 +367,19 @@ fn a_child_to_read_again_is_held_in_the_checkpoint() {
     let idx = "http://storage.b.test/index.xml";
     let child = "http://storage.b.test/s1.xml";
     h.shared
-        .sitemap_memory
+        .memory
+        .sitemaps
         .grant(idx, &["http://storage.b.test".to_owned()]);
     h.shared
-        .sitemap_memory
+        .memory
+        .sitemaps
         .grant(child, &["http://storage.b.test".to_owned()]);
-    h.shared.sitemap_memory.read(child);
-    h.shared.seen.test_and_set(child.as_bytes());
+    h.shared.memory.sitemaps.read(child);
+    h.shared.memory.seen.test_and_set(child.as_bytes());
     // A second robots.txt granted the index www after the child was read.
     h.shared
-        .sitemap_memory
+        .memory
+        .sitemaps
         .grant(idx, &["http://www.a.test".to_owned()]);
     queue_sitemap(&mut h, idx, Some("http://www.a.test/robots.txt"), "S");
     h.robots(h.t0, 200, "");
@@ -393,7 +396,7 @@ fn a_child_to_read_again_is_held_in_the_checkpoint() {
     let (_, again) = h.one_fetch(t1.plus(secs(2)));
     assert_eq!(again, child);
     assert_eq!(
-        h.shared.sitemap_memory.read(child).map(|o| o.len()),
+        h.shared.memory.sitemaps.read(child).map(|o| o.len()),
         Some(2)
     );
 }
@@ -435,7 +438,8 @@ fn after_a_resume_the_restored_robots_txt_grants_again() {
     });
     assert_eq!(
         h.shared
-            .sitemap_memory
+            .memory
+            .sitemaps
             .origins("http://storage.b.test/index.xml"),
         Some(vec!["http://www.a.test".to_owned()])
     );
@@ -459,7 +463,8 @@ fn after_a_resume_the_restored_robots_txt_grants_again() {
     assert_eq!(trace.fetched("http://c.test/third-host"), 0);
     assert_eq!(
         h.shared
-            .sitemap_memory
+            .memory
+            .sitemaps
             .read("http://storage.b.test/maps/s1.xml"),
         Some(vec!["http://www.a.test".to_owned()])
     );
@@ -492,7 +497,7 @@ fn a_child_on_another_shard_finds_its_grant_in_the_shared_memory() {
     // www's robots.txt and the other host's both named the index: it may list a
     // sitemap there, which carries both grants.
     let granted = vec![www.trim_end_matches('/').to_owned(), theirs.clone()];
-    h.shared.sitemap_memory.grant(&idx, &granted);
+    h.shared.memory.sitemaps.grant(&idx, &granted);
     queue_sitemap(&mut h, &idx, Some("http://www.a.test/robots.txt"), "S");
     h.robots(h.t0, 200, "");
     let (id, url) = h.one_fetch(h.at(secs(1)));
@@ -506,7 +511,7 @@ fn a_child_on_another_shard_finds_its_grant_in_the_shared_memory() {
     assert_eq!(routed.len(), 1, "{after:?}");
     assert_eq!((routed[0].0, routed[0].2.url.as_str()), (1, child.as_str()));
     assert_eq!(routed[0].2.hops, "SS");
-    assert_eq!(h.shared.sitemap_memory.read(&child), Some(granted));
+    assert_eq!(h.shared.memory.sitemaps.read(&child), Some(granted));
 }
 
 // --- --sitemap-lastmod skip -------------------------------------------------------------
@@ -616,8 +621,8 @@ fn skip_policy_skips_urls_whose_lastmod_is_not_newer() {
     assert_eq!(req("http://a.test/new").map(|r| r.1), Some(None));
     // The listed sitemap file is read (in full), not skipped.
     assert_eq!(req(SITEMAP2).map(|r| r.1), Some(None));
-    assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 2);
-    assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 2);
+    assert_eq!(h.shared.counters.get(Counter::LastmodSkipped), 2);
+    assert_eq!(h.shared.counters.get(Counter::LastmodSkipped), 2);
     // A URL no sitemap dates waits a turn, then is asked for conditionally.
     assert_eq!(
         req("http://a.test/unlisted").and_then(|r| r.1).as_deref(),
@@ -641,7 +646,7 @@ fn a_page_queued_before_its_sitemap_waits_a_turn_and_is_skipped() {
     assert_eq!(skipped, ["http://a.test/old", "http://a.test/same-second"]);
     assert_eq!(trace.fetched("http://a.test/newer"), 1);
     assert_eq!(trace.fetched("http://a.test/unlisted"), 1);
-    assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 2);
+    assert_eq!(h.shared.counters.get(Counter::LastmodSkipped), 2);
     assert_eq!(h.outstanding(), 0);
 }
 
@@ -669,9 +674,9 @@ fn the_default_fetches_them_conditionally() {
         Some("\"o\"")
     );
     assert_eq!(trace.requests.len(), 8);
-    assert_eq!(h.shared.sitemap_memory.skipped.load(Ordering::Acquire), 0);
+    assert_eq!(h.shared.counters.get(Counter::LastmodSkipped), 0);
     // Under the default no date is kept.
-    assert_eq!(h.shared.sitemap_memory.lastmod("http://a.test/old"), None);
+    assert_eq!(h.shared.memory.sitemaps.lastmod("http://a.test/old"), None);
 }
 
 /// Outside a re-crawl `--sitemap-lastmod skip` does nothing.
@@ -728,6 +733,6 @@ fn page_answers_of_a_recrawl_leave_the_core_judged_and_counted() {
             ("http://a.test/old".to_owned(), Verdict::NotModified),
         ]
     );
-    let counted = h.shared.recrawl.snapshot();
+    let counted = h.shared.counters.recrawl();
     assert_eq!((counted.not_modified, counted.new), (1, 1), "{counted:?}");
 }
