@@ -289,6 +289,12 @@ pub struct Counters {
     pub sitemaps_failed: u64,
     #[serde(default)]
     pub sitemap_urls_refused: u64,
+    /// Hosts discovered (their mark is in the presence bits, which a resume keeps) and
+    /// hosts given up (`Stats` fields of the same names; 0 in older checkpoints).
+    #[serde(default)]
+    pub hosts_known: u64,
+    #[serde(default)]
+    pub hosts_retired: u64,
     /// Re-crawl verdicts and bytes saved (`stats.json` `recrawl`; zero in older
     /// checkpoints and in crawls that are not re-crawls).
     #[serde(default)]

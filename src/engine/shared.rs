@@ -285,9 +285,9 @@ fn put<T>(all: &Mutex<Vec<T>>, index: usize, value: T) {
 type CountersField = fn(&mut Counters) -> &mut u64;
 
 /// The crawl counters a checkpoint carries, each with its field of [`Counters`]: one
-/// list for both ways (a checkpoint reads them, a resume restores them). Hosts known,
-/// retired and parked and the URLs refused on a host's budget are not carried.
-const CHECKPOINTED: [(Counter, CountersField); 14] = [
+/// list for both ways (a checkpoint reads them, a resume restores them). Hosts parked
+/// and the URLs refused on a host's budget are not carried.
+const CHECKPOINTED: [(Counter, CountersField); 16] = [
     (Counter::Pages, |c| &mut c.pages),
     (Counter::PagesStarted, |c| &mut c.pages_started),
     (Counter::Bytes, |c| &mut c.bytes),
@@ -306,6 +306,8 @@ const CHECKPOINTED: [(Counter, CountersField); 14] = [
     (Counter::SitemapsCut, |c| &mut c.sitemaps_cut),
     (Counter::SitemapsFailed, |c| &mut c.sitemaps_failed),
     (Counter::SitemapUrlsRefused, |c| &mut c.sitemap_urls_refused),
+    (Counter::HostsKnown, |c| &mut c.hosts_known),
+    (Counter::HostsRetired, |c| &mut c.hosts_retired),
 ];
 
 impl crate::farm::CrawlGauges for Shared {
@@ -317,5 +319,56 @@ impl crate::farm::CrawlGauges for Shared {
     }
     fn fail(&self) {
         self.flags.fail();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::CrawlConfig;
+    use crate::fetch::FetchLimits;
+    use crate::seen::{Backing, ContentSeen, SeenConfig, SeenSet};
+
+    fn shared(dir: &std::path::Path) -> Shared {
+        let seen_config = SeenConfig {
+            backing: Backing::Memory,
+            ..SeenConfig::new(1_000, 1e-6)
+        };
+        Shared::from_parts(
+            CrawlConfig::new(dir.join("out")),
+            FetchLimits::default(),
+            SeenSet::create_with(dir.join("seen.bits"), &seen_config).expect("seen"),
+            ContentSeen::create_backed(dir.join("fp.bits"), 1_000, 1e-6, Backing::Memory)
+                .expect("fingerprints"),
+            None,
+            Arc::new(AtomicU64::new(0)),
+        )
+    }
+
+    /// Every checkpointed counter comes back on a resume, hosts known and retired
+    /// among them (a resumed crawl once said 0 hosts known of a million).
+    #[test]
+    fn a_checkpoints_counters_come_back_on_a_resume() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let before = shared(dir.path());
+        for (i, (counter, _)) in CHECKPOINTED.iter().enumerate() {
+            before.core.counters.add(*counter, 1000 + i as u64);
+        }
+        let saved = before.counters();
+        assert_eq!((saved.hosts_known, saved.hosts_retired), (1014, 1015));
+        let json = serde_json::to_string(&saved).expect("json");
+        let other = tempfile::tempdir().expect("tempdir");
+        let after = shared(other.path());
+        after.restore_counters(&serde_json::from_str(&json).expect("parse"));
+        for (i, (counter, _)) in CHECKPOINTED.iter().enumerate() {
+            assert_eq!(
+                after.core.counters.get(*counter),
+                1000 + i as u64,
+                "{counter:?}"
+            );
+        }
     }
 }

@@ -96,7 +96,7 @@ pub struct Stats {
     /// Hosts with an entry in a frontier's host table: the active ones, and inactive
     /// ones not forgotten yet.
     pub hosts_in_table: u64,
-    /// Hosts discovered (not carried across a resume).
+    /// Hosts discovered (carried across a resume, as their marks in the presence bits are).
     pub hosts_known: u64,
     /// Hosts given up: robots.txt unreachable through its retries, name dead,
     /// refused address, page budget spent (events).

@@ -230,7 +230,7 @@ pub fn render(s: &Stats) -> String {
     f.one(
         "trawl_hosts_known",
         g,
-        "Hosts discovered (not carried across a resume).",
+        "Hosts discovered (carried across a resume).",
         s.hosts_known as f64,
     );
     f.one(
