@@ -99,6 +99,9 @@ pub enum FileKind {
     Tallies,
     /// One shard's robots cache (`robots-NNNN.bin`).
     Robots,
+    /// A log file of one shard's robots disk tier, kept with the checkpoint
+    /// (`robots-NNNN-tier-NNNNNN.log`, a hard link; the robots file names it).
+    RobotsTier,
     /// A farm node's settings and counters.
     FarmSettings,
     /// The links a farm node had not sent at the cut (a CRC-framed record file).
@@ -123,6 +126,7 @@ impl FileKind {
             _ if shard("frontier-", ".seg") => Some(Self::Frontier),
             _ if shard("tallies-", ".bin") || shard("tallies-", ".tsv") => Some(Self::Tallies),
             _ if shard("robots-", ".bin") => Some(Self::Robots),
+            _ if robots_tier_shard(name).is_some_and(|i| i < shards) => Some(Self::RobotsTier),
             _ => None,
         }
     }
@@ -163,6 +167,16 @@ pub fn list_files(
     }
     files.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(files)
+}
+
+/// `NNNN` of a robots disk tier log kept with a checkpoint,
+/// `robots-NNNN-tier-SSSSSS.log` (`robots::dump::write_file` names them).
+pub fn robots_tier_shard(name: &str) -> Option<usize> {
+    let (head, seq) = name.strip_suffix(".log")?.split_once("-tier-")?;
+    if seq.is_empty() || !seq.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    shard_index(head, "robots-", "")
 }
 
 /// `NNNN` of `PREFIXNNNNSUFFIX`.

@@ -275,6 +275,15 @@ fn render(d: &Description) -> String {
                 String::new()
             }
         );
+        if r.tier_files > 0 {
+            let _ = writeln!(
+                s,
+                "robots tier  {} log file(s) kept with the checkpoint (hard links), {} recorded, {} record(s) read (a host's latest counts above)",
+                r.tier_files,
+                human_bytes(r.tier_bytes as f64, 1),
+                r.tier_records,
+            );
+        }
     }
     presence(&mut s, "seen bits   ", d.seen.as_ref());
     presence(&mut s, "fingerprints", d.fingerprints.as_ref());

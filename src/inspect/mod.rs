@@ -37,6 +37,7 @@ use crate::seen::SeenSet;
 use crate::warc::WarcPosition;
 
 mod report;
+mod robots;
 pub use report::{
     CheckpointEntry, CheckpointEntryKind, Description, FrontierReport, HostCount, LogReport,
     PositionsReport, PresenceReport, Problem, RobotsReport, ShardFrontier, TallyReport,
@@ -504,76 +505,6 @@ impl Checkpoint {
                 report.pages += row.pages;
                 report.parked += u64::from(row.parked);
                 report.failing += u64::from(row.consecutive_failures > 0);
-            }
-        }
-        report
-    }
-
-    /// Reads every `robots-NNNN.bin` through, checksums included. A missing file is a
-    /// warning (older builds wrote none; a resume refetches those hosts' robots.txt);
-    /// damage is an error, although a resume skips the damaged entries and goes on.
-    fn robots(&self, v: &mut Verification) -> RobotsReport {
-        use crate::robots::persist::{self, StoredState};
-        use crate::robots::HostRules;
-        let now_ms = persist::unix_ms(SystemTime::now());
-        let mut report = RobotsReport::default();
-        for shard in 0..self.shards() {
-            let file = self.dir.join(format!("robots-{shard:04}.bin"));
-            if !file.is_file() {
-                v.warnings.push(problem(
-                    &file,
-                    "missing: a resume fetches robots.txt again for this shard's hosts".to_owned(),
-                ));
-                continue;
-            }
-            let contents = match crate::robots::dump::read_file(&file) {
-                Ok(c) => c,
-                Err(e) => {
-                    v.errors.push(problem(&file, format!("unreadable: {e}")));
-                    continue;
-                }
-            };
-            v.files_checked += 1;
-            v.bytes_checked += contents.bytes;
-            report.files += 1;
-            report.bytes += contents.bytes;
-            for d in &contents.damage {
-                v.errors.push(Problem {
-                    file: file.clone(),
-                    offset: Some(d.offset),
-                    message: d.message.clone(),
-                });
-            }
-            let found = contents.entries.len() as u64;
-            report.damaged += contents
-                .written
-                .map_or(u64::from(!contents.damage.is_empty()), |w| {
-                    w.saturating_sub(found)
-                });
-            for e in &contents.entries {
-                report.hosts += 1;
-                let ready = match &e.state {
-                    StoredState::Ready(r) => {
-                        report.ready += 1;
-                        report.expired += u64::from(r.fresh_until_ms <= now_ms);
-                        r
-                    }
-                    StoredState::Unreachable { .. } => {
-                        report.unreachable += 1;
-                        continue;
-                    }
-                };
-                match &ready.rules {
-                    HostRules::Parsed(rules) => {
-                        report.parsed += 1;
-                        report.rules += rules.rules().len() as u64;
-                    }
-                    HostRules::AllowAll => report.allow_all += 1,
-                    HostRules::DisallowAll => report.disallow_all += 1,
-                }
-                report.with_validators += u64::from(
-                    ready.validators.etag.is_some() || ready.validators.last_modified.is_some(),
-                );
             }
         }
         report

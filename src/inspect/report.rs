@@ -154,6 +154,12 @@ pub struct RobotsReport {
     pub with_validators: u64,
     /// Entries lost to damage (their robots.txt would be refetched).
     pub damaged: u64,
+    /// The disk tier's log files the robots files name (hard links kept with the
+    /// checkpoint), the bytes recorded of them, and the records read there (a host
+    /// may have more than one; `hosts` counts its latest once).
+    pub tier_files: u64,
+    pub tier_bytes: u64,
+    pub tier_records: u64,
 }
 
 /// A presence-bit snapshot (`seen.bits` or `fingerprints.bits`).

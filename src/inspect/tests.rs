@@ -33,7 +33,7 @@ fn write_robots(path: &Path, shard: usize) {
             .on_response(&HostKey::of(&url).unwrap(), now, &r)
             .unwrap();
     }
-    write_file(path, &cache, Clock::now()).unwrap();
+    write_file(path, &mut cache, Clock::now()).unwrap();
 }
 
 fn write_checkpoint(root: &Path, epoch: u64, urls: &[u64]) -> PathBuf {

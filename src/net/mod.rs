@@ -7,7 +7,8 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use trawl::net::{FetchRequest, Fetcher, FetcherConfig};
+//! use trawl::fetch::FetchRequest;
+//! use trawl::net::{Fetcher, FetcherConfig};
 //!
 //! let mut fetcher = Fetcher::new(FetcherConfig::default())?;
 //! let url = url::Url::parse("http://example.org/")?;

@@ -388,7 +388,26 @@ impl RobotsCache {
     /// usual, so restoring oldest first keeps the newest in RAM.
     pub fn restore(&mut self, key: HostKey, policy: RobotsPolicy) {
         self.max_fetches_per_host = self.max_fetches_per_host.max(policy.fetches());
+        // A checkpoint may name a host twice (an older record in the tier's logs, a
+        // newer one later or in RAM): the last one given wins, in RAM and in the tier.
+        if !self.spill.is_empty() {
+            self.spill.take(&key);
+        }
         self.insert(key, policy);
+    }
+
+    /// For a checkpoint: the disk tier's log files, made durable and named again in
+    /// `dir` (see [`Spill::keep_logs`]).
+    ///
+    /// # Errors
+    /// As [`Spill::keep_logs`].
+    pub fn keep_tier_logs(
+        &mut self,
+        dir: &std::path::Path,
+        prefix: &str,
+        clock: super::persist::Clock,
+    ) -> Result<Option<super::persist::TierFiles>, super::spill::SpillError> {
+        self.spill.keep_logs(dir, prefix, clock)
     }
 
     /// The disk tier, for tests that look inside it.

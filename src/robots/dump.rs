@@ -11,8 +11,9 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::path::Path;
 
 use super::persist::{
-    decode_entry, decode_meta, encode_entry, encode_meta, Clock, Meta, StoredEntry, FORMAT,
-    HEADER_BYTES, MAX_RECORD_BYTES, TYPE_END, TYPE_ENTRY, TYPE_META,
+    decode_entry, decode_meta, decode_tier, encode_entry, encode_meta, encode_tier, Clock, Meta,
+    StoredEntry, TierFiles, FORMAT, HEADER_BYTES, MAX_RECORD_BYTES, TYPE_END, TYPE_ENTRY,
+    TYPE_META, TYPE_TIER,
 };
 use crate::disk::{put_varint, write_record, HeaderError, RecordError, RecordReader};
 use crate::robots::cache::RobotsCache;
@@ -33,17 +34,26 @@ pub struct WriteStats {
     /// Records of the disk tier that could not be read back (their hosts are not in
     /// the file, and a resume fetches their robots.txt again).
     pub damaged: u64,
+    /// The disk tier's log files kept beside the file (hard links), and the bytes
+    /// they hold for it: the tier's hosts are there, not in the file.
+    pub tier_files: u64,
+    pub tier_bytes: u64,
 }
 
-/// Writes the cache to `path` (least recently used host first: the disk tier's hosts,
-/// then those in RAM) and fsyncs it. Memory stays bounded whatever the number of
-/// hosts: the tier's entries are read back and written one at a time. The tier is
-/// written whole each time; writing only what changed since the last checkpoint is a
-/// later step.
+/// Writes the cache to `path` and fsyncs it: the disk tier's hosts first (they are
+/// older than any in RAM, and a resume restores oldest first so recency survives),
+/// then those in RAM, least recently used first.
+///
+/// The tier is kept by reference: its log files get a second name beside `path`
+/// (`robots-NNNN-tier-NNNNNN.log`, hard links of append-only files, made durable) and
+/// the file records them ([`TierFiles`]), so a checkpoint writes what the tier appended
+/// since the last one, not the whole tier (ten million hosts' rules are about 1 GB).
+/// If they cannot be kept (a full disk, say) the tier's hosts are read back and written
+/// into the file one at a time instead, as before. Memory stays bounded either way.
 ///
 /// # Errors
 /// I/O errors.
-pub fn write_file(path: &Path, cache: &RobotsCache, clock: Clock) -> io::Result<WriteStats> {
+pub fn write_file(path: &Path, cache: &mut RobotsCache, clock: Clock) -> io::Result<WriteStats> {
     let mut w = BufWriter::new(File::create(path)?);
     let mut stats = WriteStats::default();
     w.write_all(&FORMAT.header())?;
@@ -51,27 +61,29 @@ pub fn write_file(path: &Path, cache: &RobotsCache, clock: Clock) -> io::Result<
     let mut payload = vec![TYPE_META];
     encode_meta(&Meta::of(cache.config(), clock.wall_ms), &mut payload);
     stats.bytes += write_record(&mut w, &payload)?;
-    // The disk tier's hosts first: they are older than any in RAM, and a resume
-    // restores oldest first so recency survives. Read back one at a time.
-    let mut failed = None;
-    let scan = cache.for_each_spilled(|key, policy| {
-        if failed.is_some() {
-            return;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let prefix = format!(
+        "{}-tier",
+        path.file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("robots")
+    );
+    match cache.keep_tier_logs(dir, &prefix, clock) {
+        Ok(None) => {}
+        Ok(Some(tier)) => {
+            payload.clear();
+            payload.push(TYPE_TIER);
+            encode_tier(&tier, &mut payload);
+            stats.bytes += write_record(&mut w, &payload)?;
+            stats.tier_files = tier.files.len() as u64;
+            stats.tier_bytes = tier.files.iter().map(|(_, len)| len).sum();
+            stats.spilled = cache.spilled() as u64;
         }
-        match write_entry(&mut w, &mut payload, &key, &policy, clock) {
-            Ok(Some(n)) => {
-                stats.bytes += n;
-                stats.entries += 1;
-            }
-            Ok(None) => stats.skipped += 1,
-            Err(e) => failed = Some(e),
+        Err(e) => {
+            tracing::warn!(file = %path.display(), error = %e, "robots disk tier: its log files could not be kept with the checkpoint; its hosts are written into the robots file instead");
+            write_spilled_inline(&mut w, &mut payload, cache, clock, &mut stats)?;
         }
-    });
-    if let Some(e) = failed {
-        return Err(e);
     }
-    stats.spilled = scan.entries;
-    stats.damaged = scan.damaged;
     for (key, policy) in cache.entries_lru() {
         match write_entry(&mut w, &mut payload, key, policy, clock)? {
             Some(n) => {
@@ -88,6 +100,36 @@ pub fn write_file(path: &Path, cache: &RobotsCache, clock: Clock) -> io::Result<
     let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
     Ok(stats)
+}
+
+/// The disk tier's hosts, read back one at a time and written into the file.
+fn write_spilled_inline(
+    w: &mut impl Write,
+    payload: &mut Vec<u8>,
+    cache: &RobotsCache,
+    clock: Clock,
+    stats: &mut WriteStats,
+) -> io::Result<()> {
+    let mut failed = None;
+    let scan = cache.for_each_spilled(|key, policy| {
+        if failed.is_some() {
+            return;
+        }
+        match write_entry(w, payload, &key, &policy, clock) {
+            Ok(Some(n)) => {
+                stats.bytes += n;
+                stats.entries += 1;
+            }
+            Ok(None) => stats.skipped += 1,
+            Err(e) => failed = Some(e),
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    stats.spilled = scan.entries;
+    stats.damaged = scan.damaged;
+    Ok(())
 }
 
 /// Writes one host's entry record; `Ok(None)` for a state not worth keeping or an
@@ -131,6 +173,17 @@ pub struct FileContents {
     pub bytes: u64,
     /// The entry count the end record states (`None` without a readable end record).
     pub written: Option<u64>,
+    /// The disk tier's log files the checkpoint keeps beside the file, if any.
+    pub tier: Option<TierFiles>,
+}
+
+/// What [`read_each`] hands out, in file order.
+#[derive(Debug)]
+pub enum Item {
+    /// The disk tier's log files (before any entry): their hosts are older than the
+    /// file's own.
+    Tier(TierFiles),
+    Entry(Box<StoredEntry>),
 }
 
 /// Reads a whole file. Never fails on damage: bad records are skipped and listed in
@@ -140,23 +193,25 @@ pub struct FileContents {
 /// I/O errors other than a short read.
 pub fn read_file(path: &Path) -> io::Result<FileContents> {
     let mut entries = Vec::new();
-    let mut out = read_each(path, |_, e| entries.push(e))?;
+    let mut out = read_each(path, |_, item| {
+        if let Item::Entry(e) = item {
+            entries.push(*e);
+        }
+    })?;
     if out.meta.is_some() {
         out.entries = entries;
     }
     Ok(out)
 }
 
-/// [`read_file`] record by record: `on_entry` gets each entry that decodes, with the
+/// [`read_file`] record by record: `on_item` gets each entry that decodes (and the tier
+/// record, if any), with the
 /// file's meta record (always read first), and the returned contents hold no entries.
 /// So a checkpoint of millions of hosts loads in the RAM of one entry.
 ///
 /// # Errors
 /// I/O errors.
-pub fn read_each(
-    path: &Path,
-    mut on_entry: impl FnMut(&Meta, StoredEntry),
-) -> io::Result<FileContents> {
+pub fn read_each(path: &Path, mut on_item: impl FnMut(&Meta, Item)) -> io::Result<FileContents> {
     let mut out = FileContents::default();
     let mut r = match RecordReader::open(BufReader::new(File::open(path)?), &FORMAT) {
         Ok(r) => r,
@@ -247,12 +302,24 @@ pub fn read_each(
             TYPE_ENTRY => match decode_entry(body) {
                 Ok(e) => {
                     if let Some(meta) = &out.meta {
-                        on_entry(meta, e);
+                        on_item(meta, Item::Entry(Box::new(e)));
                     }
                 }
                 Err(e) => out.damage.push(Damage {
                     offset,
                     message: format!("{e}: entry skipped"),
+                }),
+            },
+            TYPE_TIER => match decode_tier(body) {
+                Ok(tier) => {
+                    out.tier = Some(tier.clone());
+                    if let Some(meta) = &out.meta {
+                        on_item(meta, Item::Tier(tier));
+                    }
+                }
+                Err(e) => out.damage.push(Damage {
+                    offset,
+                    message: format!("{e} (tier record): the disk tier's hosts are refetched"),
                 }),
             },
             TYPE_END => {
@@ -367,13 +434,26 @@ pub fn load_dir_into(
     for file in files {
         loaded.files += 1;
         let mut handed = 0u64;
-        let read = read_each(&file, |meta, e| {
-            if meta.matches(config) {
-                let (key, policy) = e.into_policy(clock, config);
-                sink(key, policy);
-                handed += 1;
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let mut tier_damage = 0u64;
+        let read = read_each(&file, |meta, item| {
+            if !meta.matches(config) {
+                return;
+            }
+            match item {
+                Item::Entry(e) => {
+                    let (key, policy) = e.into_policy(clock, config);
+                    sink(key, policy);
+                    handed += 1;
+                }
+                Item::Tier(tier) => {
+                    let (n, damaged) = load_tier(dir, &tier, config, clock, &mut sink);
+                    handed += n;
+                    tier_damage += damaged;
+                }
             }
         });
+        loaded.damaged += tier_damage;
         let contents = match read {
             Ok(c) => c,
             Err(e) => {
@@ -398,4 +478,111 @@ pub fn load_dir_into(
         }
     }
     loaded
+}
+
+/// What [`read_tier`] went through.
+#[derive(Debug, Default)]
+pub struct TierRead {
+    /// Log files read (all or in part).
+    pub files: u64,
+    /// Bytes the tier record names, over all its files.
+    pub bytes: u64,
+    /// Entries handed out (a host met twice counts twice).
+    pub entries: u64,
+    /// Missing or unreadable files, damaged records: each with its file.
+    pub damage: Vec<(std::path::PathBuf, Damage)>,
+}
+
+/// Reads a checkpoint's disk tier logs (named by its robots file's tier record, in the
+/// file's directory `dir`), oldest first, each up to the length recorded, handing every
+/// entry to `on_entry` with its times in wall-clock milliseconds. A host may come more
+/// than once: the later entry is the newer.
+pub fn read_tier(dir: &Path, tier: &TierFiles, mut on_entry: impl FnMut(StoredEntry)) -> TierRead {
+    use super::spill::{ANCHOR_MS, FORMAT as TIER_FORMAT};
+    use std::io::Read;
+    let mut out = TierRead::default();
+    let mut payload = Vec::new();
+    for (name, len) in &tier.files {
+        let path = dir.join(name);
+        out.bytes += len;
+        let opened = File::open(&path)
+            .map_err(RecordError::Io)
+            .and_then(|f| RecordReader::open(BufReader::new(f).take(*len), &TIER_FORMAT));
+        let mut reader = match opened {
+            Ok(r) => r,
+            Err(e) => {
+                let message = format!("disk tier log unreadable ({e}): its hosts are refetched");
+                out.damage.push((path, Damage { offset: 0, message }));
+                continue;
+            }
+        };
+        out.files += 1;
+        loop {
+            match reader.next_record(&mut payload) {
+                Ok(Some(offset)) => match decode_entry(&payload) {
+                    Ok(e) => {
+                        on_entry(e.rebased(ANCHOR_MS, tier.anchor_wall_ms));
+                        out.entries += 1;
+                    }
+                    Err(e) => out.damage.push((
+                        path.clone(),
+                        Damage {
+                            offset,
+                            message: format!("{e}: disk tier entry skipped"),
+                        },
+                    )),
+                },
+                Ok(None) => break,
+                Err(RecordError::Checksum { offset }) => out.damage.push((
+                    path.clone(),
+                    Damage {
+                        offset,
+                        message: "disk tier record checksum mismatch: entry skipped".to_owned(),
+                    },
+                )),
+                Err(e) => {
+                    let offset = reader.offset();
+                    out.damage.push((
+                        path.clone(),
+                        Damage {
+                            offset,
+                            message: format!(
+                                "disk tier log cut short ({e}): the rest is refetched"
+                            ),
+                        },
+                    ));
+                    break;
+                }
+            }
+        }
+        if reader.offset() < *len {
+            out.damage.push((
+                path.clone(),
+                Damage {
+                    offset: reader.offset(),
+                    message: format!("disk tier log shorter than the {len} bytes recorded"),
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// The hosts of a checkpoint's disk tier logs ([`read_tier`]), each handed to `sink`
+/// as a live policy; damage is logged. Returns the hosts handed and the damage met.
+fn load_tier(
+    dir: &Path,
+    tier: &TierFiles,
+    config: &PolicyConfig,
+    clock: Clock,
+    sink: &mut impl FnMut(HostKey, RobotsPolicy),
+) -> (u64, u64) {
+    let read = read_tier(dir, tier, |e| {
+        let (key, policy) = e.into_policy(clock, config);
+        sink(key, policy);
+    });
+    for (path, d) in &read.damage {
+        tracing::warn!(file = %path.display(), offset = d.offset, "{}", d.message);
+    }
+    (read.entries, read.damage.len() as u64)
 }

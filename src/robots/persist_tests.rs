@@ -112,7 +112,7 @@ fn config() -> PolicyConfig {
     c
 }
 
-fn roundtrip(cache: &RobotsCache, clock: Clock) -> (FileContents, WriteStats) {
+fn roundtrip(cache: &mut RobotsCache, clock: Clock) -> (FileContents, WriteStats) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("robots-0000.bin");
     let stats = write_file(&path, cache, clock).unwrap();
@@ -160,7 +160,7 @@ fn every_state_round_trips_with_its_verdicts_lines_and_times() {
         now: t0 + Duration::from_secs(10),
         wall_ms: 1_800_000_000_000,
     };
-    let (contents, stats) = roundtrip(&cache, save);
+    let (contents, stats) = roundtrip(&mut cache, save);
     assert_eq!(
         stats.entries, 6,
         "first.test (first fetch in flight) is dropped"
@@ -286,12 +286,12 @@ fn every_state_round_trips_with_its_verdicts_lines_and_times() {
 #[test]
 fn time_passes_across_the_restart() {
     let config = config();
-    let (cache, t0) = populated(config.clone());
+    let (mut cache, t0) = populated(config.clone());
     let save = Clock {
         now: t0,
         wall_ms: 1_800_000_000_000,
     };
-    let (contents, _) = roundtrip(&cache, save);
+    let (contents, _) = roundtrip(&mut cache, save);
     // Restored two hours later: the one-hour rules are expired (revalidate), the
     // default-TTL ones (24 h) still fresh.
     let load = Clock {
@@ -327,7 +327,7 @@ fn draft_1996_rules_round_trip() {
         now: t0,
         wall_ms: 1_700_000_000_000,
     };
-    let (contents, stats) = roundtrip(&cache, clock);
+    let (contents, stats) = roundtrip(&mut cache, clock);
     assert_eq!(stats.entries, 1);
     assert_eq!(contents.meta.as_ref().unwrap().mode, Mode::Draft1996);
     assert!(
@@ -374,12 +374,12 @@ fn a_different_agent_or_reading_does_not_match() {
 #[test]
 fn a_small_budget_keeps_the_most_recent_hosts() {
     let config = config();
-    let (cache, t0) = populated(config.clone());
+    let (mut cache, t0) = populated(config.clone());
     let clock = Clock {
         now: t0,
         wall_ms: 1_800_000_000_000,
     };
-    let (contents, _) = roundtrip(&cache, clock);
+    let (contents, _) = roundtrip(&mut cache, clock);
     let mut small = RobotsCache::new(config.clone(), 2_000);
     for e in contents.entries {
         let (k, p) = e.into_policy(clock, &config);
@@ -398,14 +398,14 @@ fn a_small_budget_keeps_the_most_recent_hosts() {
 const END_RECORD_BYTES: usize = 1 + 4 + 2;
 
 fn written_file() -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>, usize) {
-    let (cache, t0) = populated(config());
+    let (mut cache, t0) = populated(config());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("robots-0000.bin");
     let clock = Clock {
         now: t0,
         wall_ms: 1_800_000_000_000,
     };
-    let stats = write_file(&path, &cache, clock).unwrap();
+    let stats = write_file(&path, &mut cache, clock).unwrap();
     let bytes = fs::read(&path).unwrap();
     (dir, path, bytes, stats.entries as usize)
 }
@@ -478,7 +478,7 @@ fn decoding_arbitrary_bytes_never_panics() {
 #[test]
 fn load_dir_uses_what_verifies_and_never_fails() {
     let config = config();
-    let (cache, t0) = populated(config.clone());
+    let (mut cache, t0) = populated(config.clone());
     let clock = Clock {
         now: t0,
         wall_ms: 1_800_000_000_000,
@@ -487,15 +487,15 @@ fn load_dir_uses_what_verifies_and_never_fails() {
     let p = |n: &str| dir.path().join(n);
     // Shard 0 intact, shard 1 with one damaged record, shard 2 truncated in the middle,
     // shard 3 compiled for another agent, shard 4 garbage; a stray file beside them.
-    write_file(&p("robots-0000.bin"), &cache, clock).unwrap();
+    write_file(&p("robots-0000.bin"), &mut cache, clock).unwrap();
     let bytes = fs::read(p("robots-0000.bin")).unwrap();
     let mut flipped = bytes.clone();
     let at = bytes.len() - END_RECORD_BYTES - 3;
     flipped[at] ^= 0x10;
     fs::write(p("robots-0001.bin"), &flipped).unwrap();
     fs::write(p("robots-0002.bin"), &bytes[..bytes.len() / 2]).unwrap();
-    let other = RobotsCache::new(PolicyConfig::new("otherbot"), 1 << 20);
-    write_file(&p("robots-0003.bin"), &other, clock).unwrap();
+    let mut other = RobotsCache::new(PolicyConfig::new("otherbot"), 1 << 20);
+    write_file(&p("robots-0003.bin"), &mut other, clock).unwrap();
     fs::write(p("robots-0004.bin"), b"not a robots file at all").unwrap();
     fs::write(p("frontier-0000.seg"), b"x").unwrap();
     let loaded = load_dir(dir.path(), &config, clock);
@@ -528,7 +528,7 @@ fn large_indexed_rule_sets_round_trip() {
         now: t0,
         wall_ms: 1_800_000_000_000,
     };
-    let (contents, _) = roundtrip(&cache, clock);
+    let (contents, _) = roundtrip(&mut cache, clock);
     let mut back = restore(contents, clock, &config);
     for p in [
         "/a0/", "/a0/x0", "/b1/q", "/zz.pdf", "/", "/q", "/c2/x2", "/x", "/h59/x59",

@@ -411,25 +411,37 @@ fn a_checkpoint_carries_the_spilled_hosts() {
         now: t0 + Duration::from_secs(10),
         wall_ms: 1_800_000_000_000,
     };
-    let w = write_file(&path, &cache, save).unwrap();
-    assert_eq!(w.entries, 401, "every fetched host, RAM and disk");
+    let w = write_file(&path, &mut cache, save).unwrap();
+    // The tier's hosts are kept by reference: its log files beside the file.
+    assert_eq!(
+        (w.entries + w.skipped) as usize,
+        cache.len(),
+        "RAM's hosts in the file"
+    );
     assert_eq!(w.skipped, 1, "the first fetch in flight");
     assert!(w.spilled > 300);
+    assert!(w.tier_files >= 1 && w.tier_bytes > 0, "{w:?}");
     assert_eq!(w.damaged, 0);
     let contents = read_file(&path).unwrap();
     assert!(contents.damage.is_empty(), "{:?}", contents.damage);
-    // Spilled hosts first (least recently used), RAM's last.
-    let last = contents.entries.last().unwrap().key.clone();
-    assert_eq!(last, key(&host(399)));
-    // A resumed crawl knows every host and fetches nothing.
+    let tier = contents.tier.clone().unwrap();
+    assert_eq!(tier.files.len() as u64, w.tier_files);
+    for (name, len) in &tier.files {
+        assert!(name.starts_with("robots-0000-tier-"), "{name}");
+        assert!(std::fs::metadata(dir.path().join(name)).unwrap().len() >= *len);
+    }
+    // A resumed crawl knows every host and fetches nothing: the tier's hosts first
+    // (least recently used), RAM's last.
     let load = Clock {
         now: Instant::now() + Duration::from_secs(100),
         wall_ms: save.wall_ms,
     };
-    let (mut back, _store) = small_cache(small_files());
     let config = PolicyConfig::new("trawl");
-    for e in contents.entries {
-        let (k, p) = e.into_policy(load, &config);
+    let loaded = crate::robots::dump::load_dir(dir.path(), &config, load);
+    assert_eq!(loaded.stats.damaged, 0);
+    assert_eq!(loaded.entries.last().unwrap().0, key(&host(399)));
+    let (mut back, _store) = small_cache(small_files());
+    for (k, p) in loaded.entries {
         back.restore(k, p);
     }
     assert!(back.spilled() > 300, "restored past RAM: spilled again");

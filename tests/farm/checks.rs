@@ -163,7 +163,16 @@ pub fn check_nodes_with(
         "{what}: {sums:?}"
     );
     assert_eq!(sums["bad_entries"], bad_entries, "{what}");
-    assert!(sums["links_sent"] > 0, "{what}: {sums:?}");
+    // Links cross nodes once two nodes own hosts; a small web (4 hosts over 3 nodes,
+    // ports chosen at random) may put every host on one node, about one run in 27.
+    let nodes_fetching = outs
+        .iter()
+        .filter(|o| stats_json(o)["pages"].as_u64().unwrap_or(0) > 0)
+        .count();
+    assert!(
+        sums["links_sent"] > 0 || nodes_fetching <= 1,
+        "{what}: {nodes_fetching} nodes fetched: {sums:?}"
+    );
     sums
 }
 

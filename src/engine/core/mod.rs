@@ -541,7 +541,13 @@ impl Core {
         self.robots.stats()
     }
 
-    /// The robots cache, for the checkpoint's robots dump.
+    /// The robots cache, to checkpoint it (its disk tier's batch is written then).
+    pub fn robots_mut(&mut self) -> &mut RobotsCache {
+        &mut self.robots
+    }
+
+    /// The robots cache, for tests that look inside it.
+    #[cfg(test)]
     pub fn robots(&self) -> &RobotsCache {
         &self.robots
     }

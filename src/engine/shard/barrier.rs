@@ -71,7 +71,7 @@ impl Shard {
         // resume, not correctness, so it does not fail the cut (the partial file goes).
         let path = cut.dir.join(format!("robots-{:04}.bin", self.index));
         let clock = crate::robots::persist::Clock::now();
-        if let Err(e) = crate::robots::dump::write_file(&path, self.core.robots(), clock) {
+        if let Err(e) = crate::robots::dump::write_file(&path, self.core.robots_mut(), clock) {
             tracing::warn!(shard = self.index, error = %e, "checkpoint robots dump failed; a resume refetches robots.txt");
             let _ = std::fs::remove_file(&path);
         }

@@ -4,8 +4,11 @@
 //! ```text
 //! header:  b"TRWLROB\0" | version: u32 LE (3)
 //! record:  varint payload_len | crc32(payload): u32 LE | payload
-//! payload: type u8 ('M' meta, 'E' entry, 'Z' end) | body
+//! payload: type u8 ('M' meta, 'T' tier, 'E' entry, 'Z' end) | body
 //! meta (first): varint agent_len | agent | mode u8 | forbidden u8 | varint wall_ms
+//! tier (after the meta, if any): varint anchor_wall_ms | varint n,
+//!   n x (varint name_len | name | varint len): the disk tier's log files kept beside
+//!   the file (hard links), oldest first, each to be read up to `len` bytes
 //! entry (one host each):
 //!   varint url_len | robots_url | varint fetches | state u8 (1 Ready, 2 Unreachable)
 //!   Ready:       ready
@@ -37,7 +40,16 @@
 //! length); version 1 (a u32 length) is refused as a bad header, which a resume treats
 //! like any unusable robots file: its hosts' robots.txt are fetched again. Version 3
 //! adds each host's robots.txt fetch count (`fetches`, the cache's proof that it does
-//! not refetch what it knows); version 2 files are refused the same way.
+//! not refetch what it knows); version 2 files are refused the same way. The tier
+//! record (2026-12) keeps version 3: a build without it skips the record as an unknown
+//! type and refetches the tier's hosts; a file without it holds every host inline.
+//!
+//! The disk tier's hosts are not copied into the file at each checkpoint: its log
+//! files are append-only, so the checkpoint gives each a second name (a hard link) and
+//! records the length written so far; a resume reads them through, oldest first (a
+//! later record of a host replaces an earlier one, and the file's own entries, the
+//! hosts in RAM, come last and win). The tier's times count from its anchor instant
+//! written as 2^42 ms; `anchor_wall_ms` is that instant's wall-clock time.
 //!
 //! The same entry encoding is the record of the cache's disk tier (`robots/spill`),
 //! whose times are counted from an anchor of its own process rather than the epoch.
@@ -65,6 +77,55 @@ pub const FORMAT: Format = Format::new(*b"TRWLROB\0", 3, MAX_RECORD_BYTES);
 pub(super) const TYPE_META: u8 = b'M';
 pub(super) const TYPE_ENTRY: u8 = b'E';
 pub(super) const TYPE_END: u8 = b'Z';
+pub(super) const TYPE_TIER: u8 = b'T';
+
+/// The disk tier's log files a checkpoint keeps beside its robots file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TierFiles {
+    /// Wall-clock milliseconds of the tier's anchor instant (its records' time 2^42).
+    pub anchor_wall_ms: u64,
+    /// File names (in the robots file's directory) and the bytes to read of each,
+    /// oldest first.
+    pub files: Vec<(String, u64)>,
+}
+
+/// Encodes a tier record's body.
+pub fn encode_tier(tier: &TierFiles, out: &mut Vec<u8>) {
+    put_varint(out, tier.anchor_wall_ms);
+    put_varint(out, tier.files.len() as u64);
+    for (name, len) in &tier.files {
+        put_bytes(out, name.as_bytes());
+        put_varint(out, *len);
+    }
+}
+
+/// Decodes a tier record's body.
+///
+/// # Errors
+/// A malformed body, or a name that is not a plain file name.
+pub fn decode_tier(payload: &[u8]) -> Result<TierFiles, DecodeError> {
+    let mut i = Input(payload);
+    let anchor_wall_ms = i.varint("tier anchor")?;
+    let n = i.varint("tier files")?;
+    let mut files = Vec::new();
+    for _ in 0..n {
+        let name = std::str::from_utf8(i.bytes("tier file")?)
+            .map_err(|_| DecodeError::Malformed("tier file"))?;
+        // A name, never a path: a damaged or hostile file must not point elsewhere.
+        if name.is_empty() || name.contains('/') || name.starts_with('.') {
+            return Err(DecodeError::Malformed("tier file"));
+        }
+        let len = i.varint("tier length")?;
+        files.push((name.to_owned(), len));
+    }
+    if !i.0.is_empty() {
+        return Err(DecodeError::Malformed("trailing bytes"));
+    }
+    Ok(TierFiles {
+        anchor_wall_ms,
+        files,
+    })
+}
 /// Header bytes before the first record.
 pub const HEADER_BYTES: u64 = crate::disk::HEADER_BYTES as u64;
 /// A record larger than this is not written (the host is refetched after a resume) and
@@ -171,7 +232,7 @@ impl Clock {
         }
     }
 
-    fn to_wall(self, t: Instant) -> u64 {
+    pub(crate) fn to_wall(self, t: Instant) -> u64 {
         if t >= self.now {
             self.wall_ms.saturating_add(millis(t - self.now))
         } else {
@@ -303,6 +364,31 @@ impl StoredState {
 }
 
 impl StoredEntry {
+    /// The same entry with every time moved from one clock's milliseconds to another's:
+    /// `from` in this entry's clock is `to` in the new one (the disk tier counts from its
+    /// anchor, `spill::ANCHOR_MS`; a checkpoint in wall-clock time).
+    #[must_use]
+    pub fn rebased(mut self, from: u64, to: u64) -> StoredEntry {
+        let move_ms = |t: &mut u64| *t = t.saturating_sub(from).saturating_add(to);
+        let move_ready = |r: &mut StoredReady| move_ms(&mut r.fresh_until_ms);
+        match &mut self.state {
+            StoredState::Ready(r) => move_ready(r),
+            StoredState::Unreachable {
+                since_ms,
+                retry_at_ms,
+                last_good,
+                ..
+            } => {
+                move_ms(since_ms);
+                move_ms(retry_at_ms);
+                if let Some(r) = last_good {
+                    move_ready(r);
+                }
+            }
+        }
+        self
+    }
+
     /// The live policy.
     pub fn into_policy(self, clock: Clock, config: &PolicyConfig) -> (HostKey, RobotsPolicy) {
         let state = self.state.into_state(clock, config);

@@ -17,6 +17,8 @@ struct LogFile {
     bytes: u64,
     /// Records still indexed.
     live: u64,
+    /// Opening order: ids are reused, so the order files were written in is this.
+    seq: u64,
 }
 
 /// Where the next batch goes.
@@ -37,6 +39,8 @@ pub struct Ledger {
     next_id: u16,
     file_bytes: u64,
     total_bytes: u64,
+    /// Files opened so far (the next one's `seq`).
+    opened: u64,
 }
 
 impl Ledger {
@@ -48,6 +52,7 @@ impl Ledger {
             next_id: 0,
             file_bytes,
             total_bytes: 0,
+            opened: 0,
         }
     }
 
@@ -92,11 +97,13 @@ impl Ledger {
     /// File `id` was created (header written) and is now the one appended to.
     pub fn opened(&mut self, id: u16) {
         let header = HEADER_BYTES as u64;
+        self.opened += 1;
         if let Some(old) = self.files.insert(
             id,
             LogFile {
                 bytes: header,
                 live: 0,
+                seq: self.opened,
             },
         ) {
             self.total_bytes -= old.bytes;
@@ -152,6 +159,19 @@ impl Ledger {
     pub fn file_list(&self) -> Vec<(u16, u64)> {
         let mut v: Vec<(u16, u64)> = self.files.iter().map(|(&id, f)| (id, f.bytes)).collect();
         v.sort_unstable();
+        v
+    }
+
+    /// The files that exist, in the order they were opened: (id, opening number,
+    /// written length). A record written later is in a later file, or later in the
+    /// same one.
+    pub fn files_in_order(&self) -> Vec<(u16, u64, u64)> {
+        let mut v: Vec<(u16, u64, u64)> = self
+            .files
+            .iter()
+            .map(|(&id, f)| (id, f.seq, f.bytes))
+            .collect();
+        v.sort_unstable_by_key(|&(_, seq, _)| seq);
         v
     }
 }

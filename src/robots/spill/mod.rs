@@ -35,9 +35,15 @@
 //! counted. The first error is kept for the caller to report ([`Spill::take_error`]);
 //! this module does no logging and its I/O is all behind [`SpillStore`].
 //!
-//! The tier is no checkpoint: log files are removed when a crawl starts, and a
-//! checkpoint writes every live record into its robots file
-//! ([`Spill::for_each_live`], streamed).
+//! Checkpoints: the log files are append-only, so a checkpoint writes the batch, makes
+//! the files durable and gives each a second name beside the checkpoint's robots file
+//! ([`Spill::keep_logs`]: a hard link, or a copy where links fail), with the length
+//! written so far; the robots file names them (`persist`, the tier record). A
+//! checkpoint costs what was appended since the last one, not the whole tier. A file
+//! is never truncated in place (a new one is a new inode), so the checkpoint's name
+//! keeps its bytes whatever the tier does next. The crawl's own log files are removed
+//! when a crawl starts; a resume reads the checkpoint's. [`Spill::for_each_live`]
+//! still hands out every live entry, for a checkpoint whose files could not be kept.
 
 #![deny(clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
@@ -55,7 +61,7 @@ use ledger::Ledger;
 pub use index::MAX_BYTES_PER_HOST;
 pub use store::{FileStore, MemCalls, MemStore, SpillStore};
 
-use super::persist::{decode_entry, encode_entry, Clock, StoredEntry};
+use super::persist::{decode_entry, encode_entry, Clock, StoredEntry, TierFiles};
 use super::policy::{RobotsPolicy, RobotsState};
 use crate::disk::{write_record, Format, RecordError, RecordReader, MAX_FRAME_HEAD_BYTES};
 use crate::routing::HostKey;
@@ -68,7 +74,7 @@ pub const FORMAT: Format = Format::new(*b"TRWLRSP\0", 1, MAX_PAYLOAD_BYTES);
 
 /// The wall-clock milliseconds the anchor instant stands for: any instant within 139
 /// years of it is written exactly (to the millisecond).
-const ANCHOR_MS: u64 = 1 << 42;
+pub const ANCHOR_MS: u64 = 1 << 42;
 
 /// Faults handed to the caller to report, at most: a disk that keeps failing is then
 /// seen in the counters, not in a warning per host.
@@ -544,6 +550,42 @@ impl Spill {
         self.batch.clear();
         self.batch_records.clear();
         Ok(())
+    }
+
+    /// For a checkpoint: writes the batch, then makes every log file durable and gives
+    /// it a second name in `dir`, `{prefix}-{n:06}.log` (`n` its opening number, so
+    /// the names sort oldest first), and returns what the robots file records of them.
+    /// `None` when the tier holds nothing.
+    ///
+    /// # Errors
+    /// The batch could not be written, or a file could not be kept: the caller then
+    /// writes the tier's entries into the robots file instead.
+    pub fn keep_logs(
+        &mut self,
+        dir: &std::path::Path,
+        prefix: &str,
+        clock: Clock,
+    ) -> Result<Option<TierFiles>, SpillError> {
+        let Some(anchor) = self.anchor else {
+            return Ok(None);
+        };
+        if self.index.len() == 0 {
+            return Ok(None);
+        }
+        self.flush()?;
+        let mut files = Vec::new();
+        for (id, seq, len) in self.ledger.files_in_order() {
+            let name = format!("{prefix}-{seq:06}.log");
+            let to = dir.join(&name);
+            self.store
+                .keep_as(id, len, &to)
+                .map_err(|source| SpillError::Write { path: to, source })?;
+            files.push((name, len));
+        }
+        Ok(Some(TierFiles {
+            anchor_wall_ms: clock.to_wall(anchor),
+            files,
+        }))
     }
 
     /// Hands every live entry of the tier to `f`, file by file then the batch,

@@ -55,6 +55,12 @@ pub trait SpillStore: std::fmt::Debug + Send {
 
     /// The path of `file`, for messages.
     fn path(&self, file: u16) -> PathBuf;
+
+    /// Makes the first `len` bytes of log file `file` durable and gives them a second
+    /// name, `to` (a checkpoint's): a hard link where the file system allows one (the
+    /// file is append-only, so the checkpoint reads the first `len` bytes whatever is
+    /// appended later), a copy of those bytes otherwise.
+    fn keep_as(&mut self, file: u16, len: u64, to: &Path) -> io::Result<()>;
 }
 
 /// Log files `spill-NNNN.log` in a directory.
@@ -122,11 +128,16 @@ impl SpillStore for FileStore {
         if self.reader.as_ref().is_some_and(|(id, _)| *id == file) {
             self.reader = None;
         }
+        // A new inode, never the old one truncated in place: a checkpoint may hold
+        // the old file under a second name (`keep_as`).
+        match std::fs::remove_file(self.path(file)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
         let f = OpenOptions::new()
             .read(true)
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .open(self.path(file))?;
         f.write_all_at(&FORMAT.header(), 0)?;
         self.writer = Some((file, f));
@@ -180,6 +191,21 @@ impl SpillStore for FileStore {
 
     fn path(&self, file: u16) -> PathBuf {
         self.dir.join(format!("spill-{file:04}.log"))
+    }
+
+    fn keep_as(&mut self, file: u16, len: u64, to: &Path) -> io::Result<()> {
+        let from = self.path(file);
+        File::open(&from)?.sync_data()?;
+        match std::fs::remove_file(to) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        if std::fs::hard_link(&from, to).is_ok() {
+            return Ok(());
+        }
+        let mut out = File::create(to)?;
+        io::copy(&mut File::open(&from)?.take(len), &mut out)?;
+        out.sync_all()
     }
 }
 
@@ -331,5 +357,16 @@ impl SpillStore for MemStore {
 
     fn path(&self, file: u16) -> PathBuf {
         PathBuf::from(format!("memory:spill-{file:04}.log"))
+    }
+
+    fn keep_as(&mut self, file: u16, len: u64, to: &Path) -> io::Result<()> {
+        let data = self
+            .lock()
+            .files
+            .get(&file)
+            .cloned()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let len = usize::try_from(len).map_err(io::Error::other)?;
+        std::fs::write(to, data.get(..len).unwrap_or(&data))
     }
 }
