@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::Stats;
+use super::stats::Stats;
 
 mod control;
 mod history;
@@ -18,6 +18,7 @@ mod host;
 mod server;
 mod status;
 
+pub(crate) use server::Console;
 pub use server::{MetricsError, MetricsServer, IO_TIMEOUT, MAX_REQUEST_BYTES};
 
 /// A Prometheus sample value: Go-style `NaN` / `+Inf` / `-Inf` for the odd floats.
@@ -611,7 +612,7 @@ mod tests {
                 requests_waiting_for_address: 58,
                 requests_waiting_for_dns: 59,
                 urls_refused_budget: 60,
-                dns: crate::engine::width::DnsFigures {
+                dns: crate::engine::observe::width::DnsFigures {
                     cache_hits: 61,
                     dead_names: 62,
                     failed_dead: 63,
