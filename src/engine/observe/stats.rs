@@ -108,6 +108,11 @@ pub struct Stats {
     /// activation's budget.
     pub host_activations: u64,
     pub host_rotations: u64,
+    /// Hosts sent to the back of the line because their server's address had its share
+    /// of the active set (`4 x --per-ip-connections`), and distinct server addresses in
+    /// the active sets now (docs/frontier.md, "The active set and the line").
+    pub address_rotations: u64,
+    pub active_addresses: u64,
     pub hosts_parked: u64,
     /// Requests in flight, ready-but-idle hosts, budget refusals (`width.rs`).
     pub width: super::width::WidthStats,
@@ -267,6 +272,8 @@ pub(crate) fn stats(
         line_records: sum(|s| s.line_records),
         host_activations: sum(|s| s.activations),
         host_rotations: sum(|s| s.rotations),
+        address_rotations: sum(|s| s.address_rotations),
+        active_addresses: sum(|s| s.active_addresses),
         hosts_parked: shared.core.counters.get(Counter::HostsParked),
         width: shared.width.stats(
             shared.in_flight(),

@@ -306,6 +306,19 @@ const FAMILIES: &[Family] = &[
         |s| s.host_rotations as f64,
     ),
     one(
+        "trawl_host_address_rotations_total",
+        Counter,
+        "Hosts sent to the back of the line because their server address had its share of \
+         the active set.",
+        |s| s.address_rotations as f64,
+    ),
+    one(
+        "trawl_active_addresses",
+        Gauge,
+        "Distinct server addresses in the frontiers' active sets.",
+        |s| s.active_addresses as f64,
+    ),
+    one(
         "trawl_requests_in_flight",
         Gauge,
         "Fetches running (pages and robots.txt), all shards.",
@@ -570,6 +583,8 @@ mod tests {
             frontier_ram_urls: 18,
             host_activations: 19,
             host_rotations: 20,
+            address_rotations: 1001,
+            active_addresses: 1002,
             hosts_active: 21,
             hosts_in_table: 22,
             hosts_known: 23,
@@ -696,6 +711,8 @@ mod tests {
         ("trawl_hosts_retired_total", "counter", &[]),
         ("trawl_host_activations_total", "counter", &[]),
         ("trawl_host_rotations_total", "counter", &[]),
+        ("trawl_host_address_rotations_total", "counter", &[]),
+        ("trawl_active_addresses", "gauge", &[]),
         ("trawl_requests_in_flight", "gauge", &[]),
         ("trawl_requests_in_flight_peak", "gauge", &[]),
         ("trawl_requests_waiting_for_address", "gauge", &[]),
