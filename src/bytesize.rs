@@ -1,5 +1,5 @@
 //! Byte counts for people: `512 B`, `3.0 MiB`, `1.50 GiB`. The one formatter behind the
-//! progress line (`engine::monitor`), `trawl plan` and `trawl inspect`; and what an
+//! progress line (`engine::observe::monitor`), `trawl plan` and `trawl inspect`; and what an
 //! allocation of some bytes costs ([`heap_chunk`]), for RAM budgets.
 //!
 //! A leaf: it imports nothing from the crate.

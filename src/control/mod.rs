@@ -1,6 +1,6 @@
 //! Operating a running crawl: the control API's requests and the rules an operator sets
 //! for the rest of a crawl. Sans-IO: the listener that serves the API is
-//! `engine/metrics/server.rs`, the glue that acts on a command `engine/control.rs`, the
+//! `engine/observe/metrics/server.rs`, the glue that acts on a command `engine/control.rs`, the
 //! client `trawl ctl` (`cli/ctl.rs`). See `docs/control.md`.
 //!
 //! - `request.rs`: `POST /api/control/<verb>` and its JSON body to a [`Command`] or a

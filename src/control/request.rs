@@ -1,7 +1,7 @@
 //! A control request, from its parts to a [`Command`] or an [`ApiError`]: the verb
 //! (the path), the method, the JSON body, and the credentials (token, `Origin`).
 //!
-//! Sans-IO: the listener (`engine/metrics/server.rs`) reads the bytes and passes the
+//! Sans-IO: the listener (`engine/observe/metrics/server.rs`) reads the bytes and passes the
 //! pieces; nothing here reads a socket, a file or the clock, and nothing panics on
 //! what a client sends.
 

@@ -10,11 +10,9 @@
 //! a URL (`core/schedule.rs`), kept in each checkpoint (`operator.json`) and restored
 //! by a resume.
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -28,8 +26,6 @@ const CHECKPOINT_WAIT: Duration = Duration::from_secs(10);
 
 /// What the operator has set, and what the engine reports back.
 pub(crate) struct Operator {
-    /// Per-host figures and latest errors for the status page (`board.rs`).
-    pub board: std::sync::Arc<super::board::Board>,
     out: PathBuf,
     token: String,
     floor_ms: u64,
@@ -42,10 +38,6 @@ pub(crate) struct Operator {
     ending: AtomicBool,
     /// The blocks and raised delays, which the crawl cores read (`CoreShared`).
     pub rules: std::sync::Arc<OperatorRules>,
-    /// The hosts the page's tables showed last (at most 2 x `board::TOP_ROWS`), and
-    /// their queue lengths as the shards publish them.
-    shown: Mutex<Vec<String>>,
-    queues: Mutex<HashMap<String, u64>>,
 }
 
 /// The operator's figures in `stats.json` and `/api/control`.
@@ -63,7 +55,6 @@ impl Operator {
     /// fresh random token.
     pub fn new(out: &Path, floor: Duration) -> Self {
         Self {
-            board: std::sync::Arc::default(),
             out: out.to_owned(),
             token: new_token(),
             floor_ms: u64::try_from(floor.as_millis()).unwrap_or(u64::MAX),
@@ -73,8 +64,6 @@ impl Operator {
             stop: AtomicBool::new(false),
             ending: AtomicBool::new(false),
             rules: std::sync::Arc::default(),
-            shown: Mutex::new(Vec::new()),
-            queues: Mutex::new(HashMap::new()),
         }
     }
 
@@ -105,48 +94,17 @@ impl Operator {
         self.ending.store(true, Ordering::Release);
     }
 
-    /// The board as `/api/hosts` serves it, each host with its politeness delay.
-    pub fn board_view(&self) -> super::board::BoardView {
+    /// A host's politeness delay as the status page's tables show it: the largest of
+    /// `--delay-ms`, its robots.txt `Crawl-delay` and the operator's raised delay.
+    pub fn delay_ms(&self) -> impl Fn(&str) -> u64 + '_ {
         let delays = self.rules.crawl_delays();
-        let mut view = self.board.view(|host| {
+        move |host| {
             let robots = delays.get(host).copied().unwrap_or(0);
             let operator = self
                 .rules
                 .delay_of(host)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
             self.floor_ms.max(robots).max(operator)
-        });
-        // Queue lengths as the shards last published them (at most 250 ms old; absent
-        // for a host shown for the first time).
-        let queues = self.queues.lock().map(|q| q.clone()).unwrap_or_default();
-        let mut shown = Vec::new();
-        for row in view.busiest.iter_mut().chain(view.failing.iter_mut()) {
-            row.queued = queues.get(&row.host).copied();
-            if !shown.contains(&row.host) {
-                shown.push(row.host.clone());
-            }
-        }
-        if let Ok(mut s) = self.shown.lock() {
-            *s = shown;
-        }
-        view
-    }
-
-    /// The hosts whose queue lengths the shards should publish.
-    pub fn shown_hosts(&self) -> Vec<String> {
-        self.shown.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-
-    /// A shard's queue lengths of shown hosts it owns.
-    pub fn note_queues(&self, found: Vec<(String, u64)>) {
-        if found.is_empty() {
-            return;
-        }
-        if let Ok(mut q) = self.queues.lock() {
-            if q.len() > 4 * super::board::TOP_ROWS {
-                q.clear();
-            }
-            q.extend(found);
         }
     }
 

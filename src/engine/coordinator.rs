@@ -13,9 +13,9 @@ use crossbeam_channel::{bounded, Sender};
 
 use crate::checkpoint::{self, FileKind, Manifest, PresenceLogs};
 
-use super::monitor::Monitor;
+use super::observe::monitor::Monitor;
+use super::observe::stats::{stats, write_stats};
 use super::setup::Prepared;
-use super::stats::{stats, write_stats};
 use super::{output, space, CheckpointCut, Control, CrawlError, Shared};
 
 /// What the coordinator hands to the crawl's finish: for `stats.json` and the last

@@ -13,7 +13,7 @@ use crate::net::FetcherError;
 use crate::url::FilterBuildError;
 use crate::warc::WarcError;
 
-use super::metrics::MetricsError;
+use super::observe::metrics::MetricsError;
 
 /// Why a crawl could not start or finish.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,6 @@
 //! See `docs/architecture.md` for the path of one URL and the checkpoint protocol.
 
 mod adds;
-mod board;
 pub mod config;
 mod control;
 mod coordinator;
@@ -12,15 +11,12 @@ mod core;
 mod crawl_handle;
 mod error;
 mod inbox;
-pub mod metrics;
-mod monitor;
+mod observe;
 pub(crate) mod output;
 mod setup;
 mod shard;
 mod shared;
 pub mod space;
-mod stats;
-mod width;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -35,17 +31,18 @@ pub use config::CrawlConfig;
 pub use control::OperatorStats;
 pub use crawl_handle::{AddError, CrawlHandle, MAX_ADD_URLS};
 pub use error::CrawlError;
+pub use observe::metrics;
+pub use observe::stats::Stats;
+pub use observe::width::WidthStats;
 pub use output::OutputSummary;
-pub use stats::Stats;
-pub use width::WidthStats;
 
 use crate::handler::Handler;
 
 use crate::routing::InboundBatch;
 
 use coordinator::Coordinator;
+use observe::stats::{stats, write_stats};
 use setup::Prepared;
-use stats::{stats, write_stats};
 
 pub(crate) use shared::Shared;
 
@@ -179,9 +176,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         stop,
     } = crawler;
     let mut prepared = setup::prepare(config, handler, resume, farm)?;
-    let monitor = monitor::Monitor::new(
+    let monitor = observe::monitor::Monitor::new(
         &prepared.shared.config,
         Arc::clone(&prepared.shared.operator),
+        Arc::clone(&prepared.shared.board),
         Instant::now(),
     )?;
     let (shards, adds) = start_shards(&mut prepared)?;

@@ -159,7 +159,7 @@ impl OutputThread {
         warc: Option<WarcWriterConfig>,
         index: Option<IndexWriter>,
         capacity: usize,
-        board: Arc<super::board::Board>,
+        board: Arc<super::observe::board::Board>,
     ) -> Result<Self, String> {
         let log = CrawlLogWriter::open(&log_path).map_err(|e| format!("{e}"))?;
         let warc = match warc {
@@ -201,7 +201,7 @@ fn run(
     rx: &Receiver<OutputMsg>,
     revisits: &AtomicU64,
     stall: &super::space::WriteStall,
-    board: &super::board::Board,
+    board: &super::observe::board::Board,
 ) -> Result<OutputSummary, String> {
     // A write that fails for lack of space waits for space and is tried again (the
     // writers cut a failed write back first); other write errors end the thread.

@@ -12,8 +12,10 @@ use crate::frontier::FrontierStats;
 use super::core::{self, Counter};
 use crate::robots::CacheStats;
 
-use super::stats::{outcome_index, OUTCOMES};
-use super::{control, width, CrawlConfig};
+use super::observe::board::Board;
+use super::observe::stats::{outcome_index, OUTCOMES};
+use super::observe::width;
+use super::{control, CrawlConfig};
 
 /// State every shard reads: the configuration, the cores' shared state
 /// ([`core::CoreShared`]: settings, memory, counters, the stopping flag), and the
@@ -35,6 +37,9 @@ pub(crate) struct Shared {
     /// What the operator set through the control API (`control.rs`); the
     /// cores read its rules through `core.operator_rules`.
     pub operator: Arc<control::Operator>,
+    /// The status page's host tables, fed by the output thread (which holds the
+    /// other `Arc`; `board.rs`).
+    pub board: Arc<Board>,
     /// WARC `revisit` records, counted by the output thread (which holds the other
     /// `Arc`).
     warc_revisits: Arc<AtomicU64>,
@@ -129,6 +134,7 @@ impl Shared {
         core: core::CoreShared,
         farm_link: Option<Arc<crate::farm::FarmLink>>,
         operator: Arc<control::Operator>,
+        board: Arc<Board>,
         warc_revisits: Arc<AtomicU64>,
     ) -> Self {
         let n = config.shards;
@@ -138,6 +144,7 @@ impl Shared {
             width: width::WidthGauges::new(n),
             farm_link,
             operator,
+            board,
             warc_revisits,
             outcomes: Default::default(),
             in_flight: (0..n).map(|_| AtomicU64::new(0)).collect(),
@@ -170,7 +177,7 @@ impl Shared {
             std::time::Instant::now(),
         )
         .with_operator_rules(Arc::clone(&operator.rules));
-        Self::new(config, core, None, operator, warc_revisits)
+        Self::new(config, core, None, operator, Arc::default(), warc_revisits)
     }
 
     /// Counts a crawl-log line of outcome `o`.

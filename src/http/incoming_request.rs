@@ -2,7 +2,7 @@
 //! httparse over the caller's bytes, bounded in size and field count.
 //!
 //! trawl is a client, but it also serves a little: the metrics and status listener
-//! (`engine/metrics.rs`). That server reads a request head with this parser and no other,
+//! (`engine/observe/metrics/mod.rs`). That server reads a request head with this parser and no other,
 //! as the fetcher reads responses with [`super::ResponseReader`] alone. Like httparse it
 //! is sans-IO: [`IncomingRequest::parse`] is called with everything read so far and says
 //! either "not complete yet" (`Ok(None)`), or the head and its length, or a typed

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::recrawl::{IndexEntry, RecrawlCounters, RecrawlStats, Verdict};
 
 /// One of the crawl's counters. The names follow the `stats.json` fields they feed
-/// (`engine/stats.rs`); each is an event count that only grows, but for
+/// (`engine/observe/stats.rs`); each is an event count that only grows, but for
 /// `PagesStarted`, which a fetch handed back (a retry) takes back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Counter {

@@ -170,10 +170,11 @@ pub(super) fn prepare(
     let resumed = open_run(&mut config, resume)?;
     previous::record_previous(&config)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
-    // What an operator sets through the control API; its board follows what the
-    // output writes.
+    // What an operator sets through the control API; the status page's board follows
+    // what the output writes.
     let operator = Arc::new(super::control::Operator::new(&config.out_dir, config.delay));
-    let output = open_output(&config, resumed.as_ref(), Arc::clone(&operator.board))?;
+    let board = Arc::default();
+    let output = open_output(&config, resumed.as_ref(), Arc::clone(&board))?;
     // URL filter scope from the seeds.
     let seed_urls: Vec<Url> = config
         .seeds
@@ -220,6 +221,7 @@ pub(super) fn prepare(
         core,
         farm_link,
         operator,
+        board,
         Arc::clone(&output.revisits),
     ));
     log_presence_sizing(&shared);
@@ -381,7 +383,7 @@ fn open_presence(
 fn open_output(
     config: &CrawlConfig,
     resumed: Option<&(PathBuf, Manifest)>,
-    board: Arc<super::board::Board>,
+    board: Arc<super::observe::board::Board>,
 ) -> Result<OutputThread, CrawlError> {
     let log_path = config.out_dir.join("crawl.log.jsonl");
     let warc_dir = config.out_dir.join("warc");

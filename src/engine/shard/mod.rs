@@ -306,7 +306,7 @@ impl Shard {
         let now = clock();
         self.shared.width.publish(
             self.index,
-            super::width::ShardWidth {
+            super::observe::width::ShardWidth {
                 waiting_for_address: self.fetcher.waiting_for_address() as u64,
                 waiting_for_dns: self.fetcher.waiting_for_dns() as u64,
                 hosts_ready_idle: self.core.hosts_ready_idle(now),
@@ -318,7 +318,7 @@ impl Shard {
         let shards = self.shared.config.shards;
         let queues: Vec<(String, u64)> = self
             .shared
-            .operator
+            .board
             .shown_hosts()
             .into_iter()
             .filter(|h| crate::routing::shard_of(h, shards) == self.index)
@@ -327,7 +327,7 @@ impl Shard {
                 (h, n)
             })
             .collect();
-        self.shared.operator.note_queues(queues);
+        self.shared.board.note_queues(queues);
         self.shared.publish_caches(
             self.index,
             self.core.frontier_stats(),

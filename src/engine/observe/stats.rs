@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::crawllog::Outcome;
 use crate::frontier::FrontierStats;
 
-use super::core::Counter;
-use super::{CrawlError, Shared};
+use crate::engine::core::Counter;
+use crate::engine::{CrawlError, Shared};
 
 /// Counters of a crawl, as written to `stats.json`.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -108,9 +108,14 @@ pub struct Stats {
     /// activation's budget.
     pub host_activations: u64,
     pub host_rotations: u64,
+    /// Hosts sent to the back of the line because their server's address had its share
+    /// of the active set (`4 x --per-ip-connections`), and distinct server addresses in
+    /// the active sets now (docs/frontier.md, "The active set and the line").
+    pub address_rotations: u64,
+    pub active_addresses: u64,
     pub hosts_parked: u64,
     /// Requests in flight, ready-but-idle hosts, budget refusals (`width.rs`).
-    pub width: super::WidthStats,
+    pub width: super::width::WidthStats,
     pub outcomes: std::collections::BTreeMap<String, u64>,
     pub seen_fill_ratio: f64,
     pub seen_expected_fp: f64,
@@ -165,10 +170,10 @@ pub struct Stats {
     pub recrawl: Option<crate::recrawl::RecrawlStats>,
     /// The operator's pause, blocks and delays, set through the control API
     /// (`docs/control.md`).
-    pub operator: super::OperatorStats,
+    pub operator: crate::engine::OperatorStats,
 }
 
-pub(super) const OUTCOMES: [Outcome; 11] = [
+pub(crate) const OUTCOMES: [Outcome; 11] = [
     Outcome::Fetched,
     Outcome::Robots,
     Outcome::Filtered,
@@ -182,18 +187,18 @@ pub(super) const OUTCOMES: [Outcome; 11] = [
     Outcome::HostParked,
 ];
 
-pub(super) fn outcome_index(o: Outcome) -> usize {
+pub(crate) fn outcome_index(o: Outcome) -> usize {
     OUTCOMES.iter().position(|x| *x == o).unwrap_or(0)
 }
 
-pub(super) fn outcome_name(o: Outcome) -> String {
+pub(crate) fn outcome_name(o: Outcome) -> String {
     serde_json::to_value(o)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
 }
 
-pub(super) fn stats(
+pub(crate) fn stats(
     shared: &Shared,
     started: Instant,
     checkpoints: u64,
@@ -267,6 +272,8 @@ pub(super) fn stats(
         line_records: sum(|s| s.line_records),
         host_activations: sum(|s| s.activations),
         host_rotations: sum(|s| s.rotations),
+        address_rotations: sum(|s| s.address_rotations),
+        active_addresses: sum(|s| s.active_addresses),
         hosts_parked: shared.core.counters.get(Counter::HostsParked),
         width: shared.width.stats(
             shared.in_flight(),
@@ -306,7 +313,7 @@ pub(super) fn stats(
 }
 
 /// Resident memory figures of this process (see the `rss_*` fields of [`Stats`]).
-pub(super) struct MemorySplit {
+pub(crate) struct MemorySplit {
     rss: u64,
     bits: u64,
     peak: u64,
@@ -315,7 +322,7 @@ pub(super) struct MemorySplit {
 
 /// Reads `VmRSS`/`VmHWM` and the presence bits' resident bytes, and folds the
 /// difference into the sampled peak. Zeros where `/proc` is unavailable.
-pub(super) fn memory_split(shared: &Shared) -> MemorySplit {
+pub(crate) fn memory_split(shared: &Shared) -> MemorySplit {
     let status = crate::sys::procfs::process_memory();
     let rss = status.map_or(0, |m| m.rss_bytes);
     let bits = shared.core.memory.seen.resident_bytes().unwrap_or(0)
@@ -335,7 +342,7 @@ pub(super) fn memory_split(shared: &Shared) -> MemorySplit {
     }
 }
 
-pub(super) fn write_stats(out: &Path, s: &Stats) -> Result<(), CrawlError> {
+pub(crate) fn write_stats(out: &Path, s: &Stats) -> Result<(), CrawlError> {
     let path = out.join("stats.json");
     let tmp = out.join("stats.json.tmp");
     let json =

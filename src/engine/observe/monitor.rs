@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::metrics::MetricsServer;
-use super::{CrawlConfig, CrawlError, Stats};
+use super::metrics::{Console, MetricsServer};
+use super::stats::Stats;
 use crate::bytesize::human_bytes;
+use crate::engine::{CrawlConfig, CrawlError};
 
 /// Refresh period of the terminal display and of the metrics snapshot.
 const REFRESH: Duration = Duration::from_secs(1);
@@ -53,7 +54,8 @@ impl Monitor {
     /// The metrics address is not loopback (and not allowed) or cannot be bound.
     pub fn new(
         config: &CrawlConfig,
-        operator: std::sync::Arc<super::control::Operator>,
+        operator: std::sync::Arc<crate::engine::control::Operator>,
+        board: std::sync::Arc<super::board::Board>,
         now: Instant,
     ) -> Result<Self, CrawlError> {
         let display = if config.progress_interval.is_zero() {
@@ -74,10 +76,14 @@ impl Monitor {
         };
         let metrics = match config.metrics_addr {
             Some(addr) => {
-                let m = MetricsServer::start_with_operator(
+                let console = Console {
+                    operator: std::sync::Arc::clone(&operator),
+                    board,
+                };
+                let m = MetricsServer::start_with_console(
                     addr,
                     config.metrics_allow_remote,
-                    Some(std::sync::Arc::clone(&operator)),
+                    Some(console),
                 )?;
                 tracing::info!(addr = %m.local_addr(), "serving Prometheus metrics on /metrics");
                 // The page and `trawl ctl` find the listener and its token here

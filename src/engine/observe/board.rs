@@ -71,6 +71,10 @@ struct State {
 #[derive(Default)]
 pub(crate) struct Board {
     state: Mutex<State>,
+    /// The hosts the page's tables showed last (at most 2 x [`TOP_ROWS`]), and their
+    /// queue lengths as the shards publish them.
+    shown: Mutex<Vec<String>>,
+    queues: Mutex<HashMap<String, u64>>,
 }
 
 fn outcome_name(o: Outcome) -> String {
@@ -144,9 +148,46 @@ impl Board {
         row.last_outcome = outcome_name(rec.outcome);
     }
 
-    /// The busiest and most failing hosts and the latest errors; `delay_ms` gives a
-    /// host's politeness delay.
+    /// The busiest and most failing hosts and the latest errors, as `/api/hosts`
+    /// serves them: `delay_ms` gives a host's politeness delay; queue lengths are the
+    /// shards' last (at most 250 ms old; absent for a host shown for the first time).
+    /// The hosts shown become those whose queue lengths the shards publish.
     pub fn view(&self, delay_ms: impl Fn(&str) -> u64) -> BoardView {
+        let mut view = self.rows(delay_ms);
+        let queues = self.queues.lock().map(|q| q.clone()).unwrap_or_default();
+        let mut shown = Vec::new();
+        for row in view.busiest.iter_mut().chain(view.failing.iter_mut()) {
+            row.queued = queues.get(&row.host).copied();
+            if !shown.contains(&row.host) {
+                shown.push(row.host.clone());
+            }
+        }
+        if let Ok(mut s) = self.shown.lock() {
+            *s = shown;
+        }
+        view
+    }
+
+    /// The hosts whose queue lengths the shards should publish.
+    pub fn shown_hosts(&self) -> Vec<String> {
+        self.shown.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// A shard's queue lengths of shown hosts it owns.
+    pub fn note_queues(&self, found: Vec<(String, u64)>) {
+        if found.is_empty() {
+            return;
+        }
+        if let Ok(mut q) = self.queues.lock() {
+            if q.len() > 4 * TOP_ROWS {
+                q.clear();
+            }
+            q.extend(found);
+        }
+    }
+
+    /// The view's rows and errors, without queue lengths.
+    fn rows(&self, delay_ms: impl Fn(&str) -> u64) -> BoardView {
         let Ok(st) = self.state.lock() else {
             return BoardView::default();
         };

@@ -15,6 +15,7 @@ use super::history::History;
 use super::host::{check_host, HostRefusal};
 use super::{render, status};
 use crate::engine::control::Operator;
+use crate::engine::observe::board::Board;
 use crate::engine::Stats;
 use crate::http::{IncomingRequest, RequestLimits, RequestParseError};
 
@@ -68,6 +69,13 @@ pub struct MetricsServer {
     handle: Option<JoinHandle<()>>,
 }
 
+/// The crawl behind a listener that serves more than the snapshot: the operator whose
+/// control API it answers, and the board of the status page's host tables.
+pub(crate) struct Console {
+    pub operator: Arc<Operator>,
+    pub board: Arc<Board>,
+}
+
 impl MetricsServer {
     /// Binds `addr` (port 0 picks one; see [`MetricsServer::local_addr`]) and starts the
     /// server thread, serving `Stats::default()` until the first [`publish`].
@@ -77,18 +85,18 @@ impl MetricsServer {
     ///
     /// [`publish`]: MetricsServer::publish
     pub fn start(addr: SocketAddr, allow_remote: bool) -> Result<Self, MetricsError> {
-        Self::start_with_operator(addr, allow_remote, None)
+        Self::start_with_console(addr, allow_remote, None)
     }
 
-    /// [`MetricsServer::start`], serving the control API of `operator` too
-    /// (`docs/control.md`).
+    /// [`MetricsServer::start`], serving the control API and the host tables of
+    /// `console` too (`docs/control.md`).
     ///
     /// # Errors
     /// As [`MetricsServer::start`].
-    pub(crate) fn start_with_operator(
+    pub(crate) fn start_with_console(
         addr: SocketAddr,
         allow_remote: bool,
-        operator: Option<Arc<Operator>>,
+        console: Option<Console>,
     ) -> Result<Self, MetricsError> {
         if !addr.ip().is_loopback() && !allow_remote {
             return Err(MetricsError::NotLoopback(addr));
@@ -105,7 +113,7 @@ impl MetricsServer {
         let (l2, s2) = (Arc::clone(&latest), Arc::clone(&stop));
         let handle = std::thread::Builder::new()
             .name("trawl-metrics".to_owned())
-            .spawn(move || accept_loop(listener, &l2, &s2, operator.as_deref()))
+            .spawn(move || accept_loop(listener, &l2, &s2, console.as_ref()))
             .map_err(|e| MetricsError::Bind(addr, e))?;
         Ok(Self {
             addr: local,
@@ -164,7 +172,7 @@ fn accept_loop(
     listener: TcpListener,
     latest: &Mutex<Published>,
     stop: &AtomicBool,
-    operator: Option<&Operator>,
+    console: Option<&Console>,
 ) {
     let mut listener = mio::net::TcpListener::from_std(listener);
     let poll = mio::Poll::new().and_then(|p| {
@@ -183,7 +191,7 @@ fn accept_loop(
     while !stop.load(Ordering::Acquire) {
         match listener.accept() {
             Ok((stream, _)) => {
-                if let Err(e) = serve_one(stream.into(), latest, operator) {
+                if let Err(e) = serve_one(stream.into(), latest, console) {
                     tracing::debug!(error = %e, "metrics connection failed");
                 }
             }
@@ -266,8 +274,9 @@ const LIMITS: RequestLimits = RequestLimits {
 fn serve_one(
     mut stream: TcpStream,
     latest: &Mutex<Published>,
-    operator: Option<&Operator>,
+    console: Option<&Console>,
 ) -> io::Result<()> {
+    let operator = console.map(|c| &*c.operator);
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
@@ -317,7 +326,7 @@ fn serve_one(
             Err(e) => return Err(e),
         }
     };
-    let out = reply(&request, latest, operator).to_bytes();
+    let out = reply(&request, latest, console).to_bytes();
     stream.write_all(&out)?;
     stream.flush()?;
     linger(&mut stream)
@@ -379,7 +388,7 @@ struct Reply {
 }
 
 /// The answer to `request`, rendered from the latest snapshot where it needs one.
-fn reply(request: &Request, latest: &Mutex<Published>, operator: Option<&Operator>) -> Reply {
+fn reply(request: &Request, latest: &Mutex<Published>, console: Option<&Console>) -> Reply {
     let text = |status, body: String| Reply {
         status,
         content_type: TEXT,
@@ -413,16 +422,19 @@ fn reply(request: &Request, latest: &Mutex<Published>, operator: Option<&Operato
                 Resource::HostsJson => (
                     "application/json",
                     Cow::Owned(
-                        operator
-                            .map(|o| serde_json::to_string(&o.board_view()).unwrap_or_default())
+                        console
+                            .map(|c| {
+                                let view = c.board.view(c.operator.delay_ms());
+                                serde_json::to_string(&view).unwrap_or_default()
+                            })
                             .unwrap_or_else(|| "{}".to_owned()),
                     ),
                 ),
                 Resource::ControlJson => (
                     "application/json",
                     Cow::Owned(
-                        operator
-                            .map(|o| serde_json::to_string(&o.stats()).unwrap_or_default())
+                        console
+                            .map(|c| serde_json::to_string(&c.operator.stats()).unwrap_or_default())
                             .unwrap_or_else(|| "{}".to_owned()),
                     ),
                 ),
