@@ -6,14 +6,17 @@ use crate::frontier::{QueuedUrl, SegmentWriter};
 
 /// A checkpoint of `shards` shards with `urls[i]` URLs on shard i, written the way
 /// the engine writes one.
-/// A robots file with two hosts: one with parsed rules, one unreachable.
+/// A robots file with two hosts: one with parsed rules, one unreachable, one of them
+/// in the disk tier.
 fn write_robots(path: &Path, shard: usize) {
     use crate::robots::dump::write_file;
     use crate::robots::persist::Clock;
     use crate::robots::{PolicyConfig, RobotsCache, RobotsResponse};
     use crate::routing::HostKey;
     let now = std::time::Instant::now();
-    let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 1 << 20);
+    // A budget for one host or so: the other goes to the disk tier, whose log the
+    // checkpoint keeps beside the file.
+    let mut cache = RobotsCache::new(PolicyConfig::new("trawl"), 600);
     for (host, status, body) in [
         (
             format!("r{shard}.test"),
@@ -141,6 +144,8 @@ fn a_sound_checkpoint_is_described_and_verified() {
     assert_eq!(d.tallies.parked, 2);
     assert_eq!(d.robots.files, 2);
     assert_eq!(d.robots.hosts, 4);
+    assert!(d.robots.tier_files >= 1, "{:?}", d.robots);
+    assert!(d.robots.tier_records >= 1 && d.robots.tier_bytes > 0);
     assert_eq!(d.robots.ready, 2);
     assert_eq!(d.robots.parsed, 2);
     assert_eq!(d.robots.rules, 4);
@@ -452,6 +457,7 @@ fn the_manifest_lists_the_files_and_their_kinds() {
         [
             (FINGERPRINT_BITS, FileKind::FingerprintBits),
             ("frontier-0000.seg", FileKind::Frontier),
+            ("robots-0000-tier-000001.log", FileKind::RobotsTier),
             ("robots-0000.bin", FileKind::Robots),
             (SEEN_BITS, FileKind::SeenBits),
             ("tallies-0000.bin", FileKind::Tallies),

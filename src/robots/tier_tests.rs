@@ -507,6 +507,110 @@ fn the_file_store_writes_reads_and_removes_real_files() {
     assert_eq!(cache.stats().fetches, 2_000);
 }
 
+/// Two checkpoints of a tier on real files, with churn between them (hosts read back,
+/// files dying and their ids reused, one host's rules changed): each checkpoint, read
+/// after the crawl's own logs are gone, gives every host with the rules it had then.
+#[test]
+fn checkpoints_keep_the_tier_by_reference_across_churn() {
+    let t0 = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let shard = dir.path().join("robots").join("shard-0000");
+    let spill = Spill::new(Box::new(FileStore::new(&shard)), small_files());
+    let mut cache = RobotsCache::with_spill(PolicyConfig::new("trawl"), 8_000, spill);
+    for i in 0..2_000 {
+        answer(&mut cache, &host(i), t0, 200, BODY);
+    }
+    let clock = |at: Instant| Clock {
+        now: at,
+        wall_ms: 1_800_000_000_000 + (at - t0).as_millis() as u64,
+    };
+    let cp = |n: &str| {
+        let d = dir.path().join(n);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    };
+    let (cp1, cp2) = (cp("cp-1"), cp("cp-2"));
+    let w1 = write_file(&cp1.join("robots-0000.bin"), &mut cache, clock(t0)).unwrap();
+    assert!(w1.spilled > 1_900 && w1.tier_files >= 3, "{w1:?}");
+    // Churn: every host read back (the oldest logs die and are removed), then h3's
+    // robots.txt changes after its rules expired.
+    for i in 0..2_000 {
+        assert_eq!(
+            verdict(&mut cache, &host(i), "/private/x", t0),
+            Some((false, Some(2)))
+        );
+    }
+    let t1 = t0 + Duration::from_secs(3_601);
+    let req = cache.poll_fetch(&url(&host(3)), t1).unwrap();
+    assert!(req.if_none_match.is_some());
+    let changed = "user-agent: *\ndisallow: /\n";
+    let step = cache.on_response(
+        &key(&host(3)),
+        t1,
+        &RobotsResponse {
+            status: 200,
+            headers: &[("Cache-Control", b"max-age=3600")],
+            body: changed.as_bytes(),
+        },
+    );
+    assert_eq!(step, Some(Step::Done));
+    for i in 2_000..2_500 {
+        answer(&mut cache, &host(i), t1, 200, BODY);
+    }
+    let w2 = write_file(&cp2.join("robots-0000.bin"), &mut cache, clock(t1)).unwrap();
+    assert!(w2.spilled > 2_000, "{w2:?}");
+    // A new crawl would start by removing its logs: the checkpoints keep their own.
+    std::fs::remove_dir_all(dir.path().join("robots")).unwrap();
+    let config = PolicyConfig::new("trawl");
+    let load = |cp: &std::path::Path, at: Instant| {
+        let loaded = crate::robots::dump::load_dir(cp, &config, clock(at));
+        assert_eq!(loaded.stats.damaged, 0, "{:?}", loaded.stats);
+        let (mut back, _store) = small_cache(small_files());
+        for (k, p) in loaded.entries {
+            back.restore(k, p);
+        }
+        back
+    };
+    // The first checkpoint, resumed at its cut: every host's rules, h3's old ones.
+    let mut back = load(&cp1, t0);
+    for i in (0..2_000).filter(|&i| i != 3) {
+        assert_eq!(
+            verdict(&mut back, &host(i), "/private/x", t0),
+            Some((false, Some(2))),
+            "{i}"
+        );
+    }
+    assert_eq!(
+        verdict(&mut back, &host(3), "/public", t0),
+        Some((true, None))
+    );
+    assert_eq!(back.stats().fetches, 0, "nothing fetched again");
+    // The second, at its cut an hour later: h3's new rules (its latest record wins),
+    // the hosts of the hour after; the first 2,000 hosts' rules expired meanwhile, so
+    // they are revalidated with their validators, not fetched as new.
+    let mut back = load(&cp2, t1);
+    assert_eq!(
+        verdict(&mut back, &host(3), "/public", t1),
+        Some((false, Some(2)))
+    );
+    for i in 2_000..2_500 {
+        assert_eq!(
+            verdict(&mut back, &host(i), "/private/x", t1),
+            Some((false, Some(2))),
+            "{i}"
+        );
+    }
+    for i in (0..2_000).filter(|&i| i != 3) {
+        let req = back
+            .poll_fetch(&url(&host(i)), t1)
+            .expect("expired: revalidated");
+        assert!(
+            req.if_none_match.is_some(),
+            "{i}: known rules, a conditional request"
+        );
+    }
+}
+
 /// One step of a crawl's robots traffic over a few hosts.
 #[derive(Clone, Debug)]
 enum Op {
