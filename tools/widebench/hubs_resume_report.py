@@ -196,7 +196,7 @@ def progress_lines(path):
 
 
 def known_from_progress(line):
-    m = re.search(r"hosts (\d+) active / (\d+) known, line (\d+)", line or "")
+    m = re.search(r"hosts (\d+) active / (\d+) known(?: \([^)]*\))?, line (\d+)", line or "")
     return {"hosts_active": int(m.group(1)), "hosts_known": int(m.group(2)),
             "line": int(m.group(3))} if m else None
 

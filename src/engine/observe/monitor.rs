@@ -37,6 +37,16 @@ struct Mark {
     at: Instant,
     pages: u64,
     bytes: u64,
+    activations: u64,
+}
+
+/// Rates since the previous line.
+#[derive(Clone, Copy, Debug)]
+struct Rates {
+    pages: f64,
+    mb: f64,
+    /// Hosts entering the active set a second.
+    activations: f64,
 }
 
 pub(crate) struct Monitor {
@@ -123,28 +133,37 @@ impl Monitor {
             at: now,
             pages: s.pages,
             bytes: s.bytes,
+            activations: s.host_activations,
         };
-        let (pps, mbs) = match self.last {
+        let rates = match self.last {
             Some(l) if now > l.at => {
                 let dt = now.duration_since(l.at).as_secs_f64();
-                (
-                    s.pages.saturating_sub(l.pages) as f64 / dt,
-                    s.bytes.saturating_sub(l.bytes) as f64 / dt / 1e6,
-                )
+                Rates {
+                    pages: s.pages.saturating_sub(l.pages) as f64 / dt,
+                    mb: s.bytes.saturating_sub(l.bytes) as f64 / dt / 1e6,
+                    activations: s.host_activations.saturating_sub(l.activations) as f64 / dt,
+                }
             }
-            _ => (s.pages_per_sec, s.mb_per_sec),
+            _ => {
+                let secs = s.elapsed_secs.max(1e-3);
+                Rates {
+                    pages: s.pages_per_sec,
+                    mb: s.mb_per_sec,
+                    activations: s.host_activations as f64 / secs,
+                }
+            }
         };
         match &mut self.display {
             Display::Off => {}
             Display::Plain { interval, next } => {
                 if now >= *next {
-                    eprintln!("trawl: {}", line(s, pps, mbs));
+                    eprintln!("trawl: {}", line(s, rates));
                     *next = now + *interval;
                     self.last = Some(mark);
                 }
                 return;
             }
-            Display::Live(bar) => bar.set_message(line(s, pps, mbs).replacen(" | ", "\n  ", 1)),
+            Display::Live(bar) => bar.set_message(line(s, rates).replacen(" | ", "\n  ", 1)),
         }
         self.last = Some(mark);
     }
@@ -165,14 +184,14 @@ impl Monitor {
 
 /// One progress line: rates since the previous line, then frontier, hosts, outcomes
 /// and presence bits. The live display breaks it at the first ` | `.
-fn line(s: &Stats, pps: f64, mbs: f64) -> String {
+fn line(s: &Stats, rates: Rates) -> String {
     let mut out = format!(
         "{:.0}s pages {} ({:.0}/s, {:.1} MB/s; avg {:.0}/s) | queued {} (ram {} / {}, disk {} / {}) \
-         hosts {} active / {} known, line {}, retired {} parked {} seen-fill {:.4} fp {:.2e} rss {} (bits {}, rest {})",
+         hosts {} active / {} known ({} inactive, {:.0} activations/s), line {}, retired {} parked {} seen-fill {:.4} fp {:.2e} rss {} (bits {}, rest {})",
         s.elapsed_secs,
         s.pages,
-        pps,
-        mbs,
+        rates.pages,
+        rates.mb,
         s.pages_per_sec,
         s.queued,
         s.frontier_ram_urls,
@@ -181,6 +200,8 @@ fn line(s: &Stats, pps: f64, mbs: f64) -> String {
         human_bytes(s.frontier_disk_bytes as f64, 1),
         s.hosts_active,
         s.hosts_known,
+        s.hosts_known.saturating_sub(s.hosts_active),
+        rates.activations,
         s.line_records,
         s.hosts_retired,
         s.hosts_parked,
@@ -277,7 +298,14 @@ mod tests {
         };
         s.outcomes.insert("fetched".to_owned(), 1200);
         s.outcomes.insert("robots".to_owned(), 34);
-        let l = line(&s, 100.0, 2.0);
+        let l = line(
+            &s,
+            Rates {
+                pages: 100.0,
+                mb: 2.0,
+                activations: 3.0,
+            },
+        );
         for needle in [
             "pages 1234",
             "100/s",
@@ -299,7 +327,14 @@ mod tests {
         s.disk_pauses = 2;
         s.disk_free_bytes = 5 << 20;
         s.disk_reserve_bytes = 8 << 20;
-        let l = line(&s, 100.0, 2.0);
+        let l = line(
+            &s,
+            Rates {
+                pages: 100.0,
+                mb: 2.0,
+                activations: 3.0,
+            },
+        );
         assert!(
             l.contains("paused: disk (disk free 5.0 MiB reserve 8.0 MiB; 2 pause(s)"),
             "{l}"
@@ -309,12 +344,26 @@ mod tests {
             "no truncation shown while there is none"
         );
         s.pages_links_truncated = 3;
-        let l = line(&s, 100.0, 2.0);
+        let l = line(
+            &s,
+            Rates {
+                pages: 100.0,
+                mb: 2.0,
+                activations: 3.0,
+            },
+        );
         assert!(l.contains("truncated links=3"), "{l}");
         assert!(!l.contains("scan="), "{l}");
         assert!(!l.contains("robots-"), "{l}");
         s.robots_long_lines = 2;
-        let l = line(&s, 100.0, 2.0);
+        let l = line(
+            &s,
+            Rates {
+                pages: 100.0,
+                mb: 2.0,
+                activations: 3.0,
+            },
+        );
         assert!(l.contains("truncated links=3 robots-lines=2"), "{l}");
         assert!(!l.contains("robots-size"), "{l}");
     }
