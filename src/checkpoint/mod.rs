@@ -95,6 +95,11 @@ pub enum FileKind {
     FingerprintBits,
     /// One shard's queued URLs (`frontier-NNNN.seg`).
     Frontier,
+    /// One shard's line blocks kept by reference (`frontier-NNNN.line`, the list) and
+    /// the frontier log files holding them (`frontier-NNNN-line-FFFFFFFF.log`, hard
+    /// links; `frontier::kept`).
+    FrontierLine,
+    FrontierLineBlocks,
     /// One shard's per-host tallies (`tallies-NNNN.bin`, `.tsv` of older builds).
     Tallies,
     /// One shard's robots cache (`robots-NNNN.bin`).
@@ -124,9 +129,15 @@ impl FileKind {
             SEEN_BITS => Some(Self::SeenBits),
             FINGERPRINT_BITS => Some(Self::FingerprintBits),
             _ if shard("frontier-", ".seg") => Some(Self::Frontier),
+            _ if shard("frontier-", ".line") => Some(Self::FrontierLine),
+            _ if kept_shard(name, "frontier-", "-line-").is_some_and(|i| i < shards) => {
+                Some(Self::FrontierLineBlocks)
+            }
             _ if shard("tallies-", ".bin") || shard("tallies-", ".tsv") => Some(Self::Tallies),
             _ if shard("robots-", ".bin") => Some(Self::Robots),
-            _ if robots_tier_shard(name).is_some_and(|i| i < shards) => Some(Self::RobotsTier),
+            _ if kept_shard(name, "robots-", "-tier-").is_some_and(|i| i < shards) => {
+                Some(Self::RobotsTier)
+            }
             _ => None,
         }
     }
@@ -169,14 +180,16 @@ pub fn list_files(
     Ok(files)
 }
 
-/// `NNNN` of a robots disk tier log kept with a checkpoint,
-/// `robots-NNNN-tier-SSSSSS.log` (`robots::dump::write_file` names them).
-pub fn robots_tier_shard(name: &str) -> Option<usize> {
-    let (head, seq) = name.strip_suffix(".log")?.split_once("-tier-")?;
+/// `NNNN` of a log file a checkpoint keeps by reference, `{prefix}NNNN{infix}DDDD.log`:
+/// a robots disk tier log (`robots-NNNN-tier-SSSSSS.log`, `robots::dump::write_file`)
+/// or a frontier log holding line blocks (`frontier-NNNN-line-FFFFFFFF.log`,
+/// `frontier::kept`).
+pub fn kept_shard(name: &str, prefix: &str, infix: &str) -> Option<usize> {
+    let (head, seq) = name.strip_suffix(".log")?.split_once(infix)?;
     if seq.is_empty() || !seq.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    shard_index(head, "robots-", "")
+    shard_index(head, prefix, "")
 }
 
 /// `NNNN` of `PREFIXNNNNSUFFIX`.

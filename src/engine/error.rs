@@ -69,6 +69,9 @@ pub enum CrawlError {
         source: SegmentError,
     },
     /// The URL filter could not be built from the seeds and settings.
+    /// The line blocks a checkpoint kept by reference are missing or damaged.
+    #[error("checkpoint frontier line: {0}")]
+    FrontierLine(#[from] crate::frontier::kept::KeptError),
     #[error(transparent)]
     Filter(#[from] FilterBuildError),
     /// A shard's event loop could not be created.

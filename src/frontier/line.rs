@@ -296,6 +296,7 @@ impl Frontier {
     pub(super) fn for_each_in_line(
         &mut self,
         f: &mut impl FnMut(&str, &QueuedUrl),
+        blocks: bool,
     ) -> Result<(), FrontierError> {
         let mut visit = |r: &Record| {
             if !r.item.url.is_empty() {
@@ -305,7 +306,7 @@ impl Frontier {
         self.line.head.iter().for_each(&mut visit);
         let mut buf = std::mem::take(&mut self.read_buf);
         let mut damaged = Vec::new();
-        for b in &self.line.blocks {
+        for b in self.line.blocks.iter().filter(|_| blocks) {
             match super::store::load_block(&mut *self.store, *b, &mut buf)? {
                 Some(records) => records.iter().for_each(&mut visit),
                 None => damaged.push(*b),

@@ -32,6 +32,7 @@ mod active;
 mod address;
 pub mod block;
 mod host;
+pub mod kept;
 mod line;
 mod queue;
 mod ready;

@@ -348,7 +348,27 @@ impl Frontier {
     /// The write batch could not be appended, or a block could not be read.
     pub fn for_each_queued(
         &mut self,
+        f: impl FnMut(&str, &QueuedUrl),
+    ) -> Result<(), FrontierError> {
+        self.list_queued(f, true)
+    }
+
+    /// [`Frontier::for_each_queued`] without the URLs of the line's blocks on disk: a
+    /// checkpoint keeps those by reference ([`Frontier::keep_line_blocks`]).
+    ///
+    /// # Errors
+    /// As [`Frontier::for_each_queued`].
+    pub fn for_each_queued_but_line_blocks(
+        &mut self,
+        f: impl FnMut(&str, &QueuedUrl),
+    ) -> Result<(), FrontierError> {
+        self.list_queued(f, false)
+    }
+
+    fn list_queued(
+        &mut self,
         mut f: impl FnMut(&str, &QueuedUrl),
+        line_blocks: bool,
     ) -> Result<(), FrontierError> {
         self.flush_batch()?;
         let mut damaged = Vec::new();
@@ -377,6 +397,6 @@ impl Frontier {
         for (id, b) in damaged {
             self.report_damage(id, b);
         }
-        self.for_each_in_line(&mut f)
+        self.for_each_in_line(&mut f, line_blocks)
     }
 }

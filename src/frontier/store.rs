@@ -65,6 +65,12 @@ pub trait BlockStore: std::fmt::Debug + Send {
     ///
     /// # Errors
     /// The file could not be deleted (it is forgotten anyway).
+    /// Makes log file `file` durable and gives it a second name, `to` (a
+    /// checkpoint's): a hard link where the file system allows one, else a copy. Log
+    /// files are append-only and never truncated in place, so the blocks a checkpoint
+    /// names stay readable there whatever the frontier does next.
+    fn keep_as(&mut self, file: u32, to: &Path) -> io::Result<()>;
+
     fn release(&mut self, file: u32) -> io::Result<()>;
 
     /// Bytes of the log files on disk (live blocks and dead ones, headers included).
@@ -232,11 +238,16 @@ impl BlockStore for FileStore {
         }
         if new || self.writer.is_none() {
             let path = self.path(id);
+            if new {
+                // A new inode, never the old one truncated in place: a checkpoint may
+                // hold the old file under a second name (`keep_as`).
+                self.delete(id)?;
+            }
             let mut file = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
-                .truncate(true)
+                .truncate(new)
                 .open(&path)?;
             file.write_all(&FORMAT.header())?;
             self.writer = Some((id, file));
@@ -285,6 +296,20 @@ impl BlockStore for FileStore {
 
     fn path(&self, file: u32) -> PathBuf {
         self.dir.join(format!("blocks-{file:08}.log"))
+    }
+
+    fn keep_as(&mut self, file: u32, to: &Path) -> io::Result<()> {
+        let from = self.path(file);
+        File::open(&from)?.sync_data()?;
+        match std::fs::remove_file(to) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        if std::fs::hard_link(&from, to).is_ok() {
+            return Ok(());
+        }
+        std::fs::copy(&from, to)?;
+        File::open(to)?.sync_all()
     }
 
     fn current(&self) -> u32 {
@@ -427,6 +452,16 @@ impl BlockStore for MemStore {
 
     fn path(&self, file: u32) -> PathBuf {
         PathBuf::from(format!("memory:blocks-{file:08}.log"))
+    }
+
+    fn keep_as(&mut self, file: u32, to: &Path) -> io::Result<()> {
+        let data = self
+            .lock()
+            .data
+            .get(&file)
+            .cloned()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        std::fs::write(to, data)
     }
 
     fn current(&self) -> u32 {

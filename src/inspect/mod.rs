@@ -31,7 +31,7 @@ use crate::checkpoint::{
     current_name, list_files, read_manifest, tallies, CheckpointError, CheckpointFile, FileKind,
     Manifest, FINGERPRINT_BITS, MANIFEST_FILE as MANIFEST, MAX_SHARDS, SEEN_BITS,
 };
-use crate::frontier::{Record, SegmentError, SegmentReader};
+use crate::frontier::{kept, Record, SegmentError, SegmentReader};
 use crate::provenance::WarcDate;
 use crate::seen::SeenSet;
 use crate::warc::WarcPosition;
@@ -415,27 +415,26 @@ impl Checkpoint {
             };
             v.files_checked += 1;
             let mut shard_hosts: HashSet<String> = HashSet::new();
+            let mut take = |sf: &mut ShardFrontier, rec: Record| {
+                sf.urls += 1;
+                visit(shard, &rec);
+                let hops = rec.item.hops.len() as u64;
+                report.max_hops = report.max_hops.max(hops);
+                report.seeds_queued += u64::from(hops == 0);
+                report.retrying += u64::from(rec.item.attempts > 0);
+                count_host(
+                    &mut hosts,
+                    &rec.host,
+                    opts.max_hosts_tracked,
+                    &mut report.hosts_capped,
+                );
+                if shard_hosts.len() < opts.max_hosts_tracked && !shard_hosts.contains(&rec.host) {
+                    shard_hosts.insert(rec.host);
+                }
+            };
             loop {
                 match reader.next_record() {
-                    Ok(Some(rec)) => {
-                        sf.urls += 1;
-                        visit(shard, &rec);
-                        let hops = rec.item.hops.len() as u64;
-                        report.max_hops = report.max_hops.max(hops);
-                        report.seeds_queued += u64::from(hops == 0);
-                        report.retrying += u64::from(rec.item.attempts > 0);
-                        count_host(
-                            &mut hosts,
-                            &rec.host,
-                            opts.max_hosts_tracked,
-                            &mut report.hosts_capped,
-                        );
-                        if shard_hosts.len() < opts.max_hosts_tracked
-                            && !shard_hosts.contains(&rec.host)
-                        {
-                            shard_hosts.insert(rec.host);
-                        }
-                    }
+                    Ok(Some(rec)) => take(&mut sf, rec),
                     Ok(None) => {
                         sf.complete = true;
                         break;
@@ -448,6 +447,28 @@ impl Checkpoint {
                 }
             }
             v.bytes_checked += if sf.complete { bytes } else { reader.offset() };
+            // The line's blocks the checkpoint kept by reference (`frontier::kept`).
+            let list = self.dir.join(kept::line_file_name(shard));
+            match kept::read_refs(&list) {
+                Ok(refs) => {
+                    v.files_checked += u64::from(!refs.is_empty());
+                    let mut buf = Vec::new();
+                    for r in &refs {
+                        match kept::read_block(&self.dir, r, &mut buf) {
+                            Ok(records) => {
+                                v.bytes_checked += u64::from(r.len);
+                                for rec in records.into_iter().filter(|r| !r.item.url.is_empty()) {
+                                    take(&mut sf, rec);
+                                }
+                            }
+                            Err(e) => v
+                                .errors
+                                .push(problem(&self.dir.join(&r.file), e.to_string())),
+                        }
+                    }
+                }
+                Err(e) => v.errors.push(problem(&list, e.to_string())),
+            }
             sf.hosts = shard_hosts.len() as u64;
             report.urls += sf.urls;
             report.bytes += sf.bytes;

@@ -573,12 +573,23 @@ impl Core {
     /// resume), the sitemaps waiting to be read again, then the frontier (held hosts'
     /// URLs included: they never left it).
     ///
+    /// Every URL inline, the line's blocks too: the tests' view of a checkpoint
+    /// ([`Core::checkpoint_queued`] keeps the line's blocks by reference).
+    ///
     /// # Errors
     /// The frontier could not list its disk tier.
+    #[cfg(test)]
     pub fn for_each_checkpointed(
         &mut self,
         mut f: impl FnMut(&str, &QueuedUrl),
     ) -> Result<(), FrontierError> {
+        self.for_each_out_of_frontier(&mut f);
+        self.frontier.for_each_queued(f)
+    }
+
+    /// The URLs a checkpoint lists besides the frontier's: pages in flight (fetched
+    /// again after a resume) and sitemaps waiting to be read again.
+    fn for_each_out_of_frontier(&self, f: &mut impl FnMut(&str, &QueuedUrl)) {
         for fl in self.in_flight.values() {
             if let InFlight::Page { host, item, .. } = fl {
                 f(host, item);
@@ -587,7 +598,23 @@ impl Core {
         for (host, item) in &self.sitemap_rereads {
             f(host, item);
         }
-        self.frontier.for_each_queued(f)
+    }
+
+    /// For a checkpoint: [`Core::for_each_checkpointed`], except the URLs of the
+    /// frontier's line on disk, whose log files are kept in `dir` by reference
+    /// (`frontier/kept.rs`); returns the line's blocks in order.
+    ///
+    /// # Errors
+    /// As [`Frontier::for_each_queued`], or a log file could not be kept.
+    pub fn checkpoint_queued(
+        &mut self,
+        dir: &std::path::Path,
+        prefix: &str,
+        mut f: impl FnMut(&str, &QueuedUrl),
+    ) -> Result<Vec<crate::frontier::kept::LineRef>, FrontierError> {
+        self.for_each_out_of_frontier(&mut f);
+        self.frontier.for_each_queued_but_line_blocks(f)?;
+        self.frontier.keep_line_blocks(dir, prefix)
     }
 
     /// True once `host` has started `--max-pages-per-host` pages (in flight ones

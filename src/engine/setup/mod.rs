@@ -502,6 +502,21 @@ fn refill_frontiers(
             }
         }
     }
+    // The line's blocks the checkpoint kept by reference, in line order (markers left
+    // out: the line is rebuilt).
+    let mut buf = Vec::new();
+    for refs in crate::frontier::kept::line_lists(dir)? {
+        for r in &refs {
+            let records = crate::frontier::kept::read_block(dir, r, &mut buf)?;
+            for rec in records.into_iter().filter(|r| !r.item.url.is_empty()) {
+                let s = crate::routing::shard_of(&rec.host, n);
+                if let Some(f) = frontiers.get_mut(s) {
+                    f.push(&rec.host, rec.item, now)?;
+                    shared.core.outstanding.add(1);
+                }
+            }
+        }
+    }
     Ok(())
 }
 

@@ -101,12 +101,18 @@ impl Shard {
         crate::checkpoint::tallies::write_file(path, rows)
     }
 
-    /// Writes the URLs a checkpoint keeps ([`Core::for_each_checkpointed`]: pages in
+    /// Writes the URLs a checkpoint keeps ([`Core::checkpoint_queued`]: pages in
     /// flight, then the frontier) into one segment.
+    /// Writes the shard's queued URLs to the segment at `path`, but the line's blocks
+    /// on disk, whose log files are kept beside it and listed in `frontier-NNNN.line`
+    /// (`frontier/kept.rs`), so a checkpoint at width does not copy millions of URLs.
     fn dump_frontier(
         &mut self,
         path: &std::path::Path,
     ) -> Result<u64, crate::frontier::SegmentError> {
+        use crate::frontier::kept;
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let prefix = format!("frontier-{:04}-line", self.index);
         let mut w = crate::frontier::SegmentWriter::create(path)?;
         let mut err = None;
         let write = |host: &str, item: &QueuedUrl| {
@@ -116,14 +122,20 @@ impl Shard {
                 }
             }
         };
-        if let Err(e) = self.core.for_each_checkpointed(write) {
-            tracing::error!(error = %e, "frontier listing failed");
-            return Err(crate::frontier::SegmentError::Io(std::io::Error::other(
-                e.to_string(),
-            )));
-        }
+        let refs = match self.core.checkpoint_queued(dir, &prefix, write) {
+            Ok(refs) => refs,
+            Err(e) => {
+                tracing::error!(error = %e, "frontier listing failed");
+                return Err(crate::frontier::SegmentError::Io(std::io::Error::other(
+                    e.to_string(),
+                )));
+            }
+        };
         if let Some(e) = err {
             return Err(e);
+        }
+        if !refs.is_empty() {
+            kept::write_refs(&dir.join(kept::line_file_name(self.index)), &refs)?;
         }
         let n = w.records();
         w.sync()?;
