@@ -44,11 +44,13 @@ memtest: deps
 
 ## The module graph's rules (tools/modgraph/check.py with tools/modgraph/rules.toml: no
 ## import cycle among the modules of any level, the crawl core closed, the frontier
-## clock-free, no never arrow; re-exports across top-level modules are warnings), then
+## clock-free, no never arrow; a re-export of another top-level module's item outside
+## src/lib.rs fails), every path the docs name exists (tools/docpaths/check.py), then
 ## the format check and clippy with warnings as errors, over every target (benches
 ## included, so they keep compiling).
 lint: deps
 	python3 tools/modgraph/check.py
+	python3 tools/docpaths/check.py
 	python3 tools/grafana/dashboard.py --check
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
