@@ -38,13 +38,16 @@ impl Frontier {
             if !h.active || h.held || h.in_flight > 0 {
                 continue;
             }
-            let spent = h.takes >= budget || h.crowded;
-            let rotate = h.has_queue() && spent && self.line.records > 0;
-            let for_address = rotate && h.crowded && h.takes < budget;
+            // A crowded host waits for its address in RAM; one that spent its budget
+            // goes to the back of the line, if hosts wait there.
+            let for_address = h.has_queue() && h.crowded;
+            let to_line =
+                h.has_queue() && !for_address && h.takes >= budget && self.line.records > 0;
+            let rotate = for_address || to_line;
             if h.has_queue() && !rotate {
                 continue;
             }
-            if rotate && self.line_push_marker(id).is_err() {
+            if to_line && self.line_push_marker(id).is_err() {
                 // It stays active; the write is tried again with the next batch.
                 continue;
             }
@@ -54,9 +57,12 @@ impl Frontier {
                     self.left.push(h.name.clone());
                 }
             }
-            self.leave_address(id, for_address);
+            self.leave_address(id);
+            if for_address {
+                self.wait_for_address(id);
+            }
             self.active_hosts = self.active_hosts.saturating_sub(1);
-            self.rotations += u64::from(rotate);
+            self.rotations += u64::from(to_line);
             self.off_heap(id);
             self.list_if_idle(id);
         }
@@ -66,7 +72,7 @@ impl Frontier {
     /// and the active set has room (always when no host is active, so the crawl cannot
     /// stall on the bound).
     pub(super) fn can_activate(&self) -> bool {
-        self.line.records > 0
+        (self.line.records > 0 || self.addresses.has_ready())
             && (self.active_hosts == 0 || self.active_hosts < self.config.max_active_hosts as u64)
     }
 

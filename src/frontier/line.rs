@@ -274,8 +274,8 @@ impl Frontier {
                 continue;
             }
             if self.table.get(id).is_some_and(|h| h.has_queue()) && self.address_full(id) {
-                // Its server has its share of the active set: back of the line.
-                self.keep_in_line(id)?;
+                // Its server has its share of the active set: it waits for room there.
+                self.wait_for_address(id);
             } else if self.table.get(id).is_some_and(|h| h.has_queue()) {
                 self.activate(id);
                 activated = true;

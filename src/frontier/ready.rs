@@ -135,6 +135,10 @@ impl Frontier {
             if taken.is_some() || failure.is_some() || stopped || !self.can_activate() {
                 break;
             }
+            // Hosts already started, waiting for room on their address, come first.
+            if self.activate_waiting_for_address() {
+                continue;
+            }
             match self.activate_next(now) {
                 Ok(true) => {}
                 Ok(false) => break,
