@@ -1,4 +1,4 @@
-//! Replays the RFC 9309 conformance table in `tests/data/robots_conformance.toml`.
+//! Replays the RFC 9309 conformance table in `tests/data/robots_conformance/`.
 //!
 //! Each suite names the RFC section and rule it checks; every case asserts the verdict
 //! and the line of the deciding rule. All failures are collected and reported together.
