@@ -1,5 +1,5 @@
-//! The I/O steps of durable writes: reading a buffer full, fsyncing a directory, and
-//! replacing a file atomically.
+//! The I/O steps of durable writes: reading a buffer full, fsyncing a directory,
+//! replacing a file atomically, and keeping an append-only file under a second name.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
@@ -90,4 +90,27 @@ pub fn replace_atomic(
     drop(file);
     std::fs::rename(&tmp, path).map_err(DiskError::at(Op::Rename, &tmp))?;
     sync_parent(path)
+}
+
+/// Makes the first `len` bytes of the append-only file `from` durable and gives them a
+/// second name, `to` (a checkpoint's): a hard link where the file system allows one
+/// (appends after it do not matter to a reader that stops at `len`), else a copy of
+/// those bytes, fsynced. Whatever was at `to` is replaced. The caller must never
+/// truncate or rewrite `from` in place afterwards: a new file must be a new inode.
+///
+/// # Errors
+/// I/O errors.
+pub fn keep_as(from: &Path, len: u64, to: &Path) -> std::io::Result<()> {
+    use std::io::Read as _;
+    std::fs::File::open(from)?.sync_data()?;
+    match std::fs::remove_file(to) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    if std::fs::hard_link(from, to).is_ok() {
+        return Ok(());
+    }
+    let mut out = std::fs::File::create(to)?;
+    std::io::copy(&mut std::fs::File::open(from)?.take(len), &mut out)?;
+    out.sync_all()
 }

@@ -12,7 +12,8 @@
 //! - [`crc32`]: the checksum of those records (CRC-32, IEEE);
 //! - [`read_full`], [`sync_dir`], [`replace_atomic`]: the I/O steps of a durable write
 //!   (write a temporary file, fsync it, rename it over the old one, fsync the
-//!   directory).
+//!   directory); [`keep_as`]: an append-only log given a checkpoint's second name (a
+//!   hard link, or a copy), as the robots disk tier and the frontier's line are kept.
 //!
 //! Users: frontier segments (`frontier/segment.rs`), robots dumps
 //! (`robots/persist.rs`), presence-bit headers and logs (`seen/header.rs`,
@@ -36,7 +37,9 @@ mod record;
 mod varint;
 
 pub use error::{DiskError, Op};
-pub use file::{read_full, replace_atomic, sync_dir, sync_parent, temp_path, write_synced};
+pub use file::{
+    keep_as, read_full, replace_atomic, sync_dir, sync_parent, temp_path, write_synced,
+};
 pub use header::{u32_at, u64_at, Format, HeaderError, HEADER_BYTES};
 pub use record::{write_record, RecordError, RecordReader, MAX_FRAME_HEAD_BYTES};
 pub use varint::{put_bytes, put_varint, take_bytes, take_varint, VarintError, MAX_VARINT_BYTES};

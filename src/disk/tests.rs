@@ -409,3 +409,21 @@ fn fuzzing_garbage_never_panics() {
         fuzz_records(&data);
     }
 }
+
+#[test]
+fn keep_as_names_a_file_again_and_the_name_outlives_the_original() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let from = dir.path().join("log");
+    let to = dir.path().join("kept");
+    std::fs::write(&from, b"first part").expect("write");
+    std::fs::write(&to, b"an older checkpoint's file").expect("write");
+    keep_as(&from, 10, &to).expect("keep");
+    assert_eq!(std::fs::read(&to).expect("read"), b"first part");
+    // The original goes (a dead log removed), the kept name stays.
+    std::fs::remove_file(&from).expect("remove");
+    assert_eq!(std::fs::read(&to).expect("read"), b"first part");
+    assert!(
+        keep_as(&from, 10, &to).is_err(),
+        "a missing file is an error"
+    );
+}

@@ -299,17 +299,8 @@ impl BlockStore for FileStore {
     }
 
     fn keep_as(&mut self, file: u32, to: &Path) -> io::Result<()> {
-        let from = self.path(file);
-        File::open(&from)?.sync_data()?;
-        match std::fs::remove_file(to) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-        if std::fs::hard_link(&from, to).is_ok() {
-            return Ok(());
-        }
-        std::fs::copy(&from, to)?;
-        File::open(to)?.sync_all()
+        let len = self.ledger.files.get(&file).map_or(u64::MAX, |f| f.bytes);
+        crate::disk::keep_as(&self.path(file), len, to)
     }
 
     fn current(&self) -> u32 {

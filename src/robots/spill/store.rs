@@ -194,18 +194,7 @@ impl SpillStore for FileStore {
     }
 
     fn keep_as(&mut self, file: u16, len: u64, to: &Path) -> io::Result<()> {
-        let from = self.path(file);
-        File::open(&from)?.sync_data()?;
-        match std::fs::remove_file(to) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-        if std::fs::hard_link(&from, to).is_ok() {
-            return Ok(());
-        }
-        let mut out = File::create(to)?;
-        io::copy(&mut File::open(&from)?.take(len), &mut out)?;
-        out.sync_all()
+        crate::disk::keep_as(&self.path(file), len, to)
     }
 }
 
