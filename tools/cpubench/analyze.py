@@ -7,7 +7,10 @@
 `record` reads one crawl's nginx access log (tab-separated: address, status, bytes,
 content type, method, URI, agent) and /usr/bin/time's line, and appends one JSON line to
 RESULTS_DIR/results.jsonl. `summary` prints the medians per case and crawler (profiled
-crawls left out) and the issue's three ratios.
+crawls left out), issue 20's three ratios, and issue 28's WARC path: per case and build,
+median(CPU µs/page, WARC on) - median(CPU µs/page, --no-warc), with the per-run paired
+differences; with a build B, also B ÷ A of the WARC path, of no-WARC CPU and of the WARC
+bytes a page.
 """
 import json
 import os
@@ -118,6 +121,68 @@ def paired(rows, case, num_tool, den_tool, field):
     return xs
 
 
+def paired_diff(rows, case, a_tool, b_tool, field):
+    """Per run: a_tool's field - b_tool's field in the same run."""
+    by = {}
+    for r in rows:
+        if r["case"] == case and not r.get("profiled"):
+            by.setdefault(r["run"], {})[r["tool"]] = r
+    xs = []
+    for run in sorted(by):
+        d = by[run]
+        if a_tool in d and b_tool in d and d[a_tool][field] is not None and d[b_tool][field] is not None:
+            xs.append(d[a_tool][field] - d[b_tool][field])
+    return xs
+
+
+def warc_path(rows, m, cases):
+    """Issue 28: the WARC path, WARC on minus --no-warc, in CPU µs a page."""
+    def sub(a, b):
+        return a - b if a is not None and b is not None else None
+
+    def ratio(a, b):
+        return a / b if a is not None and b else None
+
+    def per_page(x):
+        return x["warc_bytes"] / x["pages"] if x and x["pages"] else None
+
+    print()
+    print("Issue 28's WARC path = median(WARC) - median(no-WARC), CPU µs/page (per-run paired "
+          "differences in brackets; goal on static20-identity: ≤ 60 and ≤ 0.5 of the old build's):")
+    print()
+    print("| case | build | no-WARC µs/page | WARC µs/page | WARC path µs/page | wget2 µs/page | "
+          "WARC bytes/page | pages (no-WARC / WARC) |")
+    print("|---|---|---:|---:|---|---:|---:|---|")
+    wp = {}
+    for c in cases:
+        g = m.get((c, "wget2"))
+        for sfx, build in (("", "A"), (".b", "B")):
+            n, w = m.get((c, "trawl" + sfx)), m.get((c, "trawl-warc" + sfx))
+            if not (n and w):
+                continue
+            d = sub(w["cpu_us_per_page"], n["cpu_us_per_page"])
+            wp[(c, build)] = d
+            xs = paired_diff(rows, c, "trawl-warc" + sfx, "trawl" + sfx, "cpu_us_per_page")
+            print(f"| {c} | {build} | {fmt(n['cpu_us_per_page'])} | {fmt(w['cpu_us_per_page'])} | "
+                  f"{fmt(d)} [{', '.join(f'{x:.0f}' for x in xs)}] | "
+                  f"{fmt(g['cpu_us_per_page']) if g else '—'} | {fmt(per_page(w))} | "
+                  f"{fmt(n['pages'])} / {fmt(w['pages'])} |")
+    if any(k[1] == "B" for k in wp):
+        print()
+        print("Build B ÷ build A (goals: WARC path ≤ 0.5, no-WARC ≤ 0.75, WARC bytes/page ≤ 1.05):")
+        print()
+        print("| case | WARC path B ÷ A | no-WARC CPU B ÷ A | WARC bytes/page B ÷ A |")
+        print("|---|---:|---:|---:|")
+        for c in cases:
+            if (c, "A") not in wp or (c, "B") not in wp:
+                continue
+            na, nb = m.get((c, "trawl")), m.get((c, "trawl.b"))
+            wa, wb = m.get((c, "trawl-warc")), m.get((c, "trawl-warc.b"))
+            print(f"| {c} | {fmt(ratio(wp[(c, 'B')], wp[(c, 'A')]), 2)} | "
+                  f"{fmt(ratio(nb['cpu_us_per_page'], na['cpu_us_per_page']), 2)} | "
+                  f"{fmt(ratio(per_page(wb), per_page(wa)), 3)} |")
+
+
 def summary(out_dir):
     rows = load(out_dir)
     m = medians(rows)
@@ -190,6 +255,7 @@ def summary(out_dir):
                       f"{fmt(cr, 2)} {pr(paired(rows, c, t + '.b', t, 'cpu_us_per_page'))} | "
                       f"{fmt(x['pages_per_s'])} | {fmt(y['pages_per_s'])} | "
                       f"{fmt(rr, 2)} {pr(paired(rows, c, t + '.b', t, 'pages_per_s'))} |")
+    warc_path(rows, m, cases)
 
 
 def main():

@@ -2,34 +2,45 @@
 # The CPU-per-page benchmark (issue 20): trawl --no-warc, trawl with WARC and wget2 crawl
 # a generated static web served by nginx on loopback, inside a private network namespace,
 # once with identity-coded pages (nginx `gzip off`) and once gzip-coded (`gzip on`, level
-# 1, nginx's default); interleaved, RUNS times each; pages from nginx's access log, CPU
+# 1, nginx's default), and a second site of 20 KB identity-coded pages crawled with four
+# connections a host (issue 28); interleaved, RUNS times each; pages from nginx's access log, CPU
 # (user+sys of the crawler's process tree) from /usr/bin/time. Then, unless PROFILE=0,
 # one `perf record` profile of trawl per coding, WARC on and off, turned by ledger.py into
 # the CPU-per-page ledger (stage, % of samples, µs per page).
 #
 #   tools/cpubench/run.sh                        # static site, both codings, 3 runs, ledger
 #   RUNS=1 PROFILE=0 tools/cpubench/run.sh       # one quick round, no profile
+#   CASES="static20-identity" tools/cpubench/run.sh     # only the cases named
 #   DOCS=1 tools/cpubench/run.sh                 # also the OpenJDK 17 and Python 3.11 docs
 #   BIN=/work/targets/x/release tools/cpubench/run.sh   # another trawl build
 #   BIN_B=/work/targets/y/release tools/cpubench/run.sh # A/B: a second build, interleaved
 #
 # Sites (each host its own loopback address; robots.txt as gensite.py writes it):
 #   static  127.0.0.31-50  20 hosts x 2,000 generated 10-30 KB pages (tools/realsite/gensite.py)
+#   static20 127.0.0.31-50 20 hosts x 2,000 generated pages of 20 KB with 40 links an article
+#                          (gensite.py --page-bytes 20480 --links 40; identity only)
 #   javadoc 127.0.0.21     Debian openjdk-17-doc (identity only)      } with DOCS=1, robots
 #   python  127.0.0.22     Debian python3.11-doc (identity only)      } as tools/realsite/
-# Cases: static-identity, static-gzip (+ javadoc-identity, python-identity with DOCS=1).
+# Cases: static-identity, static-gzip, static20-identity (+ javadoc-identity,
+# python-identity with DOCS=1); CASES="..." (a space-separated list) runs just those.
 # Crawlers per case and run, in this order: trawl --no-warc, wget2, trawl with WARC,
 # exactly as tools/realsite/run.sh runs them (trawl `crawl --scope seed-hosts
 # --allow-private-addresses --delay-ms 0`, otherwise defaults, + TRAWL_ARGS; wget2
-# `--recursive --level=inf --robots=on --max-threads=<hosts>` ...).
+# `--recursive --level=inf --robots=on --max-threads=<hosts>` ...), except static20:
+# trawl also gets `--per-host-connections 4` (before TRAWL_ARGS) and wget2
+# `--max-threads=80` (hosts x 4), as issue 28's independent check crawled it.
 #
 # Env: RUNS (3), TIMEOUT (300 s a crawl), TRAWL_ARGS, BIN (dir with a release trawl;
 # default: build into $CARGO_TARGET_DIR or ./target), BIN_B (optional: a second build's
 # release dir, crawled as trawl.b / trawl-warc.b right after trawl / trawl-warc in every
 # run, profiled too; the summary gives B's figures and B ÷ A), OUT (results dir), STATIC_DIR
 # (/var/tmp/cpubench-static), STATIC_HOSTS (20), STATIC_PAGES (40000), DOCS (0),
-# CODINGS ("identity gzip"), PROFILE (1), PERF_FREQ (999 Hz), PERF_CALLGRAPH (dwarf,16384).
-# Results: $OUT/results.jsonl, $OUT/summary.md (medians, ratios), $OUT/ledger.md,
+# CODINGS ("identity gzip"), STATIC20 (1: add static20-identity), STATIC20_DIR
+# (/var/tmp/cpubench-static20), STATIC20_PAGES (40000), CASES (overrides CODINGS, DOCS
+# and STATIC20; only the sites it needs are generated), PROFILE (1), PERF_FREQ (999 Hz),
+# PERF_CALLGRAPH (dwarf,16384).
+# Results: $OUT/results.jsonl, $OUT/summary.md (medians, ratios, the WARC path),
+# $OUT/ledger.md,
 # $OUT/logs/, $OUT/perf/*.data.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -42,22 +53,49 @@ STATIC_PAGES=${STATIC_PAGES:-40000}
 STATIC_DIR=${STATIC_DIR:-/var/tmp/cpubench-static}
 DOCS=${DOCS:-0}
 CODINGS=${CODINGS:-identity gzip}
+STATIC20=${STATIC20:-1}
+STATIC20_DIR=${STATIC20_DIR:-/var/tmp/cpubench-static20}
+STATIC20_PAGES=${STATIC20_PAGES:-40000}
+STATIC20_FLAGS=(--page-bytes 20480 --links 40)
 PROFILE=${PROFILE:-1}
 PERF_FREQ=${PERF_FREQ:-999}
 PERF_CALLGRAPH=${PERF_CALLGRAPH:-dwarf,16384}
 JAVADOC_ROOT=/usr/share/doc/openjdk-17-jre-headless/api
 PYTHON_ROOT=/usr/share/doc/python3.11/html
+CASES_LIST=${CASES:-}
 CASES=()
-for c in $CODINGS; do
-  case $c in identity|gzip) CASES+=("static-$c") ;; *) echo "cpubench: unknown coding $c" >&2; exit 2 ;; esac
+if [ -n "${CPUBENCH_IN_NETNS:-}" ]; then
+  read -r -a CASES <<<"$CPUBENCH_CASES"  # as decided outside the namespace
+elif [ -n "$CASES_LIST" ]; then
+  for c in $CASES_LIST; do
+    case $c in
+      static-identity|static-gzip|static20-identity|javadoc-identity|python-identity) CASES+=("$c") ;;
+      *) echo "cpubench: unknown case $c" >&2; exit 2 ;;
+    esac
+  done
+else
+  for c in $CODINGS; do
+    case $c in identity|gzip) CASES+=("static-$c") ;; *) echo "cpubench: unknown coding $c" >&2; exit 2 ;; esac
+  done
+  [ "$STATIC20" = 1 ] && CASES+=(static20-identity)
+  [ "$DOCS" = 1 ] && CASES+=(javadoc-identity python-identity)
+fi
+# Which sites the cases need (the docs packages, the generated sites).
+NEED_DOCS=0 NEED_STATIC=0 NEED_STATIC20=0
+for c in "${CASES[@]}"; do
+  case $c in
+    javadoc-*|python-*) NEED_DOCS=1 ;;
+    static20-*) NEED_STATIC20=1 ;;
+    static-*) NEED_STATIC=1 ;;
+  esac
 done
-[ "$DOCS" = 1 ] && CASES+=(javadoc-identity python-identity)
+[ "${#CASES[@]}" -gt 0 ] || { echo "cpubench: no cases" >&2; exit 2; }
 
 # --- outside the namespace: packages, build, generated site, then re-enter isolated ---
 if [ -z "${CPUBENCH_IN_NETNS:-}" ]; then
   [ "$(id -u)" = 0 ] || { echo "cpubench: run as root (unshare --net, nginx, perf)" >&2; exit 2; }
   pkgs=(nginx wget2 time iproute2)
-  [ "$DOCS" = 1 ] && pkgs+=(openjdk-17-doc python3.11-doc)
+  [ "$NEED_DOCS" = 1 ] && pkgs+=(openjdk-17-doc python3.11-doc)
   missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -78,17 +116,27 @@ if [ -z "${CPUBENCH_IN_NETNS:-}" ]; then
     [ -x "$BIN_B/trawl" ] || { echo "cpubench: no trawl in $BIN_B" >&2; exit 2; }
     BIN_B=$(cd "$BIN_B" && pwd)
   fi
-  stamp="gensite $(sha1sum "$ROOT/tools/realsite/gensite.py" | cut -c1-12) $STATIC_HOSTS $STATIC_PAGES"
-  if [ "$(cat "$STATIC_DIR/STAMP" 2>/dev/null)" != "$stamp" ]; then
-    rm -rf "$STATIC_DIR"; mkdir -p "$STATIC_DIR"
-    python3 "$ROOT/tools/realsite/gensite.py" "$STATIC_DIR" "$STATIC_HOSTS" "$STATIC_PAGES" 31
-    echo "$stamp" >"$STATIC_DIR/STAMP"
-  fi
+  # gen_site DIR HOSTS PAGES [FLAGS...]: generate a site unless its stamp (the generator's
+  # sha1, its arguments) says it is already there.
+  gen_site() {
+    local dir=$1 hosts=$2 pages=$3 stamp
+    shift 3
+    stamp="gensite $(sha1sum "$ROOT/tools/realsite/gensite.py" | cut -c1-12)${*:+ $*} $hosts $pages"
+    if [ "$(cat "$dir/STAMP" 2>/dev/null)" != "$stamp" ]; then
+      echo "cpubench: generating $dir ($stamp)" >&2
+      rm -rf "$dir"; mkdir -p "$dir"
+      python3 "$ROOT/tools/realsite/gensite.py" "$@" "$dir" "$hosts" "$pages" 31
+      echo "$stamp" >"$dir/STAMP"
+    fi
+  }
+  [ "$NEED_STATIC" = 1 ] && gen_site "$STATIC_DIR" "$STATIC_HOSTS" "$STATIC_PAGES"
+  [ "$NEED_STATIC20" = 1 ] && gen_site "$STATIC20_DIR" 20 "$STATIC20_PAGES" "${STATIC20_FLAGS[@]}"
   OUT=${OUT:-/tmp/cpubench-$(date -u +%Y%m%dT%H%M%SZ)}
   mkdir -p "$OUT"
   BIN=$(cd "$BIN" && pwd)
   BIN_B=${BIN_B:-}
-  export CPUBENCH_IN_NETNS=1 BIN BIN_B OUT TRAWL_ARGS
+  CPUBENCH_CASES="${CASES[*]}"
+  export CPUBENCH_IN_NETNS=1 BIN BIN_B OUT TRAWL_ARGS CPUBENCH_CASES
   # A private network namespace with only its own loopback: no link in these pages can
   # reach the real web whatever a crawler does.
   exec unshare --net -- bash "$0"
@@ -110,8 +158,10 @@ trap cleanup EXIT
 cp "$ROOT/tools/realsite/robots-javadoc.txt" "$ROOT/tools/realsite/robots-python.txt" "$WORK/"
 chmod 644 "$WORK"/robots-*.txt
 # Read every served file once, so no crawl pays for a cold page cache.
-dirs=("$STATIC_DIR")
-[ "$DOCS" = 1 ] && dirs+=("$JAVADOC_ROOT" "$PYTHON_ROOT")
+dirs=()
+[ "$NEED_STATIC" = 1 ] && dirs+=("$STATIC_DIR")
+[ "$NEED_STATIC20" = 1 ] && dirs+=("$STATIC20_DIR")
+[ "$NEED_DOCS" = 1 ] && dirs+=("$JAVADOC_ROOT" "$PYTHON_ROOT")
 find -L "${dirs[@]}" -type f -print0 | xargs -0 cat >/dev/null
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "cpubench: cases ${CASES[*]}, $RUNS runs, timeout $TIMEOUT s, trawl $BIN/trawl (tree $COMMIT)," \
@@ -134,6 +184,15 @@ case_info() {
     python-*)
       ADDRS=127.0.0.22
       SERVERS="server { listen 127.0.0.22:80; root $PYTHON_ROOT; location = /robots.txt { alias $WORK/robots-python.txt; } }" ;;
+    static20-*)
+      local i a
+      for i in $(seq 0 19); do
+        a=127.0.0.$((31 + i))
+        ADDRS="$ADDRS $a"
+        SERVERS="$SERVERS
+  server { listen $a:80; root $STATIC20_DIR/$a; }"
+      done
+      ADDRS=${ADDRS# } ;;
     static-*)
       local i a
       for i in $(seq 0 $((STATIC_HOSTS - 1))); do
@@ -143,6 +202,15 @@ case_info() {
   server { listen $a:80; root $STATIC_DIR/$a; }"
       done
       ADDRS=${ADDRS# } ;;
+  esac
+}
+
+# case_args CASE NHOSTS -> CASE_TRAWL (trawl's arguments for this case, before
+# TRAWL_ARGS), WGET2_THREADS.
+case_args() {
+  CASE_TRAWL=(); WGET2_THREADS=$2
+  case $1 in
+    static20-*) CASE_TRAWL=(--per-host-connections 4); WGET2_THREADS=$(($2 * 4)) ;;
   esac
 }
 
@@ -221,6 +289,7 @@ crawl() {
   : >"$WORK/seeds.txt"
   for a in $ADDRS; do echo "http://$a/" >>"$WORK/seeds.txt"; nhosts=$((nhosts + 1)); done
   load=$(cut -d' ' -f1-3 /proc/loadavg)
+  case_args "$cs" "$nhosts"
   case $tool in
     trawl|trawl-warc|trawl.b|trawl-warc.b)
       local flags=() bin=$BIN
@@ -229,7 +298,7 @@ crawl() {
       "${pre[@]}" /usr/bin/time -f 'wall=%e user=%U sys=%S maxrss_kb=%M' -o "$WORK/time.txt" \
         timeout -k 30 "$TIMEOUT" "$bin/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
         --scope seed-hosts --allow-private-addresses --delay-ms 0 \
-        --from cpubench@example.org --progress-secs 0 "${flags[@]}" $TRAWL_ARGS \
+        --from cpubench@example.org --progress-secs 0 "${flags[@]}" "${CASE_TRAWL[@]}" $TRAWL_ARGS \
         2>"$OUT/logs/$tag.stderr" || rc=$?
       [ -f "$dir/stats.json" ] && cp "$dir/stats.json" "$OUT/logs/$tag.stats.json"
       ;;
@@ -237,7 +306,7 @@ crawl() {
       mkdir -p "$dir"
       "${pre[@]}" /usr/bin/time -f 'wall=%e user=%U sys=%S maxrss_kb=%M' -o "$WORK/time.txt" \
         timeout -k 30 "$TIMEOUT" wget2 --recursive --level=inf --robots=on \
-        --max-threads="$nhosts" --input-file="$WORK/seeds.txt" \
+        --max-threads="$WGET2_THREADS" --input-file="$WORK/seeds.txt" \
         --reject="gz,tgz,tar,zip,bz2,tbz,tbz2,xz,txz,7z,rar,zst,lz,lzma,z,cab,arj,lha,iso,dmg,img,exe,msi,dll,bin,apk,ipa,deb,rpm,jar,war,class,so,appimage,pkg,msix,gif,jpg,jpeg,jpe,png,bmp,tif,tiff,ico,webp,avif,heic,heif,svg,svgz,psd,xcf,raw,cr2,nef,jxl,mp3,wav,ogg,oga,opus,flac,aac,m4a,wma,mid,midi,aif,aiff,ra,ram,mp4,m4v,avi,mov,qt,wmv,flv,f4v,mkv,webm,mpg,mpeg,3gp,ogv,asf,rm,rmvb,vob,swf,woff,woff2,ttf,eot" \
         --filter-urls --ignore-tags=script \
         --delete-after --no-verbose --tries=1 --timeout=30 \
@@ -278,7 +347,7 @@ python3 "$HERE/analyze.py" summary "$OUT" | tee "$OUT/summary.md"
 
 if [ "$PROFILE" = 1 ]; then
   for cs in "${CASES[@]}"; do
-    case $cs in static-*) ;; *) continue ;; esac
+    case $cs in static*) ;; *) continue ;; esac
     for tool in "${PROFILED[@]}"; do
       echo "cpubench: profile, $cs, $tool" >&2
       crawl "$cs" "$tool" 1 perf
@@ -286,7 +355,7 @@ if [ "$PROFILE" = 1 ]; then
   done
   ledger_args=()
   for cs in "${CASES[@]}"; do
-    case $cs in static-*) ;; *) continue ;; esac
+    case $cs in static*) ;; *) continue ;; esac
     for tool in "${PROFILED[@]}"; do
       ledger_args+=("$cs/$tool=$OUT/perf/$cs-$tool.data")
     done

@@ -15,7 +15,18 @@ listings, so a complete crawler reaches every page robots.txt allows.
 Deterministic (fixed seed): the same arguments give the same bytes, so a generated site
 is reused between benchmark runs (a stamp file records the arguments).
 
-Usage: gensite.py OUT_DIR HOSTS PAGES FIRST_OCTET
+Usage: gensite.py [--page-bytes N] [--links N] OUT_DIR HOSTS PAGES FIRST_OCTET
+
+  --page-bytes N  every page about N bytes (the filler stops at the first paragraph
+                  that reaches N) instead of 10-30 KB at random (10 KB for the about
+                  and print pages)
+  --links N       every article carries N `<a>` links in all: the 15 fixed ones (skip,
+                  11 in the nav bar, 3 in the footer) and N-15 in the body: the body's
+                  usual extras (other hosts, the real web, 404s, private, downloads,
+                  query strings, #comments) drawn as without the flag, then related
+                  articles on the same host (same three link forms) to make up the count
+Without either flag the site is byte for byte what it was before the flags existed (no
+extra draws from the random generator), so existing sites and their stamps stay valid.
 """
 import os
 import random
@@ -37,6 +48,7 @@ EXTERNAL = ["https://www.example.org/story/{}", "https://en.wikipedia.org/wiki/I
 PRIVATE_PAGES = 15       # per host, under /private/ (disallowed)
 PUBLIC_PRIVATE = 3       # of which /private/public-N.html (allowed by a longer rule)
 PER_LISTING = 40
+FIXED_LINKS = 15         # in every page: skip + home + 10 sections in the header, 3 in the footer
 
 ROBOTS = """# realsite benchmark, static site
 User-agent: *
@@ -77,8 +89,36 @@ def page(title, host, nav_links, body_links, rng, size):
     return head + filler(rng, max(0, size - used)) + links + foot
 
 
+def parse_args(argv):
+    """Optional flags before the four positionals; returns (flags, positionals)."""
+    flags = {"page_bytes": None, "links": None}
+    args = list(argv)
+    while args and args[0].startswith("--"):
+        name = args.pop(0)
+        key = {"--page-bytes": "page_bytes", "--links": "links"}.get(name)
+        if key is None or not args:
+            raise SystemExit(__doc__)
+        flags[key] = int(args.pop(0))
+    if len(args) != 4:
+        raise SystemExit(__doc__)
+    if flags["links"] is not None and flags["links"] <= FIXED_LINKS:
+        raise SystemExit(f"gensite: --links must be more than {FIXED_LINKS} (the fixed links)")
+    return flags, args
+
+
 def main():
-    out, nhosts, total, first = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    flags, (out, nhosts, total, first) = parse_args(sys.argv[1:])
+    nhosts, total, first = int(nhosts), int(total), int(first)
+    page_bytes, nlinks = flags["page_bytes"], flags["links"]
+
+    def size(rng):
+        """A page's size: --page-bytes, else 10-30 KB at random (one draw, as always)."""
+        return page_bytes if page_bytes is not None else rng.randint(10240, 30720)
+
+    def small():
+        """The about and print pages: 10 KB, or --page-bytes."""
+        return page_bytes if page_bytes is not None else 10240
+
     rng = random.Random(11)
     hosts = [f"127.0.0.{first + i}" for i in range(nhosts)]
     per_host = total // nhosts
@@ -121,8 +161,8 @@ def main():
         body = [(p, p) for _, p in arts[h][:30]]
         body += [(f"http://{o}/", o) for o in hosts if o != h][:5]
         body += [(f"http://{h}/private/public-0.html", "public notes")]
-        files["/index.html"] = page(f"{h} home", h, nav, body, rng, rng.randint(10240, 30720))
-        files["/about.html"] = page(f"about {h}", h, nav, [("/", "home")], rng, 10240)
+        files["/index.html"] = page(f"{h} home", h, nav, body, rng, size(rng))
+        files["/about.html"] = page(f"about {h}", h, nav, [("/", "home")], rng, small())
         by_sec = {s: [p for sec, p in arts[h] if sec == s] for s in SECTIONS}
         for s in SECTIONS:
             items = by_sec[s]
@@ -137,44 +177,57 @@ def main():
                 body.append(("print.html", "print view"))
                 name = "/index.html" if k == 0 else f"/page-{k + 1}.html"
                 files[f"/{s}{name}"] = page(f"{s} ({k + 1})", h, nav, body, rng,
-                                            rng.randint(10240, 30720))
-            files[f"/{s}/print.html"] = page(f"{s} print", h, nav, [], rng, 10240)
+                                            size(rng))
+            files[f"/{s}/print.html"] = page(f"{s} print", h, nav, [], rng, small())
         for j in range(PRIVATE_PAGES):
             name = f"/private/public-{j}.html" if j < PUBLIC_PRIVATE else f"/private/memo-{j}.html"
             files[name] = page(f"private {j}", h, nav, [("/private/public-0.html", "notes")],
-                               rng, rng.randint(10240, 30720))
+                               rng, size(rng))
         for i, (sec, p) in enumerate(arts[h]):
-            body = []
-            for _ in range(rng.randint(8, 20)):  # related, same host, three link forms
-                _, q = rng.choice(arts[h])
-                form = rng.random()
-                if form < 0.4 and q.split("/")[1] == sec:
-                    body.append((q.rsplit("/", 1)[1], "related"))
-                elif form < 0.7:
-                    body.append((q, "related"))
-                else:
-                    body.append((f"http://{h}{q}", "related"))
-            for _ in range(rng.randint(1, 4)):  # other hosts of the set
-                o = hosts[rng.randrange(nhosts)]
-                _, q = rng.choice(arts[o])
-                body.append((f"http://{o}{q}", "elsewhere"))
-            for _ in range(rng.randint(0, 2)):  # the real web, out of scope
-                body.append((rng.choice(EXTERNAL).format(rng.randint(1, 99999)), "external"))
-            if rng.random() < 0.03:  # a broken link
-                body.append((f"/{sec}/gone-{rng.randint(1, 300)}.html", "archived story"))
-            if rng.random() < 0.10:  # a private page (most disallowed)
-                if rng.random() < 0.3:
-                    q = f"/private/public-{rng.randrange(PUBLIC_PRIVATE)}.html"
-                else:
-                    q = f"/private/memo-{rng.randrange(PUBLIC_PRIVATE, PRIVATE_PAGES)}.html"
-                body.append((q, "memo"))
-            if rng.random() < 0.05:
-                body.append((f"/downloads/data-{i}.zip", "data"))
-            if rng.random() < 0.10:
-                body.append((f"{p}?ref=share&i={i}", "share"))
-            body.append((f"{p}#comments", "comments"))
+            def related(n):  # same host, three link forms
+                out = []
+                for _ in range(n):
+                    _, q = rng.choice(arts[h])
+                    form = rng.random()
+                    if form < 0.4 and q.split("/")[1] == sec:
+                        out.append((q.rsplit("/", 1)[1], "related"))
+                    elif form < 0.7:
+                        out.append((q, "related"))
+                    else:
+                        out.append((f"http://{h}{q}", "related"))
+                return out
+
+            def extras():
+                out = []
+                for _ in range(rng.randint(1, 4)):  # other hosts of the set
+                    o = hosts[rng.randrange(nhosts)]
+                    _, q = rng.choice(arts[o])
+                    out.append((f"http://{o}{q}", "elsewhere"))
+                for _ in range(rng.randint(0, 2)):  # the real web, out of scope
+                    out.append((rng.choice(EXTERNAL).format(rng.randint(1, 99999)), "external"))
+                if rng.random() < 0.03:  # a broken link
+                    out.append((f"/{sec}/gone-{rng.randint(1, 300)}.html", "archived story"))
+                if rng.random() < 0.10:  # a private page (most disallowed)
+                    if rng.random() < 0.3:
+                        q = f"/private/public-{rng.randrange(PUBLIC_PRIVATE)}.html"
+                    else:
+                        q = f"/private/memo-{rng.randrange(PUBLIC_PRIVATE, PRIVATE_PAGES)}.html"
+                    out.append((q, "memo"))
+                if rng.random() < 0.05:
+                    out.append((f"/downloads/data-{i}.zip", "data"))
+                if rng.random() < 0.10:
+                    out.append((f"{p}?ref=share&i={i}", "share"))
+                out.append((f"{p}#comments", "comments"))
+                return out
+
+            if nlinks is None:  # the original order of draws: related first
+                rel = related(rng.randint(8, 20))
+                body = rel + extras()
+            else:  # the extras first, then related articles up to --links in all
+                ex = extras()
+                body = related(max(0, nlinks - FIXED_LINKS - len(ex))) + ex
             files[p] = page(p.rsplit("/", 1)[1][:-5].replace("-", " "), h, nav, body, rng,
-                            rng.randint(10240, 30720))
+                            size(rng))
         for path, text in files.items():
             with open(os.path.join(root, path.lstrip("/")), "w") as f:
                 f.write(text)
