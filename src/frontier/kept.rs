@@ -170,6 +170,14 @@ pub fn read_refs(path: &Path) -> Result<Vec<LineRef>, KeptError> {
 /// The file is missing or short, or the block does not decode.
 pub fn read_block(dir: &Path, r: &LineRef, buf: &mut Vec<u8>) -> Result<Vec<Record>, KeptError> {
     let path = dir.join(&r.file);
+    // A length no block can have is damage, not an allocation of up to 4 GiB.
+    if r.len as usize > super::block::MAX_BLOCK_BYTES + crate::disk::MAX_FRAME_HEAD_BYTES {
+        return Err(KeptError::Damaged {
+            path,
+            offset: u64::from(r.offset),
+            what: format!("line block of {} bytes: longer than any block", r.len),
+        });
+    }
     buf.resize(r.len as usize, 0);
     File::open(&path)
         .and_then(|f| f.read_exact_at(buf, u64::from(r.offset)))
@@ -297,6 +305,15 @@ mod tests {
         }
         listed.sort();
         assert_eq!(listed, expected);
+        // A reference no block can match is an error, before any allocation.
+        let huge = LineRef {
+            len: u32::MAX,
+            ..lists[0][0].clone()
+        };
+        assert!(matches!(
+            read_block(&cp, &huge, &mut buf),
+            Err(KeptError::Damaged { .. })
+        ));
         // A damaged list is an error, not a silent loss.
         let mut bytes = std::fs::read(cp.join(line_file_name(0))).unwrap();
         let last = bytes.len() - 2;
