@@ -18,7 +18,7 @@ page for the case is printed beside. Only samples of trawl's threads count (comm
   allocator when malloc did, ...); anything else -> kernel, other;
 - user samples by the first frame, leaf upwards, that names a stage: malloc/free/realloc
   -> allocator; inflate (zlib-rs inflate, brotli, libdeflate decompress) and httparse ->
-  decode; libdeflate/zlib-rs/ISA-L (isal_*, igzip) compress -> WARC compress; sha1 -> digest; trawl::http ->
+  decode; ISA-L (isal_*, igzip) -> WARC compress: igzip; libdeflate/zlib-rs compress -> WARC compress: libdeflate; sha1 -> digest; trawl::http ->
   decode; trawl::html -> scan; trawl::url -> canonicalize; trawl::seen -> presence bits;
   trawl::frontier -> frontier; trawl::warc -> WARC records (formatting, copies); the
   url, idna and percent_encoding crates -> canonicalize; crossbeam and std channels ->
@@ -42,7 +42,8 @@ STAGES = [
     ("canon", "canonicalize (URL)"),
     ("seen", "presence bits (seen)"),
     ("frontier", "frontier"),
-    ("compress", "WARC compress (deflate)"),
+    ("igzip", "WARC compress: igzip (ISA-L)"),
+    ("compress", "WARC compress: libdeflate, zlib-rs (small records, stored, other levels)"),
     ("digest", "digest (SHA-1)"),
     ("records", "WARC records (format, copies)"),
     ("write", "write (file I/O, kernel)"),
@@ -80,6 +81,7 @@ INFLATE = re.compile(r"zlib_rs::inflate|^inflate|brotli_decompressor::|libdeflat
 DEFLATE = re.compile(r"libdeflate|^deflate_|zlib_rs::deflate|libdeflater::Compressor|^isal_deflate|^isal_|"
                      r"igzip|trawl::warc::igzip|"
                      r"compress_block|^build_(huffman|tree)|^(sort|heapify|make_canonical|compute_length)")
+ISAL = re.compile(r"^isal_|igzip|^_?isal")
 SHA1 = re.compile(r"sha1|Sha1|sha_?1")
 PASS = re.compile(r"^(__memcpy|__memmove|__memset|memcpy|memmove|memset|__memchr|memchr|__memrchr|"
                   r"__strlen|bcmp|__memcmp|memcmp|core::|alloc::|std::|hashbrown::|<core::|<alloc::|"
@@ -114,7 +116,7 @@ def user_stage(sym):
     if INFLATE.search(sym):
         return "decode"
     if DEFLATE.search(sym):
-        return "compress"
+        return "igzip" if ISAL.search(sym) else "compress"
     m = TRAWL.match(sym)
     if m:
         return TRAWL_MODULES.get(m.group(1), "engine")
@@ -259,6 +261,7 @@ def selftest():
         ([("_int_malloc", "libc"), ("malloc", "libc"), ("trawl::url::canon::canonicalize", t)], "alloc"),
         ([("deflate_compress_fastest", t), ("libdeflate_deflate_compress", t),
           ("trawl::warc::compressed::compress", t)], "compress"),
+        ([("isal_deflate_body_04", t), ("trawl::warc::igzip::Igzip::compress", t)], "igzip"),
         ([("sha1::compress::compress", t), ("trawl::warc::record::digest", t)], "digest"),
         ([("zlib_rs::inflate::inflate_fast_help", t), ("trawl::http::decode::gzip::push", t)], "decode"),
         ([("<trawl::url::Url as core::fmt::Display>::fmt", t)], "canon"),
