@@ -1,10 +1,26 @@
 //! Per-page cost of each WARC pass over real pages, hot in cache: igzip level 0,
-//! libdeflate 1, the SHA-1 pair. `cargo run --release --example page_floor -- DIR [N]`
+//! libdeflate 1, the SHA-1 pair; and the page path (link extraction, 40 random cache
+//! lines touched in 64 MiB as the presence bits do, igzip, digests) page by page against
+//! batches of 16 (issue 28 item 3: does deflate gain from running back to back?). `cargo run --release --example page_floor -- DIR [N]`
 //! reads up to N (300) `.html` files under DIR.
-use std::time::Instant;
 
+use trawl::html::Links;
 use trawl::provenance::digest::digest_pair;
 use trawl::warc::igzip::{Igzip, IgzipLevel};
+
+/// Thread CPU time (not wall time: the machine is shared).
+#[derive(Clone, Copy)]
+struct Instant(u64);
+
+impl Instant {
+    fn now() -> Self {
+        Self(trawl::sys::procfs::thread_cpu_ns().unwrap_or(0))
+    }
+
+    fn elapsed(self) -> std::time::Duration {
+        std::time::Duration::from_nanos(Self::now().0.saturating_sub(self.0))
+    }
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -23,6 +39,20 @@ fn main() {
         }
     }
     let bytes: usize = pages.iter().map(Vec::len).sum();
+    let base = url::Url::parse("http://127.0.0.31/a/b.html").unwrap();
+    // A stand-in for the presence bits and the rest of a page's work: 40 random
+    // cache lines touched in 64 MiB.
+    let mut bits = vec![0u64; 8 << 20];
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut pollute = |bits: &mut [u64]| {
+        for _ in 0..40 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let i = (rng as usize) % bits.len();
+            bits[i] = bits[i].wrapping_add(1);
+        }
+    };
     println!("{} pages, mean {} bytes", pages.len(), bytes / pages.len());
     let mut z = Igzip::new(IgzipLevel::Zero);
     let mut ld = libdeflater::Compressor::new(libdeflater::CompressionLvl::new(1).unwrap());
@@ -58,6 +88,34 @@ fn main() {
             x ^= a.as_bytes()[0];
         }
         let sha1 = t.elapsed().as_secs_f64() * 1e6 / pages.len() as f64;
+        // The page path, page by page (as the shard does today) and in batches of 16
+        // (scan and the rest for 16 pages, then deflate and digests for the 16).
+        let t = Instant::now();
+        let mut nlinks = 0;
+        for p in &pages {
+            nlinks += Links::extract(&base, p, None).links.len();
+            pollute(&mut bits);
+            out.clear();
+            z.compress(p, &mut out).unwrap();
+            x ^= digest_pair(&head, p).0.as_bytes()[0];
+        }
+        let one = t.elapsed().as_secs_f64() * 1e6 / pages.len() as f64;
+        let t = Instant::now();
+        for batch in pages.chunks(16) {
+            for p in batch {
+                nlinks += Links::extract(&base, p, None).links.len();
+                pollute(&mut bits);
+            }
+            for p in batch {
+                out.clear();
+                z.compress(p, &mut out).unwrap();
+            }
+            for p in batch {
+                x ^= digest_pair(&head, p).0.as_bytes()[0];
+            }
+        }
+        let batched = t.elapsed().as_secs_f64() * 1e6 / pages.len() as f64;
+        println!("round {round}: page path one by one {one:.1} µs, batched {batched:.1} µs ({nlinks} links)");
         println!(
             "round {round}: igzip0 {igz:.1} µs ({:.0} MB/s, ratio {:.3}); libdeflate1 {lib:.1} µs (ratio {:.3}); sha pair {sha:.1} µs; sha one {sha1:.1} µs [{x}]",
             bytes as f64 / pages.len() as f64 / igz,
