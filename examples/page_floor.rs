@@ -4,6 +4,13 @@
 //! batches of 16 (issue 28 item 3: does deflate gain from running back to back?). `cargo run --release --example page_floor -- DIR [N]`
 //! reads up to N (300) `.html` files under DIR.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "a measuring tool over local files it was told to read: a failure ends it"
+)]
+
 use trawl::html::Links;
 use trawl::provenance::digest::digest_pair;
 use trawl::warc::igzip::{Igzip, IgzipLevel};
