@@ -8,8 +8,14 @@ use std::path::Path;
 
 use trawl::net::egress;
 
+/// A fuzz entry point.
+type Entry = fn(&[u8]);
+
 /// Each target: its corpus directory under `fuzz/corpus/` and its entry point.
-const TARGETS: &[(&str, fn(&[u8]))] = &[("proxy_url", egress::fuzz_url)];
+const TARGETS: &[(&str, Entry)] = &[
+    ("proxy_url", egress::fuzz_url),
+    ("proxy_rules", egress::fuzz_rules),
+];
 
 /// Replays every corpus, and also `$TRAWL_FUZZ_EXTRA/<target>` when that variable is set
 /// (a fuzzer's full working corpus, for a one-off check).
@@ -30,7 +36,7 @@ fn corpora_replay() {
     }
 }
 
-fn replay_dir(dir: &Path, entry: fn(&[u8])) -> usize {
+fn replay_dir(dir: &Path, entry: Entry) -> usize {
     let mut count = 0;
     for file in fs::read_dir(dir).expect("corpus directory") {
         let path = file.expect("directory entry").path();
