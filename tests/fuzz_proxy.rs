@@ -15,6 +15,9 @@ type Entry = fn(&[u8]);
 const TARGETS: &[(&str, Entry)] = &[
     ("proxy_url", egress::fuzz_url),
     ("proxy_rules", egress::fuzz_rules),
+    ("proxy_connect_reply", egress::fuzz_connect_reply),
+    ("socks5_reply", egress::fuzz_socks5_reply),
+    ("proxy_status", egress::fuzz_status),
 ];
 
 /// Replays every corpus, and also `$TRAWL_FUZZ_EXTRA/<target>` when that variable is set
