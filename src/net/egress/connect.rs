@@ -137,7 +137,7 @@ impl ConnectClient {
             && bare
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
-        if !valid {
+        if !valid || (bare.contains(':') && bare.parse::<std::net::Ipv6Addr>().is_err()) {
             return Err(ConnectError::Host);
         }
         let target = authority(bare, port);
@@ -232,7 +232,7 @@ mod tests {
         c.wrote(1000);
         assert!(c.is_sent());
         assert!(c.pending().is_empty());
-        for bad in ["a b", "a\r\nX: y", "", "a/b", "[]"] {
+        for bad in ["a b", "a\r\nX: y", "", "a/b", "[]", "a:b", "[a.test]:1"] {
             assert_eq!(
                 ConnectClient::new(bad, 1, None).map(|_| ()),
                 Err(ConnectError::Host),

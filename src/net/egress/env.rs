@@ -56,9 +56,15 @@ impl EnvProxies {
         Ok(Self {
             http: proxy(get, HTTP_VARS)?,
             https: proxy(get, HTTPS_VARS)?,
-            no_proxy: first(get, NO_PROXY_VARS).map(|(_, v)| v),
+            no_proxy: no_proxy(get),
         })
     }
+}
+
+/// The bypass list alone (`--proxy` given: the proxy variables are not read, so a
+/// broken one cannot stop the crawl).
+pub fn no_proxy(get: Lookup<'_>) -> Option<String> {
+    first(get, NO_PROXY_VARS).map(|(_, v)| v)
 }
 
 fn first(get: Lookup<'_>, vars: &[&'static str]) -> Option<(&'static str, String)> {

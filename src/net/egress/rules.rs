@@ -22,7 +22,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use super::env::EnvProxies;
+use super::env::{self, EnvProxies};
 use super::url::{redact, ProxyUrl, ProxyUrlError};
 
 /// A route's index in [`Routes::routes`]; [`DIRECT`] is 0.
@@ -273,7 +273,7 @@ pub struct RouteSpec<'a> {
     /// `--noproxy LIST`.
     pub noproxy: Option<&'a str>,
     /// The environment, read as curl reads it; `None` with `--no-proxy-env`.
-    pub env: Option<super::env::Lookup<'a>>,
+    pub env: Option<env::Lookup<'a>>,
 }
 
 /// Why the routes cannot be built. The message quotes no credentials.
@@ -299,7 +299,7 @@ pub enum RoutesError {
     },
     /// An environment variable's value.
     #[error(transparent)]
-    Env(#[from] super::env::EnvError),
+    Env(#[from] env::EnvError),
     /// More than [`MAX_RULES`] rules or 65,535 proxies.
     #[error("too many proxy rules or routes")]
     TooMany,
@@ -335,7 +335,14 @@ impl Routes {
         if let Some((file, text)) = spec.rules {
             t.read_rules(file, text)?;
         }
-        let env = spec.env.map(EnvProxies::read).transpose()?;
+        // With `--proxy`, only the bypass list is read from the environment.
+        let env = match spec.proxy {
+            None => spec.env.map(EnvProxies::read).transpose()?,
+            Some(_) => spec.env.map(|get| EnvProxies {
+                no_proxy: env::no_proxy(get),
+                ..EnvProxies::default()
+            }),
+        };
         let env_no_proxy = env.as_ref().and_then(|e| e.no_proxy.as_deref());
         let no_proxy = NoProxy::parse(spec.noproxy.or(env_no_proxy).unwrap_or(""));
         t.fallback = if let Some(raw) = spec.proxy {
@@ -678,6 +685,54 @@ mod tests {
             .expect("credentials");
         assert_eq!(auth.source.to_string(), "url:rules.txt:2");
         assert!(!format!("{t:?}").contains("secret"));
+    }
+
+    #[test]
+    fn proxy_flag_gives_way_to_noproxy_or_no_proxy() {
+        let env = |name: &str| match name {
+            "NO_PROXY" => Some("skip.test".to_owned()),
+            // Never read with --proxy: a broken value cannot stop the crawl.
+            "http_proxy" | "all_proxy" => Some("socks4://broken".to_owned()),
+            _ => None,
+        };
+        let with = |noproxy: Option<&str>, env: Option<env::Lookup<'_>>| {
+            let t = Routes::build(RouteSpec {
+                proxy: Some("http://u:pw@p:3128"),
+                noproxy,
+                env,
+                ..RouteSpec::default()
+            })
+            .expect("builds");
+            (
+                label(&t, false, "a.skip.test"),
+                label(&t, true, "other.test"),
+            )
+        };
+        let p = "http://p:3128".to_owned();
+        assert_eq!(with(None, Some(&env)), ("direct".to_owned(), p.clone()));
+        assert_eq!(with(None, None), (p.clone(), p.clone()));
+        assert_eq!(
+            with(Some("other.test"), Some(&env)),
+            (p.clone(), "direct".to_owned())
+        );
+        let err = Routes::build(RouteSpec {
+            proxy: Some("ftp://u:pw@p"),
+            ..RouteSpec::default()
+        })
+        .map(|_| ())
+        .expect_err("ftp");
+        assert_eq!(err.to_string(), "--proxy ftp://***@p: unknown proxy scheme (use http://, https://, socks5:// or socks5h://)");
+        // Without --proxy the same environment is an error that names the variable.
+        let err = Routes::build(RouteSpec {
+            env: Some(&env),
+            ..RouteSpec::default()
+        })
+        .map(|_| ())
+        .expect_err("socks4 in http_proxy");
+        assert!(
+            err.to_string().starts_with("http_proxy=socks4://broken: "),
+            "{err}"
+        );
     }
 
     #[test]
