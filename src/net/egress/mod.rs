@@ -9,7 +9,7 @@
 //!   came from.
 //! - [`rules`]: the `--proxy-rules` grammar, curl's `NO_PROXY` matcher and
 //!   [`rules::Routes`], which picks a route per scheme and host.
-//! - [`env`]: the proxy environment variables, read as curl reads them.
+//! - [`env`](mod@env): the proxy environment variables, read as curl reads them.
 //! - [`connect`]: the HTTP `CONNECT` handshake.
 //! - [`socks5`]: the SOCKS5 handshake (RFC 1928, RFC 1929).
 //! - [`status`]: whose failure a proxy's error is (`Proxy-Status`, `X-Squid-Error`),
