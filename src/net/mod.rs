@@ -25,6 +25,7 @@ mod admission;
 mod config;
 mod conn;
 pub mod dns;
+pub mod egress;
 mod fetcher;
 pub mod per_ip;
 mod pool;

@@ -1,0 +1,9 @@
+//! Fuzzes the `CONNECT` reply parser: see
+//! `trawl::net::egress::fuzz_connect_reply` for the properties checked.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    trawl::net::egress::fuzz_connect_reply(data);
+});
