@@ -10,7 +10,12 @@
 //! Two things the shard cannot know are settled by the writer:
 //! - **Revisits.** The shard compresses a full `response` record. When the writer's
 //!   index finds the payload already written, it builds the `revisit` record (head only,
-//!   a few hundred bytes) itself and drops the compressed response.
+//!   a few hundred bytes) itself and drops the compressed response. To spare that
+//!   deflate, the shard first asks the index's hint tags ([`RevisitHints`]): on a hint
+//!   it ships the response uncompressed (head and payload shared, not copied, with its
+//!   block digest), and the writer builds the revisit or, when the index no longer
+//!   holds the digest (evicted, forgotten at a rotation, a wrong hint), compresses the
+//!   response itself. The output is the same bytes either way.
 //! - **The file's `warcinfo` id.** Every record names its file's `warcinfo` record. The
 //!   writer publishes the id of the file the next capture will land in
 //!   ([`WarcinfoSlot`]); a capture compressed just before a rotation carries the old id,
@@ -22,6 +27,7 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::capture::{metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse};
+use super::dedup::RevisitHints;
 use super::error::WarcError;
 use super::gzip::{Deflater, MemberEncoder};
 use super::reader::{RecordHead, Status};
@@ -62,6 +68,9 @@ pub struct CaptureCompressor {
     /// capture's CPU trying (`docs/warc.md`, "Compression level and implementation").
     stored: MemberEncoder,
     warcinfo: WarcinfoSlot,
+    /// The writer's index tags: a response whose payload is likely a revisit is sent
+    /// uncompressed. `None`: every response is compressed here.
+    hints: Option<RevisitHints>,
     /// Members being built, reused; a capture gets an exact-size copy.
     scratch: Vec<u8>,
 }
@@ -75,6 +84,14 @@ pub(super) struct Member {
     pub(super) end: usize,
     /// Uncompressed record bytes.
     pub(super) raw_bytes: u64,
+}
+
+/// A response shipped uncompressed (its payload likely a revisit): what the writer
+/// needs to write it in full after all. The head is [`CompressedCapture::stored_head`].
+#[derive(Debug, Clone)]
+pub(super) struct RawResponse {
+    pub(super) payload: SharedBytes,
+    pub(super) block_digest: Digest,
 }
 
 /// A capture's records as finished gzip members, plus what the writer needs to turn
@@ -98,6 +115,8 @@ pub struct CompressedCapture {
     pub(super) complete_2xx: bool,
     /// The caller chose a revisit (`Capture::revisit`): the members hold it already.
     pub(super) caller_revisit: bool,
+    /// The response, uncompressed: its part in `parts` is an empty range.
+    pub(super) raw_response: Option<RawResponse>,
     pub(super) members: Vec<u8>,
     pub(super) parts: Vec<Member>,
 }
@@ -114,20 +133,36 @@ impl CompressedCapture {
         self.caller_revisit
     }
 
-    /// Compressed bytes of all its members.
+    /// Compressed bytes of all its members (without a response shipped
+    /// uncompressed).
     pub fn compressed_bytes(&self) -> usize {
         self.members.len()
     }
 }
 
 impl CaptureCompressor {
-    pub(super) fn new(deflater: Deflater, level: u32, warcinfo: WarcinfoSlot) -> Self {
+    pub(super) fn new(
+        deflater: Deflater,
+        level: u32,
+        warcinfo: WarcinfoSlot,
+        hints: Option<RevisitHints>,
+    ) -> Self {
         Self {
             encoder: MemberEncoder::with_deflater(deflater, level),
             stored: MemberEncoder::with_deflater(deflater, 0),
             warcinfo,
+            hints,
             scratch: Vec::with_capacity(64 * 1024),
         }
+    }
+
+    /// The same compressor without revisit hints: every response compressed here, as
+    /// before hints existed (tests and measurements compare the two; the output bytes
+    /// are the same).
+    #[must_use]
+    pub fn without_hints(mut self) -> Self {
+        self.hints = None;
+        self
     }
 
     /// Builds and compresses `capture`'s records with fresh record ids.
@@ -167,30 +202,40 @@ impl CaptureCompressor {
         let mut members = std::mem::take(&mut self.scratch);
         members.clear();
         let encoded = capture.response.content_coded;
+        let complete_2xx = capture.revisit.is_none()
+            && capture.truncated.is_none()
+            && (200..300).contains(&capture.response.status);
         let mut parts = Vec::with_capacity(3);
-        let mut push = |encoder: &mut MemberEncoder,
-                        members: &mut Vec<u8>,
-                        record: &super::Record<'_>|
-         -> io::Result<()> {
-            let start = members.len();
-            let raw_bytes = encoder.append(members, record)?;
-            parts.push(Member {
-                record_type: record.record_type(),
-                start,
-                end: members.len(),
-                raw_bytes,
-            });
-            Ok(())
-        };
+        let mut raw_response = None;
         if !capture.request.is_empty() {
             let record = envelope.request_record(&capture.request)?;
-            push(&mut self.encoder, &mut members, &record)?;
+            push(&mut parts, &mut self.encoder, &mut members, &record)?;
         }
         let payload_digest = match &capture.revisit {
             Some(revisit) => {
                 let record = envelope.revisit_record(stored.head(), revisit)?;
-                push(&mut self.encoder, &mut members, &record)?;
+                push(&mut parts, &mut self.encoder, &mut members, &record)?;
                 revisit.payload_digest
+            }
+            // A likely revisit: not deflated here (a content-coded body is stored at
+            // level 0, which costs a copy, so it is not worth the round trip).
+            None if complete_2xx
+                && !encoded
+                && self.hints.as_ref().is_some_and(|hints| {
+                    hints.likely_revisit(&stored.payload_digest(), stored.payload_len())
+                }) =>
+            {
+                parts.push(Member {
+                    record_type: RecordType::Response,
+                    start: members.len(),
+                    end: members.len(),
+                    raw_bytes: 0,
+                });
+                raw_response = Some(RawResponse {
+                    payload: capture.response.payload.clone(),
+                    block_digest: stored.block_digest(),
+                });
+                stored.payload_digest()
             }
             None => {
                 let record = envelope.response_record(&stored, capture.truncated)?;
@@ -199,21 +244,18 @@ impl CaptureCompressor {
                 } else {
                     &mut self.encoder
                 };
-                push(encoder, &mut members, &record)?;
+                push(&mut parts, encoder, &mut members, &record)?;
                 stored.payload_digest()
             }
         };
         if let Some(metadata) = &capture.metadata {
             let block = metadata_block(metadata);
             let record = envelope.metadata_record(&block)?;
-            push(&mut self.encoder, &mut members, &record)?;
+            push(&mut parts, &mut self.encoder, &mut members, &record)?;
         }
         let exact = members.as_slice().to_vec();
         self.scratch = members;
         let members = exact;
-        let complete_2xx = capture.revisit.is_none()
-            && capture.truncated.is_none()
-            && (200..300).contains(&capture.response.status);
         let payload_len = stored.payload_len();
         Ok(CompressedCapture {
             target_uri: capture.target_uri.clone(),
@@ -227,17 +269,37 @@ impl CaptureCompressor {
             payload_len,
             complete_2xx,
             caller_revisit: capture.revisit.is_some(),
+            raw_response,
             members,
             parts,
         })
     }
 }
 
+/// Appends `record` to `members` as one gzip member and notes its part.
+fn push(
+    parts: &mut Vec<Member>,
+    encoder: &mut MemberEncoder,
+    members: &mut Vec<u8>,
+    record: &super::Record<'_>,
+) -> io::Result<()> {
+    let start = members.len();
+    let raw_bytes = encoder.append(members, record)?;
+    parts.push(Member {
+        record_type: record.record_type(),
+        start,
+        end: members.len(),
+        raw_bytes,
+    });
+    Ok(())
+}
+
 /// The members to append for `capture` in a file whose `warcinfo` id is
 /// `warcinfo_id`, into `out`: the shard's members as they are, except the response
-/// replaced by a `revisit` record when `revisit` is given and every member re-made
-/// with the file's id when the shard used another. Returns per member its type, its
-/// offset in `out` and its uncompressed size.
+/// replaced by a `revisit` record when `revisit` is given, a response shipped
+/// uncompressed compressed here when it is not, and every member re-made with the
+/// file's id when the shard used another. Returns per member its type, its offset in
+/// `out` and its uncompressed size.
 ///
 /// # Errors
 /// [`io::Error`] if a member does not decode (it always does: we made it) or a field
@@ -265,6 +327,20 @@ pub(super) fn assemble(
             let record = envelope.revisit_record(&capture.stored_head, revisit)?;
             let raw = encoder.append(out, &record)?;
             placed.push((RecordType::Revisit, at, raw));
+            continue;
+        }
+        if let (Some(response), RecordType::Response) = (&capture.raw_response, part.record_type) {
+            // The hint was wrong or went stale: the response is written in full after
+            // all, exactly as the shard would have compressed it.
+            let stored = StoredResponse::from_parts(
+                &capture.stored_head,
+                &response.payload,
+                response.block_digest,
+                capture.payload_digest,
+            );
+            let record = envelope.response_record(&stored, None)?;
+            let raw = encoder.append(out, &record)?;
+            placed.push((RecordType::Response, at, raw));
             continue;
         }
         let member = capture
@@ -350,6 +426,7 @@ mod tests {
             Deflater::Libdeflate,
             1,
             WarcinfoSlot::new(RecordId::new_v4()),
+            None,
         );
         let plain = compressor.compress(&capture("", &body)).unwrap();
         let (member, raw) = response_member(&plain);
@@ -376,7 +453,7 @@ mod tests {
     fn restamping_replaces_only_the_warcinfo_id() {
         let (old, new) = (RecordId::new_v4(), RecordId::new_v4());
         let mut compressor =
-            CaptureCompressor::new(Deflater::Libdeflate, 1, WarcinfoSlot::new(old));
+            CaptureCompressor::new(Deflater::Libdeflate, 1, WarcinfoSlot::new(old), None);
         let compressed = compressor.compress(&capture("", b"<p>hi</p>")).unwrap();
         for part in &compressed.parts {
             let member = &compressed.members[part.start..part.end];

@@ -18,10 +18,18 @@
 //! again, and from then on it is the one revisits refer to: a missed duplicate costs
 //! disk, never correctness. The index lives in RAM only; a resumed crawl starts with an
 //! empty one (see `docs/warc.md`, "Revisit records").
+//!
+//! **Hints.** Beside each slot the index keeps a 4-byte tag of its digest in a table
+//! shared with the compressing threads ([`RevisitHints`]): a shard that finds its
+//! payload's tag there expects a revisit and does not deflate the response (the writer
+//! still decides, and compresses it after all on a miss). The tags mirror the slots:
+//! written on insert, cleared when a slot is emptied, rewritten when the table grows.
 
 #![deny(clippy::indexing_slicing)]
 
 use std::mem::size_of;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use super::record::RecordId;
 use crate::provenance::date::WarcDate;
@@ -142,6 +150,52 @@ enum Placed {
 /// Bytes one slot takes.
 pub const SLOT_BYTES: usize = size_of::<Slot>();
 
+/// Bytes one slot's hint tag takes ([`RevisitHints`]), counted in the budget.
+pub const HINT_BYTES: usize = size_of::<AtomicU32>();
+
+/// Tags of the index's digests, slot for slot, readable from any thread: a tag found
+/// in the digest's bucket says a revisit is likely. Written only by the index; read
+/// without locks (relaxed): a tag read while it changes gives a wrong hint, and a
+/// wrong hint costs CPU (a compression skipped and then done by the writer, or done
+/// for nothing), never a wrong record.
+#[derive(Debug)]
+struct HintTable {
+    /// One tag per slot of the largest table; 0 is empty.
+    tags: Box<[AtomicU32]>,
+    /// Slots of the index's current table (the bucket count the tags are laid out by).
+    slots: AtomicUsize,
+}
+
+/// A handle on an index's hint tags, handed to the compressors with the smallest
+/// payload the writer deduplicates. Cloning shares the table.
+#[derive(Debug, Clone)]
+pub(crate) struct RevisitHints {
+    table: Arc<HintTable>,
+    min_payload_bytes: u64,
+}
+
+impl RevisitHints {
+    /// Whether a payload of `len` bytes with `digest` is likely to become a revisit:
+    /// large enough, and its tag is in its bucket now.
+    pub(crate) fn likely_revisit(&self, digest: &Digest, len: u64) -> bool {
+        if len < self.min_payload_bytes.max(1) {
+            return false;
+        }
+        let slots = self.table.slots.load(Ordering::Relaxed);
+        let tag = tag_of(digest);
+        self.table
+            .tags
+            .get(bucket_range(digest, slots))
+            .is_some_and(|bucket| bucket.iter().any(|t| t.load(Ordering::Relaxed) == tag))
+    }
+}
+
+/// The hint tag of `digest`: 4 bytes the bucket choice does not use, never 0.
+fn tag_of(digest: &Digest) -> u32 {
+    let [.., a, b, c, d] = *digest.as_bytes();
+    u32::from_le_bytes([a, b, c, d]).max(1)
+}
+
 /// The bounded digest table; see the module documentation.
 #[derive(Debug)]
 pub struct PayloadIndex {
@@ -153,12 +207,15 @@ pub struct PayloadIndex {
     /// Bytes ever appended to the ring.
     head: u64,
     stats: DedupStats,
+    /// The slots' tags, shared with the compressors.
+    hints: Arc<HintTable>,
 }
 
 impl PayloadIndex {
     /// An index within `max_bytes`: 3/8 of it for slots, the rest for URIs less the
     /// room the last doubling of the table needs (old and new table side by side, 1.5
-    /// times the slots' share). `None` when the budget is below [`MIN_DEDUP_BYTES`].
+    /// times the slots' share) and the hint tags ([`HINT_BYTES`] a slot). `None` when
+    /// the budget is below [`MIN_DEDUP_BYTES`].
     pub fn new(max_bytes: usize) -> Option<Self> {
         if max_bytes < MIN_DEDUP_BYTES {
             return None;
@@ -166,7 +223,7 @@ impl PayloadIndex {
         let max_buckets = (max_bytes / 8 * 3 / SLOT_BYTES / WAYS).max(1);
         let max_slots = max_buckets * WAYS;
         let ring_cap = max_bytes
-            .saturating_sub(max_slots * SLOT_BYTES / 2 * 3)
+            .saturating_sub(max_slots * SLOT_BYTES / 2 * 3 + max_slots * HINT_BYTES)
             .max(1);
         // Start at max / 2^k (rounded up) so that doubling lands exactly on the maximum
         // after a step from just over half of it.
@@ -174,7 +231,12 @@ impl PayloadIndex {
         while start * WAYS > INITIAL_SLOTS {
             start = start.div_ceil(2);
         }
+        let hints = Arc::new(HintTable {
+            tags: (0..max_slots).map(|_| AtomicU32::new(0)).collect(),
+            slots: AtomicUsize::new(start * WAYS),
+        });
         Some(Self {
+            hints,
             slots: vec![Slot::default(); start * WAYS],
             max_slots,
             entries: 0,
@@ -195,12 +257,23 @@ impl PayloadIndex {
         self.ring_cap
     }
 
+    /// The hint tags for compressors, with the smallest payload the writer
+    /// deduplicates.
+    pub(crate) fn hints(&self, min_payload_bytes: u64) -> RevisitHints {
+        RevisitHints {
+            table: Arc::clone(&self.hints),
+            min_payload_bytes,
+        }
+    }
+
     /// Counters and current sizes.
     pub fn stats(&self) -> DedupStats {
         DedupStats {
             entries: self.entries as u64,
             slots: self.slots.len() as u64,
-            bytes: (self.slots.capacity() * SLOT_BYTES + self.ring.capacity()) as u64,
+            bytes: (self.slots.capacity() * SLOT_BYTES
+                + self.hints.tags.len() * HINT_BYTES
+                + self.ring.capacity()) as u64,
             ..self.stats
         }
     }
@@ -219,9 +292,10 @@ impl PayloadIndex {
     /// records they name may be cut off by a resume (see `WarcWriter::sync`).
     pub fn forget_since(&mut self, mark: u64) -> usize {
         let mut removed = 0;
-        for slot in &mut self.slots {
+        for (slot, tag) in self.slots.iter_mut().zip(self.hints.tags.iter()) {
             if !slot.is_empty() && slot.uri_at >= mark {
                 *slot = Slot::default();
+                tag.store(0, Ordering::Relaxed);
                 removed += 1;
             }
         }
@@ -256,9 +330,7 @@ impl PayloadIndex {
                 })
             }
             None => {
-                if let Some(s) = self.slots.get_mut(at) {
-                    *s = Slot::default();
-                }
+                self.set(at, Slot::default());
                 self.entries = self.entries.saturating_sub(1);
                 self.stats.stale += 1;
                 self.stats.misses += 1;
@@ -313,28 +385,43 @@ impl PayloadIndex {
     /// `evict`) over the oldest.
     fn place(&mut self, slot: Slot, evict: bool) -> Placed {
         let range = bucket_range(&Digest::from_bytes(slot.digest), self.slots.len());
-        let Some(bucket) = self.slots.get_mut(range) else {
+        let Some(bucket) = self.slots.get(range.clone()) else {
             return Placed::Full;
         };
-        if let Some(same) = bucket
-            .iter_mut()
-            .find(|s| !s.is_empty() && s.digest == slot.digest)
-        {
-            *same = slot;
-            return Placed::Replaced;
+        let same = bucket
+            .iter()
+            .position(|s| !s.is_empty() && s.digest == slot.digest);
+        let (way, placed) = match (same, bucket.iter().position(Slot::is_empty)) {
+            (Some(way), _) => (way, Placed::Replaced),
+            (None, Some(way)) => (way, Placed::New),
+            (None, None) if !evict => return Placed::Full,
+            (None, None) => {
+                let oldest = bucket
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, s)| s.uri_at)
+                    .map_or(0, |(way, _)| way);
+                self.stats.evictions += 1;
+                (oldest, Placed::Evicted)
+            }
+        };
+        self.set(range.start + way, slot);
+        placed
+    }
+
+    /// Writes slot `at` and its hint tag.
+    fn set(&mut self, at: usize, slot: Slot) {
+        let tag = if slot.is_empty() {
+            0
+        } else {
+            tag_of(&Digest::from_bytes(slot.digest))
+        };
+        if let Some(s) = self.slots.get_mut(at) {
+            *s = slot;
         }
-        if let Some(empty) = bucket.iter_mut().find(|s| s.is_empty()) {
-            *empty = slot;
-            return Placed::New;
+        if let Some(t) = self.hints.tags.get(at) {
+            t.store(tag, Ordering::Relaxed);
         }
-        if !evict {
-            return Placed::Full;
-        }
-        if let Some(oldest) = bucket.iter_mut().min_by_key(|s| s.uri_at) {
-            *oldest = slot;
-            self.stats.evictions += 1;
-        }
-        Placed::Evicted
     }
 
     /// Doubles the table (up to its maximum) and rehashes: each bucket splits over two
@@ -343,6 +430,11 @@ impl PayloadIndex {
     fn grow(&mut self) {
         let new_len = (self.slots.len() * 2).min(self.max_slots);
         let old = std::mem::replace(&mut self.slots, vec![Slot::default(); new_len]);
+        // The tags are laid out anew; readers see no hint until each is placed again.
+        for tag in self.hints.tags.iter().take(new_len) {
+            tag.store(0, Ordering::Relaxed);
+        }
+        self.hints.slots.store(new_len, Ordering::Relaxed);
         self.entries = 0;
         for slot in old.into_iter().filter(|s| !s.is_empty()) {
             if self.place(slot, true) == Placed::New {
@@ -450,7 +542,10 @@ mod tests {
         assert!(DedupConfig::default().enabled());
         let index = PayloadIndex::new(MIN_DEDUP_BYTES).unwrap();
         assert!(index.max_entries() >= WAYS);
-        assert!(index.max_entries() * SLOT_BYTES * 3 / 2 + index.uri_capacity() <= MIN_DEDUP_BYTES);
+        assert!(
+            index.max_entries() * (SLOT_BYTES * 3 / 2 + HINT_BYTES) + index.uri_capacity()
+                <= MIN_DEDUP_BYTES
+        );
     }
 
     /// Many more digests than fit: the count and the bytes stay within the budget, the
@@ -541,5 +636,59 @@ mod tests {
         // A full bucket grows the table instead of overwriting, while it may grow.
         assert_eq!(found, 5_000);
         assert_eq!(index.stats().evictions, 0);
+    }
+
+    /// The hint tags follow the slots: present after an insert and through growth,
+    /// gone after `forget_since`, an eviction, or a stale lookup; a payload under the
+    /// minimum is never hinted.
+    #[test]
+    fn hints_mirror_the_slots() {
+        let mut index = PayloadIndex::new(MIN_DEDUP_BYTES).unwrap();
+        let hints = index.hints(10);
+        let date = WarcDate::from_unix_micros(0);
+        assert!(!hints.likely_revisit(&digest(1), 100));
+        index.insert(&digest(1), id(1), "http://a/1", date);
+        assert!(hints.likely_revisit(&digest(1), 100));
+        assert!(!hints.likely_revisit(&digest(1), 9), "under the minimum");
+        assert!(!hints.likely_revisit(&digest(2), 100));
+        let mark = index.mark();
+        index.insert(&digest(2), id(2), "http://a/2", date);
+        assert!(hints.likely_revisit(&digest(2), 100));
+        index.forget_since(mark);
+        assert!(!hints.likely_revisit(&digest(2), 100), "forgotten");
+        assert!(hints.likely_revisit(&digest(1), 100));
+
+        // Many more digests than fit: every live entry is hinted, through the
+        // doublings and the evictions; the evicted ones are not.
+        let n = 5_000u64;
+        for i in 3..n {
+            index.insert(&digest(i), id(i), &format!("http://a/{i}"), date);
+        }
+        assert!(index.stats().evictions > 0);
+        let live: Vec<u64> = (1..n)
+            .filter(|i| {
+                let range = index.bucket_range(&digest(*i));
+                index.slots[range]
+                    .iter()
+                    .any(|s| !s.is_empty() && s.digest == *digest(*i).as_bytes())
+            })
+            .collect();
+        assert!(live.len() < n as usize - 1);
+        let hinted = (1..n)
+            .filter(|i| hints.likely_revisit(&digest(*i), 100))
+            .count();
+        assert!(live.iter().all(|i| hints.likely_revisit(&digest(*i), 100)));
+        // Tags are 4 bytes of the digest: an evicted digest is hinted only when an
+        // entry of its bucket shares them (2^-32 per way).
+        assert_eq!(hinted, live.len());
+        // A stale entry (its URI overwritten in the ring) loses its tag on lookup.
+        let stale = live
+            .iter()
+            .copied()
+            .find(|i| index.lookup(&digest(*i)).is_none());
+        if let Some(i) = stale {
+            assert!(!hints.likely_revisit(&digest(i), 100));
+        }
+        assert!(index.stats().bytes as usize <= MIN_DEDUP_BYTES);
     }
 }

@@ -179,6 +179,9 @@ impl WarcWriter {
         };
         let next_warcinfo_id = RecordId::new_v4();
         let warcinfo_slot = WarcinfoSlot::new(next_warcinfo_id);
+        let hints = dedup
+            .as_ref()
+            .map(|index| index.hints(config.dedup.min_payload_bytes));
         Ok(Self {
             dedup,
             synced_mark: None,
@@ -187,6 +190,7 @@ impl WarcWriter {
                 config.deflater,
                 config.gzip_level,
                 warcinfo_slot.clone(),
+                hints,
             ),
             encoder: MemberEncoder::with_deflater(config.deflater, config.gzip_level),
             warcinfo_slot,
@@ -229,12 +233,17 @@ impl WarcWriter {
     }
 
     /// A compressor for another thread, producing captures for
-    /// [`WarcWriter::append_compressed`] with this writer's settings.
+    /// [`WarcWriter::append_compressed`] with this writer's settings and its revisit
+    /// index's hints (a likely revisit is not compressed there; see
+    /// [`super::compressed`]).
     pub fn compressor(&self) -> CaptureCompressor {
         CaptureCompressor::new(
             self.config.deflater,
             self.config.gzip_level,
             self.warcinfo_slot.clone(),
+            self.dedup
+                .as_ref()
+                .map(|index| index.hints(self.config.dedup.min_payload_bytes)),
         )
     }
 

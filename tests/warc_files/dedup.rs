@@ -4,7 +4,9 @@ use trawl::provenance::{Digest, Truncation};
 use trawl::warc::{DedupConfig, WarcWriter};
 
 use crate::reading::{field, members, split, warc_files};
-use crate::samples::{body, chunk, config, from_wire, plain_capture, with_head, CHUNKED_HEAD};
+use crate::samples::{
+    body, chunk, config, from_wire, plain_capture, two_capture_writer, with_head, CHUNKED_HEAD,
+};
 use crate::warcio::{warcio_check, warcio_index};
 
 /// Identical payloads under several URLs: the first is a `response`, the others
@@ -186,18 +188,8 @@ fn small_payloads_are_not_deduplicated() {
 fn revisits_across_a_rotation_refer_only_to_synced_responses() {
     let synced = body(2000, 1);
     let unsynced = body(2000, 2);
-    // Files that hold two captures: the size of a file with one, plus some slack for
-    // the random record ids (which compress a little differently).
-    let scratch = tempfile::tempdir().unwrap();
-    let mut probe = WarcWriter::new(config(scratch.path())).unwrap();
-    probe
-        .write_capture(&plain_capture("http://a.example/s", "200 OK", &synced))
-        .unwrap();
-    let one = probe.position().unwrap().offset;
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_file_bytes = one + 100;
-    let mut writer = WarcWriter::new(config).unwrap();
+    let mut writer = two_capture_writer(dir.path(), &synced);
     let first = writer
         .write_capture(&plain_capture("http://a.example/s", "200 OK", &synced))
         .unwrap();

@@ -19,5 +19,6 @@ mod warcio;
 
 // The tests.
 mod dedup;
+mod hints;
 mod repair;
 mod writer;

@@ -152,6 +152,21 @@ pub fn config(dir: &Path) -> WarcWriterConfig {
     config
 }
 
+/// A writer in `dir` whose files hold two captures of `payload` (a rotation before
+/// every third): the size of a file with one, plus some slack for the random record
+/// ids (which compress a little differently).
+pub fn two_capture_writer(dir: &Path, payload: &[u8]) -> trawl::warc::WarcWriter {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut probe = trawl::warc::WarcWriter::new(config(scratch.path())).unwrap();
+    probe
+        .write_capture(&plain_capture("http://a.example/s", "200 OK", payload))
+        .unwrap();
+    let one = probe.position().unwrap().offset;
+    let mut config = config(dir);
+    config.max_file_bytes = one + 100;
+    trawl::warc::WarcWriter::new(config).unwrap()
+}
+
 /// A plain capture of `payload` at `uri` with the given status, request included.
 pub fn plain_capture(uri: &str, status: &str, payload: &[u8]) -> Capture {
     Capture {

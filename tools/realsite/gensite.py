@@ -15,7 +15,7 @@ listings, so a complete crawler reaches every page robots.txt allows.
 Deterministic (fixed seed): the same arguments give the same bytes, so a generated site
 is reused between benchmark runs (a stamp file records the arguments).
 
-Usage: gensite.py [--page-bytes N] [--links N] OUT_DIR HOSTS PAGES FIRST_OCTET
+Usage: gensite.py [--page-bytes N] [--links N] [--dup-percent N] OUT_DIR HOSTS PAGES FIRST_OCTET
 
   --page-bytes N  every page about N bytes (the filler stops at the first paragraph
                   that reaches N) instead of 10-30 KB at random (10 KB for the about
@@ -25,7 +25,12 @@ Usage: gensite.py [--page-bytes N] [--links N] OUT_DIR HOSTS PAGES FIRST_OCTET
                   usual extras (other hosts, the real web, 404s, private, downloads,
                   query strings, #comments) drawn as without the flag, then related
                   articles on the same host (same three link forms) to make up the count
-Without either flag the site is byte for byte what it was before the flags existed (no
+  --dup-percent N N articles in 100 (spread evenly, no random draw) get a byte-identical
+                  copy, `copy-NAME` beside the article (same directory, so its relative
+                  links still resolve), linked from the listing after the article: the
+                  payloads a crawler writes as WARC revisit records (the site has that
+                  many more pages than PAGES)
+Without any flag the site is byte for byte what it was before the flags existed (no
 extra draws from the random generator), so existing sites and their stamps stay valid.
 """
 import os
@@ -91,11 +96,12 @@ def page(title, host, nav_links, body_links, rng, size):
 
 def parse_args(argv):
     """Optional flags before the four positionals; returns (flags, positionals)."""
-    flags = {"page_bytes": None, "links": None}
+    flags = {"page_bytes": None, "links": None, "dup_percent": None}
     args = list(argv)
     while args and args[0].startswith("--"):
         name = args.pop(0)
-        key = {"--page-bytes": "page_bytes", "--links": "links"}.get(name)
+        key = {"--page-bytes": "page_bytes", "--links": "links",
+               "--dup-percent": "dup_percent"}.get(name)
         if key is None or not args:
             raise SystemExit(__doc__)
         flags[key] = int(args.pop(0))
@@ -103,13 +109,15 @@ def parse_args(argv):
         raise SystemExit(__doc__)
     if flags["links"] is not None and flags["links"] <= FIXED_LINKS:
         raise SystemExit(f"gensite: --links must be more than {FIXED_LINKS} (the fixed links)")
+    if flags["dup_percent"] is not None and not 0 <= flags["dup_percent"] <= 100:
+        raise SystemExit("gensite: --dup-percent must be 0 to 100")
     return flags, args
 
 
 def main():
     flags, (out, nhosts, total, first) = parse_args(sys.argv[1:])
     nhosts, total, first = int(nhosts), int(total), int(first)
-    page_bytes, nlinks = flags["page_bytes"], flags["links"]
+    page_bytes, nlinks, dup = flags["page_bytes"], flags["links"], flags["dup_percent"] or 0
 
     def size(rng):
         """A page's size: --page-bytes, else 10-30 KB at random (one draw, as always)."""
@@ -131,6 +139,16 @@ def main():
         if 2 + articles + listings + PRIVATE_PAGES + nsec <= per_host:
             break
         articles -= 1
+    def copy_of(i, p):
+        """The path of article i's copy (--dup-percent), or None. Articles go round the
+        sections, so i // nsec is the rank in its section: the k-th article of every
+        section is copied when the running count of copies, k * dup / 100, steps up at k."""
+        k = i // nsec
+        if (k + 1) * dup // 100 == k * dup // 100:
+            return None
+        d, name = p.rsplit("/", 1)
+        return f"{d}/copy-{name}"
+
     # Article paths per host: /SECTION/SLUG-ID.html
     arts = {}
     for h in hosts:
@@ -164,12 +182,17 @@ def main():
         files["/index.html"] = page(f"{h} home", h, nav, body, rng, size(rng))
         files["/about.html"] = page(f"about {h}", h, nav, [("/", "home")], rng, small())
         by_sec = {s: [p for sec, p in arts[h] if sec == s] for s in SECTIONS}
+        copies = {p: copy_of(i, p) for i, (_, p) in enumerate(arts[h])}
         for s in SECTIONS:
             items = by_sec[s]
             npages = -(-len(items) // PER_LISTING)
             for k in range(npages):
                 chunk = items[k * PER_LISTING:(k + 1) * PER_LISTING]
                 body = [(p.rsplit("/", 1)[1], p) for p in chunk]  # relative form
+                if dup:  # each copy after its article
+                    body = [link for p in chunk for link in
+                            [(p.rsplit("/", 1)[1], p)]
+                            + ([(copies[p].rsplit("/", 1)[1], copies[p])] if copies[p] else [])]
                 if k + 1 < npages:
                     body.append((f"page-{k + 2}.html", "next"))
                 if k > 0:
@@ -228,6 +251,8 @@ def main():
                 body = related(max(0, nlinks - FIXED_LINKS - len(ex))) + ex
             files[p] = page(p.rsplit("/", 1)[1][:-5].replace("-", " "), h, nav, body, rng,
                             size(rng))
+            if copies[p]:
+                files[copies[p]] = files[p]
         for path, text in files.items():
             with open(os.path.join(root, path.lstrip("/")), "w") as f:
                 f.write(text)

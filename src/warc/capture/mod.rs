@@ -402,6 +402,28 @@ impl<'c> StoredResponse<'c> {
         }
     }
 
+    /// A response already prepared once: `head` as stored, `body` the payload, and
+    /// the digests computed then (a response shipped uncompressed to the writer,
+    /// `super::compressed`).
+    pub(super) fn from_parts(
+        head: &'c [u8],
+        body: &'c [u8],
+        block_digest: Digest,
+        payload_digest: Digest,
+    ) -> Self {
+        Self {
+            head: Cow::Borrowed(head),
+            body,
+            block_digest,
+            payload_digest,
+        }
+    }
+
+    /// The block digest (over the stored head and the payload).
+    pub(super) fn block_digest(&self) -> Digest {
+        self.block_digest
+    }
+
     /// The payload digest (over the body without transfer coding).
     pub(super) fn payload_digest(&self) -> Digest {
         self.payload_digest
