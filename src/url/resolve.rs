@@ -151,8 +151,10 @@ impl Resolver {
     /// As [`canonicalize_with`].
     pub fn resolve<'s>(&self, href: &str, scratch: &'s mut String) -> Result<Resolved<'s>, Reject> {
         if let Some(fast) = &self.fast {
-            if splice(self.base.as_str(), fast, href, scratch) {
-                return Ok(Resolved::Spliced(scratch.as_str()));
+            match splice(self.base.as_str(), fast, href, scratch) {
+                Splice::Written => return Ok(Resolved::Spliced(scratch.as_str())),
+                Splice::OtherScheme => return Err(Reject::UnsupportedScheme),
+                Splice::Parse => {}
             }
         }
         canonicalize_with(&self.base, href, &self.options, self.encoding).map(Resolved::Parsed)
@@ -218,12 +220,35 @@ fn all_in(bytes: &[u8], class: u8) -> bool {
     bytes.iter().all(|&b| is(class, b))
 }
 
+/// What [`splice`] made of a reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Splice {
+    /// The canonical URL is in the buffer.
+    Written,
+    /// An absolute URL in a scheme other than the special ones (`mailto:`,
+    /// `javascript:`, `data:` ...) with an opaque path: the parser cannot fail on it,
+    /// and the result is [`Reject::UnsupportedScheme`].
+    OtherScheme,
+    /// The reference needs the full parser (the buffer holds anything).
+    Parse,
+}
+
+impl From<bool> for Splice {
+    fn from(written: bool) -> Self {
+        if written {
+            Splice::Written
+        } else {
+            Splice::Parse
+        }
+    }
+}
+
 /// The fast path: writes the canonical URL of `href` against the canonical `base`
-/// into `out` and returns `true`, or returns `false` (with `out` in any state) when
-/// the reference needs the full parser. It follows the WHATWG URL parser's
-/// "relative", "path" and "authority" states for the inputs it accepts; the property
-/// test `splice_equals_canonicalize` holds it to the `url` crate's answers.
-fn splice(base: &str, fast: &FastBase, href: &str, out: &mut String) -> bool {
+/// into `out`, or says that the reference is in another scheme or needs the full
+/// parser. It follows the WHATWG URL parser's "scheme", "relative", "path" and
+/// "authority" states for the inputs it accepts; the property test
+/// `splice_equals_canonicalize` holds it to the `url` crate's answers.
+fn splice(base: &str, fast: &FastBase, href: &str, out: &mut String) -> Splice {
     out.clear();
     let bytes = href.as_bytes();
     // Leading and trailing C0 controls and spaces are stripped by the parser.
@@ -233,7 +258,7 @@ fn splice(base: &str, fast: &FastBase, href: &str, out: &mut String) -> bool {
         .rposition(|&b| b > b' ')
         .map_or(start, |i| i + 1);
     let Some(trimmed) = href.get(start..end) else {
-        return false;
+        return Splice::Parse;
     };
     // The fragment is dropped (rule 3); whatever it holds cannot change the rest.
     let reference = match memchr(b'#', trimmed.as_bytes()) {
@@ -245,42 +270,70 @@ fn splice(base: &str, fast: &FastBase, href: &str, out: &mut String) -> bool {
         // Empty or fragment-only: the base itself (canonical, without fragment).
         None => {
             out.push_str(base);
-            true
+            Splice::Written
         }
         // Query-only: the base's path with the new query.
         Some(b'?') => {
             if !all_in(rb, QUERY) {
-                return false;
+                return Splice::Parse;
             }
             out.push_str(base.get(..fast.path_end).unwrap_or(base));
             out.push_str(reference);
-            true
+            Splice::Written
         }
         Some(b'/') => match rb.get(1) {
             // Scheme-relative: `//host/...` with the base's scheme.
             Some(b'/') => {
                 let rest = reference.get(2..).unwrap_or("");
-                authority_and_path(fast.https, rest, out)
+                authority_and_path(fast.https, rest, out).into()
             }
             // Path-absolute.
             _ => {
                 out.push_str(base.get(..fast.origin_end).unwrap_or(base));
                 let floor = out.len();
-                path_and_query(reference, true, floor, out)
+                path_and_query(reference, true, floor, out).into()
             }
         },
         Some(_) => {
             if let Some(rest) = strip_prefix_ignore_case(reference, "http://") {
-                return authority_and_path(false, rest, out);
+                return authority_and_path(false, rest, out).into();
             }
             if let Some(rest) = strip_prefix_ignore_case(reference, "https://") {
-                return authority_and_path(true, rest, out);
+                return authority_and_path(true, rest, out).into();
+            }
+            if is_other_scheme(rb) {
+                return Splice::OtherScheme;
             }
             // Path-relative: the base path without its last segment, then ours.
             out.push_str(base.get(..fast.dir_end).unwrap_or(base));
-            path_and_query(reference, false, fast.origin_end, out)
+            path_and_query(reference, false, fast.origin_end, out).into()
         }
     }
+}
+
+/// Whether `reference` (trimmed, without fragment) is an absolute URL whose scheme is
+/// not special and whose rest is an opaque path, which the WHATWG parser accepts
+/// whatever it holds: a scheme (an ASCII letter, then letters, digits, `+`, `-`,
+/// `.`) other than `http`, `https`, `ws`, `wss`, `ftp`, `file`, then `:` not followed
+/// by `/` (an authority or a path, which can fail) nor by a tab or newline (which the
+/// parser removes, so a `/` could follow).
+fn is_other_scheme(reference: &[u8]) -> bool {
+    if !reference.first().is_some_and(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let Some(colon) = reference
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))
+    else {
+        return false;
+    };
+    let (Some(scheme), Some(&b':')) = (reference.get(..colon), reference.get(colon)) else {
+        return false;
+    };
+    let special = ["http", "https", "ws", "wss", "ftp", "file"]
+        .iter()
+        .any(|s| scheme.eq_ignore_ascii_case(s.as_bytes()));
+    !special && !matches!(reference.get(colon + 1), Some(b'/' | b'\t' | b'\n' | b'\r'))
 }
 
 fn strip_prefix_ignore_case<'r>(s: &'r str, prefix: &str) -> Option<&'r str> {
@@ -307,7 +360,7 @@ fn authority_and_path(https: bool, rest: &str, out: &mut String) -> bool {
         None => (host_port, None),
     };
     out.push_str(if https { "https://" } else { "http://" });
-    if !push_domain(host, out) {
+    if !push_host(host, out) {
         return false;
     }
     if let Some(port) = port {
@@ -341,8 +394,13 @@ fn authority_and_path(https: bool, rest: &str, out: &mut String) -> bool {
 /// parser (IDNA, IPv4) and rule 4 (trailing dots) leave as it is: labels of letters,
 /// digits, `-` and `_`, starting and ending with a letter or digit, no `--`
 /// anywhere (so no `xn--` label to validate), a last label not starting with a digit
-/// (which could make the host an IPv4 address). Anything else returns `false`.
-fn push_domain(host: &str, out: &mut String) -> bool {
+/// (which could make the host an IPv4 address); or an IPv4 address in its own
+/// serialization (see [`is_canonical_ipv4`]). Anything else returns `false`.
+fn push_host(host: &str, out: &mut String) -> bool {
+    if is_canonical_ipv4(host.as_bytes()) {
+        out.push_str(host);
+        return true;
+    }
     if host.is_empty() || host.contains("--") {
         return false;
     }
@@ -368,6 +426,27 @@ fn push_domain(host: &str, out: &mut String) -> bool {
     }
     out.extend(host.chars().map(|c| c.to_ascii_lowercase()));
     true
+}
+
+/// Whether `host` is four dot-separated decimal numbers of at most 255, each `0` or
+/// without a leading zero (a leading zero means octal to the WHATWG IPv4 parser):
+/// exactly the form the parser serializes an IPv4 address to, so it stays as it is.
+fn is_canonical_ipv4(host: &[u8]) -> bool {
+    let mut parts = 0;
+    for part in host.split(|&b| b == b'.') {
+        parts += 1;
+        let value = match part {
+            [b'0'] => 0,
+            [b'1'..=b'9', rest @ ..] if rest.len() <= 2 && rest.iter().all(u8::is_ascii_digit) => {
+                part.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'))
+            }
+            _ => return false,
+        };
+        if value > 255 {
+            return false;
+        }
+    }
+    parts == 4
 }
 
 /// The WHATWG port state on ASCII digits: `Some(None)` for an empty port,
@@ -472,7 +551,13 @@ mod tests {
         let resolver = Resolver::new(base.clone(), CanonOptions::default(), None);
         let fb = resolver.fast?;
         let mut out = String::new();
-        splice(base.as_str(), &fb, href, &mut out).then_some(out)
+        (splice(base.as_str(), &fb, href, &mut out) == Splice::Written).then_some(out)
+    }
+
+    fn other_scheme(base: &Url, href: &str) -> bool {
+        let resolver = Resolver::new(base.clone(), CanonOptions::default(), None);
+        let fb = resolver.fast.expect("fast base");
+        splice(base.as_str(), &fb, href, &mut String::new()) == Splice::OtherScheme
     }
 
     const BASE: &str = "http://docs.example/api/index-files/index-19.html?q=1";
@@ -516,6 +601,9 @@ mod tests {
         ("http://h.example:/p", "http://h.example/p"),
         ("http://a_b.example/", "http://a_b.example/"),
         ("http://1.example/", "http://1.example/"),
+        ("http://1.2.3.4/", "http://1.2.3.4/"),
+        ("HTTP://127.0.0.49:80/a?b", "http://127.0.0.49/a?b"),
+        ("//255.0.10.199", "http://255.0.10.199/"),
         (
             "p/q;x=1,2:3@4!$&'()*+~",
             "http://docs.example/api/index-files/p/q;x=1,2:3@4!$&'()*+~",
@@ -538,8 +626,17 @@ mod tests {
         ("a b", "http://docs.example/api/index-files/a%20b"),
         ("///x.example/", "http://x.example/"),
         ("http:g", "http://docs.example/api/index-files/g"),
-        ("mailto:x@y", "unsupported_scheme"),
-        ("http://1.2.3.4/", "http://1.2.3.4/"),
+        ("http://01.2.3.4/", "http://1.2.3.4/"),
+        ("http://1.2.3.04/", "http://1.2.3.4/"),
+        ("http://1.2.3/", "http://1.2.0.3/"),
+        ("http://1.2.3.4./", "http://1.2.3.4/"),
+        ("http://1.2.3.256/", "invalid_url"),
+        ("http://1.2.3.4.5/", "invalid_url"),
+        ("http://0x7f.0.0.1/", "http://127.0.0.1/"),
+        ("ftp://h.example/", "unsupported_scheme"),
+        ("ws:x", "unsupported_scheme"),
+        ("foo://[x/", "invalid_url"),
+        ("foo:\t//[x/", "invalid_url"),
         ("http://h.0x7f/", "invalid_url"),
         ("http://example.com./", "http://example.com/"),
         (
@@ -565,6 +662,31 @@ mod tests {
         }
     }
 
+    /// Absolute URLs in other schemes, rejected without a parse.
+    const OTHER_SCHEME: &[&str] = &[
+        "mailto:x@y",
+        "javascript:void(0)",
+        "JavaScript:",
+        "tel:+1-555",
+        "data:text/html,<p>",
+        "a+b-c.d:x",
+        "c:\\dir",
+        "foo:#frag",
+    ];
+
+    #[test]
+    fn rejects_other_schemes_without_a_parse() {
+        let base = Url::parse(BASE).expect("base");
+        for href in OTHER_SCHEME {
+            assert!(other_scheme(&base, href), "{href:?}");
+            assert_eq!(
+                slow(&base, href),
+                Err(Reject::UnsupportedScheme),
+                "{href:?}"
+            );
+        }
+    }
+
     #[test]
     fn leaves_the_rest_to_the_url_crate() {
         let base = Url::parse(BASE).expect("base");
@@ -572,6 +694,7 @@ mod tests {
         let mut scratch = String::new();
         for (href, expected) in FALLBACK {
             assert_eq!(fast(&base, href), None, "{href:?} must fall back");
+            assert!(!other_scheme(&base, href), "{href:?} must fall back");
             let got = match resolver.resolve(href, &mut scratch) {
                 Ok(r) => r.into_string(),
                 Err(e) => e.code().to_owned(),
@@ -610,6 +733,7 @@ mod tests {
             "H.Example",
             "a_b.example",
             "1.2.3.4",
+            "127.0.0.49",
             "[::1]",
             "example.com.",
             "x",
@@ -684,7 +808,17 @@ mod tests {
             "xn--",
             "a--b",
             "1.2.3.4",
+            "127.0.0.49",
+            "255.",
+            "256",
+            "01.",
+            "0.",
             "0x7f",
+            "tel:",
+            "foo:",
+            "a+b.c-d:",
+            "ws:",
+            "FILE:",
             "9",
             ":80",
             ":443",
