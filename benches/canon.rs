@@ -251,6 +251,16 @@ fn canon_static20(c: &mut Criterion) {
             ok
         })
     });
+    // The scan alone, for the share of extract_keys that is not resolution.
+    group.bench_function("scan_per_page", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for (_, page) in &pages {
+                for_each_raw_link(page, false, |_, raw| n += raw.len());
+            }
+            n
+        })
+    });
     let options = ExtractOptions::default();
     group.bench_function("extract_keys_per_page", |b| {
         b.iter(|| {
