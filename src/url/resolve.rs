@@ -766,6 +766,71 @@ mod tests {
         assert!(!plain("http://[::1]/"), "IPv6");
     }
 
+    /// The WHATWG URL test inputs (`urltestdata.json`, shipped in the `url` crate's
+    /// source, found in the cargo registry; skipped where it is not), each resolved
+    /// against its own `http(s)` base and three canonical ones: the resolver answers
+    /// exactly as `canonicalize_with`, and the splice takes a fair share of them.
+    #[test]
+    fn whatwg_inputs_resolve_as_the_url_crate() {
+        let home = std::env::var("CARGO_HOME")
+            .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()));
+        let data = std::fs::read_dir(format!("{home}/registry/src"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|index| {
+                std::fs::read_dir(index.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .filter(|krate| krate.file_name().to_string_lossy().starts_with("url-2."))
+            .find_map(|krate| {
+                std::fs::read_to_string(krate.path().join("tests/urltestdata.json")).ok()
+            });
+        let Some(data) = data else {
+            eprintln!("urltestdata.json not found in the cargo registry: skipped");
+            return;
+        };
+        let cases: Vec<serde_json::Value> = serde_json::from_str(&data).expect("json");
+        let fixed = [
+            "http://127.0.0.49/science/a-b-1.html",
+            "https://h.example:8443/d/e/?q=1",
+            "http://docs.example/api/index-files/index-19.html?q=1",
+        ];
+        let (mut checked, mut spliced) = (0, 0);
+        for case in cases.iter().filter_map(|c| c.as_object()) {
+            let Some(input) = case.get("input").and_then(|v| v.as_str()) else {
+                continue;
+            };
+            let own = case.get("base").and_then(|v| v.as_str());
+            for base in own.into_iter().chain(fixed) {
+                let Ok(base) = Url::parse(base) else { continue };
+                for encoding in [None, Some(encoding_rs::WINDOWS_1252)] {
+                    let reference =
+                        canonicalize_with(&base, input, &CanonOptions::default(), encoding)
+                            .map(String::from);
+                    let resolver = Resolver::new(base.clone(), CanonOptions::default(), encoding);
+                    let mut scratch = String::new();
+                    let got = resolver.resolve(input, &mut scratch);
+                    spliced += usize::from(matches!(got, Ok(Resolved::Spliced(_))));
+                    assert_eq!(
+                        got.map(Resolved::into_string),
+                        reference,
+                        "base {base} input {input:?}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        eprintln!("urltestdata: {checked} resolutions, {spliced} spliced");
+        assert!(checked > 4000, "only {checked} cases");
+        assert!(
+            spliced * 10 > checked,
+            "only {spliced} of {checked} spliced"
+        );
+    }
+
     /// Parsed bases, canonical or not.
     fn any_base_url() -> impl Strategy<Value = Url> {
         let scheme = prop::sample::select(vec!["http://", "https://", "HTTP://"]);
