@@ -184,6 +184,8 @@ const PATH: u8 = 1;
 /// Query bytes copied as they are: the path set without `'` (in the special-query
 /// percent-encode set), plus `?`.
 const QUERY: u8 = 2;
+/// Bytes inside one path segment: [`PATH`] without `/`.
+const SEGMENT: u8 = 4;
 
 /// [`PATH`] and [`QUERY`] bits per byte value: one load per byte on the hot path.
 static CLASS: [u8; 256] = byte_classes();
@@ -219,7 +221,8 @@ const fn byte_classes() -> [u8; 256] {
                     | b'/'
             );
         let query = b == b'?' || (path && b != b'\'');
-        t[i] = ((path as u8) * PATH) | ((query as u8) * QUERY);
+        let segment = path && b != b'/';
+        t[i] = ((path as u8) * PATH) | ((query as u8) * QUERY) | ((segment as u8) * SEGMENT);
         i += 1;
     }
     t
@@ -497,50 +500,54 @@ fn path_and_query(reference: &str, absolute: bool, floor: usize, out: &mut Strin
     let bytes = reference.as_bytes();
     let mut start = usize::from(absolute);
     let mut first = !absolute;
-    let mut i = start;
-    loop {
+    let i = loop {
+        // One segment: a run of segment bytes, then `/`, `?` or the end.
+        let rest = bytes.get(start..).unwrap_or_default();
+        let i = start
+            + rest
+                .iter()
+                .position(|&b| !is(SEGMENT, b))
+                .unwrap_or(rest.len());
         let b = bytes.get(i).copied();
-        match b {
-            Some(b'/' | b'?') | None => {
-                let last = b != Some(b'/');
-                let Some(segment) = reference.get(start..i) else {
-                    return false;
-                };
-                match segment {
-                    ".." => {
-                        if out.len() > floor {
-                            let cut = out
-                                .get(floor..)
-                                .and_then(|p| p.rfind('/'))
-                                .map_or(floor, |at| floor + at);
-                            out.truncate(cut);
-                        }
-                        if last {
-                            out.push('/');
-                        }
-                    }
-                    "." => {
-                        if last {
-                            out.push('/');
-                        }
-                    }
-                    _ => {
-                        out.push('/');
-                        out.push_str(segment);
-                    }
+        if !matches!(b, Some(b'/' | b'?') | None) {
+            return false;
+        }
+        let Some(segment) = reference.get(start..i) else {
+            return false;
+        };
+        if first && memchr(b':', segment.as_bytes()).is_some() {
+            return false;
+        }
+        let last = b != Some(b'/');
+        match segment {
+            ".." => {
+                if out.len() > floor {
+                    let cut = out
+                        .get(floor..)
+                        .and_then(|p| p.rfind('/'))
+                        .map_or(floor, |at| floor + at);
+                    out.truncate(cut);
                 }
                 if last {
-                    break;
+                    out.push('/');
                 }
-                first = false;
-                start = i + 1;
             }
-            Some(b':') if first => return false,
-            Some(b) if !is(PATH, b) => return false,
-            Some(_) => {}
+            "." => {
+                if last {
+                    out.push('/');
+                }
+            }
+            _ => {
+                out.push('/');
+                out.push_str(segment);
+            }
         }
-        i += 1;
-    }
+        if last {
+            break i;
+        }
+        first = false;
+        start = i + 1;
+    };
     if out.len() == floor {
         out.push('/');
     }
