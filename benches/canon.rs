@@ -4,10 +4,15 @@
 //! A second group canonicalizes every link of three real pages of Debian's OpenJDK 17
 //! API documentation (skipped where `openjdk-17-doc` is not installed).
 //!
+//! A third group takes the pages of the cpubench `static20-identity` site (20 hosts
+//! named by IPv4 address, ~40 links a page, a third of them absolute on the page's
+//! own origin; skipped where `tools/cpubench` has not generated it): every link
+//! resolved with one resolver per page, and the whole `Links::extract_keys`.
+//!
 //!   cargo bench --bench canon
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use trawl::html::{decode_attribute, for_each_raw_link};
+use trawl::html::{decode_attribute, for_each_raw_link, ExtractOptions, Links};
 use trawl::url::{canonicalize, CanonOptions, Resolved, Resolver};
 use url::Url;
 
@@ -164,11 +169,115 @@ fn canon_javadoc(c: &mut Criterion) {
     group.finish();
 }
 
+/// Where `tools/cpubench/run.sh` generates the `static20-identity` site (one
+/// directory per host address); `CPUBENCH_STATIC20` overrides it.
+const STATIC20: &str = "/var/tmp/cpubench-static20";
+
+/// Up to `max` pages of the static20 site, each with its URL.
+fn static20_pages(max: usize) -> Vec<(Url, Vec<u8>)> {
+    let root = std::env::var("CPUBENCH_STATIC20").unwrap_or_else(|_| STATIC20.to_owned());
+    let mut files = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(&root)];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "html") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+        .into_iter()
+        .take(max)
+        .filter_map(|path| {
+            let rel = path.strip_prefix(&root).ok()?.to_str()?.to_owned();
+            let url = Url::parse(&format!("http://{rel}")).ok()?;
+            Some((url, std::fs::read(&path).ok()?))
+        })
+        .collect()
+}
+
+fn canon_static20(c: &mut Criterion) {
+    let pages = static20_pages(200);
+    if pages.is_empty() {
+        eprintln!("canon/static20: {STATIC20} not generated (tools/cpubench/run.sh); skipped");
+        return;
+    }
+    let per_page: Vec<(Resolver, Vec<String>)> = pages
+        .iter()
+        .map(|(url, page)| {
+            let mut hrefs = Vec::new();
+            for_each_raw_link(page, false, |_, raw| {
+                hrefs.push(decode_attribute(&String::from_utf8_lossy(raw)).into_owned());
+            });
+            (
+                Resolver::new(url.clone(), CanonOptions::default(), None),
+                hrefs,
+            )
+        })
+        .collect();
+    let links: usize = per_page.iter().map(|(_, h)| h.len()).sum();
+    let mut scratch = String::new();
+    let mut spliced = 0;
+    for (resolver, hrefs) in &per_page {
+        for href in hrefs {
+            let slow = canonicalize(resolver.base(), href).map(String::from);
+            let fast = resolver.resolve(href, &mut scratch);
+            spliced += usize::from(matches!(fast, Ok(Resolved::Spliced(_))));
+            assert_eq!(fast.map(Resolved::into_string), slow, "{href}");
+        }
+    }
+    eprintln!(
+        "canon/static20: {} pages, {links} links, {spliced} spliced",
+        pages.len()
+    );
+    let mut group = c.benchmark_group("canon/static20");
+    group.throughput(Throughput::Elements(pages.len() as u64));
+    group.bench_function("resolve_per_page", |b| {
+        let mut scratch = String::new();
+        b.iter(|| {
+            let mut ok = 0;
+            for (resolver, hrefs) in &per_page {
+                for href in hrefs {
+                    ok += usize::from(resolver.resolve(href, &mut scratch).is_ok());
+                }
+            }
+            ok
+        })
+    });
+    // The scan alone, for the share of extract_keys that is not resolution.
+    group.bench_function("scan_per_page", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for (_, page) in &pages {
+                for_each_raw_link(page, false, |_, raw| n += raw.len());
+            }
+            n
+        })
+    });
+    let options = ExtractOptions::default();
+    group.bench_function("extract_keys_per_page", |b| {
+        b.iter(|| {
+            pages
+                .iter()
+                .map(|(url, page)| Links::extract_keys(url, page, None, &options).links.len())
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(3));
-    targets = canon, canon_javadoc
+    targets = canon, canon_javadoc, canon_static20
 }
 criterion_main!(benches);

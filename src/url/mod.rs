@@ -20,8 +20,9 @@ pub use reject::Reject;
 pub use resolve::{Resolved, Resolver};
 
 /// Fuzz entry point for the canonicalizer: the input is split at the first newline
-/// into a base and a reference; nothing may panic, and every canonical URL must be a
-/// fixed point of canonicalization.
+/// into a base and a reference; nothing may panic, every canonical URL must be a
+/// fixed point of canonicalization, and the [`Resolver`] (splice fast path) must
+/// answer exactly as [`canonicalize_with`] does.
 pub fn fuzz_canonicalize(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (base, href) = text
@@ -38,7 +39,17 @@ pub fn fuzz_canonicalize(data: &[u8]) {
         },
     ] {
         for encoding in [None, Some(encoding_rs::WINDOWS_1252)] {
-            if let Ok(once) = canonicalize_with(&base, href, &options, encoding) {
+            let reference = canonicalize_with(&base, href, &options, encoding);
+            let resolver = Resolver::new(base.clone(), options.clone(), encoding);
+            let resolved = resolver
+                .resolve(href, &mut String::new())
+                .map(Resolved::into_string);
+            assert_eq!(
+                resolved,
+                reference.clone().map(String::from),
+                "resolver differs from canonicalize_with"
+            );
+            if let Ok(once) = reference {
                 let twice = canonicalize_with(&base, once.as_str(), &options, None);
                 assert_eq!(
                     twice.as_ref(),

@@ -171,10 +171,11 @@ impl Core {
     ) {
         let redirects = item.hops.chars().rev().take_while(|&c| c == 'R').count() as u32;
         let chain_full = redirects >= self.shared.settings.max_redirects;
+        // A redirect past the chain's end is logged here and not tested.
+        let over = |hop: Hop| hop == Hop::Redirect && chain_full;
         let mut keys: Vec<&[u8]> = Vec::with_capacity(outlinks.len());
-        let mut kept: Vec<(&str, Hop)> = Vec::with_capacity(outlinks.len());
         for (link, hop) in outlinks {
-            if *hop == Hop::Redirect && chain_full {
+            if over(*hop) {
                 let mut rec = LogRecord::new(now.wall, link.as_str(), Outcome::Filtered);
                 rec.via = Some(item.url.clone());
                 rec.annotations.push("filter:redirect-chain".to_owned());
@@ -182,7 +183,6 @@ impl Core {
                 continue;
             }
             keys.push(link.as_bytes());
-            kept.push((link, *hop));
         }
         // One pipelined pass over the presence bits for the whole page: the block of
         // each link is prefetched a few links ahead, so the cache misses of a page's
@@ -191,7 +191,8 @@ impl Core {
         seen.clear();
         seen.resize(keys.len(), false);
         self.shared.memory.seen.test_and_set_batch(&keys, &mut seen);
-        for ((link, hop), known) in kept.into_iter().zip(seen.iter()) {
+        let kept = outlinks.iter().filter(|(_, hop)| !over(*hop));
+        for ((link, hop), known) in kept.zip(seen.iter()) {
             if *known {
                 continue;
             }
@@ -270,6 +271,7 @@ impl Core {
                 self.shared.counters.bump(counter);
             }
         }
+        outlinks.reserve(page.links.len());
         for link in page.links {
             if link.nofollow {
                 continue;
