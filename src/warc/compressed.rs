@@ -16,10 +16,18 @@
 //!   ([`WarcinfoSlot`]); a capture compressed just before a rotation carries the old id,
 //!   and the writer then decompresses its members, puts the new id in (same length) and
 //!   compresses them again. That happens only to the captures in flight at a rotation.
+//!
+//! A capture's members travel in the buffer they were compressed into: the writer's
+//! [`MemberPool`] lends a compressor an empty buffer to swap for it, and the capture
+//! gives its buffer back when the writer is done with it (dropped), so in a steady
+//! state no buffer is allocated or copied per capture. When every pooled buffer is out
+//! (a writer far behind), a capture gets an exact-size copy instead.
 
 use std::io::{self, Read};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use crossbeam_channel::{bounded, Receiver, Sender};
 
 use super::capture::{metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse};
 use super::error::WarcError;
@@ -50,6 +58,45 @@ impl WarcinfoSlot {
     }
 }
 
+/// Buffers for captures' members, lent to compressors and given back by the captures
+/// (see the module docs). Bounded by construction: [`MemberPool::BUFFERS`] buffers of at
+/// most [`MemberPool::MAX_BUFFER_BYTES`] each; a larger one is replaced by an empty one
+/// when it comes back.
+#[derive(Debug, Clone)]
+pub(super) struct MemberPool {
+    tx: Sender<Vec<u8>>,
+    rx: Receiver<Vec<u8>>,
+}
+
+impl MemberPool {
+    /// Buffers in the pool: more than the captures a shard batches and the writer's
+    /// channel holds in a crawl that keeps up with its disk.
+    const BUFFERS: usize = 128;
+    /// The largest buffer kept: a page's records with room for deflate's bound.
+    const MAX_BUFFER_BYTES: usize = 128 * 1024;
+
+    pub(super) fn new() -> Self {
+        let (tx, rx) = bounded(Self::BUFFERS);
+        for _ in 0..Self::BUFFERS {
+            let _ = tx.try_send(Vec::new());
+        }
+        Self { tx, rx }
+    }
+
+    /// An empty buffer, if one is in the pool.
+    fn lend(&self) -> Option<Vec<u8>> {
+        self.rx.try_recv().ok()
+    }
+
+    fn give_back(&self, mut buffer: Vec<u8>) {
+        if buffer.capacity() > Self::MAX_BUFFER_BYTES {
+            buffer = Vec::new();
+        }
+        buffer.clear();
+        let _ = self.tx.try_send(buffer);
+    }
+}
+
 /// Compresses captures into gzip members for a writer; one per shard thread (it keeps
 /// a compressor state, so it is not shared). Made by
 /// [`super::WarcWriter::compressor`]; a clone has the same settings and its own
@@ -62,8 +109,10 @@ pub struct CaptureCompressor {
     /// capture's CPU trying (`docs/warc.md`, "Compression level and implementation").
     stored: MemberEncoder,
     warcinfo: WarcinfoSlot,
-    /// Members being built, reused; a capture gets an exact-size copy.
+    /// Members being built; a capture takes it and leaves a buffer from `pool` in its
+    /// place (or gets an exact-size copy when the pool is empty).
     scratch: Vec<u8>,
+    pool: MemberPool,
 }
 
 /// One gzip member of a [`CompressedCapture`].
@@ -100,6 +149,17 @@ pub struct CompressedCapture {
     pub(super) caller_revisit: bool,
     pub(super) members: Vec<u8>,
     pub(super) parts: Vec<Member>,
+    /// Where `members` goes back when the capture is dropped (`None`: an exact-size copy,
+    /// not the pool's).
+    pool: Option<MemberPool>,
+}
+
+impl Drop for CompressedCapture {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            pool.give_back(std::mem::take(&mut self.members));
+        }
+    }
 }
 
 impl CompressedCapture {
@@ -121,12 +181,18 @@ impl CompressedCapture {
 }
 
 impl CaptureCompressor {
-    pub(super) fn new(deflater: Deflater, level: u32, warcinfo: WarcinfoSlot) -> Self {
+    pub(super) fn new(
+        deflater: Deflater,
+        level: u32,
+        warcinfo: WarcinfoSlot,
+        pool: MemberPool,
+    ) -> Self {
         Self {
             encoder: MemberEncoder::with_deflater(deflater, level),
             stored: MemberEncoder::with_deflater(deflater, 0),
             warcinfo,
             scratch: Vec::with_capacity(64 * 1024),
+            pool,
         }
     }
 
@@ -208,9 +274,18 @@ impl CaptureCompressor {
             let record = envelope.metadata_record(&block)?;
             push(&mut self.encoder, &mut members, &record)?;
         }
-        let exact = members.as_slice().to_vec();
-        self.scratch = members;
-        let members = exact;
+        // The capture takes the buffer; a lent one is the next scratch.
+        let (members, pool) = match self.pool.lend() {
+            Some(spare) => {
+                self.scratch = spare;
+                (members, Some(self.pool.clone()))
+            }
+            None => {
+                let exact = members.as_slice().to_vec();
+                self.scratch = members;
+                (exact, None)
+            }
+        };
         let complete_2xx = capture.revisit.is_none()
             && capture.truncated.is_none()
             && (200..300).contains(&capture.response.status);
@@ -229,6 +304,7 @@ impl CaptureCompressor {
             caller_revisit: capture.revisit.is_some(),
             members,
             parts,
+            pool,
         })
     }
 }
@@ -350,6 +426,7 @@ mod tests {
             Deflater::Libdeflate,
             1,
             WarcinfoSlot::new(RecordId::new_v4()),
+            MemberPool::new(),
         );
         let plain = compressor.compress(&capture("", &body)).unwrap();
         let (member, raw) = response_member(&plain);
@@ -370,13 +447,51 @@ mod tests {
         assert_eq!(coded.parts.last().map(|p| p.end), Some(coded.members.len()));
     }
 
+    /// A capture takes the buffer its members were built in and gives it back when
+    /// dropped; with the pool empty it gets an exact-size copy, given back to no one.
+    #[test]
+    fn member_buffers_go_round_through_the_pool() {
+        let pool = MemberPool::new();
+        let mut compressor = CaptureCompressor::new(
+            Deflater::Libdeflate,
+            1,
+            WarcinfoSlot::new(RecordId::new_v4()),
+            pool.clone(),
+        );
+        let body = b"<p>text</p>".repeat(100);
+        for _ in 0..3 * MemberPool::BUFFERS {
+            let c = compressor.compress(&capture("", &body)).unwrap();
+            assert!(c.pool.is_some());
+            assert_eq!(pool.rx.len(), MemberPool::BUFFERS - 1);
+            drop(c);
+            assert_eq!(pool.rx.len(), MemberPool::BUFFERS);
+        }
+        let lent: Vec<_> = std::iter::from_fn(|| pool.lend()).collect();
+        let copy = compressor.compress(&capture("", &body)).unwrap();
+        assert!(copy.pool.is_none());
+        assert_eq!(copy.members.capacity(), copy.members.len());
+        drop(copy);
+        assert_eq!(pool.rx.len(), 0);
+        for buffer in lent {
+            pool.give_back(buffer);
+        }
+        pool.give_back(Vec::with_capacity(MemberPool::MAX_BUFFER_BYTES + 1));
+        assert_eq!(pool.rx.len(), MemberPool::BUFFERS, "bounded");
+        assert!(std::iter::from_fn(|| pool.lend())
+            .all(|b| b.capacity() <= MemberPool::MAX_BUFFER_BYTES));
+    }
+
     /// A capture compressed before a rotation gets the new file's warcinfo id, and
     /// nothing else in its records changes.
     #[test]
     fn restamping_replaces_only_the_warcinfo_id() {
         let (old, new) = (RecordId::new_v4(), RecordId::new_v4());
-        let mut compressor =
-            CaptureCompressor::new(Deflater::Libdeflate, 1, WarcinfoSlot::new(old));
+        let mut compressor = CaptureCompressor::new(
+            Deflater::Libdeflate,
+            1,
+            WarcinfoSlot::new(old),
+            MemberPool::new(),
+        );
         let compressed = compressor.compress(&capture("", b"<p>hi</p>")).unwrap();
         for part in &compressed.parts {
             let member = &compressed.members[part.start..part.end];

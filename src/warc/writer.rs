@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use super::capture::{
     warcinfo_record, Capture, CaptureIds, CaptureWritten, RevisitOf, WarcinfoFields,
 };
-use super::compressed::{assemble, CaptureCompressor, CompressedCapture, WarcinfoSlot};
+use super::compressed::{assemble, CaptureCompressor, CompressedCapture, MemberPool, WarcinfoSlot};
 use super::dedup::{DedupConfig, DedupStats, PayloadIndex};
 use super::error::WarcError;
 use super::gzip::{Deflater, MemberEncoder};
@@ -162,6 +162,8 @@ pub struct WarcWriter {
     stage: Vec<u8>,
     /// Compresses the captures given to [`WarcWriter::write_capture`].
     compressor: CaptureCompressor,
+    /// The member buffers this writer's compressors and captures share.
+    pool: MemberPool,
     /// Compresses what the writer makes itself: `warcinfo` and `revisit` records, and
     /// members re-made for another file.
     encoder: MemberEncoder,
@@ -200,6 +202,7 @@ impl WarcWriter {
         };
         let next_warcinfo_id = RecordId::new_v4();
         let warcinfo_slot = WarcinfoSlot::new(next_warcinfo_id);
+        let pool = MemberPool::new();
         Ok(Self {
             dedup,
             synced_mark: None,
@@ -208,7 +211,9 @@ impl WarcWriter {
                 config.deflater,
                 config.gzip_level,
                 warcinfo_slot.clone(),
+                pool.clone(),
             ),
+            pool,
             encoder: MemberEncoder::with_deflater(config.deflater, config.gzip_level),
             warcinfo_slot,
             next_warcinfo_id,
@@ -256,6 +261,7 @@ impl WarcWriter {
             self.config.deflater,
             self.config.gzip_level,
             self.warcinfo_slot.clone(),
+            self.pool.clone(),
         )
     }
 
