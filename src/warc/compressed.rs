@@ -29,7 +29,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
-use super::capture::{metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse};
+use super::capture::{
+    push_metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse,
+};
 use super::error::WarcError;
 use super::gzip::{Deflater, MemberEncoder};
 use super::reader::{RecordHead, Status};
@@ -113,6 +115,8 @@ pub struct CaptureCompressor {
     /// place (or gets an exact-size copy when the pool is empty).
     scratch: Vec<u8>,
     pool: MemberPool,
+    /// The `metadata` record's block, reused.
+    metadata: Vec<u8>,
 }
 
 /// One gzip member of a [`CompressedCapture`].
@@ -193,6 +197,7 @@ impl CaptureCompressor {
             warcinfo,
             scratch: Vec::with_capacity(64 * 1024),
             pool,
+            metadata: Vec::new(),
         }
     }
 
@@ -270,8 +275,12 @@ impl CaptureCompressor {
             }
         };
         if let Some(metadata) = &capture.metadata {
-            let block = metadata_block(metadata);
-            let record = envelope.metadata_record(&block)?;
+            if self.metadata.capacity() > MemberPool::MAX_BUFFER_BYTES {
+                self.metadata = Vec::new();
+            }
+            self.metadata.clear();
+            push_metadata_block(&mut self.metadata, metadata);
+            let record = envelope.metadata_record(&self.metadata)?;
             push(&mut self.encoder, &mut members, &record)?;
         }
         // The capture takes the buffer; a lent one is the next scratch.
