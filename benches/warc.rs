@@ -248,11 +248,22 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
 /// and a CRC): `capture_build/stored` builds and compresses a capture's records as a
 /// shard does (record heads, metadata block, member buffer) and drops the result as the
 /// writer thread does; `capture_append/stored` appends one compressed capture to a file
-/// again and again as the writer thread does (members copied in, file writes).
+/// again and again as the writer thread does (members copied in, file writes), with
+/// stages of 64 KiB, 256 KiB and 1 MiB (`WarcWriterConfig::stage_bytes`).
 /// Validated by the record count read back.
 fn bench_record_path<M: Measurement>(
     group: &mut criterion::BenchmarkGroup<'_, M>,
     capture: &Capture,
+) {
+    for stage_kib in [64, 256, 1024] {
+        record_path_case(group, capture, stage_kib);
+    }
+}
+
+fn record_path_case<M: Measurement>(
+    group: &mut criterion::BenchmarkGroup<'_, M>,
+    capture: &Capture,
+    stage_kib: usize,
 ) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let mut config = WarcWriterConfig::new(dir.path());
@@ -260,21 +271,25 @@ fn bench_record_path<M: Measurement>(
     config.gzip_level = 0;
     config.max_file_bytes = u64::MAX;
     config.dedup = DedupConfig::off();
+    config.stage_bytes = stage_kib * 1024;
     let mut writer = WarcWriter::new(config).unwrap_or_else(|e| panic!("writer: {e}"));
     let mut compressor = writer.compressor();
-    group.bench_function(BenchmarkId::new("capture_build", "stored"), |b| {
-        b.iter(|| {
-            compressor
-                .compress(capture)
-                .map(|c| c.compressed_bytes())
-                .unwrap_or_else(|e| panic!("compress: {e}"))
+    if stage_kib == 1024 {
+        group.bench_function(BenchmarkId::new("capture_build", "stored"), |b| {
+            b.iter(|| {
+                compressor
+                    .compress(capture)
+                    .map(|c| c.compressed_bytes())
+                    .unwrap_or_else(|e| panic!("compress: {e}"))
+            });
         });
-    });
+    }
     let compressed = compressor
         .compress(capture)
         .unwrap_or_else(|e| panic!("compress: {e}"));
     let count = Cell::new(0u64);
-    group.bench_function(BenchmarkId::new("capture_append", "stored"), |b| {
+    let name = format!("stored_stage{stage_kib}k");
+    group.bench_function(BenchmarkId::new("capture_append", name), |b| {
         b.iter(|| {
             count.set(count.get() + 1);
             writer

@@ -27,8 +27,6 @@ use std::io::{self, Read};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crossbeam_channel::{bounded, Receiver, Sender};
-
 use super::capture::{
     push_metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse,
 };
@@ -64,11 +62,11 @@ impl WarcinfoSlot {
 /// (see the module docs). Bounded by construction: [`MemberPool::BUFFERS`] buffers of at
 /// most [`MemberPool::MAX_BUFFER_BYTES`] each; a larger one is replaced by an empty one
 /// when it comes back.
+///
+/// A stack, not a queue: the buffer given back last is lent first, still in the cache,
+/// so a writer that keeps up cycles through a few buffers, not all of them.
 #[derive(Debug, Clone)]
-pub(super) struct MemberPool {
-    tx: Sender<Vec<u8>>,
-    rx: Receiver<Vec<u8>>,
-}
+pub(super) struct MemberPool(Arc<Mutex<Vec<Vec<u8>>>>);
 
 impl MemberPool {
     /// Buffers in the pool: more than the captures a shard batches and the writer's
@@ -78,16 +76,17 @@ impl MemberPool {
     const MAX_BUFFER_BYTES: usize = 128 * 1024;
 
     pub(super) fn new() -> Self {
-        let (tx, rx) = bounded(Self::BUFFERS);
-        for _ in 0..Self::BUFFERS {
-            let _ = tx.try_send(Vec::new());
-        }
-        Self { tx, rx }
+        let buffers = std::iter::repeat_with(Vec::new).take(Self::BUFFERS);
+        Self(Arc::new(Mutex::new(buffers.collect())))
+    }
+
+    fn stack(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// An empty buffer, if one is in the pool.
     fn lend(&self) -> Option<Vec<u8>> {
-        self.rx.try_recv().ok()
+        self.stack().pop()
     }
 
     fn give_back(&self, mut buffer: Vec<u8>) {
@@ -95,7 +94,15 @@ impl MemberPool {
             buffer = Vec::new();
         }
         buffer.clear();
-        let _ = self.tx.try_send(buffer);
+        let mut stack = self.stack();
+        if stack.len() < Self::BUFFERS {
+            stack.push(buffer);
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.stack().len()
     }
 }
 
@@ -471,21 +478,21 @@ mod tests {
         for _ in 0..3 * MemberPool::BUFFERS {
             let c = compressor.compress(&capture("", &body)).unwrap();
             assert!(c.pool.is_some());
-            assert_eq!(pool.rx.len(), MemberPool::BUFFERS - 1);
+            assert_eq!(pool.len(), MemberPool::BUFFERS - 1);
             drop(c);
-            assert_eq!(pool.rx.len(), MemberPool::BUFFERS);
+            assert_eq!(pool.len(), MemberPool::BUFFERS);
         }
         let lent: Vec<_> = std::iter::from_fn(|| pool.lend()).collect();
         let copy = compressor.compress(&capture("", &body)).unwrap();
         assert!(copy.pool.is_none());
         assert_eq!(copy.members.capacity(), copy.members.len());
         drop(copy);
-        assert_eq!(pool.rx.len(), 0);
+        assert_eq!(pool.len(), 0);
         for buffer in lent {
             pool.give_back(buffer);
         }
         pool.give_back(Vec::with_capacity(MemberPool::MAX_BUFFER_BYTES + 1));
-        assert_eq!(pool.rx.len(), MemberPool::BUFFERS, "bounded");
+        assert_eq!(pool.len(), MemberPool::BUFFERS, "bounded");
         assert!(std::iter::from_fn(|| pool.lend())
             .all(|b| b.capacity() <= MemberPool::MAX_BUFFER_BYTES));
     }

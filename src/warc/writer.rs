@@ -43,9 +43,11 @@ pub const WARC_SUFFIX: &str = ".warc.gz";
 /// Suffix added while a file is being written.
 pub const OPEN_SUFFIX: &str = ".open";
 
-/// Bytes staged before the writer writes (see the module docs): 256 page-aligned writes
-/// a GB instead of one unaligned write per capture.
-pub const STAGE_BYTES: usize = 1 << 20;
+/// Bytes staged before the writer writes (see the module docs), by default: 16 pages,
+/// about 8 captures of a 20 KB page, in one page-aligned write. Small enough to stay in
+/// the core's cache between the copy in and the write (a 1 MiB stage measured slower:
+/// `benches/warc.rs`, `capture_append`).
+pub const STAGE_BYTES: usize = 64 * 1024;
 
 /// The unit the stage is written in: a page of the page cache. Writes start and end on
 /// a multiple of it in the file, except the tail flushed by a sync or a close.
@@ -75,6 +77,8 @@ pub struct WarcWriterConfig {
     /// smallest payload deduplicated ([`DedupConfig::off`] writes every response in
     /// full).
     pub dedup: DedupConfig,
+    /// Bytes staged before a write (see the module docs); at least a page.
+    pub stage_bytes: usize,
 }
 
 impl WarcWriterConfig {
@@ -91,6 +95,7 @@ impl WarcWriterConfig {
             gzip_level: Deflater::default().default_level(),
             warcinfo: WarcinfoFields::default(),
             dedup: DedupConfig::default(),
+            stage_bytes: STAGE_BYTES,
         }
     }
 }
@@ -221,7 +226,7 @@ impl WarcWriter {
             current: None,
             next_serial,
             summary: WriterSummary::default(),
-            stage: Vec::with_capacity(STAGE_BYTES + 64 * 1024),
+            stage: Vec::new(),
         })
     }
 
@@ -331,7 +336,8 @@ impl WarcWriter {
             }
         };
         let offset = file.len;
-        append_staged(file, &mut self.stage, base)?;
+        let limit = self.config.stage_bytes.max(PAGE_BYTES as usize);
+        append_staged(file, &mut self.stage, base, limit)?;
         let bytes = file.len - offset;
         let response_at = placed
             .iter()
@@ -510,11 +516,16 @@ impl Drop for WarcWriter {
 }
 
 /// Counts the bytes appended to the stage after `base` (one capture's members) as the
-/// file's and writes the stage's whole pages once it holds [`STAGE_BYTES`]. If that
+/// file's and writes the stage's whole pages once it holds `limit` bytes. If that
 /// write fails, the capture leaves the stage again: the error is the capture's, and
 /// what was appended before it stays staged for the next write.
-fn append_staged(file: &mut OpenFile, stage: &mut Vec<u8>, base: usize) -> Result<(), WarcError> {
-    if stage.len() >= STAGE_BYTES {
+fn append_staged(
+    file: &mut OpenFile,
+    stage: &mut Vec<u8>,
+    base: usize,
+    limit: usize,
+) -> Result<(), WarcError> {
+    if stage.len() >= limit {
         if let Err(e) = write_stage(file, stage, false) {
             stage.truncate(base);
             return Err(e);
@@ -550,8 +561,8 @@ fn write_stage(file: &mut OpenFile, stage: &mut Vec<u8>, all: bool) -> Result<()
     file.written = upto;
     stage.drain(..n);
     // A capture larger than the stage grew it: give the memory back.
-    if stage.capacity() > 2 * STAGE_BYTES {
-        stage.shrink_to(STAGE_BYTES + 64 * 1024);
+    if stage.capacity() > 2 * STAGE_BYTES.max(stage.len()) {
+        stage.shrink_to(STAGE_BYTES);
     }
     Ok(())
 }
@@ -636,7 +647,7 @@ mod tests {
             let base = stage.len();
             stage.extend_from_slice(&capture);
             expect.extend_from_slice(&capture);
-            append_staged(&mut file, &mut stage, base).unwrap();
+            append_staged(&mut file, &mut stage, base, STAGE_BYTES).unwrap();
             assert_eq!(file.len, expect.len() as u64);
             assert_eq!(on_disk(&path), file.written);
             assert!(file.written % PAGE_BYTES == 0 || file.written == synced);
@@ -667,10 +678,10 @@ mod tests {
         };
         let mut file = open_file(full, path);
         let mut stage = vec![1u8; STAGE_BYTES - 10];
-        append_staged(&mut file, &mut stage, 0).unwrap();
+        append_staged(&mut file, &mut stage, 0, STAGE_BYTES).unwrap();
         assert_eq!(file.len, (STAGE_BYTES - 10) as u64);
         stage.extend_from_slice(&[2u8; 5000]);
-        let err = append_staged(&mut file, &mut stage, STAGE_BYTES - 10).unwrap_err();
+        let err = append_staged(&mut file, &mut stage, STAGE_BYTES - 10, STAGE_BYTES).unwrap_err();
         assert!(matches!(err, WarcError::File { op: "write", .. }), "{err}");
         assert_eq!(stage, vec![1u8; STAGE_BYTES - 10]);
         assert_eq!((file.len, file.written), ((STAGE_BYTES - 10) as u64, 0));
