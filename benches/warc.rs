@@ -204,13 +204,7 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
             continue; // Left out by a filter on the command line.
         }
         // Validate: every record is read back whole.
-        let file = std::fs::read_dir(dir.path())
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(Result::ok)
-            .map(|e| e.path())
-            .unwrap_or_else(|| panic!("no warc file written"));
-        let report = scan(&file).unwrap_or_else(|e| panic!("scan: {e}"));
+        let report = scan_only_file(dir.path());
         assert!(!report.is_torn());
         assert_eq!(report.records, 1 + 3 * count.get());
         assert_eq!(report.valid_len, summary.bytes);
@@ -300,15 +294,19 @@ fn record_path_case<M: Measurement>(
     });
     writer.close().unwrap_or_else(|e| panic!("close: {e}"));
     if count.get() > 0 {
-        let file = std::fs::read_dir(dir.path())
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(Result::ok)
-            .map(|e| e.path())
-            .unwrap_or_else(|| panic!("no warc file written"));
-        let report = scan(&file).unwrap_or_else(|e| panic!("scan: {e}"));
-        assert_eq!(report.records, 1 + 3 * count.get());
+        assert_eq!(scan_only_file(dir.path()).records, 1 + 3 * count.get());
     }
+}
+
+/// Scans the one WARC file a benchmark wrote in `dir`.
+fn scan_only_file(dir: &std::path::Path) -> trawl::warc::ScanReport {
+    let file = std::fs::read_dir(dir)
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(Result::ok)
+        .map(|e| e.path())
+        .unwrap_or_else(|| panic!("no warc file written"));
+    scan(&file).unwrap_or_else(|e| panic!("scan: {e}"))
 }
 
 /// A capture whose payload was written before (gzip 6, deduplication on), and the
