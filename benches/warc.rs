@@ -31,6 +31,10 @@
 //! decoding it back. Skipped (with a message) when none of the sources is there.
 //! `examples/deflate_mix.rs` prints the same comparison as one table, faster.
 //!
+//! The record path without deflate (`capture_build/stored`, `capture_append/stored`):
+//! libdeflate level 0 (stored blocks), so what is left is building the records, the
+//! member buffers and the writes; see `bench_record_path`.
+//!
 //! Run: `cargo bench --bench warc`. Figures in `docs/benchmarks.md`, "WARC writer".
 
 #[path = "support/html_mix.rs"]
@@ -200,13 +204,7 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
             continue; // Left out by a filter on the command line.
         }
         // Validate: every record is read back whole.
-        let file = std::fs::read_dir(dir.path())
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(Result::ok)
-            .map(|e| e.path())
-            .unwrap_or_else(|| panic!("no warc file written"));
-        let report = scan(&file).unwrap_or_else(|e| panic!("scan: {e}"));
+        let report = scan_only_file(dir.path());
         assert!(!report.is_torn());
         assert_eq!(report.records, 1 + 3 * count.get());
         assert_eq!(report.valid_len, summary.bytes);
@@ -217,6 +215,7 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
         );
     }
 
+    bench_record_path(&mut group, &capture);
     bench_revisits(&mut group, &capture);
 
     // Baselines over the same bytes: the response record's content through gzip
@@ -237,6 +236,77 @@ fn bench_writer<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
     }
     group.bench_function("sha1_only", |b| b.iter(|| Digest::of(&raw)));
     group.finish();
+}
+
+/// The record path without deflate's cost (libdeflate level 0: stored blocks, a copy
+/// and a CRC): `capture_build/stored` builds and compresses a capture's records as a
+/// shard does (record heads, metadata block, member buffer) and drops the result as the
+/// writer thread does; `capture_append/stored` appends one compressed capture to a file
+/// again and again as the writer thread does (members copied in, file writes), with
+/// stages of 64 KiB, 256 KiB and 1 MiB (`WarcWriterConfig::stage_bytes`).
+/// Validated by the record count read back.
+fn bench_record_path<M: Measurement>(
+    group: &mut criterion::BenchmarkGroup<'_, M>,
+    capture: &Capture,
+) {
+    for stage_kib in [64, 256, 1024] {
+        record_path_case(group, capture, stage_kib);
+    }
+}
+
+fn record_path_case<M: Measurement>(
+    group: &mut criterion::BenchmarkGroup<'_, M>,
+    capture: &Capture,
+    stage_kib: usize,
+) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let mut config = WarcWriterConfig::new(dir.path());
+    config.deflater = Deflater::Libdeflate;
+    config.gzip_level = 0;
+    config.max_file_bytes = u64::MAX;
+    config.dedup = DedupConfig::off();
+    config.stage_bytes = stage_kib * 1024;
+    let mut writer = WarcWriter::new(config).unwrap_or_else(|e| panic!("writer: {e}"));
+    let mut compressor = writer.compressor();
+    if stage_kib == 1024 {
+        group.bench_function(BenchmarkId::new("capture_build", "stored"), |b| {
+            b.iter(|| {
+                compressor
+                    .compress(capture)
+                    .map(|c| c.compressed_bytes())
+                    .unwrap_or_else(|e| panic!("compress: {e}"))
+            });
+        });
+    }
+    let compressed = compressor
+        .compress(capture)
+        .unwrap_or_else(|e| panic!("compress: {e}"));
+    let count = Cell::new(0u64);
+    let name = format!("stored_stage{stage_kib}k");
+    group.bench_function(BenchmarkId::new("capture_append", name), |b| {
+        b.iter(|| {
+            count.set(count.get() + 1);
+            writer
+                .append_compressed(&compressed)
+                .unwrap_or_else(|e| panic!("append: {e}"))
+                .bytes
+        });
+    });
+    writer.close().unwrap_or_else(|e| panic!("close: {e}"));
+    if count.get() > 0 {
+        assert_eq!(scan_only_file(dir.path()).records, 1 + 3 * count.get());
+    }
+}
+
+/// Scans the one WARC file a benchmark wrote in `dir`.
+fn scan_only_file(dir: &std::path::Path) -> trawl::warc::ScanReport {
+    let file = std::fs::read_dir(dir)
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(Result::ok)
+        .map(|e| e.path())
+        .unwrap_or_else(|| panic!("no warc file written"));
+    scan(&file).unwrap_or_else(|e| panic!("scan: {e}"))
 }
 
 /// A capture whose payload was written before (gzip 6, deduplication on), and the

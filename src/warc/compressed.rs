@@ -21,12 +21,20 @@
 //!   ([`WarcinfoSlot`]); a capture compressed just before a rotation carries the old id,
 //!   and the writer then decompresses its members, puts the new id in (same length) and
 //!   compresses them again. That happens only to the captures in flight at a rotation.
+//!
+//! A capture's members travel in the buffer they were compressed into: the writer's
+//! [`MemberPool`] lends a compressor an empty buffer to swap for it, and the capture
+//! gives its buffer back when the writer is done with it (dropped), so in a steady
+//! state no buffer is allocated or copied per capture. When every pooled buffer is out
+//! (a writer far behind), a capture gets an exact-size copy instead.
 
 use std::io::{self, Read};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::capture::{metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse};
+use super::capture::{
+    push_metadata_block, Capture, CaptureIds, Envelope, RevisitOf, StoredResponse,
+};
 use super::dedup::RevisitHints;
 use super::error::WarcError;
 use super::gzip::{Deflater, MemberEncoder};
@@ -56,6 +64,54 @@ impl WarcinfoSlot {
     }
 }
 
+/// Buffers for captures' members, lent to compressors and given back by the captures
+/// (see the module docs). Bounded by construction: [`MemberPool::BUFFERS`] buffers of at
+/// most [`MemberPool::MAX_BUFFER_BYTES`] each; a larger one is replaced by an empty one
+/// when it comes back.
+///
+/// A stack, not a queue: the buffer given back last is lent first, still in the cache,
+/// so a writer that keeps up cycles through a few buffers, not all of them.
+#[derive(Debug, Clone)]
+pub(super) struct MemberPool(Arc<Mutex<Vec<Vec<u8>>>>);
+
+impl MemberPool {
+    /// Buffers in the pool: more than the captures a shard batches and the writer's
+    /// channel holds in a crawl that keeps up with its disk.
+    const BUFFERS: usize = 128;
+    /// The largest buffer kept: a page's records with room for deflate's bound.
+    const MAX_BUFFER_BYTES: usize = 128 * 1024;
+
+    pub(super) fn new() -> Self {
+        let buffers = std::iter::repeat_with(Vec::new).take(Self::BUFFERS);
+        Self(Arc::new(Mutex::new(buffers.collect())))
+    }
+
+    fn stack(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An empty buffer, if one is in the pool.
+    fn lend(&self) -> Option<Vec<u8>> {
+        self.stack().pop()
+    }
+
+    fn give_back(&self, mut buffer: Vec<u8>) {
+        if buffer.capacity() > Self::MAX_BUFFER_BYTES {
+            buffer = Vec::new();
+        }
+        buffer.clear();
+        let mut stack = self.stack();
+        if stack.len() < Self::BUFFERS {
+            stack.push(buffer);
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.stack().len()
+    }
+}
+
 /// Compresses captures into gzip members for a writer; one per shard thread (it keeps
 /// a compressor state, so it is not shared). Made by
 /// [`super::WarcWriter::compressor`]; a clone has the same settings and its own
@@ -71,8 +127,12 @@ pub struct CaptureCompressor {
     /// The writer's index tags: a response whose payload is likely a revisit is sent
     /// uncompressed. `None`: every response is compressed here.
     hints: Option<RevisitHints>,
-    /// Members being built, reused; a capture gets an exact-size copy.
+    /// Members being built; a capture takes it and leaves a buffer from `pool` in its
+    /// place (or gets an exact-size copy when the pool is empty).
     scratch: Vec<u8>,
+    pool: MemberPool,
+    /// The `metadata` record's block, reused.
+    metadata: Vec<u8>,
 }
 
 /// One gzip member of a [`CompressedCapture`].
@@ -119,6 +179,17 @@ pub struct CompressedCapture {
     pub(super) raw_response: Option<RawResponse>,
     pub(super) members: Vec<u8>,
     pub(super) parts: Vec<Member>,
+    /// Where `members` goes back when the capture is dropped (`None`: an exact-size copy,
+    /// not the pool's).
+    pool: Option<MemberPool>,
+}
+
+impl Drop for CompressedCapture {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            pool.give_back(std::mem::take(&mut self.members));
+        }
+    }
 }
 
 impl CompressedCapture {
@@ -146,6 +217,7 @@ impl CaptureCompressor {
         level: u32,
         warcinfo: WarcinfoSlot,
         hints: Option<RevisitHints>,
+        pool: MemberPool,
     ) -> Self {
         Self {
             encoder: MemberEncoder::with_deflater(deflater, level),
@@ -153,6 +225,8 @@ impl CaptureCompressor {
             warcinfo,
             hints,
             scratch: Vec::with_capacity(64 * 1024),
+            pool,
+            metadata: Vec::new(),
         }
     }
 
@@ -249,13 +323,26 @@ impl CaptureCompressor {
             }
         };
         if let Some(metadata) = &capture.metadata {
-            let block = metadata_block(metadata);
-            let record = envelope.metadata_record(&block)?;
+            if self.metadata.capacity() > MemberPool::MAX_BUFFER_BYTES {
+                self.metadata = Vec::new();
+            }
+            self.metadata.clear();
+            push_metadata_block(&mut self.metadata, metadata);
+            let record = envelope.metadata_record(&self.metadata)?;
             push(&mut parts, &mut self.encoder, &mut members, &record)?;
         }
-        let exact = members.as_slice().to_vec();
-        self.scratch = members;
-        let members = exact;
+        // The capture takes the buffer; a lent one is the next scratch.
+        let (members, pool) = match self.pool.lend() {
+            Some(spare) => {
+                self.scratch = spare;
+                (members, Some(self.pool.clone()))
+            }
+            None => {
+                let exact = members.as_slice().to_vec();
+                self.scratch = members;
+                (exact, None)
+            }
+        };
         let payload_len = stored.payload_len();
         Ok(CompressedCapture {
             target_uri: capture.target_uri.clone(),
@@ -272,6 +359,7 @@ impl CaptureCompressor {
             raw_response,
             members,
             parts,
+            pool,
         })
     }
 }
@@ -427,6 +515,7 @@ mod tests {
             1,
             WarcinfoSlot::new(RecordId::new_v4()),
             None,
+            MemberPool::new(),
         );
         let plain = compressor.compress(&capture("", &body)).unwrap();
         let (member, raw) = response_member(&plain);
@@ -447,13 +536,53 @@ mod tests {
         assert_eq!(coded.parts.last().map(|p| p.end), Some(coded.members.len()));
     }
 
+    /// A capture takes the buffer its members were built in and gives it back when
+    /// dropped; with the pool empty it gets an exact-size copy, given back to no one.
+    #[test]
+    fn member_buffers_go_round_through_the_pool() {
+        let pool = MemberPool::new();
+        let mut compressor = CaptureCompressor::new(
+            Deflater::Libdeflate,
+            1,
+            WarcinfoSlot::new(RecordId::new_v4()),
+            None,
+            pool.clone(),
+        );
+        let body = b"<p>text</p>".repeat(100);
+        for _ in 0..3 * MemberPool::BUFFERS {
+            let c = compressor.compress(&capture("", &body)).unwrap();
+            assert!(c.pool.is_some());
+            assert_eq!(pool.len(), MemberPool::BUFFERS - 1);
+            drop(c);
+            assert_eq!(pool.len(), MemberPool::BUFFERS);
+        }
+        let lent: Vec<_> = std::iter::from_fn(|| pool.lend()).collect();
+        let copy = compressor.compress(&capture("", &body)).unwrap();
+        assert!(copy.pool.is_none());
+        assert_eq!(copy.members.capacity(), copy.members.len());
+        drop(copy);
+        assert_eq!(pool.len(), 0);
+        for buffer in lent {
+            pool.give_back(buffer);
+        }
+        pool.give_back(Vec::with_capacity(MemberPool::MAX_BUFFER_BYTES + 1));
+        assert_eq!(pool.len(), MemberPool::BUFFERS, "bounded");
+        assert!(std::iter::from_fn(|| pool.lend())
+            .all(|b| b.capacity() <= MemberPool::MAX_BUFFER_BYTES));
+    }
+
     /// A capture compressed before a rotation gets the new file's warcinfo id, and
     /// nothing else in its records changes.
     #[test]
     fn restamping_replaces_only_the_warcinfo_id() {
         let (old, new) = (RecordId::new_v4(), RecordId::new_v4());
-        let mut compressor =
-            CaptureCompressor::new(Deflater::Libdeflate, 1, WarcinfoSlot::new(old), None);
+        let mut compressor = CaptureCompressor::new(
+            Deflater::Libdeflate,
+            1,
+            WarcinfoSlot::new(old),
+            None,
+            MemberPool::new(),
+        );
         let compressed = compressor.compress(&capture("", b"<p>hi</p>")).unwrap();
         for part in &compressed.parts {
             let member = &compressed.members[part.start..part.end];

@@ -12,6 +12,7 @@
 //! Sans-IO: a record is built from borrowed parts and written into any `io::Write`
 //! (a gzip encoder in practice); it never touches a file itself.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 
@@ -81,6 +82,19 @@ impl RecordId {
     pub const fn uuid(&self) -> uuid::Uuid {
         self.0
     }
+
+    /// Length of the text [`fmt::Display`] writes.
+    pub(crate) const ENCODED_LEN: usize = 11 + 36;
+
+    /// The `<urn:uuid:...>` text in `buf`, without an allocation.
+    pub(crate) fn encode(self, buf: &mut [u8; Self::ENCODED_LEN]) -> &[u8] {
+        let (prefix, rest) = buf.split_at_mut(10);
+        prefix.copy_from_slice(b"<urn:uuid:");
+        let (uuid, close) = rest.split_at_mut(36);
+        self.0.hyphenated().encode_lower(uuid);
+        close.copy_from_slice(b">");
+        buf
+    }
 }
 
 impl fmt::Display for RecordId {
@@ -112,14 +126,26 @@ pub struct FieldValueError {
 }
 
 /// A WARC record ready to serialize: header fields in order, and the block as a list of
-/// borrowed parts (an HTTP head and a body, say) so no copy joins them.
+/// borrowed parts (an HTTP head and a body, say) so no copy joins them. Field values are
+/// borrowed or kept as ids and digests, and formatted only as the head is written.
 #[derive(Debug, Clone)]
 pub struct Record<'a> {
     record_type: RecordType,
-    fields: Vec<(&'static str, String)>,
-    content_type: Option<String>,
+    id: RecordId,
+    date: WarcDate,
+    fields: Vec<(&'static str, Value<'a>)>,
+    content_type: Option<Cow<'a, str>>,
     block: Vec<&'a [u8]>,
     block_digest: BlockDigest,
+}
+
+/// A header field value, formatted when the head is written.
+#[derive(Debug, Clone)]
+enum Value<'a> {
+    Text(Cow<'a, str>),
+    Id(RecordId),
+    Digest(Digest),
+    Date(WarcDate),
 }
 
 /// Whether a record carries `WARC-Block-Digest`, and whether its value is known yet.
@@ -139,11 +165,9 @@ impl<'a> Record<'a> {
     pub fn new(record_type: RecordType, id: RecordId, date: WarcDate) -> Self {
         Self {
             record_type,
-            fields: vec![
-                ("WARC-Type", record_type.as_str().to_owned()),
-                ("WARC-Record-ID", id.to_string()),
-                ("WARC-Date", date.to_string()),
-            ],
+            id,
+            date,
+            fields: Vec::with_capacity(8),
             content_type: None,
             block: Vec::new(),
             block_digest: BlockDigest::Absent,
@@ -163,27 +187,47 @@ impl<'a> Record<'a> {
     pub fn field(
         mut self,
         name: &'static str,
-        value: impl Into<String>,
+        value: impl Into<Cow<'a, str>>,
     ) -> Result<Self, FieldValueError> {
         let value = value.into();
         if value.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
             return Err(FieldValueError { name });
         }
-        self.fields.push((name, value));
+        self.fields.push((name, Value::Text(value)));
         Ok(self)
+    }
+
+    /// Adds a field whose value is a record id (`WARC-Concurrent-To`, ...): nothing to
+    /// check, formatted when written.
+    pub(crate) fn id_field(mut self, name: &'static str, id: RecordId) -> Self {
+        self.fields.push((name, Value::Id(id)));
+        self
+    }
+
+    /// Adds a field whose value is a digest (`WARC-Payload-Digest`).
+    pub(crate) fn digest_field(mut self, name: &'static str, digest: Digest) -> Self {
+        self.fields.push((name, Value::Digest(digest)));
+        self
+    }
+
+    /// Adds a field whose value is a date (`WARC-Refers-To-Date`).
+    pub(crate) fn date_field(mut self, name: &'static str, date: WarcDate) -> Self {
+        self.fields.push((name, Value::Date(date)));
+        self
     }
 
     /// Sets `Content-Type`, written just before `Content-Length`.
     ///
     /// # Errors
     /// As [`Record::field`].
-    pub fn content_type(mut self, value: &str) -> Result<Self, FieldValueError> {
+    pub fn content_type(mut self, value: impl Into<Cow<'a, str>>) -> Result<Self, FieldValueError> {
+        let value = value.into();
         if value.bytes().any(|b| b.is_ascii_control()) {
             return Err(FieldValueError {
                 name: "Content-Type",
             });
         }
-        self.content_type = Some(value.to_owned());
+        self.content_type = Some(value);
         Ok(self)
     }
 
@@ -225,9 +269,29 @@ impl<'a> Record<'a> {
     /// The header text up to and including the blank line that ends it.
     pub fn header_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(512);
-        out.extend_from_slice(WARC_VERSION_LINE);
+        // Writing into a Vec cannot fail.
+        let _ = self.write_head(&mut out);
+        out
+    }
+
+    /// Writes the header text through a buffer on the stack: one write of the sink for
+    /// a usual head, and no allocation.
+    fn write_head<W: Write>(&self, sink: &mut W) -> io::Result<()> {
+        let mut head = HeadWriter::new(sink);
+        head.push(WARC_VERSION_LINE)?;
+        head.field("WARC-Type", self.record_type.as_str().as_bytes())?;
+        head.field(
+            "WARC-Record-ID",
+            self.id.encode(&mut [0; RecordId::ENCODED_LEN]),
+        )?;
+        head.field("WARC-Date", format_date(self.date, &mut [0; 32]))?;
         for (name, value) in &self.fields {
-            push_field(&mut out, name, value);
+            match value {
+                Value::Text(text) => head.field(name, text.as_bytes())?,
+                Value::Id(id) => head.field(name, id.encode(&mut [0; RecordId::ENCODED_LEN]))?,
+                Value::Digest(d) => head.field(name, format_digest(*d, &mut [0; 40]))?,
+                Value::Date(date) => head.field(name, format_date(*date, &mut [0; 32]))?,
+            }
         }
         let digest = match self.block_digest {
             BlockDigest::Absent => None,
@@ -235,14 +299,15 @@ impl<'a> Record<'a> {
             BlockDigest::Known(d) => Some(d),
         };
         if let Some(digest) = digest {
-            push_field(&mut out, "WARC-Block-Digest", &digest.to_string());
+            head.field("WARC-Block-Digest", format_digest(digest, &mut [0; 40]))?;
         }
         if let Some(content_type) = &self.content_type {
-            push_field(&mut out, "Content-Type", content_type);
+            head.field("Content-Type", content_type.as_bytes())?;
         }
-        push_field(&mut out, "Content-Length", &self.block_len().to_string());
-        out.extend_from_slice(b"\r\n");
-        out
+        let mut len = [0u8; 20];
+        head.field("Content-Length", format_u64(self.block_len(), &mut len))?;
+        head.push(b"\r\n")?;
+        head.flush()
     }
 
     /// Writes the whole record: header, block, trailing CRLF CRLF.
@@ -250,7 +315,7 @@ impl<'a> Record<'a> {
     /// # Errors
     /// Whatever the sink returns.
     pub fn write_to<W: Write>(&self, sink: &mut W) -> io::Result<()> {
-        sink.write_all(&self.header_bytes())?;
+        self.write_head(sink)?;
         for part in &self.block {
             sink.write_all(part)?;
         }
@@ -266,18 +331,90 @@ impl<'a> Record<'a> {
     }
 }
 
-fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value.as_bytes());
-    out.extend_from_slice(b"\r\n");
+/// Gathers a record head in a stack buffer and writes it to the sink in one piece
+/// (pieces that do not fit go on their own).
+struct HeadWriter<'w, W: Write> {
+    sink: &'w mut W,
+    buf: [u8; 1024],
+    len: usize,
+}
+
+impl<'w, W: Write> HeadWriter<'w, W> {
+    fn new(sink: &'w mut W) -> Self {
+        Self {
+            sink,
+            buf: [0; 1024],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let end = self.len + bytes.len();
+        if let Some(slot) = self.buf.get_mut(self.len..end) {
+            slot.copy_from_slice(bytes);
+            self.len = end;
+            return Ok(());
+        }
+        self.flush()?;
+        if bytes.len() >= self.buf.len() {
+            return self.sink.write_all(bytes);
+        }
+        self.push(bytes)
+    }
+
+    fn field(&mut self, name: &str, value: &[u8]) -> io::Result<()> {
+        self.push(name.as_bytes())?;
+        self.push(b": ")?;
+        self.push(value)?;
+        self.push(b"\r\n")
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let gathered = self.buf.get(..self.len).unwrap_or_default();
+        self.len = 0;
+        self.sink.write_all(gathered)
+    }
+}
+
+/// `WARC-Date` text (27 bytes) formatted into `buf`, without an allocation.
+fn format_date(date: WarcDate, buf: &mut [u8; 32]) -> &[u8] {
+    format_into(buf, format_args!("{date}"))
+}
+
+/// `sha1:` + 32 base32 characters, into `buf`.
+fn format_digest(digest: Digest, buf: &mut [u8; 40]) -> &[u8] {
+    let label = crate::provenance::digest::SHA1_LABEL.as_bytes();
+    let (head, tail) = buf.split_at_mut(label.len() + 1);
+    if let Some((colon, label_slot)) = head.split_last_mut() {
+        label_slot.copy_from_slice(label);
+        *colon = b':';
+    }
+    let encoded = data_encoding::BASE32.encode_len(digest.as_bytes().len());
+    if let Some(out) = tail.get_mut(..encoded) {
+        data_encoding::BASE32.encode_mut(digest.as_bytes(), out);
+    }
+    buf.get(..label.len() + 1 + encoded).unwrap_or_default()
+}
+
+fn format_u64(value: u64, buf: &mut [u8; 20]) -> &[u8] {
+    format_into(buf, format_args!("{value}"))
+}
+
+/// Formats into `buf` (large enough for what callers format: checked by tests).
+fn format_into<'b>(buf: &'b mut [u8], args: fmt::Arguments<'_>) -> &'b [u8] {
+    let capacity = buf.len();
+    let mut rest: &mut [u8] = &mut *buf;
+    let _ = rest.write_fmt(args);
+    let used = capacity - rest.len();
+    buf.get(..used).unwrap_or_default()
 }
 
 /// Makes a URL safe for a WARC field or a `warc-fields` line: bytes that no URL may hold
 /// raw (controls, space, DEL) are percent-encoded, the rest kept. URLs from the `url`
-/// crate never hold these, so this is a no-op on the hot path.
+/// crate never hold these, so this is a check and no copy on the hot path. The result
+/// holds no control byte.
 pub fn sanitize_uri(uri: &str) -> std::borrow::Cow<'_, str> {
-    if !uri.bytes().any(|b| b <= b' ' || b == 0x7f) {
+    if uri_is_clean(uri.as_bytes()) {
         return std::borrow::Cow::Borrowed(uri);
     }
     let mut out = String::with_capacity(uri.len() + 8);
@@ -289,6 +426,20 @@ pub fn sanitize_uri(uri: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// No byte that [`sanitize_uri`] encodes. Checked 16 bytes at a time without a branch
+/// inside (the compiler makes that a vector compare): a page's dozens of outlinks pass
+/// through here.
+fn uri_is_clean(uri: &[u8]) -> bool {
+    let forbidden = |b: u8| (b <= b' ') | (b == 0x7f);
+    let mut chunks = uri.chunks_exact(16);
+    for chunk in &mut chunks {
+        if chunk.iter().fold(false, |bad, &b| bad | forbidden(b)) {
+            return false;
+        }
+    }
+    !chunks.remainder().iter().any(|&b| forbidden(b))
 }
 
 #[cfg(test)]
@@ -374,5 +525,61 @@ mod tests {
             sanitize_uri("http://a/b c\r\n\u{7f}é"),
             "http://a/b%20c%0D%0A%7Fé"
         );
+        // Every position of a long URL, in the 16-byte chunks and in the rest.
+        let clean = "http://a.test/".to_owned() + &"é-x".repeat(12);
+        assert!(matches!(
+            sanitize_uri(&clean),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        for at in 0..clean.len() {
+            for bad in [b' ', b'\n', 0x7f] {
+                let mut uri = clean.clone().into_bytes();
+                if !clean.is_char_boundary(at) || !clean.is_char_boundary(at + 1) {
+                    continue;
+                }
+                uri[at] = bad;
+                let uri = String::from_utf8(uri).unwrap();
+                assert!(
+                    matches!(sanitize_uri(&uri), std::borrow::Cow::Owned(_)),
+                    "{at}"
+                );
+            }
+        }
+    }
+
+    /// Ids, digests and dates formatted in place read as their `Display` text, and a
+    /// head longer than the stack buffer (a long URL) comes out whole and in order.
+    #[test]
+    fn typed_values_and_long_heads_write_as_text() {
+        let id = RecordId::new_v4();
+        assert_eq!(
+            id.encode(&mut [0; RecordId::ENCODED_LEN]),
+            id.to_string().as_bytes()
+        );
+        let digest = Digest::of(b"abc");
+        assert_eq!(
+            format_digest(digest, &mut [0; 40]),
+            digest.to_string().as_bytes()
+        );
+        let date = WarcDate::from_unix_micros(4_102_444_799_999_999);
+        assert_eq!(format_date(date, &mut [0; 32]), date.to_string().as_bytes());
+        assert_eq!(format_u64(u64::MAX, &mut [0; 20]), b"18446744073709551615");
+        for uri_len in [10, 900, 1020, 5000] {
+            let uri = format!("http://a/{}", "x".repeat(uri_len));
+            let record = Record::new(RecordType::Response, id, date)
+                .field("WARC-Target-URI", uri.as_str())
+                .unwrap()
+                .id_field("WARC-Concurrent-To", id)
+                .digest_field("WARC-Payload-Digest", digest)
+                .date_field("WARC-Refers-To-Date", date)
+                .block_part(b"block");
+            let want = format!(
+                "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: {id}\r\n\
+                 WARC-Date: {date}\r\nWARC-Target-URI: {uri}\r\n\
+                 WARC-Concurrent-To: {id}\r\nWARC-Payload-Digest: {digest}\r\n\
+                 WARC-Refers-To-Date: {date}\r\nContent-Length: 5\r\n\r\nblock\r\n\r\n"
+            );
+            assert_eq!(String::from_utf8(record.to_bytes()).unwrap(), want);
+        }
     }
 }

@@ -80,7 +80,9 @@ fn repair_to_a_checkpoint_offset_and_recover_a_directory() {
     for i in 5..9 {
         writer.write_capture(&sample_capture(i)).unwrap();
     }
-    // "kill -9": copy the .open file as it is now, torn in its last member.
+    // They are staged: write them (as a full stage would), then "kill -9": copy the
+    // .open file as it is now, torn in its last member.
+    writer.sync().unwrap();
     let open = checkpoint.locate(&out).unwrap();
     assert!(open.to_str().unwrap().ends_with(".warc.gz.open"));
     let mut crashed = fs::read(&open).unwrap();

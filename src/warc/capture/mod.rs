@@ -351,7 +351,7 @@ pub fn warcinfo_record<'a>(
     block: &'a [u8],
 ) -> Result<Record<'a>, FieldValueError> {
     Ok(Record::new(RecordType::Warcinfo, id, date)
-        .field("WARC-Filename", file_name)?
+        .field("WARC-Filename", file_name.to_owned())?
         .content_type(WARC_FIELDS_TYPE)?
         .block_part(block)
         .with_block_digest())
@@ -509,11 +509,37 @@ pub(super) fn encode_stored(
 pub(super) struct Envelope<'c> {
     uri: Cow<'c, str>,
     date: WarcDate,
-    warcinfo: String,
-    ip: Option<String>,
+    warcinfo: RecordId,
+    ip: Option<IpText>,
     ids: CaptureIds,
-    response_id: String,
     has_request: bool,
+}
+
+/// An IP address as the text of `WARC-IP-Address`, formatted once per capture into a
+/// buffer of its own (no allocation).
+#[derive(Debug, Clone, Copy)]
+struct IpText {
+    buf: [u8; 48],
+    len: usize,
+}
+
+impl IpText {
+    fn new(ip: IpAddr) -> Self {
+        let mut buf = [0u8; 48];
+        let mut rest: &mut [u8] = &mut buf;
+        // An IPv6 address is at most 45 characters: the buffer always holds it.
+        let _ = io::Write::write_fmt(&mut rest, format_args!("{ip}"));
+        let len = 48 - rest.len();
+        Self { buf, len }
+    }
+
+    fn as_str(&self) -> &str {
+        // Written from `Display`: UTF-8 (ASCII) always.
+        self.buf
+            .get(..self.len)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
 }
 
 impl<'c> Envelope<'c> {
@@ -539,10 +565,9 @@ impl<'c> Envelope<'c> {
         Self {
             uri: sanitize_uri(target_uri),
             date,
-            warcinfo: warcinfo_id.to_string(),
-            ip: ip.map(|ip| ip.to_string()),
+            warcinfo: warcinfo_id,
+            ip: ip.map(IpText::new),
             ids,
-            response_id: ids.response.to_string(),
             has_request,
         }
     }
@@ -550,7 +575,7 @@ impl<'c> Envelope<'c> {
     fn common(&self, record_type: RecordType, id: RecordId) -> Result<Record<'_>, FieldValueError> {
         let mut record = Record::new(record_type, id, self.date)
             .field("WARC-Target-URI", self.uri.as_ref())?
-            .field("WARC-Warcinfo-ID", self.warcinfo.as_str())?;
+            .id_field("WARC-Warcinfo-ID", self.warcinfo);
         if let Some(ip) = &self.ip {
             record = record.field("WARC-IP-Address", ip.as_str())?;
         }
@@ -560,7 +585,7 @@ impl<'c> Envelope<'c> {
     pub(super) fn request_record<'a>(&'a self, request: &'a [u8]) -> io::Result<Record<'a>> {
         Ok(self
             .common(RecordType::Request, self.ids.request)
-            .and_then(|r| r.field("WARC-Concurrent-To", self.response_id.as_str()))
+            .map(|r| r.id_field("WARC-Concurrent-To", self.ids.response))
             .and_then(|r| r.content_type(HTTP_REQUEST_TYPE))
             .map_err(invalid)?
             .block_part(request)
@@ -574,7 +599,7 @@ impl<'c> Envelope<'c> {
     ) -> io::Result<Record<'a>> {
         let mut record = self
             .common(RecordType::Response, self.ids.response)
-            .and_then(|r| r.field("WARC-Payload-Digest", stored.payload_digest.to_string()))
+            .map(|r| r.digest_field("WARC-Payload-Digest", stored.payload_digest))
             .map_err(invalid)?;
         if let Some(truncated) = truncated {
             record = record
@@ -594,16 +619,13 @@ impl<'c> Envelope<'c> {
     pub(super) fn revisit_record<'a>(
         &'a self,
         head: &'a [u8],
-        revisit: &RevisitOf,
+        revisit: &'a RevisitOf,
     ) -> io::Result<Record<'a>> {
-        let refers_date = revisit.date.to_string();
         let mut record = self
             .common(RecordType::Revisit, self.ids.response)
             .map_err(invalid)?;
         if self.has_request {
-            record = record
-                .field("WARC-Concurrent-To", self.ids.request.to_string())
-                .map_err(invalid)?;
+            record = record.id_field("WARC-Concurrent-To", self.ids.request);
         }
         let mut record = Ok::<_, FieldValueError>(record)
             .and_then(|r| r.field("WARC-Profile", revisit.profile.uri()))
@@ -613,8 +635,10 @@ impl<'c> Envelope<'c> {
                     sanitize_uri(&revisit.target_uri),
                 )
             })
-            .and_then(|r| r.field("WARC-Refers-To-Date", refers_date))
-            .and_then(|r| r.field("WARC-Payload-Digest", revisit.payload_digest.to_string()))
+            .map(|r| {
+                r.date_field("WARC-Refers-To-Date", revisit.date)
+                    .digest_field("WARC-Payload-Digest", revisit.payload_digest)
+            })
             .map_err(invalid)?;
         if revisit.profile == RevisitProfile::IdenticalPayload {
             // WARC 1.1 identical-payload-digest profile: a block cut to the headers
@@ -624,9 +648,7 @@ impl<'c> Envelope<'c> {
                 .map_err(invalid)?;
         }
         if let Some(original) = revisit.record_id {
-            record = record
-                .field("WARC-Refers-To", original.to_string())
-                .map_err(invalid)?;
+            record = record.id_field("WARC-Refers-To", original);
         }
         Ok(record
             .content_type(HTTP_RESPONSE_TYPE)
@@ -638,7 +660,7 @@ impl<'c> Envelope<'c> {
     pub(super) fn metadata_record<'a>(&'a self, block: &'a [u8]) -> io::Result<Record<'a>> {
         Ok(self
             .common(RecordType::Metadata, self.ids.metadata)
-            .and_then(|r| r.field("WARC-Concurrent-To", self.response_id.as_str()))
+            .map(|r| r.id_field("WARC-Concurrent-To", self.ids.response))
             .and_then(|r| r.content_type(WARC_FIELDS_TYPE))
             .map_err(invalid)?
             .block_part(block)
@@ -658,11 +680,17 @@ pub const OUTLINKS_UNKNOWN: &str = "outlinksUnknown";
 /// such as pywb and the Wayback Machine's indexers read.
 pub fn metadata_block(metadata: &CaptureMetadata) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + metadata.outlinks.len() * 64);
+    push_metadata_block(&mut out, metadata);
+    out
+}
+
+/// [`metadata_block`] appended to `out` (a buffer reused from capture to capture).
+pub(super) fn push_metadata_block(out: &mut Vec<u8>, metadata: &CaptureMetadata) {
     if let Some(via) = &metadata.via {
-        push_warc_field(&mut out, "via", &sanitize_uri(via));
+        push_uri_field(out, "via", via);
     }
     if !metadata.hops_path.is_empty() {
-        push_warc_field(&mut out, "hopsFromSeed", &metadata.hops_path);
+        push_warc_field(out, "hopsFromSeed", &metadata.hops_path);
     }
     let t = &metadata.timings;
     let timings = [
@@ -674,23 +702,31 @@ pub fn metadata_block(metadata: &CaptureMetadata) -> Vec<u8> {
     ];
     for (name, value) in timings {
         if let Some(value) = value {
-            push_warc_field(&mut out, name, &value.to_string());
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            let _ = io::Write::write_fmt(out, format_args!("{value}\r\n"));
         }
     }
     if metadata.outlinks_unknown {
-        push_warc_field(&mut out, OUTLINKS_UNKNOWN, "previous-links-error");
+        push_warc_field(out, OUTLINKS_UNKNOWN, "previous-links-error");
     }
     for link in &metadata.outlinks {
         // `outlink: URL HOP`, written in place (no line built first: a page has dozens).
-        let url = sanitize_uri(&link.url);
         out.extend_from_slice(b"outlink: ");
-        push_field_value(&mut out, &url);
+        out.extend_from_slice(sanitize_uri(&link.url).as_bytes());
         out.push(b' ');
         let mut hop = [0u8; 4];
-        push_field_value(&mut out, link.hop.code().encode_utf8(&mut hop));
+        push_field_value(out, link.hop.code().encode_utf8(&mut hop));
         out.extend_from_slice(b"\r\n");
     }
-    out
+}
+
+/// `name: URL CRLF`: a sanitized URL holds no control byte, so it goes in as it is.
+fn push_uri_field(out: &mut Vec<u8>, name: &str, uri: &str) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(sanitize_uri(uri).as_bytes());
+    out.extend_from_slice(b"\r\n");
 }
 
 /// The SHA-1 of a response block as [`encode_capture`] would store it, for tests and
