@@ -1,6 +1,10 @@
 //! Per-page cost of each WARC pass over real pages, hot in cache: igzip level 0,
 //! libdeflate 1, the SHA-1 pair. `cargo run --release --example page_floor -- DIR [N]`
 //! reads up to N (300) `.html` files under DIR.
+#![allow(
+    clippy::unwrap_used,
+    reason = "measurement harness; a failure aborts the run"
+)]
 use std::time::Instant;
 
 use trawl::provenance::digest::digest_pair;
