@@ -134,12 +134,13 @@ impl DigestHasher {
 ///
 /// Why not two hashers: SHA-1 is a chain, each 64-byte block waiting on the one before.
 /// With the x86 SHA extensions the two chains run in one loop, a block of each per
-/// iteration ([`shani`]), so the SHA unit works on one chain while the other waits on
-/// its latency, and the states stay in registers for the whole run of blocks instead of
-/// being loaded and stored around every block. The block chain runs `64 - r` bytes into
-/// the body behind the payload chain (`r` = the head's length mod 64); its blocks are
-/// read from the body where they lie, only the one block that straddles the head and
-/// the body is copied.
+/// iteration (module `shani`), so the SHA unit works on one chain while the other waits
+/// on its latency, and the states stay in registers for the whole run of blocks instead
+/// of being loaded and stored around every block: 1.6 times one chain on this project's
+/// Xeon (Sapphire Rapids), where two passes, or the chains fed block by block one call
+/// each, cost 2 times. The block chain runs `64 - r` bytes into the body behind the
+/// payload chain (`r` = the head's length mod 64); its blocks are read from the body
+/// where they lie, only the one block that straddles the head and the body is copied.
 pub fn digest_pair(prefix: &[u8], body: &[u8]) -> (Digest, Digest) {
     digest_pair_with(Backend::detect(), prefix, body)
 }
@@ -377,11 +378,18 @@ impl Tail {
 ///
 /// Why our own and not only the `sha1` crate's (which uses the same instructions for
 /// one chain): a call of it compresses one chain, so the two digests of a record would
-/// run one after the other, each SHA1RNDS4 waiting on the one before (about 4 cycles
-/// of latency on Sapphire Rapids for a throughput of one per 3); here the rounds of
+/// run one after the other, each waiting on its own latency; here the instructions of
 /// both chains are issued in the same loop body so each fills the other's wait. The
 /// round code is the sequence of Intel's SHA extensions paper (and the `sha1` crate),
 /// written once over an array of lanes.
+///
+/// Why the pair still costs 1.6 chains and not 1.2: on Sapphire Rapids (measured with
+/// chains of each instruction) SHA1RNDS4 has about 4 cycles of latency but issues only
+/// once per 3 cycles, and SHA1MSG2 (16 per block) once per 4-5 cycles, so one chain
+/// (10-14 µs for the 320 blocks of 20 KB, about 110 cycles a block) already keeps the
+/// SHA unit mostly busy and a second can only fill the rest. Computing the message schedule with AVX-512VL rotates instead of
+/// SHA1MSG2 gained about 10% more on the pair in a scratch test, within this machine's
+/// noise; not done (`_mm_rol_epi32` needs Rust 1.89, past the crate's `rust-version`).
 #[cfg(target_arch = "x86_64")]
 #[allow(
     unsafe_code,
@@ -432,26 +440,42 @@ mod shani {
         unsafe { lanes([a, b], [a_blocks, b_blocks]) }
     }
 
-    /// Four rounds: `h1` = four rounds of function `i` from `h0`, with the message
-    /// words `w` and the E derived from the old `h1`.
+    /// One chain's registers: its state (`abcd`, `e`), the working state of the block
+    /// (`h0`, `h1`) and the last 20 message words (`w0`..`w4`, four each).
+    #[derive(Clone, Copy)]
+    struct Lane {
+        abcd: __m128i,
+        e: __m128i,
+        h0: __m128i,
+        h1: __m128i,
+        w0: __m128i,
+        w1: __m128i,
+        w2: __m128i,
+        w3: __m128i,
+        w4: __m128i,
+    }
+
+    /// Four rounds in every lane: `h1` = four rounds of function `i` from `h0`, with
+    /// the message words `w` and the E derived from the old `h1`.
     macro_rules! rounds4 {
-        ($n:ident; $h0:ident, $h1:ident, $w:ident, $i:literal) => {
-            for l in 0..$n {
-                $h1[l] = _mm_sha1rnds4_epu32($h0[l], _mm_sha1nexte_epu32($h1[l], $w[l]), $i);
+        ($lanes:ident; $h0:ident, $h1:ident, $w:ident, $i:literal) => {
+            for x in $lanes.iter_mut() {
+                x.$h1 = _mm_sha1rnds4_epu32(x.$h0, _mm_sha1nexte_epu32(x.$h1, x.$w), $i);
             }
         };
     }
 
-    /// The next four message words `w4` from the previous sixteen, then four rounds.
+    /// In every lane, the next four message words `w4` from the previous sixteen, then
+    /// four rounds.
     macro_rules! schedule_rounds4 {
-        ($n:ident; $h0:ident, $h1:ident, $w0:ident, $w1:ident, $w2:ident, $w3:ident, $w4:ident, $i:literal) => {
-            for l in 0..$n {
-                $w4[l] = _mm_sha1msg2_epu32(
-                    _mm_xor_si128(_mm_sha1msg1_epu32($w0[l], $w1[l]), $w2[l]),
-                    $w3[l],
+        ($lanes:ident; $h0:ident, $h1:ident, $w0:ident, $w1:ident, $w2:ident, $w3:ident, $w4:ident, $i:literal) => {
+            for x in $lanes.iter_mut() {
+                x.$w4 = _mm_sha1msg2_epu32(
+                    _mm_xor_si128(_mm_sha1msg1_epu32(x.$w0, x.$w1), x.$w2),
+                    x.$w3,
                 );
             }
-            rounds4!($n; $h0, $h1, $w4, $i);
+            rounds4!($lanes; $h0, $h1, $w4, $i);
         };
     }
 
@@ -467,67 +491,67 @@ mod shani {
         let blocks = data.iter().map(|d| d.len() / BLOCK).min().unwrap_or(0);
         // Byte order: a block's big-endian words, W0 in the top lane.
         let mask = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0A0B_0C0D_0E0F);
-        let zero = _mm_setzero_si128();
-        let mut abcd = [zero; N];
-        let mut e = [zero; N];
-        for l in 0..N {
-            let s = &states[l];
-            abcd[l] = _mm_set_epi32(s[0] as i32, s[1] as i32, s[2] as i32, s[3] as i32);
-            e[l] = _mm_set_epi32(s[4] as i32, 0, 0, 0);
-        }
+        let mut lanes = states.each_ref().map(|&&mut [a, b, c, d, e]| {
+            let zero = _mm_setzero_si128();
+            Lane {
+                abcd: _mm_set_epi32(a as i32, b as i32, c as i32, d as i32),
+                e: _mm_set_epi32(e as i32, 0, 0, 0),
+                h0: zero,
+                h1: zero,
+                w0: zero,
+                w1: zero,
+                w2: zero,
+                w3: zero,
+                w4: zero,
+            }
+        });
         for i in 0..blocks {
-            let (mut w0, mut w1, mut w2, mut w3, mut w4) =
-                ([zero; N], [zero; N], [zero; N], [zero; N], [zero; N]);
-            let (mut h0, mut h1) = ([zero; N], [zero; N]);
-            for l in 0..N {
-                // SAFETY: `i < blocks <= data[l].len() / 64`, so the 64 bytes from
-                // `i * 64` lie inside `data[l]`; `loadu` needs no alignment.
-                let p = data[l].as_ptr().add(i * BLOCK).cast::<__m128i>();
-                w0[l] = _mm_shuffle_epi8(_mm_loadu_si128(p), mask);
-                w1[l] = _mm_shuffle_epi8(_mm_loadu_si128(p.add(1)), mask);
-                w2[l] = _mm_shuffle_epi8(_mm_loadu_si128(p.add(2)), mask);
-                w3[l] = _mm_shuffle_epi8(_mm_loadu_si128(p.add(3)), mask);
-                h0[l] = abcd[l];
-                h1[l] = _mm_add_epi32(e[l], w0[l]);
+            for (x, d) in lanes.iter_mut().zip(data) {
+                // SAFETY: `i < blocks <= d.len() / 64`, so the 64 bytes from `i * 64`
+                // lie inside `d`; `loadu` needs no alignment.
+                let p = d.as_ptr().add(i * BLOCK).cast::<__m128i>();
+                x.w0 = _mm_shuffle_epi8(_mm_loadu_si128(p), mask);
+                x.w1 = _mm_shuffle_epi8(_mm_loadu_si128(p.add(1)), mask);
+                x.w2 = _mm_shuffle_epi8(_mm_loadu_si128(p.add(2)), mask);
+                x.w3 = _mm_shuffle_epi8(_mm_loadu_si128(p.add(3)), mask);
+                x.h0 = x.abcd;
+                x.h1 = _mm_sha1rnds4_epu32(x.h0, _mm_add_epi32(x.e, x.w0), 0);
             }
-            // Rounds 0..20
-            for l in 0..N {
-                h1[l] = _mm_sha1rnds4_epu32(h0[l], h1[l], 0);
-            }
-            rounds4!(N; h1, h0, w1, 0);
-            rounds4!(N; h0, h1, w2, 0);
-            rounds4!(N; h1, h0, w3, 0);
-            schedule_rounds4!(N; h0, h1, w0, w1, w2, w3, w4, 0);
+            // Rounds 0..20 (the first four above)
+            rounds4!(lanes; h1, h0, w1, 0);
+            rounds4!(lanes; h0, h1, w2, 0);
+            rounds4!(lanes; h1, h0, w3, 0);
+            schedule_rounds4!(lanes; h0, h1, w0, w1, w2, w3, w4, 0);
             // Rounds 20..40
-            schedule_rounds4!(N; h1, h0, w1, w2, w3, w4, w0, 1);
-            schedule_rounds4!(N; h0, h1, w2, w3, w4, w0, w1, 1);
-            schedule_rounds4!(N; h1, h0, w3, w4, w0, w1, w2, 1);
-            schedule_rounds4!(N; h0, h1, w4, w0, w1, w2, w3, 1);
-            schedule_rounds4!(N; h1, h0, w0, w1, w2, w3, w4, 1);
+            schedule_rounds4!(lanes; h1, h0, w1, w2, w3, w4, w0, 1);
+            schedule_rounds4!(lanes; h0, h1, w2, w3, w4, w0, w1, 1);
+            schedule_rounds4!(lanes; h1, h0, w3, w4, w0, w1, w2, 1);
+            schedule_rounds4!(lanes; h0, h1, w4, w0, w1, w2, w3, 1);
+            schedule_rounds4!(lanes; h1, h0, w0, w1, w2, w3, w4, 1);
             // Rounds 40..60
-            schedule_rounds4!(N; h0, h1, w1, w2, w3, w4, w0, 2);
-            schedule_rounds4!(N; h1, h0, w2, w3, w4, w0, w1, 2);
-            schedule_rounds4!(N; h0, h1, w3, w4, w0, w1, w2, 2);
-            schedule_rounds4!(N; h1, h0, w4, w0, w1, w2, w3, 2);
-            schedule_rounds4!(N; h0, h1, w0, w1, w2, w3, w4, 2);
+            schedule_rounds4!(lanes; h0, h1, w1, w2, w3, w4, w0, 2);
+            schedule_rounds4!(lanes; h1, h0, w2, w3, w4, w0, w1, 2);
+            schedule_rounds4!(lanes; h0, h1, w3, w4, w0, w1, w2, 2);
+            schedule_rounds4!(lanes; h1, h0, w4, w0, w1, w2, w3, 2);
+            schedule_rounds4!(lanes; h0, h1, w0, w1, w2, w3, w4, 2);
             // Rounds 60..80
-            schedule_rounds4!(N; h1, h0, w1, w2, w3, w4, w0, 3);
-            schedule_rounds4!(N; h0, h1, w2, w3, w4, w0, w1, 3);
-            schedule_rounds4!(N; h1, h0, w3, w4, w0, w1, w2, 3);
-            schedule_rounds4!(N; h0, h1, w4, w0, w1, w2, w3, 3);
-            schedule_rounds4!(N; h1, h0, w0, w1, w2, w3, w4, 3);
-            for l in 0..N {
-                abcd[l] = _mm_add_epi32(abcd[l], h0[l]);
-                e[l] = _mm_sha1nexte_epu32(h1[l], e[l]);
+            schedule_rounds4!(lanes; h1, h0, w1, w2, w3, w4, w0, 3);
+            schedule_rounds4!(lanes; h0, h1, w2, w3, w4, w0, w1, 3);
+            schedule_rounds4!(lanes; h1, h0, w3, w4, w0, w1, w2, 3);
+            schedule_rounds4!(lanes; h0, h1, w4, w0, w1, w2, w3, 3);
+            schedule_rounds4!(lanes; h1, h0, w0, w1, w2, w3, w4, 3);
+            for x in lanes.iter_mut() {
+                x.abcd = _mm_add_epi32(x.abcd, x.h0);
+                x.e = _mm_sha1nexte_epu32(x.h1, x.e);
             }
         }
-        for ((s, abcd), e) in states.into_iter().zip(abcd).zip(e) {
+        for (s, x) in states.into_iter().zip(lanes) {
             *s = [
-                _mm_extract_epi32(abcd, 3) as u32,
-                _mm_extract_epi32(abcd, 2) as u32,
-                _mm_extract_epi32(abcd, 1) as u32,
-                _mm_extract_epi32(abcd, 0) as u32,
-                _mm_extract_epi32(e, 3) as u32,
+                _mm_extract_epi32(x.abcd, 3) as u32,
+                _mm_extract_epi32(x.abcd, 2) as u32,
+                _mm_extract_epi32(x.abcd, 1) as u32,
+                _mm_extract_epi32(x.abcd, 0) as u32,
+                _mm_extract_epi32(x.e, 3) as u32,
             ];
         }
     }
