@@ -147,8 +147,7 @@ pub fn digest_pair(prefix: &[u8], body: &[u8]) -> (Digest, Digest) {
 
 /// [`digest_pair`] on the given compression backend (the tests force the portable one).
 fn digest_pair_with(backend: Backend, prefix: &[u8], body: &[u8]) -> (Digest, Digest) {
-    let head_whole = prefix.len() - prefix.len() % BLOCK;
-    let (head_blocks, head_rest) = prefix.split_at(head_whole);
+    let (head_blocks, head_rest) = split_whole(prefix);
     // The block chain's first block after the head's whole blocks: the head's rest and
     // the body's first bytes.
     let straddle = if head_rest.is_empty() {
