@@ -19,9 +19,21 @@ pub struct Digest([u8; 20]);
 impl Digest {
     /// The digest of `bytes` in one call.
     pub fn of(bytes: &[u8]) -> Self {
-        let mut hasher = DigestHasher::new();
-        hasher.update(bytes);
-        hasher.finish()
+        Self::of_with(Backend::detect(), bytes)
+    }
+
+    /// [`Digest::of`] on the given compression backend: the whole blocks in one call,
+    /// then the padded tail.
+    fn of_with(backend: Backend, bytes: &[u8]) -> Self {
+        let (whole, rest) = split_whole(bytes);
+        let mut tail = Tail::default();
+        tail.push(rest);
+        let mut last = [0u8; 2 * BLOCK];
+        let last = tail.pad(bytes.len() as u64, &mut last);
+        let mut chain = Chain::new();
+        backend.compress_one(&mut chain, whole);
+        backend.compress_one(&mut chain, last);
+        chain.digest()
     }
 
     /// Wraps a raw 20-byte SHA-1 value.
@@ -120,22 +132,22 @@ impl DigestHasher {
 /// once: a WARC `response` record's block digest (HTTP head and body) and its payload
 /// digest (the body).
 ///
-/// Why not two hashers: SHA-1 is a chain, each 64-byte block waiting on the one before,
-/// so one hash keeps the CPU's SHA unit (x86 SHA extensions, picked at run time by the
-/// `sha1` crate) waiting on its own latency. Two independent chains fed block by block
-/// overlap in the pipeline: 1.7-1.8 times the speed of two passes on this project's
-/// machines (`docs/benchmarks.md`, "CPU per page"). The block chain runs `64 - r` bytes
-/// into the body behind the payload chain (`r` = the head's length mod 64); its blocks
-/// are read from the body where they lie, only the one block that straddles the head
-/// and the body is copied.
+/// Why not two hashers: SHA-1 is a chain, each 64-byte block waiting on the one before.
+/// With the x86 SHA extensions the two chains run in one loop, a block of each per
+/// iteration (module `shani`), so the SHA unit works on one chain while the other waits
+/// on its latency, and the states stay in registers for the whole run of blocks instead
+/// of being loaded and stored around every block: 1.6 times one chain on this project's
+/// Xeon (Sapphire Rapids), where two passes, or the chains fed block by block one call
+/// each, cost 2 times. The block chain runs `64 - r` bytes into the body behind the
+/// payload chain (`r` = the head's length mod 64); its blocks are read from the body
+/// where they lie, only the one block that straddles the head and the body is copied.
 pub fn digest_pair(prefix: &[u8], body: &[u8]) -> (Digest, Digest) {
-    let mut block = Chain::new();
-    let mut payload = Chain::new();
-    let mut head_blocks = prefix.chunks_exact(BLOCK);
-    for b in head_blocks.by_ref() {
-        block.compress(b);
-    }
-    let head_rest = head_blocks.remainder();
+    digest_pair_with(Backend::detect(), prefix, body)
+}
+
+/// [`digest_pair`] on the given compression backend (the tests force the portable one).
+fn digest_pair_with(backend: Backend, prefix: &[u8], body: &[u8]) -> (Digest, Digest) {
+    let (head_blocks, head_rest) = split_whole(prefix);
     // The block chain's first block after the head's whole blocks: the head's rest and
     // the body's first bytes.
     let straddle = if head_rest.is_empty() {
@@ -143,47 +155,153 @@ pub fn digest_pair(prefix: &[u8], body: &[u8]) -> (Digest, Digest) {
     } else {
         BLOCK - head_rest.len()
     };
+    let mut joined = [0u8; BLOCK];
     let mut block_tail = Tail::default();
-    let block_body = if straddle > 0 && body.len() >= straddle {
-        let mut joined = [0u8; BLOCK];
+    let (joined_len, block_body) = if straddle > 0 && body.len() >= straddle {
         let (left, right) = joined.split_at_mut(head_rest.len());
         left.copy_from_slice(head_rest);
         right.copy_from_slice(body.get(..straddle).unwrap_or_default());
-        block.compress(&joined);
-        body.get(straddle..).unwrap_or_default()
+        (BLOCK, body.get(straddle..).unwrap_or_default())
     } else if straddle > 0 {
         // Head rest and the whole body fit in one unfinished block.
         block_tail.push(head_rest);
         block_tail.push(body);
-        &[]
+        (0, &[][..])
     } else {
-        body
+        (0, body)
     };
-    let mut block_blocks = block_body.chunks_exact(BLOCK);
-    let mut payload_blocks = body.chunks_exact(BLOCK);
-    loop {
-        match (block_blocks.next(), payload_blocks.next()) {
-            (Some(a), Some(p)) => {
-                block.compress(a);
-                payload.compress(p);
-            }
-            (Some(a), None) => block.compress(a),
-            (None, Some(p)) => payload.compress(p),
-            (None, None) => break,
-        }
-    }
-    block_tail.push(block_blocks.remainder());
+    let (block_whole, block_rest) = split_whole(block_body);
+    block_tail.push(block_rest);
+    let (payload_whole, payload_rest) = split_whole(body);
     let mut payload_tail = Tail::default();
-    payload_tail.push(payload_blocks.remainder());
+    payload_tail.push(payload_rest);
     let total = prefix.len() as u64 + body.len() as u64;
-    (
-        block.finish(&block_tail, total),
-        payload.finish(&payload_tail, body.len() as u64),
-    )
+    let mut block_last = [0u8; 2 * BLOCK];
+    let block_last = block_tail.pad(total, &mut block_last);
+    let mut payload_last = [0u8; 2 * BLOCK];
+    let payload_last = payload_tail.pad(body.len() as u64, &mut payload_last);
+    let mut block = Chain::new();
+    let mut payload = Chain::new();
+    compress_streams(
+        backend,
+        &mut block,
+        &[
+            head_blocks,
+            joined.get(..joined_len).unwrap_or_default(),
+            block_whole,
+            block_last,
+        ],
+        &mut payload,
+        &[payload_whole, payload_last],
+    );
+    (block.digest(), payload.digest())
+}
+
+/// `bytes` split into its whole 64-byte blocks and the rest (fewer than 64 bytes).
+fn split_whole(bytes: &[u8]) -> (&[u8], &[u8]) {
+    bytes.split_at(bytes.len() - bytes.len() % BLOCK)
 }
 
 /// SHA-1 block size in bytes.
 const BLOCK: usize = 64;
+
+/// The SHA-1 compression code in use: the x86 SHA extensions, two chains interleaved
+/// and many blocks per call ([`shani`]), when the CPU has them; else the `sha1`
+/// crate's, one block per call.
+#[derive(Clone, Copy)]
+enum Backend {
+    #[cfg(target_arch = "x86_64")]
+    ShaNi(shani::Token),
+    Portable,
+}
+
+impl Backend {
+    /// The fastest backend this CPU runs (std caches the CPUID answers, so this costs a
+    /// few loads).
+    fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = shani::Token::detect() {
+            return Self::ShaNi(token);
+        }
+        Self::Portable
+    }
+}
+
+/// Feeds chain `a` the concatenation of `a_parts` and chain `b` that of `b_parts`,
+/// every part a whole number of 64-byte blocks, pairing a block of `a` with one of `b`
+/// as long as both have blocks (a few calls for a whole record: a call per change of
+/// part on either side).
+fn compress_streams(
+    backend: Backend,
+    a: &mut Chain,
+    a_parts: &[&[u8]],
+    b: &mut Chain,
+    b_parts: &[&[u8]],
+) {
+    let mut a_parts = a_parts.iter().copied().filter(|p| !p.is_empty());
+    let mut b_parts = b_parts.iter().copied().filter(|p| !p.is_empty());
+    let mut a_now = a_parts.next();
+    let mut b_now = b_parts.next();
+    loop {
+        match (a_now, b_now) {
+            (Some(x), Some(y)) => {
+                let n = x.len().min(y.len());
+                let (x_pair, x_rest) = x.split_at(n);
+                let (y_pair, y_rest) = y.split_at(n);
+                backend.compress_two(a, x_pair, b, y_pair);
+                a_now = Some(x_rest)
+                    .filter(|r| !r.is_empty())
+                    .or_else(|| a_parts.next());
+                b_now = Some(y_rest)
+                    .filter(|r| !r.is_empty())
+                    .or_else(|| b_parts.next());
+            }
+            (Some(x), None) => {
+                backend.compress_one(a, x);
+                a_now = a_parts.next();
+            }
+            (None, Some(y)) => {
+                backend.compress_one(b, y);
+                b_now = b_parts.next();
+            }
+            (None, None) => break,
+        }
+    }
+}
+
+impl Backend {
+    /// Feeds `chain` the whole 64-byte blocks of `blocks` (a length that is not a
+    /// multiple of 64 is a bug of the caller here; the partial block is skipped).
+    fn compress_one(self, chain: &mut Chain, blocks: &[u8]) {
+        debug_assert_eq!(blocks.len() % BLOCK, 0);
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Self::ShaNi(token) => shani::compress_one(token, &mut chain.0, blocks),
+            Self::Portable => {
+                for block in blocks.chunks_exact(BLOCK) {
+                    let block = sha1::digest::generic_array::GenericArray::from_slice(block);
+                    sha1::compress(&mut chain.0, std::slice::from_ref(block));
+                }
+            }
+        }
+    }
+
+    /// Feeds `a` the blocks of `a_blocks` and `b` those of `b_blocks`, the same number
+    /// of whole blocks on both sides, the two chains interleaved where the CPU allows.
+    fn compress_two(self, a: &mut Chain, a_blocks: &[u8], b: &mut Chain, b_blocks: &[u8]) {
+        debug_assert_eq!(a_blocks.len(), b_blocks.len());
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Self::ShaNi(token) => {
+                shani::compress_two(token, &mut a.0, a_blocks, &mut b.0, b_blocks)
+            }
+            Self::Portable => {
+                self.compress_one(a, a_blocks);
+                self.compress_one(b, b_blocks);
+            }
+        }
+    }
+}
 
 /// One SHA-1 chain state over whole blocks.
 struct Chain([u32; 5]);
@@ -199,36 +317,8 @@ impl Chain {
         ])
     }
 
-    /// `block` must be 64 bytes (every caller passes `chunks_exact(64)` items or a
-    /// 64-byte array); anything else would be a bug here, so it is skipped in release
-    /// builds rather than panicking on input.
-    fn compress(&mut self, block: &[u8]) {
-        debug_assert_eq!(block.len(), BLOCK);
-        if block.len() == BLOCK {
-            let block = sha1::digest::generic_array::GenericArray::from_slice(block);
-            sha1::compress(&mut self.0, std::slice::from_ref(block));
-        }
-    }
-
-    /// The digest after the last `tail` bytes (fewer than 64) and the padding, for a
-    /// message of `total` bytes.
-    fn finish(mut self, tail: &Tail, total: u64) -> Digest {
-        let mut last = [0u8; 2 * BLOCK];
-        let n = tail.len;
-        last.get_mut(..n)
-            .unwrap_or_default()
-            .copy_from_slice(tail.bytes.get(..n).unwrap_or_default());
-        if let Some(b) = last.get_mut(n) {
-            *b = 0x80;
-        }
-        let blocks = if n + 1 + 8 <= BLOCK { 1 } else { 2 };
-        let end = blocks * BLOCK;
-        if let Some(len) = last.get_mut(end - 8..end) {
-            len.copy_from_slice(&(total.wrapping_mul(8)).to_be_bytes());
-        }
-        for b in last.get(..end).unwrap_or_default().chunks_exact(BLOCK) {
-            self.compress(b);
-        }
+    /// The digest of the chain's message, once its padded last block(s) are in.
+    fn digest(&self) -> Digest {
         let mut out = [0u8; 20];
         for (dst, word) in out.chunks_exact_mut(4).zip(self.0) {
             dst.copy_from_slice(&word.to_be_bytes());
@@ -261,30 +351,324 @@ impl Tail {
         }
         self.len = end;
     }
+
+    /// The tail with SHA-1's padding for a message of `total` bytes, written into
+    /// `out`: one block, or two when the tail leaves no room for the marker and the
+    /// length.
+    fn pad<'a>(&self, total: u64, out: &'a mut [u8; 2 * BLOCK]) -> &'a [u8] {
+        let n = self.len;
+        out.get_mut(..n)
+            .unwrap_or_default()
+            .copy_from_slice(self.bytes.get(..n).unwrap_or_default());
+        if let Some(b) = out.get_mut(n) {
+            *b = 0x80;
+        }
+        let blocks = if n + 1 + 8 <= BLOCK { 1 } else { 2 };
+        let end = blocks * BLOCK;
+        if let Some(len) = out.get_mut(end - 8..end) {
+            len.copy_from_slice(&(total.wrapping_mul(8)).to_be_bytes());
+        }
+        out.get(..end).unwrap_or_default()
+    }
+}
+
+/// SHA-1 compression with the x86 SHA extensions (SHA-NI), one chain or two chains
+/// interleaved, a whole run of blocks per call with the states kept in registers.
+///
+/// Why our own and not only the `sha1` crate's (which uses the same instructions for
+/// one chain): a call of it compresses one chain, so the two digests of a record would
+/// run one after the other, each waiting on its own latency; here the instructions of
+/// both chains are issued in the same loop body so each fills the other's wait. The
+/// round code is the sequence of Intel's SHA extensions paper (and the `sha1` crate),
+/// written once over an array of lanes.
+///
+/// Why the pair still costs 1.6 chains and not 1.2: on Sapphire Rapids (measured with
+/// chains of each instruction) SHA1RNDS4 has about 4 cycles of latency but issues only
+/// once per 3 cycles, and SHA1MSG2 (16 per block) once per 4-5 cycles, so one chain
+/// (10-14 µs for the 320 blocks of 20 KB, about 110 cycles a block) already keeps the
+/// SHA unit mostly busy and a second can only fill the rest. Computing the message schedule with AVX-512VL rotates instead of
+/// SHA1MSG2 gained about 10% more on the pair in a scratch test, within this machine's
+/// noise; not done (`_mm_rol_epi32` needs Rust 1.89, past the crate's `rust-version`).
+#[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "x86 SHA extension intrinsics in functions compiled for them, called only \
+              after run-time detection; unaligned 16-byte loads from 64-byte blocks \
+              (docs/safety.md)"
+)]
+mod shani {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi32, _mm_extract_epi32, _mm_loadu_si128, _mm_set_epi32, _mm_set_epi64x,
+        _mm_setzero_si128, _mm_sha1msg1_epu32, _mm_sha1msg2_epu32, _mm_sha1nexte_epu32,
+        _mm_sha1rnds4_epu32, _mm_shuffle_epi8, _mm_xor_si128,
+    };
+
+    use super::BLOCK;
+
+    /// Proof that this CPU has the SHA extensions, SSSE3 and SSE4.1: only
+    /// [`Token::detect`] makes one.
+    #[derive(Clone, Copy)]
+    pub(super) struct Token(());
+
+    impl Token {
+        pub(super) fn detect() -> Option<Self> {
+            let present = std::arch::is_x86_feature_detected!("sha")
+                && std::arch::is_x86_feature_detected!("sse4.1")
+                && std::arch::is_x86_feature_detected!("ssse3");
+            present.then_some(Self(()))
+        }
+    }
+
+    /// Feeds `state` the whole 64-byte blocks of `blocks`.
+    pub(super) fn compress_one(_: Token, state: &mut [u32; 5], blocks: &[u8]) {
+        // SAFETY: the token proves the CPU has the features `lanes` is compiled for.
+        unsafe { lanes([state], [blocks]) }
+    }
+
+    /// Feeds `a` and `b` their blocks, a block of each per round of the loop; both
+    /// sides must hold the same number of whole blocks (extra blocks of the longer one
+    /// are not compressed).
+    pub(super) fn compress_two(
+        _: Token,
+        a: &mut [u32; 5],
+        a_blocks: &[u8],
+        b: &mut [u32; 5],
+        b_blocks: &[u8],
+    ) {
+        // SAFETY: the token proves the CPU has the features `lanes` is compiled for.
+        unsafe { lanes([a, b], [a_blocks, b_blocks]) }
+    }
+
+    /// One chain's registers: its state (`abcd`, `e`), the working state of the block
+    /// (`h0`, `h1`) and the last 20 message words (`w0`..`w4`, four each).
+    #[derive(Clone, Copy)]
+    struct Lane {
+        abcd: __m128i,
+        e: __m128i,
+        h0: __m128i,
+        h1: __m128i,
+        w0: __m128i,
+        w1: __m128i,
+        w2: __m128i,
+        w3: __m128i,
+        w4: __m128i,
+    }
+
+    /// Four rounds in every lane: `h1` = four rounds of function `i` from `h0`, with
+    /// the message words `w` and the E derived from the old `h1`.
+    macro_rules! rounds4 {
+        ($lanes:ident; $h0:ident, $h1:ident, $w:ident, $i:literal) => {
+            for x in $lanes.iter_mut() {
+                x.$h1 = _mm_sha1rnds4_epu32(x.$h0, _mm_sha1nexte_epu32(x.$h1, x.$w), $i);
+            }
+        };
+    }
+
+    /// In every lane, the next four message words `w4` from the previous sixteen, then
+    /// four rounds.
+    macro_rules! schedule_rounds4 {
+        ($lanes:ident; $h0:ident, $h1:ident, $w0:ident, $w1:ident, $w2:ident, $w3:ident, $w4:ident, $i:literal) => {
+            for x in $lanes.iter_mut() {
+                x.$w4 = _mm_sha1msg2_epu32(
+                    _mm_xor_si128(_mm_sha1msg1_epu32(x.$w0, x.$w1), x.$w2),
+                    x.$w3,
+                );
+            }
+            rounds4!($lanes; $h0, $h1, $w4, $i);
+        };
+    }
+
+    /// Compresses `N` chains side by side, as many blocks as the shortest `data` holds,
+    /// the instructions of the `N` chains interleaved round by round. Each state is
+    /// loaded once and stored once.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have the SHA extensions, SSSE3 and SSE4.1 (a [`Token`] exists).
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn lanes<const N: usize>(states: [&mut [u32; 5]; N], data: [&[u8]; N]) {
+        let blocks = data.iter().map(|d| d.len() / BLOCK).min().unwrap_or(0);
+        // Byte order: a block's big-endian words, W0 in the top lane.
+        let mask = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0A0B_0C0D_0E0F);
+        let mut lanes = states.each_ref().map(|&&mut [a, b, c, d, e]| {
+            let zero = _mm_setzero_si128();
+            Lane {
+                abcd: _mm_set_epi32(a as i32, b as i32, c as i32, d as i32),
+                e: _mm_set_epi32(e as i32, 0, 0, 0),
+                h0: zero,
+                h1: zero,
+                w0: zero,
+                w1: zero,
+                w2: zero,
+                w3: zero,
+                w4: zero,
+            }
+        });
+        for i in 0..blocks {
+            for (x, d) in lanes.iter_mut().zip(data) {
+                // SAFETY: `i < blocks <= d.len() / 64`, so the 64 bytes from `i * 64`
+                // lie inside `d`; `loadu` needs no alignment.
+                let p = d.as_ptr().add(i * BLOCK).cast::<__m128i>();
+                x.w0 = _mm_shuffle_epi8(_mm_loadu_si128(p), mask);
+                x.w1 = _mm_shuffle_epi8(_mm_loadu_si128(p.add(1)), mask);
+                x.w2 = _mm_shuffle_epi8(_mm_loadu_si128(p.add(2)), mask);
+                x.w3 = _mm_shuffle_epi8(_mm_loadu_si128(p.add(3)), mask);
+                x.h0 = x.abcd;
+                x.h1 = _mm_sha1rnds4_epu32(x.h0, _mm_add_epi32(x.e, x.w0), 0);
+            }
+            // Rounds 0..20 (the first four above)
+            rounds4!(lanes; h1, h0, w1, 0);
+            rounds4!(lanes; h0, h1, w2, 0);
+            rounds4!(lanes; h1, h0, w3, 0);
+            schedule_rounds4!(lanes; h0, h1, w0, w1, w2, w3, w4, 0);
+            // Rounds 20..40
+            schedule_rounds4!(lanes; h1, h0, w1, w2, w3, w4, w0, 1);
+            schedule_rounds4!(lanes; h0, h1, w2, w3, w4, w0, w1, 1);
+            schedule_rounds4!(lanes; h1, h0, w3, w4, w0, w1, w2, 1);
+            schedule_rounds4!(lanes; h0, h1, w4, w0, w1, w2, w3, 1);
+            schedule_rounds4!(lanes; h1, h0, w0, w1, w2, w3, w4, 1);
+            // Rounds 40..60
+            schedule_rounds4!(lanes; h0, h1, w1, w2, w3, w4, w0, 2);
+            schedule_rounds4!(lanes; h1, h0, w2, w3, w4, w0, w1, 2);
+            schedule_rounds4!(lanes; h0, h1, w3, w4, w0, w1, w2, 2);
+            schedule_rounds4!(lanes; h1, h0, w4, w0, w1, w2, w3, 2);
+            schedule_rounds4!(lanes; h0, h1, w0, w1, w2, w3, w4, 2);
+            // Rounds 60..80
+            schedule_rounds4!(lanes; h1, h0, w1, w2, w3, w4, w0, 3);
+            schedule_rounds4!(lanes; h0, h1, w2, w3, w4, w0, w1, 3);
+            schedule_rounds4!(lanes; h1, h0, w3, w4, w0, w1, w2, 3);
+            schedule_rounds4!(lanes; h0, h1, w4, w0, w1, w2, w3, 3);
+            schedule_rounds4!(lanes; h1, h0, w0, w1, w2, w3, w4, 3);
+            for x in lanes.iter_mut() {
+                x.abcd = _mm_add_epi32(x.abcd, x.h0);
+                x.e = _mm_sha1nexte_epu32(x.h1, x.e);
+            }
+        }
+        for (s, x) in states.into_iter().zip(lanes) {
+            *s = [
+                _mm_extract_epi32(x.abcd, 3) as u32,
+                _mm_extract_epi32(x.abcd, 2) as u32,
+                _mm_extract_epi32(x.abcd, 1) as u32,
+                _mm_extract_epi32(x.abcd, 0) as u32,
+                _mm_extract_epi32(x.e, 3) as u32,
+            ];
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The `sha1` crate's digest of `bytes`, the reference.
+    fn reference(bytes: &[u8]) -> Digest {
+        Digest(Sha1::digest(bytes).into())
+    }
+
+    /// Every backend this machine runs: the portable one, and SHA-NI when present.
+    fn backends() -> Vec<(&'static str, Backend)> {
+        let mut all = vec![("portable", Backend::Portable)];
+        let detected = Backend::detect();
+        if !matches!(detected, Backend::Portable) {
+            all.push(("sha-ni", detected));
+        }
+        all
+    }
+
+    fn pseudo_random(len: usize, seed: u32) -> Vec<u8> {
+        (0..len as u32)
+            .map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect()
+    }
+
     /// The pair equals two plain digests for every split of head and body lengths
-    /// around the block size, and for larger bodies.
+    /// around the block size, and for larger bodies, on every backend.
     #[test]
     fn digest_pair_matches_two_plain_digests() {
-        let data: Vec<u8> = (0..5000u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
-            .collect();
+        let data = pseudo_random(5000, 0);
         let mut lengths: Vec<usize> = (0..=200).collect();
         lengths.extend([255, 256, 257, 1000, 1023, 1024, 1025, 2500]);
-        for &h in &[0usize, 1, 20, 55, 56, 63, 64, 65, 119, 120, 128, 300] {
-            for &b in &lengths {
-                let head = &data[..h];
-                let body = &data[1000..1000 + b];
-                let mut joined = head.to_vec();
-                joined.extend_from_slice(body);
-                let (block, payload) = digest_pair(head, body);
-                assert_eq!(block, Digest::of(&joined), "head {h} body {b}");
-                assert_eq!(payload, Digest::of(body), "head {h} body {b}");
+        for (name, backend) in backends() {
+            for &h in &[0usize, 1, 20, 55, 56, 63, 64, 65, 119, 120, 128, 300] {
+                for &b in &lengths {
+                    let head = &data[..h];
+                    let body = &data[1000..1000 + b];
+                    let mut joined = head.to_vec();
+                    joined.extend_from_slice(body);
+                    let (block, payload) = digest_pair_with(backend, head, body);
+                    assert_eq!(block, reference(&joined), "{name} head {h} body {b}");
+                    assert_eq!(payload, reference(body), "{name} head {h} body {b}");
+                }
+            }
+        }
+    }
+
+    /// Every message of 0..300 bytes cut at every point into head and body, on every
+    /// backend: both digests of the pair and the one-shot digest of the body equal the
+    /// `sha1` crate's.
+    #[test]
+    fn every_split_of_short_messages_matches_the_sha1_crate() {
+        let data = pseudo_random(300, 7);
+        for (name, backend) in backends() {
+            for n in 0..300 {
+                let message = &data[..n];
+                let whole = reference(message);
+                assert_eq!(Digest::of_with(backend, message), whole, "{name} {n}");
+                for h in 0..=n {
+                    let (head, body) = message.split_at(h);
+                    let (block, payload) = digest_pair_with(backend, head, body);
+                    assert_eq!(block, whole, "{name} head {h} body {}", n - h);
+                    assert_eq!(payload, reference(body), "{name} head {h} body {}", n - h);
+                }
+            }
+        }
+    }
+
+    /// Long messages (pages and past them, uneven lengths) on every backend.
+    #[test]
+    fn long_messages_match_the_sha1_crate() {
+        let data = pseudo_random(300_000, 3);
+        for (name, backend) in backends() {
+            for &(h, b) in &[(0, 20_480), (300, 20_531), (4_100, 95_000), (63, 299_000)] {
+                let body = &data[h..h + b];
+                let (block, payload) = digest_pair_with(backend, &data[..h], body);
+                assert_eq!(block, reference(&data[..h + b]), "{name} head {h} body {b}");
+                assert_eq!(payload, reference(body), "{name} head {h} body {b}");
+                assert_eq!(
+                    Digest::of_with(backend, body),
+                    reference(body),
+                    "{name} {b}"
+                );
+            }
+        }
+    }
+
+    /// The SHA-NI path is the one that runs where the CPU has it, so the tests above
+    /// exercise it on such machines.
+    #[test]
+    fn detect_picks_sha_ni_when_the_cpu_has_it() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let has = std::arch::is_x86_feature_detected!("sha")
+                && std::arch::is_x86_feature_detected!("sse4.1")
+                && std::arch::is_x86_feature_detected!("ssse3");
+            assert_eq!(matches!(Backend::detect(), Backend::ShaNi(_)), has);
+        }
+    }
+
+    proptest::proptest! {
+        /// Random heads and bodies (lengths and bytes) on every backend.
+        #[test]
+        fn random_heads_and_bodies_match_the_sha1_crate(
+            head in proptest::collection::vec(proptest::num::u8::ANY, 0..700),
+            body in proptest::collection::vec(proptest::num::u8::ANY, 0..3000),
+        ) {
+            let mut joined = head.clone();
+            joined.extend_from_slice(&body);
+            for (name, backend) in backends() {
+                let (block, payload) = digest_pair_with(backend, &head, &body);
+                proptest::prop_assert_eq!(block, reference(&joined), "{}", name);
+                proptest::prop_assert_eq!(payload, reference(&body), "{}", name);
             }
         }
     }
