@@ -1,6 +1,7 @@
 //! Where the scanner's bytes are, 64 at a time: for each 64-byte block of the page two
 //! bit masks (bit `i` for byte `i` of the block), one of `<` and one of the bytes that
-//! end or complicate a tag (`>`, `"`, `'`), built with SSE2 on x86_64 (part of its
+//! end or complicate a tag (`>`, `"`, `'`; built only for the blocks where it is asked
+//! for, as most text blocks hold no tag with attributes), built with SSE2 on x86_64 (part of its
 //! baseline, so no runtime detection is needed) and by a scalar loop elsewhere. The
 //! scanner asks for the next `<` or the next stop byte at or after a position; the
 //! block it last looked at is cached, so the walk from tag to tag costs a few bit
@@ -20,7 +21,8 @@ struct Block {
     /// first lookup.
     start: usize,
     lt: u64,
-    stop: u64,
+    /// The stop mask, once asked for.
+    stop: Option<u64>,
 }
 
 /// Which mask a lookup reads.
@@ -55,10 +57,15 @@ impl<'a> Marks<'a> {
             block: Block {
                 start: usize::MAX,
                 lt: 0,
-                stop: 0,
+                stop: None,
             },
             simd,
         }
+    }
+
+    /// Lookups over `bytes` on the same path (SIMD or scalar) as these.
+    pub(super) fn over<'b>(&self, bytes: &'b [u8]) -> Marks<'b> {
+        Marks::with_simd(bytes, self.simd)
     }
 
     /// The page.
@@ -73,11 +80,22 @@ impl<'a> Marks<'a> {
         let mut shift = from & 63;
         while start < self.bytes.len() {
             if self.block.start != start {
-                self.load(start);
+                self.block = Block {
+                    start,
+                    lt: self.mask(start, Mark::Lt),
+                    stop: None,
+                };
             }
             let mask = match mark {
                 Mark::Lt => self.block.lt,
-                Mark::Stop => self.block.stop,
+                Mark::Stop => match self.block.stop {
+                    Some(stop) => stop,
+                    None => {
+                        let stop = self.mask(start, Mark::Stop);
+                        self.block.stop = Some(stop);
+                        stop
+                    }
+                },
             } >> shift;
             if mask != 0 {
                 return Some(start + shift + mask.trailing_zeros() as usize);
@@ -101,77 +119,79 @@ impl<'a> Marks<'a> {
         }
     }
 
-    fn load(&mut self, start: usize) {
+    /// The `mark` mask of the block at `start`.
+    fn mask(&self, start: usize, mark: Mark) -> u64 {
         let rest = self.bytes.get(start..).unwrap_or_default();
-        let (lt, stop) = match rest.first_chunk::<64>() {
-            Some(chunk) => masks(chunk, self.simd),
+        match rest.first_chunk::<64>() {
+            Some(chunk) => mask(chunk, mark, self.simd),
             None => {
                 // The page's last, partial block: zero bytes match nothing.
                 let mut chunk = [0u8; 64];
                 for (dst, src) in chunk.iter_mut().zip(rest) {
                     *dst = *src;
                 }
-                masks(&chunk, self.simd)
+                mask(&chunk, mark, self.simd)
             }
-        };
-        self.block = Block { start, lt, stop };
+        }
     }
 }
 
-/// The `<` and stop masks of one block.
+/// The `mark` mask of one block.
 #[inline]
-fn masks(chunk: &[u8; 64], simd: bool) -> (u64, u64) {
+fn mask(chunk: &[u8; 64], mark: Mark, simd: bool) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     if simd {
-        return masks_sse2(chunk);
+        return mask_sse2(chunk, mark);
     }
     let _ = simd;
-    masks_scalar(chunk)
+    mask_scalar(chunk, mark)
 }
 
-/// The masks by a plain loop (targets without SSE2, and the tests' reference).
-fn masks_scalar(chunk: &[u8; 64]) -> (u64, u64) {
-    let mut lt = 0;
-    let mut stop = 0;
+/// The mask by a plain loop (targets without SSE2, and the tests' reference).
+fn mask_scalar(chunk: &[u8; 64], mark: Mark) -> u64 {
+    let mut out = 0;
     for (i, &b) in chunk.iter().enumerate() {
-        lt |= u64::from(b == b'<') << i;
-        stop |= u64::from(matches!(b, b'>' | b'"' | b'\'')) << i;
+        let hit = match mark {
+            Mark::Lt => b == b'<',
+            Mark::Stop => matches!(b, b'>' | b'"' | b'\''),
+        };
+        out |= u64::from(hit) << i;
     }
-    (lt, stop)
+    out
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline]
-fn masks_sse2(chunk: &[u8; 64]) -> (u64, u64) {
+fn mask_sse2(chunk: &[u8; 64], mark: Mark) -> u64 {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
-    let mut lt = 0;
-    let mut stop = 0;
+    let mut out = 0;
     // SAFETY: SSE2 is enabled at compile time (the cfg above; it is part of the
     // x86_64 baseline), so every intrinsic here exists on the running CPU. Each
     // unaligned load reads the 16 bytes `chunk[16 * k..16 * k + 16]` for k < 4, inside
     // the 64-byte array borrowed for the whole call (`_mm_loadu_si128` has no
     // alignment requirement).
     unsafe {
-        let lt_byte = _mm_set1_epi8(b'<' as i8);
+        let lt = _mm_set1_epi8(b'<' as i8);
         let gt = _mm_set1_epi8(b'>' as i8);
         let dquote = _mm_set1_epi8(b'"' as i8);
         let squote = _mm_set1_epi8(b'\'' as i8);
         let base = chunk.as_ptr();
         for k in 0..4 {
             let v = _mm_loadu_si128(base.add(16 * k).cast::<__m128i>());
-            let l = _mm_movemask_epi8(_mm_cmpeq_epi8(v, lt_byte));
-            let s = _mm_movemask_epi8(_mm_or_si128(
-                _mm_cmpeq_epi8(v, gt),
-                _mm_or_si128(_mm_cmpeq_epi8(v, dquote), _mm_cmpeq_epi8(v, squote)),
-            ));
+            let hits = match mark {
+                Mark::Lt => _mm_cmpeq_epi8(v, lt),
+                Mark::Stop => _mm_or_si128(
+                    _mm_cmpeq_epi8(v, gt),
+                    _mm_or_si128(_mm_cmpeq_epi8(v, dquote), _mm_cmpeq_epi8(v, squote)),
+                ),
+            };
             // movemask sets only the low 16 bits.
-            lt |= u64::from(l as u16) << (16 * k);
-            stop |= u64::from(s as u16) << (16 * k);
+            out |= u64::from(_mm_movemask_epi8(hits) as u16) << (16 * k);
         }
     }
-    (lt, stop)
+    out
 }
 
 #[cfg(test)]
@@ -201,7 +221,10 @@ mod tests {
             let alphabet: &[u8] = if seed % 2 == 0 { b"<>\"'a =/" } else { &every };
             let block = bytes(seed, 64, alphabet);
             let chunk: [u8; 64] = block.try_into().expect("64 bytes");
-            assert_eq!(masks(&chunk, true), masks_scalar(&chunk), "seed {seed}");
+            for mark in [Mark::Lt, Mark::Stop] {
+                let want = mask_scalar(&chunk, mark);
+                assert_eq!(mask(&chunk, mark, true), want, "seed {seed}");
+            }
         }
     }
 

@@ -74,6 +74,7 @@ fn scan_with<'a>(marks: Marks<'a>, visitor: &mut impl Visitor<'a>) {
         marks,
         foreign: Vec::new(),
         html_open: [0; HTML_CONTAINERS.len()],
+        counting: false,
     };
     scanner.run(visitor);
 }
@@ -93,6 +94,11 @@ struct Scanner<'a> {
     /// that name in scope). Elements the tree builder closes implicitly stay counted,
     /// which errs toward leaving foreign content, as the scanner did before it counted.
     html_open: [u16; HTML_CONTAINERS.len()],
+    /// Whether `html_open` is kept up to date: only from the first foreign element on,
+    /// as it is read only in foreign content (a name lookup per tag cost the scan of a
+    /// page without SVG or MathML a sixth of its time); [`Scanner::start_counting`]
+    /// catches up.
+    counting: bool,
 }
 
 /// Deepest foreign element nesting tracked; deeper elements are not pushed.
@@ -260,9 +266,37 @@ impl<'a> Scanner<'a> {
         points.iter().any(|p| foreign_name(p) == *top)
     }
 
+    /// The counts of open HTML elements as they stand at `lt`, where the first foreign
+    /// element starts: the page up to there scanned again, counting (it tokenizes as it
+    /// did in this scan: every token before `lt` ended by `lt`, in HTML content, and
+    /// the visitor did not stop). At most one extra pass over the page.
+    #[cold]
+    fn start_counting(&mut self, lt: usize) {
+        struct Nobody;
+        impl Visitor<'_> for Nobody {
+            fn start_tag(&mut self, _: &[u8], _: TagClass) -> bool {
+                false
+            }
+        }
+        let prefix = self.slice(0, lt);
+        let mut before = Scanner {
+            bytes: prefix,
+            marks: self.marks.over(prefix),
+            foreign: Vec::new(),
+            html_open: [0; HTML_CONTAINERS.len()],
+            counting: true,
+        };
+        before.run(&mut Nobody);
+        self.html_open = before.html_open;
+        self.counting = true;
+    }
+
     /// An HTML start tag: one more open element of its name, if counted.
     #[inline]
     fn html_start(&mut self, name: &[u8]) {
+        if !self.counting {
+            return;
+        }
         if let Some(n) = html_container(name).and_then(|i| self.html_open.get_mut(i)) {
             *n = n.saturating_add(1);
         }
@@ -271,6 +305,9 @@ impl<'a> Scanner<'a> {
     /// An end tag handled by the HTML rules: one fewer open element of its name.
     #[inline]
     fn html_end(&mut self, name: &[u8]) {
+        if !self.counting {
+            return;
+        }
         if let Some(n) = html_container(name).and_then(|i| self.html_open.get_mut(i)) {
             *n = n.saturating_sub(1);
         }
@@ -351,6 +388,9 @@ impl<'a> Scanner<'a> {
         // starts script data.
         Some(match class {
             TagClass::Foreign if !self_closing => {
+                if !self.counting {
+                    self.start_counting(lt);
+                }
                 self.open_foreign(name);
                 next
             }
