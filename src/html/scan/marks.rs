@@ -120,6 +120,7 @@ impl<'a> Marks<'a> {
     }
 
     /// The `mark` mask of the block at `start`.
+    #[inline(always)]
     fn mask(&self, start: usize, mark: Mark) -> u64 {
         let rest = self.bytes.get(start..).unwrap_or_default();
         match rest.first_chunk::<64>() {
