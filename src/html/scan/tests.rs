@@ -192,3 +192,238 @@ fn image_is_img_only_in_html() {
     assert!(tags("<svg><image href=x></svg>").is_empty());
     assert_eq!(tags("<svg><a href=x></a></svg>"), ["a href=x"]);
 }
+
+/// Every event a scan reports, for comparing two scanners.
+#[derive(Debug, PartialEq)]
+enum Event<'a> {
+    Text(&'a [u8]),
+    Start(&'a [u8], TagClass),
+    Attribute(&'a [u8], &'a [u8]),
+    Done,
+    End(&'a [u8]),
+}
+
+/// Records every event; wants the attributes of every tag, of the interesting ones
+/// only (as the link collector does) or of none, and stops after `stop_after` tags.
+struct Events<'a> {
+    out: Vec<Event<'a>>,
+    wants: fn(TagClass) -> bool,
+    stop_after: usize,
+}
+
+impl<'a> Visitor<'a> for Events<'a> {
+    fn text(&mut self, text: &'a [u8]) {
+        self.out.push(Event::Text(text));
+    }
+    fn start_tag(&mut self, name: &'a [u8], class: TagClass) -> bool {
+        self.out.push(Event::Start(name, class));
+        (self.wants)(class)
+    }
+    fn attribute(&mut self, name: &'a [u8], value: &'a [u8]) {
+        self.out.push(Event::Attribute(name, value));
+    }
+    fn start_tag_done(&mut self) -> ControlFlow<()> {
+        self.out.push(Event::Done);
+        self.stop_after = self.stop_after.saturating_sub(1);
+        if self.stop_after == 0 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+    fn end_tag(&mut self, name: &'a [u8]) {
+        self.out.push(Event::End(name));
+    }
+}
+
+/// Which scanner [`events`] runs.
+#[derive(Clone, Copy, Debug)]
+enum Which {
+    Oracle,
+    Simd,
+    Scalar,
+}
+
+fn events(
+    page: &[u8],
+    which: Which,
+    wants: fn(TagClass) -> bool,
+    stop_after: usize,
+) -> Vec<Event<'_>> {
+    let mut events = Events {
+        out: Vec::new(),
+        wants,
+        stop_after,
+    };
+    match which {
+        Which::Oracle => oracle::scan(page, &mut events),
+        Which::Simd => scan(page, &mut events),
+        Which::Scalar => scan_with(Marks::with_simd(page, false), &mut events),
+    }
+    events.out
+}
+
+/// The new scanner (SIMD and scalar masks) reports exactly the old scanner's events.
+fn same_as_oracle(page: &[u8]) {
+    let wants: [fn(TagClass) -> bool; 3] = [|_| true, TagClass::is_interesting, |_| false];
+    for (w, wants) in wants.into_iter().enumerate() {
+        for stop_after in [usize::MAX, 3] {
+            let want = events(page, Which::Oracle, wants, stop_after);
+            for which in [Which::Simd, Which::Scalar] {
+                assert_eq!(
+                    events(page, which, wants, stop_after),
+                    want,
+                    "{which:?}, wants #{w}, stop after {stop_after}: {:?}",
+                    String::from_utf8_lossy(page)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn same_events_as_the_old_scanner_on_the_fuzz_corpus() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/html_links");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).expect("corpus directory") {
+        let page = std::fs::read(entry.expect("dir entry").path()).expect("corpus file");
+        same_as_oracle(&page);
+        count += 1;
+    }
+    assert!(count >= 20, "only {count} corpus files");
+}
+
+#[test]
+fn same_events_as_the_old_scanner_on_odd_markup() {
+    for page in [
+        &b""[..],
+        b"<",
+        b"</",
+        b"<a",
+        b"<a href='",
+        b"<a href=x/>",
+        b"<p/><br/ ><x y=1/>",
+        b"</p title='>'>x</p a=\"b>",
+        b"<!--",
+        b"<!---->",
+        b"<script><!--<script>",
+        b"<svg><![CDATA[",
+        b"<svg><![CDATA[ ]]></svg><a href=x>",
+        b"<math><mi><style></style></mi></math><a href=y>",
+        b"<title>a</title><textarea></textarea x><a href=1>",
+        b"<plaintext><a href=x>",
+        b"<div a=b\"><a href=x>",
+        b"<a\thref=x\x0chref=y>",
+    ] {
+        same_as_oracle(page);
+    }
+}
+
+/// Markup-heavy garbage: fragments that steer the tokenizer's states, glued at random,
+/// with random bytes and runs long enough to cross 64-byte blocks.
+fn garbage(seed: u64, pieces: usize) -> Vec<u8> {
+    const PIECES: &[&[u8]] = &[
+        b"<",
+        b">",
+        b"</",
+        b"/>",
+        b"/",
+        b"\"",
+        b"'",
+        b"=",
+        b" ",
+        b"\t",
+        b"\n",
+        b"<!--",
+        b"-->",
+        b"--!>",
+        b"-",
+        b"<!",
+        b"<?",
+        b"<![CDATA[",
+        b"]]>",
+        b"<a",
+        b"<A HREF",
+        b" href=",
+        b"<a href=\"",
+        b"<base href=",
+        b"<meta name=robots content=",
+        b"<p>",
+        b"</p>",
+        b"<div",
+        b"</div>",
+        b"<script>",
+        b"</script>",
+        b"</SCRIPT ",
+        b"<script",
+        b"<style>",
+        b"</style>",
+        b"<title>",
+        b"</title>",
+        b"<textarea>",
+        b"</textarea>",
+        b"<svg>",
+        b"</svg>",
+        b"<math>",
+        b"</math>",
+        b"<mi>",
+        b"<desc>",
+        b"<foreignObject>",
+        b"<img src=",
+        b"<iframe src=x>",
+        b"</iframe>",
+        b"<plaintext>",
+        b"<xmp>",
+        b"</xmp>",
+        b"x",
+        b"text ",
+        b"&amp;",
+        b"\xc3\xa9",
+        b"\xff",
+        b"<svg",
+        b"<svg/>",
+        b"<math",
+        b"<svg><a>",
+        b"<div>",
+        b"<a>",
+        b"</a>",
+        b"<b>",
+        b"</b>",
+        b"</p",
+        b"<table>",
+        b"</table>",
+        b"<base href=x>",
+        b"</desc>",
+        b"<title",
+        b"<br/>",
+        b" x=1/",
+        b"<svg width=1/>",
+    ];
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = Vec::new();
+    for _ in 0..pieces {
+        let r = next();
+        match r % 16 {
+            0 => out.extend(std::iter::repeat_n(b'x', (r >> 8) as usize % 150)),
+            1 => out.push((r >> 8) as u8),
+            _ => {
+                let piece = PIECES.get((r >> 8) as usize % PIECES.len()).copied();
+                out.extend_from_slice(piece.unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn same_events_as_the_old_scanner_on_garbage() {
+    for seed in 0..3000 {
+        same_as_oracle(&garbage(seed, 1 + (seed as usize % 120)));
+    }
+}
