@@ -29,6 +29,8 @@ pub const PER_SOURCE: usize = 600;
 pub struct Source {
     pub name: &'static str,
     pub pages: Vec<Vec<u8>>,
+    /// Where each page was read from.
+    pub paths: Vec<PathBuf>,
 }
 
 /// The sources found on this machine, in a fixed order.
@@ -43,23 +45,27 @@ pub fn sources() -> Vec<Source> {
         ("python", PathBuf::from("/usr/share/doc/python3.11/html")),
         ("static", PathBuf::from(static_site)),
     ];
-    let mut out = Vec::new();
-    for (name, dir) in dirs {
-        let paths = html_files(&dir);
-        if paths.is_empty() {
-            eprintln!(
-                "html mix: no pages of 5-100 KB under {}, {name} left out",
-                dir.display()
-            );
-            continue;
-        }
-        let pages = spaced(&paths, PER_SOURCE)
-            .into_iter()
-            .filter_map(|p| std::fs::read(p).ok())
-            .collect();
-        out.push(Source { name, pages });
+    dirs.into_iter()
+        .filter_map(|(name, dir)| dir_source(name, &dir, PER_SOURCE))
+        .collect()
+}
+
+/// The `.html` files of 5,000-100,000 bytes under `dir`, sorted by path, `n` of them
+/// evenly spaced, with their paths; `None` (said on stderr) when there are none.
+pub fn dir_source(name: &'static str, dir: &Path, n: usize) -> Option<Source> {
+    let paths = html_files(dir);
+    if paths.is_empty() {
+        eprintln!(
+            "html mix: no pages of 5-100 KB under {}, {name} left out",
+            dir.display()
+        );
+        return None;
     }
-    out
+    let (paths, pages) = spaced(&paths, n)
+        .into_iter()
+        .filter_map(|p| Some((p.clone(), std::fs::read(p).ok()?)))
+        .unzip();
+    Some(Source { name, pages, paths })
 }
 
 /// `page` as a serialized `response` record of URL number `n`: WARC header, HTTP
