@@ -31,14 +31,9 @@ mod html_mix;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use trawl::http::ResponseHead;
-use trawl::provenance::WarcDate;
-use trawl::provenance::{FetchTimings, Hop};
 use trawl::warc::gzip::{Deflater, MemberEncoder, IGZIP_MIN_BYTES};
 use trawl::warc::igzip::{HuffmanCodes, Igzip, IgzipLevel};
-use trawl::warc::{
-    Capture, CaptureMetadata, DedupConfig, HttpResponse, Outlink, WarcWriter, WarcWriterConfig,
-};
+use trawl::warc::{Capture, DedupConfig, WarcWriter, WarcWriterConfig};
 
 /// The cases, the first being the reference.
 const CASES: [(Deflater, u32); 8] = [
@@ -282,13 +277,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// A record type and serialized records of that type.
-type RecordGroup = (String, Vec<Vec<u8>>);
-
 /// Returns the records under [`IGZIP_MIN_BYTES`] of `Igzip 1`'s WARC file, serialized,
 /// grouped by record type, and that file's size.
-fn captures_table(pages: &[(&[u8], String)], rounds: usize) -> (Vec<RecordGroup>, usize) {
-    let captures: Vec<Capture> = pages.iter().map(|(page, url)| capture(page, url)).collect();
+fn captures_table(pages: &[(&[u8], String)], rounds: usize) -> (Vec<html_mix::RecordGroup>, usize) {
+    let captures: Vec<Capture> = pages
+        .iter()
+        .map(|(page, url)| html_mix::capture(page, url))
+        .collect();
     let outlinks: usize = captures
         .iter()
         .filter_map(|c| c.metadata.as_ref())
@@ -354,44 +349,9 @@ fn captures_table(pages: &[(&[u8], String)], rounds: usize) -> (Vec<RecordGroup>
         .position(|&c| c == (Deflater::Igzip, 1))
         .unwrap_or(0);
     (
-        small_records(&dir.path().join(igzip.to_string())),
+        html_mix::small_records(&dir.path().join(igzip.to_string())),
         sizes.get(igzip).copied().unwrap_or(0),
     )
-}
-
-/// The records under [`IGZIP_MIN_BYTES`] in the WARC files under `dir`, decoded, grouped
-/// by `WARC-Type`.
-fn small_records(dir: &Path) -> Vec<RecordGroup> {
-    let mut groups: Vec<RecordGroup> = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-        .filter_map(|e| Some(e.ok()?.path()))
-        .collect();
-    files.sort();
-    for file in files {
-        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("read: {e}"));
-        let mut rest: &[u8] = &bytes;
-        while !rest.is_empty() {
-            let mut record = Vec::new();
-            flate2::bufread::GzDecoder::new(&mut rest)
-                .read_to_end(&mut record)
-                .unwrap_or_else(|e| panic!("decode: {e}"));
-            if record.len() >= IGZIP_MIN_BYTES {
-                continue;
-            }
-            let head = String::from_utf8_lossy(record.get(..200).unwrap_or(&record));
-            let kind = head
-                .lines()
-                .find_map(|l| l.strip_prefix("WARC-Type: "))
-                .unwrap_or("?")
-                .to_owned();
-            match groups.iter_mut().find(|(k, _)| *k == kind) {
-                Some((_, records)) => records.push(record),
-                None => groups.push((kind, vec![record])),
-            }
-        }
-    }
-    groups
 }
 
 fn print_table(names: &[&str], times: &[Vec<f64>], sizes: &[usize], total: usize) {
@@ -409,73 +369,4 @@ fn print_table(names: &[&str], times: &[Vec<f64>], sizes: &[usize], total: usize
             size as f64 / base_size
         );
     }
-}
-
-fn capture(body: &[u8], url: &str) -> Capture {
-    let head = format!(
-        "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html; charset=utf-8\r\n\
-         Content-Length: {}\r\nLast-Modified: Fri, 27 Nov 2026 18:00:00 GMT\r\n\r\n",
-        body.len()
-    );
-    let base = url::Url::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
-    let host = base.host_str().unwrap_or_default().to_owned();
-    let via = base
-        .join("./")
-        .map_or_else(|_| url.to_owned(), String::from);
-    Capture {
-        target_uri: url.to_owned(),
-        date: WarcDate::from_unix_micros(1_796_000_000_000_000),
-        ip: host.parse().ok(),
-        request: format!(
-            "GET {} HTTP/1.1\r\nHost: {host}\r\n\
-             User-Agent: trawl/0.1 (+https://github.com/trawl-crawler/trawl)\r\n\
-             From: bench@example.org\r\nAccept: */*\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
-            base.path()
-        )
-        .into_bytes()
-        .into(),
-        response: HttpResponse::new(
-            &ResponseHead::parse(head.as_bytes()).unwrap_or_else(|e| panic!("head: {e}")),
-            body.to_vec().into(),
-        ),
-        truncated: None,
-        revisit: None,
-        metadata: Some(CaptureMetadata {
-            via: Some(via),
-            hops_path: "LL".into(),
-            outlinks_unknown: false,
-            outlinks: outlinks(body, &base),
-            timings: FetchTimings {
-                total_ms: Some(3),
-                ..FetchTimings::default()
-            },
-        }),
-    }
-}
-
-/// The page's `href` (links) and `src` (embeds) values, resolved against `base`, http(s)
-/// only, without fragments, each once: a rough stand-in for the crawler's extractor.
-fn outlinks(body: &[u8], base: &url::Url) -> Vec<Outlink> {
-    let text = String::from_utf8_lossy(body);
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for (attr, hop) in [(" href=\"", Hop::Link), (" src=\"", Hop::Embed)] {
-        for (at, _) in text.match_indices(attr) {
-            let value = text.get(at + attr.len()..).unwrap_or_default();
-            let Some(value) = value.split('"').next() else {
-                continue;
-            };
-            let Ok(mut link) = base.join(value) else {
-                continue;
-            };
-            link.set_fragment(None);
-            if matches!(link.scheme(), "http" | "https") && seen.insert(link.to_string()) {
-                out.push(Outlink {
-                    url: link.into(),
-                    hop,
-                });
-            }
-        }
-    }
-    out
 }
