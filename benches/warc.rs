@@ -26,7 +26,8 @@
 //! 17 javadoc, the Debian Python 3.11 docs and the real-site benchmark's generated
 //! site, pages of 5-100 KB), each page wrapped in a `response` record and compressed
 //! into its own member as the writer does, with zlib-rs, libdeflate and igzip at their
-//! fast levels; the same pages brotli-encoded (as servers send them); and 2 KB records.
+//! fast levels; the same pages brotli-encoded (as servers send them); and the small
+//! records (`request`, `metadata`) of the pages' captures.
 //! It prints the compressed/raw ratio of each case and validates every member by
 //! decoding it back. Skipped (with a message) when none of the sources is there.
 //! `examples/deflate_mix.rs` prints the same comparison as one table, faster.
@@ -445,16 +446,9 @@ fn bench_deflate<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
         (Deflater::Libdeflate, 1),
         (Deflater::Igzip, 1),
     ];
-    // Small records, as the request (~200 B) and metadata (1-3 KB of outlinks) records
-    // of every capture: per-call costs dominate there.
-    let small: Vec<Vec<u8>> = pages
-        .iter()
-        .map(|page| {
-            Record::new(RecordType::Resource, id, date)
-                .block_part(page.get(..2048).unwrap_or(page))
-                .to_bytes()
-        })
-        .collect();
+    // Small records: the request (~0.7 KB) and metadata (1-3 KB of outlinks) records of
+    // every page's capture, as the writer serializes them: per-call costs dominate there.
+    let small = small_records(&pages);
     let small_cases = [
         (Deflater::ZlibRs, 1),
         (Deflater::Libdeflate, 1),
@@ -473,6 +467,27 @@ fn bench_deflate<M: Measurement>(c: &mut Criterion<M>, group_name: &str) {
         }
     }
     group.finish();
+}
+
+/// The records under `IGZIP_MIN_BYTES` of the pages' captures (each page at a made-up
+/// URL, with its own links as outlinks), written by a `WarcWriter` and read back.
+fn small_records(pages: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let mut config = WarcWriterConfig::new(dir.path());
+    config.max_file_bytes = u64::MAX;
+    config.dedup = DedupConfig::off();
+    let mut writer = WarcWriter::new(config).unwrap_or_else(|e| panic!("writer: {e}"));
+    for (n, page) in pages.iter().enumerate() {
+        let url = format!("http://127.0.0.31/section/page-{n}.html");
+        writer
+            .write_capture(&html_mix::capture(page, &url))
+            .unwrap_or_else(|e| panic!("write: {e}"));
+    }
+    writer.close().unwrap_or_else(|e| panic!("close: {e}"));
+    html_mix::small_records(dir.path())
+        .into_iter()
+        .flat_map(|(_, records)| records)
+        .collect()
 }
 
 fn deflate_case<M: Measurement>(

@@ -19,8 +19,12 @@
 
 use std::path::{Path, PathBuf};
 
-use trawl::provenance::WarcDate;
-use trawl::warc::{Record, RecordId, RecordType};
+use std::io::Read;
+
+use trawl::http::ResponseHead;
+use trawl::provenance::{FetchTimings, Hop, WarcDate};
+use trawl::warc::gzip::IGZIP_MIN_BYTES;
+use trawl::warc::{Capture, CaptureMetadata, HttpResponse, Outlink, Record, RecordId, RecordType};
 
 /// Pages taken from each source at most.
 pub const PER_SOURCE: usize = 600;
@@ -29,6 +33,8 @@ pub const PER_SOURCE: usize = 600;
 pub struct Source {
     pub name: &'static str,
     pub pages: Vec<Vec<u8>>,
+    /// Where each page was read from.
+    pub paths: Vec<PathBuf>,
 }
 
 /// The sources found on this machine, in a fixed order.
@@ -43,23 +49,27 @@ pub fn sources() -> Vec<Source> {
         ("python", PathBuf::from("/usr/share/doc/python3.11/html")),
         ("static", PathBuf::from(static_site)),
     ];
-    let mut out = Vec::new();
-    for (name, dir) in dirs {
-        let paths = html_files(&dir);
-        if paths.is_empty() {
-            eprintln!(
-                "html mix: no pages of 5-100 KB under {}, {name} left out",
-                dir.display()
-            );
-            continue;
-        }
-        let pages = spaced(&paths, PER_SOURCE)
-            .into_iter()
-            .filter_map(|p| std::fs::read(p).ok())
-            .collect();
-        out.push(Source { name, pages });
+    dirs.into_iter()
+        .filter_map(|(name, dir)| dir_source(name, &dir, PER_SOURCE))
+        .collect()
+}
+
+/// The `.html` files of 5,000-100,000 bytes under `dir`, sorted by path, `n` of them
+/// evenly spaced, with their paths; `None` (said on stderr) when there are none.
+pub fn dir_source(name: &'static str, dir: &Path, n: usize) -> Option<Source> {
+    let paths = html_files(dir);
+    if paths.is_empty() {
+        eprintln!(
+            "html mix: no pages of 5-100 KB under {}, {name} left out",
+            dir.display()
+        );
+        return None;
     }
-    out
+    let (paths, pages) = spaced(&paths, n)
+        .into_iter()
+        .filter_map(|p| Some((p.clone(), std::fs::read(p).ok()?)))
+        .unzip();
+    Some(Source { name, pages, paths })
 }
 
 /// `page` as a serialized `response` record of URL number `n`: WARC header, HTTP
@@ -123,4 +133,113 @@ fn spaced(paths: &[PathBuf], n: usize) -> Vec<&PathBuf> {
     (0..n)
         .filter_map(|i| paths.get(i * paths.len() / n))
         .collect()
+}
+
+/// A record type and serialized records of that type.
+pub type RecordGroup = (String, Vec<Vec<u8>>);
+
+/// The records under [`IGZIP_MIN_BYTES`] in the WARC files under `dir`, decoded, grouped
+/// by `WARC-Type`.
+pub fn small_records(dir: &Path) -> Vec<RecordGroup> {
+    let mut groups: Vec<RecordGroup> = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .filter_map(|e| Some(e.ok()?.path()))
+        .collect();
+    files.sort();
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("read: {e}"));
+        let mut rest: &[u8] = &bytes;
+        while !rest.is_empty() {
+            let mut record = Vec::new();
+            flate2::bufread::GzDecoder::new(&mut rest)
+                .read_to_end(&mut record)
+                .unwrap_or_else(|e| panic!("decode: {e}"));
+            if record.len() >= IGZIP_MIN_BYTES {
+                continue;
+            }
+            let head = String::from_utf8_lossy(record.get(..200).unwrap_or(&record));
+            let kind = head
+                .lines()
+                .find_map(|l| l.strip_prefix("WARC-Type: "))
+                .unwrap_or("?")
+                .to_owned();
+            match groups.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, records)) => records.push(record),
+                None => groups.push((kind, vec![record])),
+            }
+        }
+    }
+    groups
+}
+
+/// `body` as a whole capture at `url`: a GET request, a 200 response, and metadata with
+/// the page's own links as outlinks ([`outlinks`]).
+pub fn capture(body: &[u8], url: &str) -> Capture {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html; charset=utf-8\r\n\
+         Content-Length: {}\r\nLast-Modified: Fri, 27 Nov 2026 18:00:00 GMT\r\n\r\n",
+        body.len()
+    );
+    let base = url::Url::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+    let host = base.host_str().unwrap_or_default().to_owned();
+    let via = base
+        .join("./")
+        .map_or_else(|_| url.to_owned(), String::from);
+    Capture {
+        target_uri: url.to_owned(),
+        date: WarcDate::from_unix_micros(1_796_000_000_000_000),
+        ip: host.parse().ok(),
+        request: format!(
+            "GET {} HTTP/1.1\r\nHost: {host}\r\n\
+             User-Agent: trawl/0.1 (+https://github.com/trawl-crawler/trawl)\r\n\
+             From: bench@example.org\r\nAccept: */*\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
+            base.path()
+        )
+        .into_bytes()
+        .into(),
+        response: HttpResponse::new(
+            &ResponseHead::parse(head.as_bytes()).unwrap_or_else(|e| panic!("head: {e}")),
+            body.to_vec().into(),
+        ),
+        truncated: None,
+        revisit: None,
+        metadata: Some(CaptureMetadata {
+            via: Some(via),
+            hops_path: "LL".into(),
+            outlinks_unknown: false,
+            outlinks: outlinks(body, &base),
+            timings: FetchTimings {
+                total_ms: Some(3),
+                ..FetchTimings::default()
+            },
+        }),
+    }
+}
+
+/// The page's `href` (links) and `src` (embeds) values, resolved against `base`, http(s)
+/// only, without fragments, each once: a rough stand-in for the crawler's extractor.
+pub fn outlinks(body: &[u8], base: &url::Url) -> Vec<Outlink> {
+    let text = String::from_utf8_lossy(body);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (attr, hop) in [(" href=\"", Hop::Link), (" src=\"", Hop::Embed)] {
+        for (at, _) in text.match_indices(attr) {
+            let value = text.get(at + attr.len()..).unwrap_or_default();
+            let Some(value) = value.split('"').next() else {
+                continue;
+            };
+            let Ok(mut link) = base.join(value) else {
+                continue;
+            };
+            link.set_fragment(None);
+            if matches!(link.scheme(), "http" | "https") && seen.insert(link.to_string()) {
+                out.push(Outlink {
+                    url: link.into(),
+                    hop,
+                });
+            }
+        }
+    }
+    out
 }

@@ -5,10 +5,13 @@
 //! `benches/warc.rs`, group `deflate_mix`; figures in `docs/warc.md`, "Compression
 //! level and implementation"):
 //! - [`Deflater::Igzip`] (the default): ISA-L's igzip for levels 1-3 (its own levels 0,
-//!   1 and 3), libdeflate for 0 (stored blocks) and 4-12, and for records shorter than
-//!   [`IGZIP_MIN_BYTES`] at every level. On real HTML, one member per response record,
-//!   igzip's level 0 is twice as fast as libdeflate's level 1 for members 14% larger;
-//!   its level 1 is 1.5 times as fast for members 5% larger.
+//!   1 and 3), libdeflate for 0 (stored blocks) and 4-12. Records shorter than
+//!   [`IGZIP_MIN_BYTES`] (a capture's `request` and `metadata`) get, at level 1, igzip's
+//!   level 0 with Huffman codes fitted to such records and built once per process
+//!   ([`HuffmanCodes::SmallRecords`]), at levels 2 and 3 libdeflate's same level. On
+//!   real HTML, one member per response record, igzip's level 0 is twice as fast as
+//!   libdeflate's level 1 for members 14% larger; its level 1 is 1.5 times as fast for
+//!   members 5% larger.
 //! - [`Deflater::Libdeflate`]: libdeflate compresses a whole buffer in one call, which
 //!   suits us because a record is in memory anyway. Levels 0-12.
 //! - [`Deflater::ZlibRs`]: flate2's streaming `DeflateEncoder` over zlib-rs, reset
@@ -24,15 +27,16 @@ use std::io::{self, Write};
 use flate2::write::DeflateEncoder;
 use flate2::{Compression, Crc};
 
-use super::igzip::{Igzip, IgzipLevel};
+use super::igzip::{HuffmanCodes, Igzip, IgzipLevel};
 use super::record::Record;
 
 /// Which deflate implementation compresses the members.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Deflater {
     /// ISA-L's igzip (C and assembly, whole-buffer) for levels 1-3, which are its levels
-    /// 0, 1 and 3; libdeflate for level 0 (stored) and levels 4-12 (libdeflate's 4-12),
-    /// and for records shorter than [`IGZIP_MIN_BYTES`] at every level.
+    /// 0, 1 and 3; libdeflate for level 0 (stored) and levels 4-12 (libdeflate's 4-12).
+    /// Records shorter than [`IGZIP_MIN_BYTES`]: at level 1, igzip's level 0 with codes
+    /// fitted to small records; at levels 2 and 3, libdeflate's same level.
     #[default]
     Igzip,
     /// libdeflate (C, whole-buffer); levels 0-12.
@@ -83,19 +87,22 @@ pub struct LevelError {
     pub max: u32,
 }
 
-/// Records shorter than this are compressed by libdeflate under [`Deflater::Igzip`]:
-/// on the `request` and `metadata` records of a capture (0.3-3 KB) igzip's level 0
-/// writes members 25% larger than libdeflate's level 1, which made whole captures 17%
-/// larger, against 14% for the responses alone (`docs/warc.md`).
+/// Records shorter than this are small records under [`Deflater::Igzip`]: at level 1,
+/// compressed by igzip's level 0 with codes fitted to them
+/// ([`HuffmanCodes::SmallRecords`]), at levels 2 and 3 by libdeflate. On the `request`
+/// and `metadata` records of a capture (0.3-3 KB) igzip's default codes write members
+/// 33% larger than libdeflate's level 1 (their block header alone is 110 bytes), the
+/// fitted codes 9% larger for a quarter of the CPU time: libdeflate builds a Huffman
+/// code for every member (`docs/warc.md`).
 pub const IGZIP_MIN_BYTES: usize = 4096;
 
 enum Backend {
     /// igzip, stateless: each member is compressed in one call, the stream reset and
     /// the level buffer kept ([`Igzip`]); records under [`IGZIP_MIN_BYTES`] go to
-    /// libdeflate at the same level.
+    /// `small`.
     Igzip {
         igzip: Igzip,
-        small: libdeflater::Compressor,
+        small: Small,
         /// The record serialized, reused between members.
         scratch: Vec<u8>,
     },
@@ -154,7 +161,13 @@ impl MemberEncoder {
         let backend = match (deflater, igzip_level) {
             (Deflater::Igzip, Some(level)) => Backend::Igzip {
                 igzip: Igzip::new(level),
-                small: libdeflate(),
+                small: match level {
+                    IgzipLevel::Zero => Small::Igzip(Igzip::with_codes(
+                        IgzipLevel::Zero,
+                        HuffmanCodes::SmallRecords,
+                    )),
+                    IgzipLevel::One | IgzipLevel::Three => Small::Libdeflate(libdeflate()),
+                },
                 scratch: Vec::with_capacity(64 * 1024),
             },
             (Deflater::ZlibRs, _) => Backend::ZlibRs(DeflateEncoder::new(
@@ -232,6 +245,9 @@ impl MemberEncoder {
     }
 }
 
+/// Appends `raw` to `out` as one gzip member by libdeflate. The bound is zero-filled
+/// first (libdeflate takes an initialized slice): measured on 20 KB records, that costs
+/// as much as compressing into a reused scratch and copying out, and less at level 0.
 fn compress_whole(
     compressor: &mut libdeflater::Compressor,
     raw: &[u8],
@@ -254,16 +270,25 @@ fn compress_whole(
     }
 }
 
+/// How [`Backend::Igzip`] compresses records under [`IGZIP_MIN_BYTES`].
+enum Small {
+    /// Level 1 (igzip's 0): igzip's level 0 with Huffman codes made once for such
+    /// records ([`HuffmanCodes::SmallRecords`]), so no call builds a Huffman code.
+    Igzip(Igzip),
+    /// Levels 2 and 3: libdeflate at the same level.
+    Libdeflate(libdeflater::Compressor),
+}
+
 fn igzip_or_small(
     igzip: &mut Igzip,
-    small: &mut libdeflater::Compressor,
+    small: &mut Small,
     raw: &[u8],
     out: &mut Vec<u8>,
 ) -> io::Result<()> {
-    if raw.len() < IGZIP_MIN_BYTES {
-        compress_whole(small, raw, out)
-    } else {
-        igzip.compress(raw, out)
+    match small {
+        _ if raw.len() >= IGZIP_MIN_BYTES => igzip.compress(raw, out),
+        Small::Igzip(small) => small.compress(raw, out),
+        Small::Libdeflate(compressor) => compress_whole(compressor, raw, out),
     }
 }
 
@@ -481,8 +506,17 @@ mod tests {
                 "level {level}"
             );
         }
-        // Under IGZIP_MIN_BYTES, all levels are libdeflate's.
+        // Under IGZIP_MIN_BYTES, level 1 is igzip's level 0 with the small-record codes,
+        // every other level libdeflate's; at IGZIP_MIN_BYTES, level 1 is igzip's level 0
+        // with its default codes.
         let short = &text[..IGZIP_MIN_BYTES - 1];
+        let igzip_zero = |codes, raw: &[u8]| {
+            let mut out = Vec::new();
+            Igzip::with_codes(IgzipLevel::Zero, codes)
+                .compress(raw, &mut out)
+                .unwrap();
+            out
+        };
         for level in 0..=12 {
             let mut a = Vec::new();
             let mut b = Vec::new();
@@ -492,8 +526,20 @@ mod tests {
             MemberEncoder::with_deflater(Deflater::Libdeflate, level)
                 .append_raw(&mut b, short)
                 .unwrap();
-            assert_eq!(a, b, "level {level}");
+            if level == 1 {
+                assert_ne!(a, b);
+                assert_eq!(a, igzip_zero(HuffmanCodes::SmallRecords, short));
+            } else {
+                assert_eq!(a, b, "level {level}");
+            }
         }
+        let long = &text[..IGZIP_MIN_BYTES];
+        let mut a = Vec::new();
+        MemberEncoder::with_deflater(Deflater::Igzip, 1)
+            .append_raw(&mut a, long)
+            .unwrap();
+        assert_eq!(a, igzip_zero(HuffmanCodes::Default, long));
+        assert_ne!(a, igzip_zero(HuffmanCodes::SmallRecords, long));
         // 1-3 are igzip's: other bytes than libdeflate's at the same level.
         for level in 1..=3 {
             assert_ne!(
