@@ -1,6 +1,6 @@
-//! Links out of HTML, fast: a one-pass tag scanner walking 64-byte bit masks of `<`, `>` and quotes over the raw page
-//! bytes (no DOM), character references decoded as the HTML Standard does inside
-//! attributes, every link canonicalized into a crawl key, plus the page's robots
+//! Links out of HTML, fast: a one-pass tag scanner over the raw page bytes (no DOM),
+//! walking 64-byte bit masks of `<`, `>` and quotes, character references decoded as
+//! the HTML Standard does inside attributes, every link canonicalized into a crawl key, plus the page's robots
 //! directives, refresh target, declared charset and content fingerprints.
 //!
 //! Entry point: [`Links::extract`]. Behaviour and the documented differences from a
