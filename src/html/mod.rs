@@ -1,7 +1,8 @@
 //! Links out of HTML, fast: a one-pass tag scanner over the raw page bytes (no DOM),
 //! walking 64-byte bit masks of `<`, `>` and quotes, character references decoded as
-//! the HTML Standard does inside attributes, every link canonicalized into a crawl key, plus the page's robots
-//! directives, refresh target, declared charset and content fingerprints.
+//! the HTML Standard does inside attributes, every link canonicalized into a crawl key,
+//! plus the page's robots directives, refresh target, declared charset and content
+//! fingerprints.
 //!
 //! Entry point: [`Links::extract`]. Behaviour and the documented differences from a
 //! full HTML5 parser are in `docs/urls.md`.
