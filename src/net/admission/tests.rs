@@ -10,6 +10,7 @@ const SERVER: [u8; 4] = [93, 184, 216, 34];
 
 fn key(host: &str) -> PoolKey {
     PoolKey {
+        via: 0,
         https: false,
         host: host.into(),
         port: 80,
@@ -41,6 +42,7 @@ fn job(id: u64, host: &str, ip: [u8; 4], t: Instant) -> Job {
         ip_wait_since: None,
         ip_waited: Duration::ZERO,
         shared_conn: false,
+        via: None,
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::fetch::FetchRequest;
 use crate::fetch::{FailReason, FetchOutcome, Timings};
 use crate::http::{write_request, ResponseReader, SharedBytes};
+use crate::net::egress::via::Via;
 use crate::net::per_ip::IpTicket;
 use crate::net::pool::PoolKey;
 
@@ -36,6 +37,9 @@ pub(crate) struct Job {
     /// The current exchange runs on a connection opened for another host name on the
     /// same address (shared hosting): a 421 answer is retried on a fresh connection.
     pub shared_conn: bool,
+    /// The proxy on the job's route (`None`: direct), its id in `key.via`. Set by the
+    /// caller after [`Job::new`]; the connection phases read it.
+    pub via: Option<Arc<Via>>,
 }
 
 impl Job {
@@ -59,6 +63,7 @@ impl Job {
             ip_wait_since: None,
             ip_waited: Duration::ZERO,
             shared_conn: false,
+            via: None,
         }
     }
 
@@ -79,6 +84,19 @@ pub(crate) struct Exchange {
     pub reused: bool,
     /// The TLS handshake of this exchange resumed an earlier session.
     pub tls_resumed: bool,
+}
+
+impl Exchange {
+    /// `job`'s exchange on a fresh connection, starting `now`.
+    pub fn fresh(job: Job, now: Instant) -> Self {
+        Self {
+            job,
+            started: now,
+            timings: Timings::default(),
+            reused: false,
+            tls_resumed: false,
+        }
+    }
 }
 
 /// The response state of an exchange, kept apart from [`Exchange`] so a failure or the

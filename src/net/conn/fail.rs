@@ -4,10 +4,12 @@
 use std::io;
 
 use super::exchange::{Exchange, ResponseProgress};
-use super::After;
-use crate::fetch::{DnsFailure, FailReason, ProxyFailKind, ProxyFailure, TimeoutPhase};
+use super::{After, Conn, Step};
+use crate::fetch::{
+    DnsFailure, FailReason, FetchOutcome, ProxyFailKind, ProxyFailure, TimeoutPhase,
+};
 use crate::http::{DecodeError, HttpError};
-use crate::net::egress::status::{self, OriginFailure, ProxyErrorKind, ProxyVerdict};
+use crate::net::egress::status::{self, OriginFailure, ProxyErrorKind, ProxyVerdict, ReplyClass};
 
 /// A failed `connect()` (at once or reported later by the socket).
 pub(crate) fn connect_reason(e: &io::Error) -> FailReason {
@@ -22,7 +24,6 @@ pub(crate) fn connect_reason(e: &io::Error) -> FailReason {
 /// own failure gets its proxy outcome with `detail`; a failure it reports for the
 /// destination gets the reason a direct fetch would have had, so it counts toward the
 /// origin as it would without a proxy.
-#[allow(dead_code, reason = "the proxy phases use it (issue 29 step 5)")]
 pub(crate) fn verdict_reason(verdict: ProxyVerdict, detail: &str) -> FailReason {
     use OriginFailure as O;
     match verdict {
@@ -44,13 +45,57 @@ pub(crate) fn verdict_reason(verdict: ProxyVerdict, detail: &str) -> FailReason 
 }
 
 /// The fetch vocabulary's name for a proxy failure kind.
-#[allow(dead_code, reason = "the proxy phases use it (issue 29 step 5)")]
-pub(crate) fn proxy_kind(kind: ProxyErrorKind) -> ProxyFailKind {
+fn proxy_kind(kind: ProxyErrorKind) -> ProxyFailKind {
     match kind {
         ProxyErrorKind::Unreachable => ProxyFailKind::Unreachable,
         ProxyErrorKind::Auth => ProxyFailKind::Auth,
         ProxyErrorKind::Error => ProxyFailKind::Error,
         ProxyErrorKind::Protocol => ProxyFailKind::Protocol,
+    }
+}
+
+/// A failed `connect()` to a proxy: the proxy's failure, never the origin's.
+pub(crate) fn proxy_connect_reason(e: &io::Error) -> FailReason {
+    FailReason::Proxy(ProxyFailure::new(ProxyFailKind::Unreachable, e.to_string()))
+}
+
+/// The proxy failed: the exchange ends with its outcome, neither retried nor sent to
+/// another address (the route's health decides when to try the proxy again).
+pub(super) fn proxy_failed(ex: Exchange, kind: ProxyFailKind, detail: impl Into<String>) -> Step {
+    Step::Done(failed(
+        ex,
+        None,
+        FailReason::Proxy(ProxyFailure::new(kind, detail)),
+    ))
+}
+
+/// An answer to an absolute-form request through an HTTP proxy: a 407, or a 502-504 the
+/// proxy marks as its own (`Proxy-Status`, `X-Squid-Error`), is the proxy's verdict,
+/// and the outcome becomes that failure (the head stays, for the record). Any other
+/// answer is the origin's, recorded as fetched.
+pub(crate) fn proxied_answer(outcome: &mut FetchOutcome, conn: &Conn) {
+    let Some(head) = outcome.head.as_ref().filter(|_| conn.absolute) else {
+        return;
+    };
+    if !matches!(head.status, 407 | 502..=504) || outcome.error.is_some() {
+        return;
+    }
+    let mut proxy_status: Vec<u8> = Vec::new();
+    for v in head.headers_named("proxy-status") {
+        if !proxy_status.is_empty() {
+            proxy_status.push(b',');
+        }
+        proxy_status.extend_from_slice(v);
+    }
+    let proxy_status = (!proxy_status.is_empty()).then_some(&proxy_status[..]);
+    let squid = head.header("x-squid-error");
+    if let ReplyClass::Failed {
+        verdict,
+        error_type,
+    } = status::classify(head.status, false, proxy_status, squid)
+    {
+        let detail = error_type.unwrap_or_else(|| format!("proxy answered {}", head.status));
+        outcome.error = Some(verdict_reason(verdict, &detail));
     }
 }
 
