@@ -12,13 +12,14 @@
 //! total; beyond either, the caller closes the oldest idle connection.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::net::slab::SlotKey;
 
-/// Which connections may serve a request: same scheme, host and port.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Which connections may serve a request: same scheme, host, port and route.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolKey {
     /// `https` rather than `http`.
     pub https: bool,
@@ -29,6 +30,17 @@ pub struct PoolKey {
     /// The route: 0 is `direct`, any other value a proxy route (`Routes::pick`). A
     /// proxied connection serves only its own route.
     pub via: u16,
+}
+
+impl Hash for PoolKey {
+    /// The host, then the three small fields in one write: SipHash pays per write, and
+    /// keys are hashed several times per request.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.host.hash(state);
+        state.write_u64(
+            u64::from(self.port) | u64::from(self.via) << 16 | u64::from(self.https) << 32,
+        );
+    }
 }
 
 /// Idle connection bookkeeping.

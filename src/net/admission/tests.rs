@@ -42,7 +42,6 @@ fn job(id: u64, host: &str, ip: [u8; 4], t: Instant) -> Job {
         ip_wait_since: None,
         ip_waited: Duration::ZERO,
         shared_conn: false,
-        via: None,
     }
 }
 

@@ -22,7 +22,7 @@ impl Connecting {
     /// handshake, HTTP straight to sending the request. A failure lets the loop try the
     /// host's next address.
     ///
-    /// Through a proxy (`Job::via`), the socket is the proxy's: an HTTP proxy takes a
+    /// Through a proxy (`Conn::via`), the socket is the proxy's: an HTTP proxy takes a
     /// plain request in absolute form at once (`Sending`) and a `CONNECT` for HTTPS
     /// (`Tunneling`); a SOCKS5 proxy its handshake (`Socksing`). A failed connect to
     /// the proxy is `proxy-unreachable`.
@@ -38,7 +38,7 @@ impl Connecting {
         }
         match conn.stream.take_error() {
             Ok(None) => {}
-            Ok(Some(e)) | Err(e) => return not_connected(self.ex, &e),
+            Ok(Some(e)) | Err(e) => return not_connected(self.ex, conn.via.is_some(), &e),
         }
         match conn.stream.peer_addr() {
             Ok(_) => {}
@@ -48,11 +48,11 @@ impl Connecting {
             {
                 return conn.wait(Phase::Connecting(self));
             }
-            Err(e) => return not_connected(self.ex, &e),
+            Err(e) => return not_connected(self.ex, conn.via.is_some(), &e),
         }
         let mut ex = self.ex;
         ex.timings.connect = Some(now.saturating_duration_since(self.since));
-        let Some(via) = ex.job.via.as_deref() else {
+        let Some(via) = conn.via.clone() else {
             return to_origin(conn, ctx, ex, now);
         };
         let key = &ex.job.key;
@@ -119,8 +119,8 @@ pub(super) fn to_origin(conn: &mut Conn, ctx: &mut Ctx<'_>, ex: Exchange, now: I
 
 /// A failed connect: direct, the loop may try the host's next address; to a proxy, it
 /// is the proxy's failure.
-fn not_connected(ex: Exchange, e: &io::Error) -> Step {
-    if ex.job.via.is_some() {
+fn not_connected(ex: Exchange, proxied: bool, e: &io::Error) -> Step {
+    if proxied {
         return Step::Done(failed(ex, None, proxy_connect_reason(e)));
     }
     Step::Done(connect_failed(ex, e))

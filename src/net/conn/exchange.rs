@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use crate::fetch::FetchRequest;
 use crate::fetch::{FailReason, FetchOutcome, Timings};
 use crate::http::{write_request, ResponseReader, SharedBytes};
-use crate::net::egress::via::Via;
 use crate::net::per_ip::IpTicket;
 use crate::net::pool::PoolKey;
 
@@ -37,9 +36,6 @@ pub(crate) struct Job {
     /// The current exchange runs on a connection opened for another host name on the
     /// same address (shared hosting): a 421 answer is retried on a fresh connection.
     pub shared_conn: bool,
-    /// The proxy on the job's route (`None`: direct), its id in `key.via`. Set by the
-    /// caller after [`Job::new`]; the connection phases read it.
-    pub via: Option<Arc<Via>>,
 }
 
 impl Job {
@@ -63,7 +59,6 @@ impl Job {
             ip_wait_since: None,
             ip_waited: Duration::ZERO,
             shared_conn: false,
-            via: None,
         }
     }
 

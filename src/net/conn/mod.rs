@@ -24,6 +24,7 @@
 //! | `fail.rs` | error → `FailReason` |
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
@@ -35,6 +36,7 @@ use crate::http::ContentDecoder;
 use crate::net::config::Deadlines;
 use crate::net::egress::connect::ConnectClient;
 use crate::net::egress::socks5::Socks5Client;
+use crate::net::egress::via::Via;
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
 use crate::tls::TlsClient;
@@ -147,6 +149,10 @@ pub(crate) struct Conn {
     /// an HTTP proxy or `socks5h`, which resolve the name themselves. The outcome's
     /// `peer` (and so `WARC-IP-Address`) comes from here.
     pub origin: Option<SocketAddr>,
+    /// The proxy on the connection's route (`None`: direct; its id is `key.via`), set
+    /// by the opener. Kept on the connection, not on each job: a direct request
+    /// carries nothing more than before.
+    pub via: Option<Arc<Via>>,
     /// Requests go in absolute form to an HTTP proxy (plain HTTP through it): its
     /// error answers are told from the origin's by [`proxied_answer`].
     pub absolute: bool,
@@ -182,6 +188,7 @@ impl Conn {
             key: ex.job.key.clone(),
             peer,
             origin,
+            via: None,
             absolute: false,
             phase: Phase::Connecting(Connecting { ex, since: now }),
             registered: Interest::WRITABLE,

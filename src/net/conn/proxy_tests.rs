@@ -1,6 +1,7 @@
 //! The proxy phases (issue 29), in the style of `tests.rs`: fake proxies in a thread
-//! on 127.0.0.1:0, one `Conn` driven through [`advance`] with its own poll. A job's
-//! route is set the way the fetcher will set it: `Job::via` and `PoolKey::via`.
+//! on 127.0.0.1:0, one `Conn` driven through [`advance`] with its own poll. A route is
+//! set the way the fetcher will set it: `PoolKey::via` on the job, `Conn::via` on the
+//! connection opened for it.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream as StdStream};
@@ -40,19 +41,20 @@ fn open_via(
         port: url.port_or_known_default().unwrap(),
         via: 1,
     };
-    let mut job = Job::new(
+    let job = Job::new(
         FetchRequest::get(1, url, "trawl-test".into()),
         key.clone(),
         now,
     );
-    let route = ProxyUrl::parse(proxy_url, "test").unwrap();
-    job.via = Some(Arc::new(Via::new(1, &route)));
     let mut stream = TcpStream::connect(proxy).unwrap();
     rig.poll
         .registry()
         .register(&mut stream, TOKEN, Interest::WRITABLE)
         .unwrap();
-    Conn::connecting(stream, proxy, origin, exchange(job, now, false), None, now)
+    let mut conn = Conn::connecting(stream, proxy, origin, exchange(job, now, false), None, now);
+    let route = ProxyUrl::parse(proxy_url, "test").unwrap();
+    conn.via = Some(Arc::new(Via::new(1, &route)));
+    conn
 }
 
 /// A proxy reason's kind, or a panic naming what came instead.
@@ -533,4 +535,13 @@ fn a_proxy_handshake_is_the_proxys_until_it_has_our_request_then_the_origins() {
         conn.deadline(&tight, PATIENCE),
         Some((_, Deadline::Fail(TimeoutPhase::Total)))
     ));
+}
+
+#[test]
+fn the_proxy_phases_do_not_make_a_phase_larger() {
+    // A phase moves on every transition: the direct path must not pay for the new
+    // variants (the largest phase is still a reading one).
+    use std::mem::size_of;
+    assert!(size_of::<Tunneling>() <= size_of::<ReadingBody>());
+    assert!(size_of::<Socksing>() <= size_of::<ReadingBody>());
 }

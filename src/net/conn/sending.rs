@@ -18,7 +18,7 @@ impl Sending {
     /// we sent).
     pub(super) fn step(mut self, conn: &mut Conn, now: Instant) -> Step {
         let sent = match conn.tls.as_deref_mut() {
-            None => match self.ex.job.via.as_deref().filter(|v| v.is_http()) {
+            None => match conn.via.as_deref().filter(|v| v.is_http()) {
                 None => write_plain(&mut conn.stream, &self.ex.job.wire, &mut self.written),
                 Some(via) => {
                     let wire = absolute_form(&self.ex.job, via.basic.as_ref());

@@ -1,10 +1,10 @@
 //! [`Via`]: what a connection needs to know about the proxy on its route, prepared once
 //! per route (the `Proxy-Authorization` line is encoded once, not per request).
 //!
-//! The fetcher puts an `Arc<Via>` on each job of a proxied route (`Job::via`) and the
-//! route's id in its pool key (`PoolKey::via`); a direct job has neither (`None`, 0),
-//! so the direct path pays nothing. The connection phases read it to choose their path
-//! (`net/conn/connecting.rs`).
+//! A job of a proxied route has the route's id in its pool key (`PoolKey::via`), and
+//! the connection opened for it an `Arc<Via>` (`Conn::via`); direct, they are 0 and
+//! `None`, so a direct request pays nothing. The connection phases read it to choose
+//! their path (`net/conn/connecting.rs`).
 
 use std::fmt;
 

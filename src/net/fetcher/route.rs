@@ -205,7 +205,7 @@ impl Fetcher {
             Ok(s) => s,
             Err(e) => {
                 drop(slot);
-                if job.via.is_some() {
+                if job.key.via != 0 {
                     return self.fail_job(job, None, proxy_connect_reason(&e), now);
                 }
                 let reason = connect_reason(&e);
@@ -226,7 +226,7 @@ impl Fetcher {
         let ex = Exchange::fresh(job, now);
         // Step 6 of issue 29 connects a proxied job to its proxy; until then only
         // direct jobs reach here, and their origin is the address connected to.
-        let origin = ex.job.via.is_none().then_some(addr);
+        let origin = (ex.job.key.via == 0).then_some(addr);
         let conn = Conn::connecting(stream, addr, origin, ex, slot, now);
         let key = self.conns.insert(conn);
         let registered = match self.conns.get_mut(key) {
