@@ -51,6 +51,14 @@ pub enum Outcome {
     Budget,
     /// Given up after the host was parked for repeated failures.
     HostParked,
+    /// The proxy on the URL's route could not be reached, or closed before it answered
+    /// (issue 29; never counted against the host).
+    ProxyUnreachable,
+    /// The proxy refused the credentials, or wants some (a 407); not retried.
+    ProxyAuth,
+    /// The proxy answered with an error of its own, or spoke a broken protocol
+    /// (`proxy-error` and `proxy-protocol` failures; the annotation says which).
+    ProxyError,
 }
 
 /// One crawl-log line. Field names are short and stable: they are the file format.

@@ -9,5 +9,7 @@ mod outcome;
 mod request;
 
 pub use limits::FetchLimits;
-pub use outcome::{DnsFailure, FailReason, FetchOutcome, TimeoutPhase, Timings};
+pub use outcome::{
+    DnsFailure, FailReason, FetchOutcome, ProxyFailKind, ProxyFailure, TimeoutPhase, Timings,
+};
 pub use request::FetchRequest;

@@ -38,6 +38,10 @@ pub enum TimeoutPhase {
     SlowTransfer,
     /// The request waited for a free connection slot longer than `total_timeout`.
     Queue,
+    /// The proxy did not take our `CONNECT` request or SOCKS5 greeting within
+    /// `proxy_timeout` (the proxy's failure; a reply that is late is the origin's,
+    /// [`TimeoutPhase::Connect`]: the proxy is still dialling it).
+    Proxy,
 }
 
 impl TimeoutPhase {
@@ -53,6 +57,7 @@ impl TimeoutPhase {
             Self::Total => "total",
             Self::SlowTransfer => "slow_transfer",
             Self::Queue => "queue",
+            Self::Proxy => "proxy",
         }
     }
 }
@@ -99,6 +104,63 @@ impl DnsFailure {
     }
 }
 
+/// Which way a proxy failed (issue 29; `docs/network.md`, "Whose failure"). None of
+/// them counts toward giving up the origin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProxyFailKind {
+    /// The proxy refused or reset our connection, timed out, or closed before it
+    /// answered.
+    Unreachable,
+    /// The proxy refused our credentials or wants some (407, SOCKS5 method `0xFF` or an
+    /// RFC 1929 refusal). Not retried.
+    Auth,
+    /// The proxy answered with an error of its own (a `CONNECT` refused, a 502-504 it
+    /// marks as its own, a SOCKS5 failure that is not about the destination).
+    Error,
+    /// The proxy's answer does not parse, or it spoke out of turn (bytes after the
+    /// handshake).
+    Protocol,
+}
+
+impl ProxyFailKind {
+    /// The name in the `outcome` field of JSON lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unreachable => "proxy-unreachable",
+            Self::Auth => "proxy-auth",
+            Self::Error => "proxy-error",
+            Self::Protocol => "proxy-protocol",
+        }
+    }
+}
+
+/// A failure of the proxy itself: its kind and a short detail (the proxy's error
+/// type, a status code, a SOCKS5 reply). The detail never holds a credential: it is
+/// built by trawl from fixed text and the proxy's sanitized error type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProxyFailure {
+    /// Which way the proxy failed.
+    pub kind: ProxyFailKind,
+    /// What the proxy said or did, short and lowercase where trawl wrote it.
+    pub detail: String,
+}
+
+impl ProxyFailure {
+    /// A failure of `kind` with `detail`.
+    pub fn new(kind: ProxyFailKind, detail: impl Into<String>) -> Self {
+        Self {
+            kind,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for ProxyFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.detail)
+    }
+}
+
 /// Why a fetch failed. Every failure the network can cause ends in one of these.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FailReason {
@@ -132,6 +194,9 @@ pub enum FailReason {
     /// The resolved address is loopback, private, link-local, multicast or
     /// unspecified, and private addresses are not allowed.
     BlockedAddress,
+    /// The proxy on the request's route failed (its own failure; a failure it reports
+    /// for the destination gets the reason a direct fetch would have).
+    Proxy(ProxyFailure),
 }
 
 impl FailReason {
@@ -152,6 +217,7 @@ impl FailReason {
             Self::TooLarge => "too_large",
             Self::Io(_) => "io",
             Self::Overloaded => "overloaded",
+            Self::Proxy(p) => p.kind.as_str(),
         }
     }
 }
@@ -175,6 +241,7 @@ impl fmt::Display for FailReason {
             Self::BlockedAddress => {
                 f.write_str("address not allowed (private, loopback or special)")
             }
+            Self::Proxy(p) => p.fmt(f),
         }
     }
 }
@@ -189,6 +256,8 @@ pub struct Timings {
     pub dns: Option<Duration>,
     /// TCP connect.
     pub connect: Option<Duration>,
+    /// The proxy handshake (`CONNECT` or SOCKS5), from the connect to the tunnel.
+    pub proxy: Option<Duration>,
     /// TLS handshake.
     pub tls: Option<Duration>,
     /// From the request being written to the first response byte.
@@ -366,6 +435,8 @@ mod tests {
             FailReason::Protocol(HttpError::IncompleteBody),
             FailReason::Dns(DnsFailure::NoAddress),
             FailReason::BlockedAddress,
+            FailReason::Timeout(TimeoutPhase::Proxy),
+            FailReason::Proxy(ProxyFailure::new(ProxyFailKind::Auth, "407 from proxy")),
         ];
         for r in reasons {
             let text = r.to_string();
@@ -376,5 +447,21 @@ mod tests {
             FailReason::Timeout(TimeoutPhase::FirstByte).to_string(),
             "timeout: first_byte"
         );
+    }
+
+    #[test]
+    fn proxy_failures_are_named_by_their_kind() {
+        let cases = [
+            (ProxyFailKind::Unreachable, "proxy-unreachable"),
+            (ProxyFailKind::Auth, "proxy-auth"),
+            (ProxyFailKind::Error, "proxy-error"),
+            (ProxyFailKind::Protocol, "proxy-protocol"),
+        ];
+        for (kind, name) in cases {
+            let r = FailReason::Proxy(ProxyFailure::new(kind, "x"));
+            assert_eq!(r.kind(), name);
+            assert_eq!(r.to_string(), format!("{name}: x"));
+        }
+        assert_eq!(TimeoutPhase::Proxy.as_str(), "proxy");
     }
 }

@@ -18,6 +18,10 @@ pub struct Deadlines {
     pub connect_timeout: Duration,
     /// TLS handshake.
     pub tls_timeout: Duration,
+    /// A proxy taking our `CONNECT` request or SOCKS5 messages, and answering them
+    /// (issue 29): past it, `Timeout(Proxy)` until our connect request is out, then
+    /// `Timeout(Connect)`, the proxy still dialling the origin.
+    pub proxy_timeout: Duration,
     /// From starting to send the request to the first response byte.
     pub first_byte_timeout: Duration,
     /// Longest silence between two reads while the response is arriving.
@@ -38,6 +42,7 @@ impl Default for Deadlines {
             dns_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(10),
             tls_timeout: Duration::from_secs(10),
+            proxy_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(30),
             read_idle_timeout: Duration::from_secs(20),
             total_timeout: Duration::from_secs(120),
@@ -56,6 +61,7 @@ impl Deadlines {
             dns_timeout: d.dns_timeout.min(total),
             connect_timeout: d.connect_timeout.min(total),
             tls_timeout: d.tls_timeout.min(total),
+            proxy_timeout: d.proxy_timeout.min(total),
             first_byte_timeout: d.first_byte_timeout.min(total),
             read_idle_timeout: d.read_idle_timeout.min(total),
             total_timeout: total,

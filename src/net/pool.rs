@@ -12,13 +12,14 @@
 //! total; beyond either, the caller closes the oldest idle connection.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::net::slab::SlotKey;
 
-/// Which connections may serve a request: same scheme, host and port.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Which connections may serve a request: same scheme, host, port and route.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolKey {
     /// `https` rather than `http`.
     pub https: bool,
@@ -26,6 +27,20 @@ pub struct PoolKey {
     pub host: Arc<str>,
     /// Port (explicit or the scheme default).
     pub port: u16,
+    /// The route: 0 is `direct`, any other value a proxy route (`Routes::pick`). A
+    /// proxied connection serves only its own route.
+    pub via: u16,
+}
+
+impl Hash for PoolKey {
+    /// The host, then the three small fields in one write: SipHash pays per write, and
+    /// keys are hashed several times per request.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.host.hash(state);
+        state.write_u64(
+            u64::from(self.port) | u64::from(self.via) << 16 | u64::from(self.https) << 32,
+        );
+    }
 }
 
 /// Idle connection bookkeeping.
@@ -68,19 +83,23 @@ impl Pool {
     pub fn put(&mut self, key: PoolKey, slot: SlotKey, peer: SocketAddr) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let list = self
-            .by_peer
-            .entry((canonical(peer), key.https))
-            .or_default();
-        list.push((key.clone(), slot, seq));
-        self.by_peer_len += 1;
-        if self.by_peer_len > 2 * self.count + 64 {
-            let idle = &self.idle;
-            self.by_peer.retain(|_, list| {
-                list.retain(|(k, s, q)| idle.get(k).is_some_and(|v| v.contains(&(*s, *q))));
-                !list.is_empty()
-            });
-            self.by_peer_len = self.by_peer.values().map(Vec::len).sum();
+        // A proxied connection's peer is the proxy: it says nothing about which hosts
+        // share an origin address.
+        if key.via == 0 {
+            let list = self
+                .by_peer
+                .entry((canonical(peer), key.https))
+                .or_default();
+            list.push((key.clone(), slot, seq));
+            self.by_peer_len += 1;
+            if self.by_peer_len > 2 * self.count + 64 {
+                let idle = &self.idle;
+                self.by_peer.retain(|_, list| {
+                    list.retain(|(k, s, q)| idle.get(k).is_some_and(|v| v.contains(&(*s, *q))));
+                    !list.is_empty()
+                });
+                self.by_peer_len = self.by_peer.values().map(Vec::len).sum();
+            }
         }
         self.order.push_back((key.clone(), slot, seq));
         self.idle.entry(key).or_default().push((slot, seq));
@@ -200,6 +219,7 @@ mod tests {
             https: false,
             host: host.into(),
             port: 80,
+            via: 0,
         }
     }
 
@@ -265,6 +285,32 @@ mod tests {
             pool.take_by_peer(https_peer, true, any).map(|(_, s)| s),
             Some(c)
         );
+        assert_eq!(pool.len(), 1);
+    }
+
+    #[test]
+    fn a_proxied_connection_is_found_by_its_key_only_never_by_its_address() {
+        let mut slab = Slab::default();
+        let (a, b) = (slab.insert(1), slab.insert(2));
+        let proxy: SocketAddr = "127.0.0.1:3128".parse().unwrap();
+        let via = |host| PoolKey {
+            via: 1,
+            ..key(host)
+        };
+        let mut pool = Pool::default();
+        pool.put(via("a"), a, proxy);
+        pool.put(key("b"), b, "10.0.0.9:80".parse().unwrap());
+        assert!(
+            !pool.has_peer(proxy, false, |_| true),
+            "the proxy is no origin"
+        );
+        assert_eq!(pool.take_by_peer(proxy, false, |_| true), None);
+        assert_eq!(
+            pool.take(&key("a")),
+            None,
+            "a direct request never takes it"
+        );
+        assert_eq!(pool.take(&via("a")), Some(a));
         assert_eq!(pool.len(), 1);
     }
 }

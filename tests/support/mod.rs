@@ -100,6 +100,7 @@ pub fn fast_config() -> FetcherConfig {
             dns_timeout: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(2),
             tls_timeout: Duration::from_secs(2),
+            proxy_timeout: Duration::from_secs(2),
             first_byte_timeout: Duration::from_millis(600),
             read_idle_timeout: Duration::from_millis(600),
             total_timeout: Duration::from_secs(3),

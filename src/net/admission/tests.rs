@@ -10,6 +10,7 @@ const SERVER: [u8; 4] = [93, 184, 216, 34];
 
 fn key(host: &str) -> PoolKey {
     PoolKey {
+        via: 0,
         https: false,
         host: host.into(),
         port: 80,

@@ -81,6 +81,19 @@ pub(crate) struct Exchange {
     pub tls_resumed: bool,
 }
 
+impl Exchange {
+    /// `job`'s exchange on a fresh connection, starting `now`.
+    pub fn fresh(job: Job, now: Instant) -> Self {
+        Self {
+            job,
+            started: now,
+            timings: Timings::default(),
+            reused: false,
+            tls_resumed: false,
+        }
+    }
+}
+
 /// The response state of an exchange, kept apart from [`Exchange`] so a failure or the
 /// outcome can take both by move.
 pub(crate) struct ResponseProgress {

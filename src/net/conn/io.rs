@@ -6,6 +6,12 @@ use std::io::{self, Read, Write};
 use mio::net::TcpStream;
 use rustls::ClientConnection;
 
+use super::fail::verdict_reason;
+use crate::fetch::{FailReason, ProxyFailKind, ProxyFailure};
+use crate::net::egress::connect::{ConnectClient, ConnectDone, ConnectError};
+use crate::net::egress::socks5::{Socks5Client, Socks5Done, Socks5Error};
+use crate::net::egress::status::ProxyVerdict;
+
 /// Result of reading from a connection: how the read loop ended.
 #[derive(Debug)]
 pub(crate) enum ReadEnd {
@@ -143,4 +149,127 @@ pub(crate) fn write_plain(
         }
     }
     Ok(true)
+}
+
+/// A proxy's handshake, sans-IO ([`crate::net::egress::connect::ConnectClient`],
+/// [`crate::net::egress::socks5::Socks5Client`]): messages to write, replies to feed.
+pub(crate) trait Handshake {
+    /// What a finished handshake gives.
+    type Done;
+    /// Why it failed.
+    type Error: std::fmt::Display;
+    /// The bytes of the current message not written yet.
+    fn pending(&self) -> &[u8];
+    /// Records that `n` more bytes were written.
+    fn wrote(&mut self, n: usize);
+    /// Whether a reply is awaited.
+    fn wants_read(&self) -> bool;
+    /// Reads reply bytes: `Ok(None)` while the handshake goes on.
+    fn feed(&mut self, input: &[u8]) -> Result<Option<Self::Done>, Self::Error>;
+    /// Whose failure `e` is.
+    fn verdict(e: &Self::Error) -> ProxyVerdict;
+}
+
+/// How a round of a proxy handshake ended.
+pub(crate) enum Shook<D> {
+    /// The socket would block: wait for readiness.
+    Wait,
+    /// The handshake finished.
+    Done(D),
+    /// It failed: the proxy said no or made no sense (its verdict), or closed or reset
+    /// the connection before it finished (`proxy-unreachable`).
+    Failed(FailReason),
+}
+
+/// Drives a proxy handshake on a plain socket until it must wait or ends: writes the
+/// pending message, then feeds what the proxy sent, and again while a reply calls for
+/// a next message (SOCKS5's method, then authentication, then the request).
+pub(crate) fn shake<H: Handshake>(
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    h: &mut H,
+) -> Shook<H::Done> {
+    let lost = |why: String| {
+        Shook::Failed(FailReason::Proxy(ProxyFailure::new(
+            ProxyFailKind::Unreachable,
+            why,
+        )))
+    };
+    loop {
+        if !h.pending().is_empty() {
+            let mut written = 0;
+            let all = write_plain(stream, h.pending(), &mut written);
+            h.wrote(written);
+            match all {
+                Ok(true) => {}
+                Ok(false) => return Shook::Wait,
+                Err(e) => return lost(e.to_string()),
+            }
+        }
+        let mut ended = None;
+        let read = read_plaintext(stream, None, buf, true, |chunk| match h.feed(chunk) {
+            Ok(None) => h.wants_read(),
+            Ok(Some(done)) => {
+                ended = Some(Ok(done));
+                false
+            }
+            Err(e) => {
+                ended = Some(Err(e));
+                false
+            }
+        });
+        match ended {
+            Some(Ok(done)) => return Shook::Done(done),
+            Some(Err(e)) => return Shook::Failed(verdict_reason(H::verdict(&e), &e.to_string())),
+            None => {}
+        }
+        match read {
+            Ok(ReadEnd::Eof) => return lost("closed before answering".into()),
+            Err(ReadError::Io(e)) => return lost(e.to_string()),
+            Err(ReadError::Tls(e)) => return lost(e.to_string()),
+            Ok(ReadEnd::WouldBlock) if h.pending().is_empty() => return Shook::Wait,
+            // A reply asked for the next message: write it.
+            Ok(ReadEnd::WouldBlock | ReadEnd::Stopped) => {}
+        }
+    }
+}
+
+impl Handshake for ConnectClient {
+    type Done = ConnectDone;
+    type Error = ConnectError;
+    fn pending(&self) -> &[u8] {
+        self.pending()
+    }
+    fn wrote(&mut self, n: usize) {
+        self.wrote(n);
+    }
+    fn wants_read(&self) -> bool {
+        self.is_sent()
+    }
+    fn feed(&mut self, input: &[u8]) -> Result<Option<ConnectDone>, ConnectError> {
+        self.feed(input)
+    }
+    fn verdict(e: &ConnectError) -> ProxyVerdict {
+        ProxyVerdict::Own(e.kind())
+    }
+}
+
+impl Handshake for Socks5Client {
+    type Done = Socks5Done;
+    type Error = Socks5Error;
+    fn pending(&self) -> &[u8] {
+        self.pending()
+    }
+    fn wrote(&mut self, n: usize) {
+        self.wrote(n);
+    }
+    fn wants_read(&self) -> bool {
+        self.wants_read()
+    }
+    fn feed(&mut self, input: &[u8]) -> Result<Option<Socks5Done>, Socks5Error> {
+        self.feed(input)
+    }
+    fn verdict(e: &Socks5Error) -> ProxyVerdict {
+        e.verdict()
+    }
 }

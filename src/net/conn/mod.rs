@@ -12,16 +12,19 @@
 //!
 //! | file | phase |
 //! | --- | --- |
-//! | `connecting.rs` | `Connecting`: non-blocking connect, then TLS or plain |
+//! | `connecting.rs` | `Connecting`: non-blocking connect, then TLS or plain, or a proxy's handshake |
+//! | `tunneling.rs` | `Tunneling`: an HTTP proxy's `CONNECT`, then TLS to the origin |
+//! | `socksing.rs` | `Socksing`: a SOCKS5 handshake (RFC 1928, RFC 1929), then TLS or plain |
 //! | `handshaking.rs` | `Handshaking`: the TLS handshake |
 //! | `sending.rs` | `Sending`: writing the request |
 //! | `reading.rs` | `ReadingHead`, `ReadingBody`: response head, body, decoding |
 //! | `idle.rs` | `Idle`: pooled; any readable event closes it |
 //! | `exchange.rs` | `Job`, `Exchange`, `ResponseProgress`, building the outcome |
-//! | `io.rs` | socket and TLS reads/writes (drain to `WouldBlock`) |
+//! | `io.rs` | socket and TLS reads/writes (drain to `WouldBlock`), a proxy handshake's round |
 //! | `fail.rs` | error → `FailReason` |
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
@@ -31,6 +34,9 @@ use rustls::ClientConnection;
 use crate::fetch::{FailReason, FetchOutcome, TimeoutPhase};
 use crate::http::ContentDecoder;
 use crate::net::config::Deadlines;
+use crate::net::egress::connect::ConnectClient;
+use crate::net::egress::socks5::Socks5Client;
+use crate::net::egress::via::Via;
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
 use crate::tls::TlsClient;
@@ -41,17 +47,35 @@ mod fail;
 mod handshaking;
 mod idle;
 mod io;
+#[cfg(test)]
+mod proxy_tests;
 mod reading;
 mod sending;
+mod socksing;
 #[cfg(test)]
 mod tests;
+mod tunneling;
 
 pub(crate) use exchange::{build_outcome, Exchange, Job, ResponseProgress};
-pub(crate) use fail::connect_reason;
+pub(crate) use fail::{connect_reason, proxied_answer, proxy_connect_reason};
 
 pub(crate) struct Connecting {
     pub ex: Exchange,
     pub since: Instant,
+}
+
+/// An HTTP proxy's `CONNECT` handshake for an `https://` origin.
+pub(crate) struct Tunneling {
+    pub ex: Exchange,
+    pub since: Instant,
+    pub client: ConnectClient,
+}
+
+/// A SOCKS5 handshake.
+pub(crate) struct Socksing {
+    pub ex: Exchange,
+    pub since: Instant,
+    pub client: Socks5Client,
 }
 
 pub(crate) struct Handshaking {
@@ -89,6 +113,10 @@ pub(crate) struct Idle {
 pub(crate) enum Phase {
     /// Non-blocking connect in progress.
     Connecting(Connecting),
+    /// An HTTP proxy's `CONNECT` in progress.
+    Tunneling(Tunneling),
+    /// A SOCKS5 handshake in progress.
+    Socksing(Socksing),
     /// TLS handshake in progress.
     Handshaking(Handshaking),
     /// Writing the request.
@@ -115,7 +143,19 @@ pub(crate) struct Conn {
     pub stream: TcpStream,
     pub tls: Option<Box<ClientConnection>>,
     pub key: PoolKey,
+    /// The socket's remote address: the origin, or the proxy on the route.
     pub peer: SocketAddr,
+    /// The origin's address where trawl knows it (direct and `socks5`); `None` through
+    /// an HTTP proxy or `socks5h`, which resolve the name themselves. The outcome's
+    /// `peer` (and so `WARC-IP-Address`) comes from here.
+    pub origin: Option<SocketAddr>,
+    /// The proxy on the connection's route (`None`: direct; its id is `key.via`), set
+    /// by the opener. Kept on the connection, not on each job: a direct request
+    /// carries nothing more than before.
+    pub via: Option<Arc<Via>>,
+    /// Requests go in absolute form to an HTTP proxy (plain HTTP through it): its
+    /// error answers are told from the origin's by [`proxied_answer`].
+    pub absolute: bool,
     pub phase: Phase,
     /// Interest currently registered with the poll.
     pub registered: Interest,
@@ -132,6 +172,33 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
+    /// A connection whose non-blocking `connect()` to `peer` is in flight for `ex`, to
+    /// be registered for WRITABLE. `origin`: see [`Conn::origin`].
+    pub fn connecting(
+        stream: TcpStream,
+        peer: SocketAddr,
+        origin: Option<SocketAddr>,
+        ex: Exchange,
+        ip_slot: Option<IpSlot>,
+        now: Instant,
+    ) -> Self {
+        Self {
+            stream,
+            tls: None,
+            key: ex.job.key.clone(),
+            peer,
+            origin,
+            via: None,
+            absolute: false,
+            phase: Phase::Connecting(Connecting { ex, since: now }),
+            registered: Interest::WRITABLE,
+            timer_at: None,
+            served: 0,
+            ip_slot,
+            contended_reuses: 0,
+        }
+    }
+
     /// A phase's transition to `next`, to be run at once.
     #[inline]
     fn go(&mut self, next: Phase) -> Step {
@@ -150,6 +217,8 @@ impl Conn {
     pub fn fail(&mut self, reason: FailReason) -> After {
         match self.phase.take() {
             Phase::Connecting(Connecting { ex, .. })
+            | Phase::Tunneling(Tunneling { ex, .. })
+            | Phase::Socksing(Socksing { ex, .. })
             | Phase::Handshaking(Handshaking { ex, .. })
             | Phase::Sending(Sending { ex, .. }) => fail::failed(ex, None, reason),
             Phase::ReadingHead(ReadingHead { r }) | Phase::ReadingBody(ReadingBody { r, .. }) => {
@@ -166,6 +235,9 @@ impl Conn {
         let tls_wants_write = self.tls.as_ref().is_some_and(|t| t.wants_write());
         match &self.phase {
             Phase::Connecting(_) => Interest::WRITABLE,
+            Phase::Tunneling(p) if !p.client.is_sent() => Interest::WRITABLE,
+            Phase::Socksing(p) if !p.client.wants_read() => Interest::WRITABLE,
+            Phase::Tunneling(_) | Phase::Socksing(_) => Interest::READABLE,
             Phase::Sending(_) if self.tls.is_none() => Interest::WRITABLE,
             Phase::Sending(_) | Phase::Handshaking(_) => {
                 if tls_wants_write {
@@ -193,6 +265,16 @@ impl Conn {
             )
         };
         let min = |a: (Instant, Deadline), b: (Instant, Deadline)| if b.0 < a.0 { b } else { a };
+        // A proxy handshake: the proxy's own timeout until it has our request, then the
+        // origin's connect timeout while it dials (both over `proxy_timeout`).
+        let proxy = |since: Instant, dialling: bool| {
+            let phase = if dialling {
+                TimeoutPhase::Connect
+            } else {
+                TimeoutPhase::Proxy
+            };
+            (after(since, d.proxy_timeout), Deadline::Fail(phase))
+        };
         match &self.phase {
             Phase::Connecting(p) => Some(min(
                 total(&p.ex),
@@ -201,6 +283,8 @@ impl Conn {
                     Deadline::Fail(TimeoutPhase::Connect),
                 ),
             )),
+            Phase::Tunneling(p) => Some(min(total(&p.ex), proxy(p.since, p.client.is_sent()))),
+            Phase::Socksing(p) => Some(min(total(&p.ex), proxy(p.since, p.client.is_dialling()))),
             Phase::Handshaking(p) => Some(min(
                 total(&p.ex),
                 (
@@ -352,6 +436,8 @@ pub(crate) fn advance(
     loop {
         let step = match conn.phase.take() {
             Phase::Connecting(p) => p.step(conn, ctx, ready, now),
+            Phase::Tunneling(p) => p.step(conn, ctx, ready, now),
+            Phase::Socksing(p) => p.step(conn, ctx, ready, now),
             Phase::Handshaking(p) => p.step(conn, ctx, now),
             Phase::Sending(p) => p.step(conn, now),
             Phase::ReadingHead(p) => p.step(conn, ctx, ready, now),

@@ -19,11 +19,11 @@ use crate::http::{BodyLimitMode, HttpError};
 use crate::tls::TlsConfig;
 
 /// How long any test waits for progress before it fails (bounded, never hangs).
-const PATIENCE: Duration = Duration::from_secs(10);
-const TOKEN: Token = Token(0);
+pub(super) const PATIENCE: Duration = Duration::from_secs(10);
+pub(super) const TOKEN: Token = Token(0);
 
 /// A one-connection scripted server: accepts once and runs `script` on the socket.
-fn serve<T: Send + 'static>(
+pub(super) fn serve<T: Send + 'static>(
     script: impl FnOnce(StdStream) -> T + Send + 'static,
 ) -> (SocketAddr, JoinHandle<T>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -37,7 +37,7 @@ fn serve<T: Send + 'static>(
 }
 
 /// Reads one request head (up to the empty line) and returns it.
-fn read_head(sock: &mut StdStream) -> String {
+pub(super) fn read_head(sock: &mut impl std::io::Read) -> String {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
@@ -52,22 +52,22 @@ fn read_head(sock: &mut StdStream) -> String {
 /// Keeps the server's side open until the client closes (bounded by the read timeout):
 /// a peer that closes at once makes a response's connection not reusable (the event
 /// carries its FIN), which is right, but not what a keep-alive test wants.
-fn linger(sock: &mut StdStream) {
+pub(super) fn linger(sock: &mut StdStream) {
     let mut buf = [0u8; 256];
     while matches!(sock.read(&mut buf), Ok(n) if n > 0) {}
 }
 
 /// The loop's part, for one connection: a poll, the TLS client and the shared buffers.
-struct Rig {
-    poll: Poll,
+pub(super) struct Rig {
+    pub(super) poll: Poll,
     events: Events,
-    tls: TlsClient,
+    pub(super) tls: TlsClient,
     read_buf: Vec<u8>,
     body_tmp: Vec<u8>,
 }
 
 impl Rig {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             poll: Poll::new().unwrap(),
             events: Events::with_capacity(16),
@@ -78,7 +78,13 @@ impl Rig {
     }
 
     /// Starts a connection to `addr` for `GET {path}`, in `Connecting`, registered.
-    fn open(&mut self, addr: SocketAddr, path: &str, limits: FetchLimits, https: bool) -> Conn {
+    pub(super) fn open(
+        &mut self,
+        addr: SocketAddr,
+        path: &str,
+        limits: FetchLimits,
+        https: bool,
+    ) -> Conn {
         let now = Instant::now();
         let scheme = if https { "https" } else { "http" };
         let url = url::Url::parse(&format!("{scheme}://localhost:{}{path}", addr.port())).unwrap();
@@ -88,6 +94,7 @@ impl Rig {
             https,
             host: "localhost".into(),
             port: addr.port(),
+            via: 0,
         };
         let job = Job::new(req, key.clone(), now);
         let mut stream = TcpStream::connect(addr).unwrap();
@@ -95,21 +102,14 @@ impl Rig {
             .registry()
             .register(&mut stream, TOKEN, Interest::WRITABLE)
             .unwrap();
-        Conn {
+        Conn::connecting(
             stream,
-            tls: None,
-            key,
-            peer: addr,
-            phase: Phase::Connecting(Connecting {
-                ex: exchange(job, now, false),
-                since: now,
-            }),
-            registered: Interest::WRITABLE,
-            timer_at: None,
-            served: 0,
-            ip_slot: None,
-            contended_reuses: 0,
-        }
+            addr,
+            Some(addr),
+            exchange(job, now, false),
+            None,
+            now,
+        )
     }
 
     fn ctx(&mut self) -> Ctx<'_> {
@@ -121,7 +121,7 @@ impl Rig {
     }
 
     /// Runs one step as the loop would on `ready`, re-registering on a new interest.
-    fn step(&mut self, conn: &mut Conn, ready: Readiness) -> After {
+    pub(super) fn step(&mut self, conn: &mut Conn, ready: Readiness) -> After {
         let after = advance(conn, &mut self.ctx(), ready, Instant::now());
         if matches!(after, After::Wait) {
             let want = conn.interest();
@@ -137,7 +137,7 @@ impl Rig {
     }
 
     /// Polls and steps until the connection stops waiting or `stop` holds.
-    fn drive_until(&mut self, conn: &mut Conn, stop: impl Fn(&Conn) -> bool) -> After {
+    pub(super) fn drive_until(&mut self, conn: &mut Conn, stop: impl Fn(&Conn) -> bool) -> After {
         let end = Instant::now() + PATIENCE;
         loop {
             let left = end.saturating_duration_since(Instant::now());
@@ -162,7 +162,7 @@ impl Rig {
         }
     }
 
-    fn drive(&mut self, conn: &mut Conn) -> After {
+    pub(super) fn drive(&mut self, conn: &mut Conn) -> After {
         self.drive_until(conn, |_| false)
     }
 
@@ -185,7 +185,7 @@ impl Rig {
     }
 }
 
-fn exchange(job: Job, now: Instant, reused: bool) -> Exchange {
+pub(super) fn exchange(job: Job, now: Instant, reused: bool) -> Exchange {
     Exchange {
         job,
         started: now,
@@ -195,7 +195,7 @@ fn exchange(job: Job, now: Instant, reused: bool) -> Exchange {
     }
 }
 
-fn finished(after: After) -> (FetchOutcome, bool) {
+pub(super) fn finished(after: After) -> (FetchOutcome, bool) {
     match after {
         After::Finished { outcome, reusable } => (outcome, reusable),
         After::Failed { reason, .. } => panic!("expected a response, got {reason:?}"),
@@ -205,7 +205,7 @@ fn finished(after: After) -> (FetchOutcome, bool) {
 }
 
 /// (reason, retryable, next_addr, a response reader was kept)
-fn failure(after: After) -> (FailReason, bool, bool, bool) {
+pub(super) fn failure(after: After) -> (FailReason, bool, bool, bool) {
     match after {
         After::Failed {
             reason,
@@ -486,11 +486,12 @@ fn a_plain_http_server_on_an_https_connection_is_a_tls_failure() {
 }
 
 /// Deadlines for the synthetic-time tests: every one distinct, so the winner is clear.
-fn deadlines() -> Deadlines {
+pub(super) fn deadlines() -> Deadlines {
     Deadlines {
         dns_timeout: Duration::from_secs(1),
         connect_timeout: Duration::from_secs(2),
         tls_timeout: Duration::from_secs(3),
+        proxy_timeout: Duration::from_secs(6),
         first_byte_timeout: Duration::from_secs(4),
         read_idle_timeout: Duration::from_secs(5),
         total_timeout: Duration::from_secs(60),

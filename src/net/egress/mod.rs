@@ -14,6 +14,7 @@
 //! - [`socks5`]: the SOCKS5 handshake (RFC 1928, RFC 1929).
 //! - [`status`]: whose failure a proxy's error is (`Proxy-Status`, `X-Squid-Error`),
 //!   as a typed [`status::ProxyVerdict`].
+//! - `via`: what a connection needs to know about its route's proxy.
 //!
 //! Guide: `docs/network.md`.
 
@@ -24,6 +25,7 @@ pub mod secret;
 pub mod socks5;
 pub mod status;
 pub mod url;
+pub(crate) mod via;
 
 /// Fuzz entry point for proxy URLs (`fuzz/fuzz_targets/proxy_url.rs`, replayed by
 /// `tests/fuzz_proxy.rs`): parsing never panics, a parsed URL's `Display` (a route's

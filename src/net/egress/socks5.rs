@@ -315,6 +315,12 @@ impl Socks5Client {
         self.stage != Stage::Done && self.pending().is_empty()
     }
 
+    /// Whether the connect request is out and its reply awaited: the proxy is dialling
+    /// the origin (a timeout now is the origin's, not the proxy's).
+    pub fn is_dialling(&self) -> bool {
+        self.stage == Stage::Reply && self.pending().is_empty()
+    }
+
     /// Reads server bytes: `Ok(None)` while the handshake goes on (check
     /// [`Socks5Client::pending`] for the next message), the result once the connect
     /// reply is in.

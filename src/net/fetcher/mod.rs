@@ -19,12 +19,12 @@ use crossbeam_channel::{Receiver, Sender};
 use mio::{Events, Poll, Token, Waker};
 
 use crate::fetch::FetchRequest;
-use crate::fetch::{FailReason, FetchOutcome, Timings};
+use crate::fetch::{FailReason, FetchOutcome};
 use crate::http::{Method, SharedBytes};
 use crate::net::admission::{Admission, Release};
 use crate::net::config::FetcherConfig;
 use crate::net::conn::{
-    advance, build_outcome, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
+    advance, build_outcome, proxied_answer, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
 };
 use crate::net::dns::{is_resolver_token, with_port, DnsStats, Resolver};
 use crate::net::pool::{Pool, PoolKey};
@@ -265,7 +265,16 @@ impl Fetcher {
         } else {
             host.into()
         };
-        let job = Job::new(req, PoolKey { https, host, port }, now);
+        let job = Job::new(
+            req,
+            PoolKey {
+                https,
+                host,
+                port,
+                via: 0,
+            },
+            now,
+        );
         self.dispatch(job, now);
         self.pump(now);
     }
@@ -389,8 +398,17 @@ impl Fetcher {
     fn apply(&mut self, key: SlotKey, after: After, now: Instant) {
         match after {
             After::Wait => self.refresh(key, now),
-            After::Finished { outcome, reusable } => {
+            After::Finished {
+                mut outcome,
+                reusable,
+            } => {
                 self.stats.exchanges += 1;
+                if let Some(conn) = self.conns.get(key).filter(|c| c.key.via != 0) {
+                    // Through a proxy: the origin's address only where trawl knows it,
+                    // and a proxy's own error answer to an absolute-form request.
+                    outcome.peer = conn.origin;
+                    proxied_answer(&mut outcome, conn);
+                }
                 self.complete(outcome);
                 let Some(conn) = self.conns.get_mut(key) else {
                     return;
@@ -448,7 +466,7 @@ impl Fetcher {
                 next_addr,
             } => {
                 self.stats.exchanges += 1;
-                let peer = self.conns.get(key).map(|c| c.peer);
+                let peer = self.conns.get(key).and_then(|c| c.origin);
                 self.close(key);
                 let mut job = ex.job;
                 if next_addr
@@ -534,13 +552,7 @@ impl Fetcher {
     }
 
     fn fail_job(&mut self, job: Job, peer: Option<SocketAddr>, reason: FailReason, now: Instant) {
-        let ex = Exchange {
-            job,
-            started: now,
-            timings: Timings::default(),
-            reused: false,
-            tls_resumed: false,
-        };
+        let ex = Exchange::fresh(job, now);
         let outcome = build_outcome(ex, None, peer, Some(reason), now);
         self.complete(outcome);
     }

@@ -11,7 +11,7 @@ use super::{Fetcher, TimerKey};
 use crate::fetch::{FailReason, Timings};
 use crate::net::admission::{can_share, still_wanted, Decision};
 use crate::net::conn::{
-    after, connect_reason, Conn, Connecting, Exchange, Job, Phase, Readiness, Sending,
+    after, connect_reason, proxy_connect_reason, Conn, Exchange, Job, Phase, Readiness, Sending,
 };
 use crate::net::dns::Lookup;
 use crate::net::per_ip::IpSlot;
@@ -205,6 +205,9 @@ impl Fetcher {
             Ok(s) => s,
             Err(e) => {
                 drop(slot);
+                if job.key.via != 0 {
+                    return self.fail_job(job, None, proxy_connect_reason(&e), now);
+                }
                 let reason = connect_reason(&e);
                 if job
                     .addrs
@@ -220,27 +223,11 @@ impl Fetcher {
         // Requests go out in one write; Nagle would only delay the next one.
         let _ = stream.set_nodelay(true);
         self.stats.connections_opened += 1;
-        let conn = Conn {
-            stream,
-            tls: None,
-            key: job.key.clone(),
-            peer: addr,
-            phase: Phase::Connecting(Connecting {
-                ex: Exchange {
-                    job,
-                    started: now,
-                    timings: Timings::default(),
-                    reused: false,
-                    tls_resumed: false,
-                },
-                since: now,
-            }),
-            registered: Interest::WRITABLE,
-            timer_at: None,
-            served: 0,
-            ip_slot: slot,
-            contended_reuses: 0,
-        };
+        let ex = Exchange::fresh(job, now);
+        // Step 6 of issue 29 connects a proxied job to its proxy; until then only
+        // direct jobs reach here, and their origin is the address connected to.
+        let origin = (ex.job.key.via == 0).then_some(addr);
+        let conn = Conn::connecting(stream, addr, origin, ex, slot, now);
         let key = self.conns.insert(conn);
         let registered = match self.conns.get_mut(key) {
             Some(conn) => {
