@@ -82,7 +82,7 @@ DEFLATE = re.compile(r"libdeflate|^deflate_|zlib_rs::deflate|libdeflater::Compre
                      r"igzip|trawl::warc::igzip|"
                      r"compress_block|^build_(huffman|tree)|^(sort|heapify|make_canonical|compute_length)")
 ISAL = re.compile(r"^isal_|igzip|^_?isal")
-SHA1 = re.compile(r"sha1|Sha1|sha_?1")
+SHA1 = re.compile(r"sha1|Sha1|sha_?1|trawl::provenance::digest")
 PASS = re.compile(r"^(__memcpy|__memmove|__memset|memcpy|memmove|memset|__memchr|memchr|__memrchr|"
                   r"__strlen|bcmp|__memcmp|memcmp|core::|alloc::|std::|hashbrown::|<core::|<alloc::|"
                   r"<std::|<hashbrown::|crc32|libdeflate_crc32|crc32fast)")
@@ -262,6 +262,7 @@ def selftest():
         ([("deflate_compress_fastest", t), ("libdeflate_deflate_compress", t),
           ("trawl::warc::compressed::compress", t)], "compress"),
         ([("isal_deflate_body_04", t), ("trawl::warc::igzip::Igzip::compress", t)], "igzip"),
+        ([("trawl::provenance::digest::shani::lanes", t), ("trawl::warc::capture::x", t)], "digest"),
         ([("sha1::compress::compress", t), ("trawl::warc::record::digest", t)], "digest"),
         ([("zlib_rs::inflate::inflate_fast_help", t), ("trawl::http::decode::gzip::push", t)], "decode"),
         ([("<trawl::url::Url as core::fmt::Display>::fmt", t)], "canon"),
