@@ -107,12 +107,18 @@ def fmt(x, nd=0):
     return f"{x:,.{nd}f}"
 
 
-def paired(rows, case, num_tool, den_tool, field):
-    """Per run: num_tool's field / den_tool's field in the same run; the median."""
+def by_run(rows, case):
+    """The timed (not profiled) rows of a case: run -> tool -> row."""
     by = {}
     for r in rows:
         if r["case"] == case and not r.get("profiled"):
             by.setdefault(r["run"], {})[r["tool"]] = r
+    return by
+
+
+def paired(rows, case, num_tool, den_tool, field):
+    """Per run: num_tool's field / den_tool's field in the same run; the median."""
+    by = by_run(rows, case)
     xs = []
     for run in sorted(by):
         d = by[run]
@@ -123,10 +129,7 @@ def paired(rows, case, num_tool, den_tool, field):
 
 def paired_diff(rows, case, a_tool, b_tool, field):
     """Per run: a_tool's field - b_tool's field in the same run."""
-    by = {}
-    for r in rows:
-        if r["case"] == case and not r.get("profiled"):
-            by.setdefault(r["run"], {})[r["tool"]] = r
+    by = by_run(rows, case)
     xs = []
     for run in sorted(by):
         d = by[run]
