@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::net::dns::DnsConfig;
+use crate::net::egress::book::Egress;
 use crate::net::per_ip::IpSlots;
 use crate::tls::TlsConfig;
 
@@ -141,6 +142,10 @@ pub struct FetcherConfig {
     /// when the certificate covers the name; see `docs/fetcher.md`). On by default; off for servers that route a connection by
     /// its first request only (`--no-shared-host-connections`).
     pub share_idle_across_hosts: bool,
+    /// The routes through proxies (`--proxy`, `--proxy-rules`, the environment), shared
+    /// by every fetcher of the process with the per-proxy connection counts. `None`:
+    /// every request goes direct, and the direct path pays nothing for proxies.
+    pub egress: Option<Arc<Egress>>,
 }
 
 impl Default for FetcherConfig {
@@ -159,6 +164,7 @@ impl Default for FetcherConfig {
             ip_slots: None,
             ip_wait_timeout: Duration::from_secs(300),
             share_idle_across_hosts: true,
+            egress: None,
         }
     }
 }

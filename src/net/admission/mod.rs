@@ -409,7 +409,7 @@ pub(crate) fn still_wanted(slot: Option<&mut IpSlot>) -> bool {
 /// address, as far as keys tell: same scheme, same port (the address is checked by the
 /// caller; for HTTPS so is the certificate).
 pub(crate) fn can_share(conn: &PoolKey, want: &PoolKey) -> bool {
-    conn.https == want.https && conn.port == want.port
+    conn.https == want.https && conn.port == want.port && conn.via == want.via
 }
 
 fn no_address(job: Job) -> Decision {

@@ -34,6 +34,7 @@ use rustls::ClientConnection;
 use crate::fetch::{FailReason, FetchOutcome, TimeoutPhase};
 use crate::http::ContentDecoder;
 use crate::net::config::Deadlines;
+use crate::net::egress::book::ProxySlot;
 use crate::net::egress::connect::ConnectClient;
 use crate::net::egress::socks5::Socks5Client;
 use crate::net::egress::via::Via;
@@ -166,6 +167,9 @@ pub(crate) struct Conn {
     /// The connection's per-IP slot (when a cap is set); released when the connection
     /// is dropped, whatever closed it.
     pub ip_slot: Option<IpSlot>,
+    /// The connection's place under `--per-proxy-connections` (proxied connections);
+    /// released when the connection is dropped.
+    pub proxy_slot: Option<ProxySlot>,
     /// Exchanges finished in a row while requests of other hosts waited for this
     /// connection's address (bounds how long a busy host keeps a contended slot).
     pub contended_reuses: u32,
@@ -195,6 +199,7 @@ impl Conn {
             timer_at: None,
             served: 0,
             ip_slot,
+            proxy_slot: None,
             contended_reuses: 0,
         }
     }

@@ -15,9 +15,12 @@
 //! - [`status`]: whose failure a proxy's error is (`Proxy-Status`, `X-Squid-Error`),
 //!   as a typed [`status::ProxyVerdict`].
 //! - `via`: what a connection needs to know about its route's proxy.
+//! - [`book`]: [`book::Egress`], the routes made ready for connecting (proxy addresses,
+//!   `Via`s, the `--per-proxy-connections` count).
 //!
 //! Guide: `docs/network.md`.
 
+pub mod book;
 pub mod connect;
 pub mod env;
 pub mod rules;

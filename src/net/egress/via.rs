@@ -25,10 +25,6 @@ pub(crate) struct Via {
 
 impl Via {
     /// The route `id` through `proxy`.
-    #[allow(
-        dead_code,
-        reason = "the fetcher builds each route's Via in issue 29 step 6"
-    )]
     pub fn new(id: u16, proxy: &ProxyUrl) -> Self {
         let http = matches!(proxy.kind, ProxyKind::Http | ProxyKind::Https);
         Self {

@@ -21,18 +21,22 @@ use mio::{Events, Poll, Token, Waker};
 use crate::fetch::FetchRequest;
 use crate::fetch::{FailReason, FetchOutcome};
 use crate::http::{Method, SharedBytes};
+use crate::net::address::is_blocked_address;
 use crate::net::admission::{Admission, Release};
 use crate::net::config::FetcherConfig;
 use crate::net::conn::{
     advance, build_outcome, proxied_answer, After, Conn, Ctx, Exchange, Idle, Job, Phase, Readiness,
 };
 use crate::net::dns::{is_resolver_token, with_port, DnsStats, Resolver};
+use crate::net::egress::rules::{RouteId, DIRECT};
 use crate::net::pool::{Pool, PoolKey};
 use crate::net::request::{Submitter, SUBMIT_CHANNEL_SLOTS};
 use crate::net::slab::{Slab, SlotKey};
 use crate::net::timer::TimerHeap;
 use crate::tls::{TlsClient, TlsSetupError};
 
+#[cfg(test)]
+mod proxy_tests;
 mod route;
 #[cfg(test)]
 mod tests;
@@ -96,6 +100,7 @@ enum TimerKey {
     Conn(SlotKey),
     Queue,
     IpWait,
+    ProxyWait,
 }
 
 /// A hand-written mio event loop fetching HTTP/1.1 and HTTPS responses.
@@ -118,6 +123,11 @@ pub struct Fetcher {
     dns_waiting: usize,
     queue: VecDeque<Job>,
     queue_timer_at: Option<Instant>,
+    /// Jobs waiting for a connection slot of their route's proxy
+    /// (`--per-proxy-connections`; the count is shared with other fetchers, so they are
+    /// retried on a short timer, `TimerKey::ProxyWait`).
+    proxy_waiting: VecDeque<Job>,
+    proxy_timer_at: Option<Instant>,
     submissions: Receiver<FetchRequest>,
     submit_tx: Sender<FetchRequest>,
     done: Vec<FetchOutcome>,
@@ -175,6 +185,8 @@ impl Fetcher {
             dns_waiting: 0,
             queue: VecDeque::new(),
             queue_timer_at: None,
+            proxy_waiting: VecDeque::new(),
+            proxy_timer_at: None,
             submissions,
             submit_tx,
             done: Vec::new(),
@@ -256,7 +268,9 @@ impl Fetcher {
         let Some(port) = url.port_or_known_default() else {
             return self.fail_request(req, FailReason::InvalidUrl("no port"));
         };
-        if self.queue.len() + self.admission.waiting_len() >= self.cfg.max_queued_requests {
+        if self.queue.len() + self.admission.waiting_len() + self.proxy_waiting.len()
+            >= self.cfg.max_queued_requests
+        {
             return self.fail_request(req, FailReason::Overloaded);
         }
         // The url crate already lower-cases hosts of http(s) URLs; copy only if needed.
@@ -265,16 +279,32 @@ impl Fetcher {
         } else {
             host.into()
         };
-        let job = Job::new(
+        let via = self
+            .cfg
+            .egress
+            .as_ref()
+            .map_or(DIRECT, |e| e.pick(https, &host));
+        let mut job = Job::new(
             req,
             PoolKey {
                 https,
                 host,
                 port,
-                via: 0,
+                via,
             },
             now,
         );
+        if via != DIRECT && self.proxy_resolves(via) {
+            // The proxy resolves the name: an address given with the request is not
+            // where the connection goes, and trawl's resolver is not asked. What can
+            // still be checked here is a literal address or a `localhost` name; a name
+            // that resolves to a private address cannot be (docs/network.md).
+            if !self.cfg.allow_private_addresses && names_private_target(&job.key.host) {
+                return self.fail_job(job, None, FailReason::BlockedAddress, now);
+            }
+            job.addrs = None;
+            job.dns = None;
+        }
         self.dispatch(job, now);
         self.pump(now);
     }
@@ -434,7 +464,7 @@ impl Fetcher {
                 let release = self.admission.on_idle(
                     key,
                     &pool_key,
-                    conn.peer.ip(),
+                    conn.origin.unwrap_or(conn.peer).ip(),
                     conn.ip_slot.as_mut(),
                     &mut conn.contended_reuses,
                     &covers,
@@ -539,6 +569,15 @@ impl Fetcher {
         }
     }
 
+    /// Whether route `via`'s proxy resolves origin names itself (HTTP proxies,
+    /// `socks5h`).
+    fn proxy_resolves(&self, via: RouteId) -> bool {
+        self.cfg
+            .egress
+            .as_ref()
+            .is_some_and(|e| e.resolves_names(via))
+    }
+
     fn complete(&mut self, outcome: FetchOutcome) {
         self.in_flight = self.in_flight.saturating_sub(1);
         self.done_bytes = self.done_bytes.saturating_add(outcome.body.len());
@@ -589,6 +628,18 @@ impl Fetcher {
             }
         }
     }
+}
+
+/// Whether `host` (a URL host, lower case) is an address in a blocked range or a
+/// `localhost` name (RFC 6761): what the address check can still refuse when a proxy
+/// resolves names.
+fn names_private_target(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
+        return is_blocked_address(ip);
+    }
+    let name = host.trim_end_matches('.');
+    name == "localhost" || name.ends_with(".localhost")
 }
 
 fn is_idempotent(m: Method) -> bool {

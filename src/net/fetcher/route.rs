@@ -3,7 +3,8 @@
 //! decisions about per-IP slots are `admission.rs`'s; this only carries them out.
 
 use std::net::{IpAddr, SocketAddr};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mio::Interest;
 
@@ -14,10 +15,15 @@ use crate::net::conn::{
     after, connect_reason, proxy_connect_reason, Conn, Exchange, Job, Phase, Readiness, Sending,
 };
 use crate::net::dns::Lookup;
+use crate::net::egress::rules::DIRECT;
 use crate::net::per_ip::IpSlot;
 use crate::net::pool::PoolKey;
 use crate::net::slab::{Slab, SlotKey};
 use crate::tls::TlsClient;
+
+/// How often jobs waiting for a proxy's connection slot look again: the slots are
+/// counted across fetchers, whose closes do not wake this loop.
+pub(super) const PROXY_WAIT_RETRY: Duration = Duration::from_millis(20);
 
 impl Fetcher {
     /// Sends `job` on its way: an idle pooled connection, a DNS lookup, a new connection,
@@ -28,7 +34,10 @@ impl Fetcher {
                 return self.start_on_idle(slot, job, now);
             }
         }
-        if job.addrs.is_none() {
+        // Through a proxy that resolves names (HTTP, `socks5h`) there is no lookup and
+        // no origin address: the per-IP cap and the address check do not apply.
+        let at_proxy = job.key.via != DIRECT && self.proxy_resolves(job.key.via);
+        if job.addrs.is_none() && !at_proxy {
             let registry = self.poll.registry();
             match self
                 .resolver
@@ -61,6 +70,9 @@ impl Fetcher {
                 }
             }
         }
+        if at_proxy {
+            return self.open_conn(job, None, None, now);
+        }
         self.connect(job, now);
     }
 
@@ -78,6 +90,56 @@ impl Fetcher {
             }
         }
         self.pump_ip(now);
+        self.pump_proxy(now);
+    }
+
+    /// Retries the jobs waiting for a slot of their proxy (other fetchers may have
+    /// closed connections to it), each once; those still without one wait on.
+    pub(super) fn pump_proxy(&mut self, now: Instant) {
+        let egress = self.cfg.egress.clone();
+        for _ in 0..self.proxy_waiting.len() {
+            let Some(job) = self.proxy_waiting.pop_front() else {
+                break;
+            };
+            let full = self.pool.len_for(&job.key) == 0
+                && egress
+                    .as_ref()
+                    .is_some_and(|e| e.open(job.key.via) >= e.per_proxy());
+            // An idle connection to the proxy that no waiting job can use holds a slot
+            // a waiting job needs: close it (this fetcher's own; another fetcher's
+            // closes at its idle timeout).
+            if full && !self.close_idle_via(job.key.via) {
+                self.proxy_waiting.push_back(job);
+            } else {
+                self.dispatch(job, now);
+            }
+        }
+    }
+
+    /// Closes one idle connection of route `via` (the oldest found); false if none.
+    fn close_idle_via(&mut self, via: u16) -> bool {
+        let Some((key, slot)) = self
+            .pool
+            .iter()
+            .find(|(k, _)| k.via == via)
+            .map(|(k, s)| (k.clone(), s))
+        else {
+            return false;
+        };
+        self.pool.remove(&key, slot);
+        self.close(slot);
+        true
+    }
+
+    /// Parks `job` until its proxy has a free connection slot, and arms the retry
+    /// timer. The wait counts against the request's total deadline.
+    fn wait_for_proxy(&mut self, job: Job, now: Instant) {
+        self.proxy_waiting.push_back(job);
+        if self.proxy_timer_at.is_none() {
+            let at = now + PROXY_WAIT_RETRY;
+            self.timers.schedule(at, TimerKey::ProxyWait);
+            self.proxy_timer_at = Some(at);
+        }
     }
 
     /// Acts on the per-IP table's notices: closes idle connections to addresses others
@@ -120,7 +182,7 @@ impl Fetcher {
     /// Carries out an admission decision.
     pub(super) fn decide(&mut self, d: Decision, now: Instant) {
         match d {
-            Decision::Connect { job, addr, slot } => self.open_conn(job, addr, slot, now),
+            Decision::Connect { job, addr, slot } => self.open_conn(job, Some(addr), slot, now),
             Decision::Wait { ip, first, timer } => {
                 self.stats.ip_waits += u64::from(first);
                 if let Some(at) = timer {
@@ -177,7 +239,7 @@ impl Fetcher {
                 !admission.in_grace(*slot)
                     && conns
                         .get(*slot)
-                        .is_some_and(|c| c.peer.ip().to_canonical() == ip)
+                        .is_some_and(|c| c.origin.is_some_and(|o| o.ip().to_canonical() == ip))
             })
             .map(|(k, s)| (k.clone(), s))
             .collect();
@@ -193,14 +255,45 @@ impl Fetcher {
         self.decide(d, now);
     }
 
-    /// Opens a connection to `addr` for `job`, holding `slot` (its per-IP slot).
+    /// Opens a connection for `job`, holding `slot` (its per-IP slot): to `origin`
+    /// direct; to the route's proxy otherwise (`origin` is then the address trawl
+    /// resolved for a `socks5` route, `None` where the proxy resolves the name).
     pub(super) fn open_conn(
         &mut self,
         mut job: Job,
-        addr: SocketAddr,
+        origin: Option<SocketAddr>,
         slot: Option<IpSlot>,
         now: Instant,
     ) {
+        let mut proxy = None;
+        let addr = match (&self.cfg.egress, job.key.via) {
+            (Some(egress), via) if via != DIRECT => {
+                let Some(proxy_slot) = egress.try_slot(via) else {
+                    // The origin's slot is not held while waiting for the proxy's.
+                    drop(slot);
+                    return self.wait_for_proxy(job, now);
+                };
+                let (Some(addr), Some(v)) =
+                    (egress.proxy_addr(via, job.addr_index), egress.via(via))
+                else {
+                    return self.fail_job(
+                        job,
+                        None,
+                        FailReason::Connect("no proxy address".into()),
+                        now,
+                    );
+                };
+                proxy = Some((proxy_slot, Arc::clone(v)));
+                addr
+            }
+            _ => match origin {
+                Some(addr) => addr,
+                None => {
+                    let reason = FailReason::Dns(crate::fetch::DnsFailure::NoAddress);
+                    return self.fail_job(job, None, reason, now);
+                }
+            },
+        };
         let stream = match mio::net::TcpStream::connect(addr) {
             Ok(s) => s,
             Err(e) => {
@@ -224,10 +317,11 @@ impl Fetcher {
         let _ = stream.set_nodelay(true);
         self.stats.connections_opened += 1;
         let ex = Exchange::fresh(job, now);
-        // Step 6 of issue 29 connects a proxied job to its proxy; until then only
-        // direct jobs reach here, and their origin is the address connected to.
-        let origin = (ex.job.key.via == 0).then_some(addr);
-        let conn = Conn::connecting(stream, addr, origin, ex, slot, now);
+        let mut conn = Conn::connecting(stream, addr, origin, ex, slot, now);
+        if let Some((proxy_slot, via)) = proxy {
+            conn.proxy_slot = Some(proxy_slot);
+            conn.via = Some(via);
+        }
         let key = self.conns.insert(conn);
         let registered = match self.conns.get_mut(key) {
             Some(conn) => {

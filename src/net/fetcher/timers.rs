@@ -47,6 +47,27 @@ impl Fetcher {
                         self.decide(d, now);
                     }
                 }
+                TimerKey::ProxyWait => {
+                    if self.proxy_timer_at != Some(at) {
+                        continue;
+                    }
+                    self.proxy_timer_at = None;
+                    // A wait for the proxy's slot counts against the total deadline.
+                    let total = self.cfg.deadlines.total_timeout;
+                    let (late, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.proxy_waiting)
+                        .into_iter()
+                        .partition(|j| after(j.submitted, total) <= now);
+                    self.proxy_waiting = waiting.into();
+                    for job in late {
+                        self.fail_job(job, None, FailReason::Timeout(TimeoutPhase::Queue), now);
+                    }
+                    self.pump_proxy(now);
+                    if !self.proxy_waiting.is_empty() && self.proxy_timer_at.is_none() {
+                        let again = now + super::route::PROXY_WAIT_RETRY;
+                        self.timers.schedule(again, TimerKey::ProxyWait);
+                        self.proxy_timer_at = Some(again);
+                    }
+                }
                 TimerKey::Queue => {
                     if self.queue_timer_at != Some(at) {
                         continue;
@@ -112,11 +133,13 @@ impl Fetcher {
         }
         let conns = &self.conns;
         let queue_at = self.queue_timer_at;
+        let proxy_at = self.proxy_timer_at;
         let ip_at = self.admission.timer_at();
         self.timers.retain(|at, k| match k {
             TimerKey::IpWait => ip_at == Some(at),
             TimerKey::Conn(s) => conns.get(s).is_some_and(|c| c.timer_at == Some(at)),
             TimerKey::Queue => queue_at == Some(at),
+            TimerKey::ProxyWait => proxy_at == Some(at),
         });
     }
 }
