@@ -6,6 +6,7 @@ pub mod bench_hosts;
 pub mod count;
 pub mod crawl;
 pub mod ctl;
+pub mod egressargs;
 pub mod farm;
 pub mod fetch;
 pub mod inspect;

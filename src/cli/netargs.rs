@@ -74,6 +74,9 @@ pub struct NetArgs {
     /// DANGEROUS: accept any TLS certificate (test rigs only).
     #[arg(long = "dangerous-skip-tls-verification")]
     pub dangerous_skip_tls_verification: bool,
+    /// Proxies and routes.
+    #[command(flatten)]
+    pub egress: super::egressargs::EgressArgs,
 }
 
 impl NetArgs {
@@ -158,6 +161,6 @@ impl NetArgs {
         if let Some(ms) = self.dns_timeout_ms {
             d.dns_timeout = Duration::from_millis(ms);
         }
-        Ok(())
+        self.egress.apply(cfg)
     }
 }

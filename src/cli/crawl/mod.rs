@@ -449,7 +449,14 @@ const NOT_RECORDED: [&str; 5] = ["seeds", "seed", "out", "config", "resume"];
 
 /// Flags whose value is a file: recorded as absolute paths, so a resume from another
 /// working directory reads the same files.
-const PATH_FLAGS: [&str; 4] = ["blacklist", "hosts_file", "ca_file", "resolv_conf"];
+const PATH_FLAGS: [&str; 6] = [
+    "blacklist",
+    "hosts_file",
+    "ca_file",
+    "resolv_conf",
+    "proxy_rules",
+    "proxy_user_file",
+];
 
 /// The settings flags given on the command line (after `--config` expansion), as
 /// `--flag=value` arguments for `start.json` (see `checkpoint::start`).
@@ -475,6 +482,10 @@ fn recordable_args(matches: &ArgMatches) -> Vec<String> {
                 if let Ok(abs) = std::path::absolute(&value) {
                     value = abs.display().to_string();
                 }
+            }
+            if id == "proxy" {
+                // Credentials are used, never recorded (docs/network.md).
+                value = super::egressargs::recordable_proxy(&value);
             }
             out.push(format!("--{long}={value}"));
         }

@@ -23,6 +23,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 use super::env::{self, EnvProxies};
+use super::secret::Credentials;
 use super::url::{redact, ProxyUrl, ProxyUrlError};
 
 /// A route's index in [`Routes::routes`]; [`DIRECT`] is 0.
@@ -422,6 +423,16 @@ impl Routes {
         all.get(usize::from(id))
             .or(all.first())
             .unwrap_or(&DIRECT_ROUTE)
+    }
+
+    /// Gives `creds` to every proxy route whose URL carried none
+    /// (`--proxy-user-file`, `--proxy-user-env`).
+    pub fn set_missing_credentials(&mut self, creds: &Credentials) {
+        for route in &mut self.routes {
+            if let Some(url) = route.proxy.as_mut().filter(|u| u.auth.is_none()) {
+                url.auth = Some(creds.clone());
+            }
+        }
     }
 
     /// Whether any route goes through a proxy.
