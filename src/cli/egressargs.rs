@@ -53,6 +53,10 @@ pub struct EgressArgs {
     /// milliseconds.
     #[arg(long, value_name = "MS")]
     pub proxy_timeout_ms: Option<u64>,
+    /// A proxy that stays down this long (seconds) stops pausing its hosts: their URLs
+    /// are logged `proxy-unreachable` and the crawl can end (default 600).
+    #[arg(long, value_name = "SECS")]
+    pub proxy_down_secs: Option<u64>,
 }
 
 impl EgressArgs {
@@ -107,7 +111,11 @@ impl EgressArgs {
         let per_proxy = self
             .per_proxy_connections
             .unwrap_or(DEFAULT_PER_PROXY_CONNECTIONS);
-        cfg.egress = Some(Arc::new(Egress::new(routes, per_proxy)?));
+        let mut egress = Egress::new(routes, per_proxy)?;
+        if let Some(secs) = self.proxy_down_secs {
+            egress = egress.with_down_limit(Duration::from_secs(secs));
+        }
+        cfg.egress = Some(Arc::new(egress));
         Ok(())
     }
 

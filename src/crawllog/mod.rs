@@ -88,6 +88,10 @@ pub struct LogRecord {
     /// The page the URL was found on (or the redirecting URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// The route the URL's host takes (`direct`, a rules file's name, or the proxy
+    /// URL without credentials); present when the crawl has proxy routes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
     /// Step timings.
     #[serde(default)]
     pub timings: FetchTimings,
@@ -125,6 +129,7 @@ impl LogRecord {
             payload_digest: None,
             hops: HopsPath::seed(),
             via: None,
+            route: None,
             timings: FetchTimings::default(),
             truncated: None,
             annotations: Vec::new(),

@@ -437,6 +437,7 @@ impl From<&CrawlConfig> for super::core::CoreSettings {
             sitemap_lastmod: c.sitemap_lastmod,
             dns_dead_for: c.fetcher.dns.dead_for,
             dns_negative_ttl: c.fetcher.dns.negative_ttl,
+            egress: c.fetcher.egress.clone(),
         }
     }
 }

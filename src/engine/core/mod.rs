@@ -32,6 +32,7 @@ mod counters;
 mod error_window;
 mod inbound;
 mod page;
+mod proxy;
 mod recent;
 mod recrawl;
 mod robots;

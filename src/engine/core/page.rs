@@ -54,6 +54,17 @@ impl Core {
             self.finish_url();
             return;
         }
+        let proxy_failure = self.note_route_health(&host, &o, now);
+        if let Some(until) = proxy_failure.and_then(|kind| self.proxy_pause(&host, kind, now)) {
+            // The proxy is down, not the host: the URL waits at the head of its queue
+            // for the proxy's next try, its attempts and the host's tally untouched.
+            self.frontier.requeue_front(&host, item.clone(), now.at);
+            self.frontier.complete(&host, until);
+            self.shared.counters.take_back(Counter::PagesStarted, 1);
+            let note = super::proxy::PROXY_DOWN_RETRY.to_owned();
+            out.push(page_record(&self.shared, o, item, Vec::new(), vec![note]));
+            return;
+        }
         let retry_after = head_of(&o).and_then(|h| retry_after(h, now));
         let status = o.status();
         let retryable = match (&o.error, status) {
@@ -61,7 +72,12 @@ impl Core {
             (None, Some(429 | 503)) => true,
             _ => false,
         };
-        let parked = self.tally_answer(&host, o.error.is_some(), status, out);
+        // A proxy's failure is not the host's: it never counts toward parking it.
+        let parked = if proxy_failure.is_some() {
+            self.tallies.get(&host).is_some_and(|t| t.parked)
+        } else {
+            self.tally_answer(&host, o.error.is_some(), status, out)
+        };
         let failures = self
             .tallies
             .get(&host)
@@ -387,6 +403,10 @@ pub(super) fn is_retryable(r: &FailReason) -> bool {
         FailReason::Refused
             | FailReason::Connect(_)
             | FailReason::Reset
+            | FailReason::Proxy(crate::fetch::ProxyFailure {
+                kind: crate::fetch::ProxyFailKind::Error | crate::fetch::ProxyFailKind::Protocol,
+                ..
+            })
             | FailReason::ClosedEarly
             | FailReason::Timeout(_)
             | FailReason::Io(_)

@@ -43,6 +43,29 @@ impl Core {
             out.push(robots_record(o, via, vec![POLICY_PRIVATE.to_owned()]));
             return;
         }
+        let proxy_failure = if own {
+            self.note_route_health(&host, &o, now)
+        } else {
+            None
+        };
+        if let Some(kind) = proxy_failure {
+            let pause = self.proxy_pause(&host, kind, now);
+            if pause.is_some() || kind == crate::fetch::ProxyFailKind::Auth {
+                // The proxy is down (its hosts wait for its next try, no failure
+                // counted) or refused our credentials (the route's URLs are declined
+                // `proxy-auth` as they come up): either way not this host's answer.
+                let at = pause.unwrap_or(now.at);
+                self.robots.forget(&key);
+                self.robots_fetching.remove(&host);
+                self.frontier.defer(&host, at);
+                self.frontier.release(&host, at);
+                let notes = pause
+                    .map(|_| vec![super::proxy::PROXY_DOWN_RETRY.to_owned()])
+                    .unwrap_or_default();
+                out.push(robots_record(o, via, notes));
+                return;
+            }
+        }
         if own && is_resolver_overload(o.error.as_ref()) {
             // This resolver's own limit, not the host's answer: its robots.txt is
             // asked again shortly, as if never asked (no failure counted).

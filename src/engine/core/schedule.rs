@@ -6,6 +6,7 @@
 //! and leave the frontier once, when the answer is in (`robots.rs` releases the
 //! host).
 
+use crate::net::egress::book::RouteState;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -415,6 +416,26 @@ impl GateCtx<'_> {
                 Outcome::Filtered,
                 crate::control::BLOCKED_NOTE,
             ));
+        }
+        if let Some(egress) = &self.shared.settings.egress {
+            match egress.state(egress.route_of_key(host), now.at) {
+                RouteState::Up => {}
+                // A proxy that is down pauses its hosts: no fetch, no log line, no
+                // failure counted; they go again when it is tried again.
+                RouteState::Paused(until) => return Gate::Defer(until),
+                RouteState::GaveUp => {
+                    return Gate::Take(Verdict::Decline(
+                        Outcome::ProxyUnreachable,
+                        super::proxy::PROXY_GAVE_UP,
+                    ))
+                }
+                RouteState::AuthFailed => {
+                    return Gate::Take(Verdict::Decline(
+                        Outcome::ProxyAuth,
+                        super::proxy::PROXY_AUTH,
+                    ))
+                }
+            }
         }
         if self.refused_hosts.contains(host) {
             return Gate::Take(Verdict::Decline(Outcome::BlockedAddress, POLICY_PRIVATE));

@@ -70,6 +70,9 @@ pub(crate) struct CoreSettings {
     pub dns_dead_for: Duration,
     /// How long after a negative answer (no such name, no address, a server error).
     pub dns_negative_ttl: Duration,
+    /// The routes through proxies and their health, shared with the fetchers; `None`
+    /// when every request goes direct.
+    pub egress: Option<Arc<crate::net::egress::book::Egress>>,
 }
 
 /// What the shards remember together, each part with its own lock-free or briefly

@@ -356,8 +356,18 @@ impl Shard {
         self.log_with_index(rec, None);
     }
 
+    /// The label of the route `url`'s host takes, when the crawl has proxy routes.
+    fn route_label(&self, url: &str) -> Option<String> {
+        let egress = self.shared.core.settings.egress.as_ref()?;
+        let id = egress.route_of_key(origin_of(url));
+        Some(egress.routes().route(id).label.clone())
+    }
+
     /// A crawl-log line with no capture, and maybe a re-crawl index entry to keep.
-    fn log_with_index(&self, rec: LogRecord, index: Option<Box<crate::recrawl::IndexFacts>>) {
+    fn log_with_index(&self, mut rec: LogRecord, index: Option<Box<crate::recrawl::IndexFacts>>) {
+        if rec.route.is_none() {
+            rec.route = self.route_label(&rec.url);
+        }
         if let Some(h) = &self.shared.core.handler {
             h.on_outcome(&rec);
         }
@@ -405,6 +415,7 @@ impl Shard {
             capture,
             index,
         } = record::build(policy, fetched, &recrawled, now);
+        log.route = self.route_label(&log.url);
         if let Some(h) = &self.shared.core.handler {
             if let (Some(head), None) = (o.head.as_ref(), &o.error) {
                 h.on_response(&crate::handler::Page {
@@ -444,4 +455,16 @@ fn note_to_log(note: &super::core::Note) {
         NoteLevel::Warn => tracing::warn!("{}", note.text),
         NoteLevel::Error => tracing::error!("{}", note.text),
     }
+}
+
+/// The `scheme://host[:port]` start of a URL (its scheduling key when the URL is
+/// canonical), without any userinfo.
+fn origin_of(url: &str) -> &str {
+    let Some(at) = url.find("://") else {
+        return url;
+    };
+    let end = url[at + 3..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| at + 3 + i);
+    &url[..end]
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::crawllog::{LogRecord, Outcome};
 use crate::engine::core::hops_path;
-use crate::fetch::{FailReason, FetchOutcome};
+use crate::fetch::{FailReason, FetchOutcome, ProxyFailKind};
 use crate::frontier::QueuedUrl;
 use crate::http::ResponseHead;
 use crate::provenance::{FetchTimings, Hop};
@@ -160,6 +160,11 @@ fn outcome_of(r: &FailReason) -> Outcome {
         FailReason::Timeout(_) => Outcome::Timeout,
         FailReason::BlockedAddress => Outcome::BlockedAddress,
         FailReason::InvalidUrl(_) => Outcome::Filtered,
+        FailReason::Proxy(p) => match p.kind {
+            ProxyFailKind::Unreachable => Outcome::ProxyUnreachable,
+            ProxyFailKind::Auth => Outcome::ProxyAuth,
+            ProxyFailKind::Error | ProxyFailKind::Protocol => Outcome::ProxyError,
+        },
         _ => Outcome::ProtocolError,
     }
 }

@@ -9,8 +9,9 @@
 
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::rules::{RouteId, Routes, DIRECT};
 use super::url::ProxyKind;
@@ -40,19 +41,55 @@ pub enum EgressError {
     },
 }
 
-/// One proxy route, ready to connect.
+/// How long a proxy that is down stays paused by default before its URLs fail for
+/// good (`--proxy-down-secs`).
+pub const DEFAULT_PROXY_DOWN: Duration = Duration::from_secs(600);
+
+/// The longest pause between two tries of a proxy that is down: a proxy back after an
+/// outage is in use again within this.
+pub const MAX_PROXY_PAUSE: Duration = Duration::from_secs(8);
+
+/// One proxy route, ready to connect, and its health.
 struct Proxy {
     via: Arc<Via>,
     addrs: Box<[SocketAddr]>,
     open: AtomicU32,
+    /// Microseconds after `Egress::epoch` when the proxy was first found down in the
+    /// current outage; 0 while it is up.
+    down_since: AtomicU64,
+    /// Microseconds after the epoch before which its hosts wait (the pause).
+    retry_at: AtomicU64,
+    /// Unreachable answers in a row (the pause doubles with each, to
+    /// [`MAX_PROXY_PAUSE`]).
+    misses: AtomicU32,
+    /// The proxy refused the credentials (407 or a SOCKS refusal): sticky for the run.
+    auth_failed: AtomicBool,
 }
 
-/// The routes and, per proxy route, its addresses, `Via` and open-connection count.
+/// A proxy route's health, as the engine reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteState {
+    /// Answering (or direct).
+    Up,
+    /// Down: its hosts wait until this instant.
+    Paused(Instant),
+    /// Down for longer than `--proxy-down-secs`: its URLs fail for good.
+    GaveUp,
+    /// The proxy refused the credentials.
+    AuthFailed,
+}
+
+/// The routes and, per proxy route, its addresses, `Via`, open-connection count and
+/// health.
 pub struct Egress {
     routes: Routes,
     /// Indexed by [`RouteId`]; `None` for [`DIRECT`].
     proxies: Vec<Option<Proxy>>,
     per_proxy: u32,
+    /// The time base of the health fields.
+    epoch: Instant,
+    /// How long a proxy may stay down before its URLs fail for good.
+    down_limit: Duration,
 }
 
 impl fmt::Debug for Egress {
@@ -117,13 +154,111 @@ impl Egress {
                 via: Arc::new(Via::new(id, url)),
                 addrs: addrs.into(),
                 open: AtomicU32::new(0),
+                down_since: AtomicU64::new(0),
+                retry_at: AtomicU64::new(0),
+                misses: AtomicU32::new(0),
+                auth_failed: AtomicBool::new(false),
             }));
         }
         Ok(Self {
             routes,
             proxies,
             per_proxy: per_proxy.max(1),
+            epoch: Instant::now(),
+            down_limit: DEFAULT_PROXY_DOWN,
         })
+    }
+
+    /// Sets how long a proxy may stay down before its URLs fail for good
+    /// (`--proxy-down-secs`).
+    #[must_use]
+    pub fn with_down_limit(mut self, limit: Duration) -> Self {
+        self.down_limit = limit;
+        self
+    }
+
+    /// The route of a scheduling key (`scheme://host[:port]`, as
+    /// `routing::HostKey` writes it).
+    pub fn route_of_key(&self, host_key: &str) -> RouteId {
+        let (https, rest) = match host_key.split_once("://") {
+            Some((scheme, rest)) => (scheme.eq_ignore_ascii_case("https"), rest),
+            None => (false, host_key),
+        };
+        // Strip a port: after the last ':' past any IPv6 literal's ']'.
+        let host = match rest.rfind(':') {
+            Some(i)
+                if !rest[i..].contains(']')
+                    && rest[i + 1..].bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                &rest[..i]
+            }
+            _ => rest,
+        };
+        self.pick(https, host)
+    }
+
+    /// The health of route `id` at `now`.
+    pub fn state(&self, id: RouteId, now: Instant) -> RouteState {
+        let Some(p) = self.proxy(id) else {
+            return RouteState::Up;
+        };
+        if p.auth_failed.load(Ordering::Acquire) {
+            return RouteState::AuthFailed;
+        }
+        let since = p.down_since.load(Ordering::Acquire);
+        if since == 0 {
+            return RouteState::Up;
+        }
+        let at = self.micros(now);
+        if at.saturating_sub(since) > u64::try_from(self.down_limit.as_micros()).unwrap_or(u64::MAX)
+        {
+            return RouteState::GaveUp;
+        }
+        let retry = p.retry_at.load(Ordering::Acquire);
+        if at < retry {
+            RouteState::Paused(self.epoch + Duration::from_micros(retry))
+        } else {
+            RouteState::Up
+        }
+    }
+
+    /// Route `id`'s proxy did not answer (refused, reset, timed out): its hosts pause,
+    /// 1, 2, 4, then 8 s at most between tries. Returns the state after.
+    pub fn note_unreachable(&self, id: RouteId, now: Instant) -> RouteState {
+        if let Some(p) = self.proxy(id) {
+            let at = self.micros(now).max(1);
+            let _ = p
+                .down_since
+                .compare_exchange(0, at, Ordering::AcqRel, Ordering::Acquire);
+            let misses = p.misses.fetch_add(1, Ordering::AcqRel).min(3);
+            let pause = Duration::from_secs(1 << misses).min(MAX_PROXY_PAUSE);
+            let retry = at + u64::try_from(pause.as_micros()).unwrap_or(u64::MAX);
+            p.retry_at.fetch_max(retry, Ordering::AcqRel);
+        }
+        self.state(id, now)
+    }
+
+    /// Route `id`'s proxy answered: the outage, if any, is over.
+    pub fn note_answered(&self, id: RouteId) {
+        if let Some(p) = self.proxy(id) {
+            if p.down_since.load(Ordering::Acquire) != 0 {
+                p.down_since.store(0, Ordering::Release);
+                p.misses.store(0, Ordering::Release);
+                p.retry_at.store(0, Ordering::Release);
+            }
+        }
+    }
+
+    /// Route `id`'s proxy refused the credentials: its URLs fail from now on, without
+    /// asking it again (a resume reads the credentials again and tries).
+    pub fn note_auth_failed(&self, id: RouteId) {
+        if let Some(p) = self.proxy(id) {
+            p.auth_failed.store(true, Ordering::Release);
+        }
+    }
+
+    fn micros(&self, now: Instant) -> u64 {
+        u64::try_from(now.saturating_duration_since(self.epoch).as_micros()).unwrap_or(u64::MAX)
     }
 
     /// The route table.
@@ -279,5 +414,60 @@ mod tests {
         let e = egress("http://u:secret@nowhere.test", 8).expect_err("unresolvable");
         assert!(e.to_string().contains("nowhere.test"), "{e}");
         assert!(!e.to_string().contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn a_proxy_down_pauses_its_route_doubling_to_8_s_and_gives_up_past_the_limit() {
+        let e = egress("http://proxy.test:3128", 8).expect("egress");
+        let e = Arc::try_unwrap(e)
+            .expect("one owner")
+            .with_down_limit(Duration::from_secs(20));
+        let id = e.pick(false, "a.test");
+        let t0 = e.epoch + Duration::from_secs(1);
+        assert_eq!(e.state(id, t0), RouteState::Up);
+        let pauses: Vec<Duration> = (0..5)
+            .map(|_| match e.note_unreachable(id, t0) {
+                RouteState::Paused(until) => until - t0,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(pauses.last(), Some(&Duration::from_secs(8)));
+        assert!(pauses.windows(2).all(|w| w[0] <= w[1]), "{pauses:?}");
+        assert_eq!(
+            e.state(id, t0 + Duration::from_secs(9)),
+            RouteState::Up,
+            "time to try again"
+        );
+        assert_eq!(
+            e.state(id, t0 + Duration::from_secs(21)),
+            RouteState::GaveUp
+        );
+        e.note_answered(id);
+        assert_eq!(e.state(id, t0 + Duration::from_secs(21)), RouteState::Up);
+        e.note_auth_failed(id);
+        assert_eq!(e.state(id, t0), RouteState::AuthFailed);
+        assert_eq!(e.state(DIRECT, t0), RouteState::Up);
+    }
+
+    #[test]
+    fn a_scheduling_key_finds_the_route_of_its_host() {
+        let routes = Routes::build(RouteSpec {
+            rules: Some((
+                "r",
+                "a.test http://proxy.test:1\nhttps:[::1] http://proxy.test:2\n",
+            )),
+            ..RouteSpec::default()
+        })
+        .expect("routes");
+        let e = Egress::with_resolver(routes, 8, |_, port| {
+            Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
+        })
+        .expect("egress");
+        assert_ne!(e.route_of_key("http://a.test:8080"), DIRECT);
+        assert_ne!(e.route_of_key("http://a.test"), DIRECT);
+        assert_eq!(e.route_of_key("http://b.test"), DIRECT);
+        assert_ne!(e.route_of_key("https://[::1]:8443"), DIRECT);
+        assert_ne!(e.route_of_key("https://[::1]"), DIRECT);
+        assert_eq!(e.route_of_key("http://[::1]"), DIRECT);
     }
 }
