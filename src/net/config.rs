@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::net::bind::BindAddrs;
 use crate::net::dns::DnsConfig;
 use crate::net::per_ip::IpSlots;
 use crate::tls::TlsConfig;
@@ -141,6 +142,10 @@ pub struct FetcherConfig {
     /// when the certificate covers the name; see `docs/fetcher.md`). On by default; off for servers that route a connection by
     /// its first request only (`--no-shared-host-connections`).
     pub share_idle_across_hosts: bool,
+    /// Source addresses outgoing connections leave from (`--bind-address`), each host
+    /// always from the same one; empty (the default): the system chooses. See
+    /// `docs/network.md`.
+    pub bind: BindAddrs,
 }
 
 impl Default for FetcherConfig {
@@ -159,6 +164,7 @@ impl Default for FetcherConfig {
             ip_slots: None,
             ip_wait_timeout: Duration::from_secs(300),
             share_idle_across_hosts: true,
+            bind: BindAddrs::default(),
         }
     }
 }

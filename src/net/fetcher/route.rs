@@ -10,6 +10,7 @@ use mio::Interest;
 use super::{Fetcher, TimerKey};
 use crate::fetch::{FailReason, Timings};
 use crate::net::admission::{can_share, still_wanted, Decision};
+use crate::net::bind::BindAddrs;
 use crate::net::conn::{
     after, connect_reason, proxy_connect_reason, Conn, Exchange, Job, Phase, Readiness, Sending,
 };
@@ -103,12 +104,12 @@ impl Fetcher {
         // Each round takes a request off the queue; the bound is a safety net.
         let share = self.cfg.share_idle_across_hosts;
         for _ in 0..=self.admission.waiting_len() {
-            let (pool, conns, tls) = (&self.pool, &self.conns, &self.tls);
+            let (pool, conns, tls, bind) = (&self.pool, &self.conns, &self.tls, &self.cfg.bind);
             let Some(d) = self.admission.next_waiting(ip, now, |k| {
                 pool.len_for(k) > 0
                     || (share
                         && pool.has_peer(SocketAddr::new(ip, k.port), k.https, |slot| {
-                            carries(conns, tls, slot, k)
+                            carries(conns, tls, bind, slot, k)
                         }))
             }) else {
                 break;
@@ -201,7 +202,7 @@ impl Fetcher {
         slot: Option<IpSlot>,
         now: Instant,
     ) {
-        let stream = match mio::net::TcpStream::connect(addr) {
+        let (stream, src) = match self.cfg.bind.connect(&job.key.host, addr) {
             Ok(s) => s,
             Err(e) => {
                 drop(slot);
@@ -227,7 +228,8 @@ impl Fetcher {
         // Step 6 of issue 29 connects a proxied job to its proxy; until then only
         // direct jobs reach here, and their origin is the address connected to.
         let origin = (ex.job.key.via == 0).then_some(addr);
-        let conn = Conn::connecting(stream, addr, origin, ex, slot, now);
+        let mut conn = Conn::connecting(stream, addr, origin, ex, slot, now);
+        conn.src = src;
         let key = self.conns.insert(conn);
         let registered = match self.conns.get_mut(key) {
             Some(conn) => {
@@ -262,9 +264,9 @@ impl Fetcher {
             return None;
         }
         let addr = job.addrs.as_ref()?.get(job.addr_index).copied()?;
-        let (conns, tls) = (&self.conns, &self.tls);
+        let (conns, tls, bind) = (&self.conns, &self.tls, &self.cfg.bind);
         let (_, slot) = self.pool.take_by_peer(addr, job.key.https, |slot| {
-            carries(conns, tls, slot, &job.key)
+            carries(conns, tls, bind, slot, &job.key)
         })?;
         Some(slot)
     }
@@ -303,13 +305,20 @@ impl Fetcher {
 }
 
 /// Whether the idle connection `slot` may carry a request pooled under `want` (same
-/// scheme and port, checked by the pool's index and here): plain HTTP always; HTTPS
-/// when the certificate the connection was given is valid for `want`'s host too.
-fn carries(conns: &Slab<Conn>, tls: &TlsClient, slot: SlotKey, want: &PoolKey) -> bool {
+/// scheme and port, checked by the pool's index and here; the source address `want`'s
+/// host leaves from, with `--bind-address`): plain HTTP always; HTTPS when the
+/// certificate the connection was given is valid for `want`'s host too.
+fn carries(
+    conns: &Slab<Conn>,
+    tls: &TlsClient,
+    bind: &BindAddrs,
+    slot: SlotKey,
+    want: &PoolKey,
+) -> bool {
     let Some(conn) = conns.get(slot) else {
         return false;
     };
-    if !can_share(&conn.key, want) {
+    if !can_share(&conn.key, want) || !bind.leaves_alike(conn.src, conn.peer, &want.host) {
         return false;
     }
     !want.https
