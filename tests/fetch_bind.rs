@@ -14,13 +14,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use trawl::fetch::{FetchOutcome, FetchRequest};
+use trawl::fetch::FetchOutcome;
 use trawl::net::{BindAddrs, Fetcher, IpSlots};
 
 use crawl_support::{crawl_args, crawl_log, fetched_urls, trawl_bin, Synthweb};
-use support::{fast_config, read_head, send, ScriptServer};
+use support::{fast_config, named_request, read_head, run_requests, send, ScriptServer};
 
 fn lo(last: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(127, 0, 0, last))
@@ -181,35 +181,6 @@ fn recording_server(seen: Arc<Mutex<Vec<(IpAddr, String)>>>) -> ScriptServer {
     })
 }
 
-/// A request for `host` (a name that only exists here) sent to `addr`.
-fn req(id: u64, host: &str, addr: SocketAddr) -> FetchRequest {
-    let url = url::Url::parse(&format!("http://{host}:{}/{id}", addr.port())).expect("url");
-    let mut r = FetchRequest::get(id, url, "trawl-test/1".into());
-    r.addr = Some(addr);
-    r
-}
-
-/// Runs `reqs` through `fetcher`, `concurrency` in flight, within 20 s.
-fn run(fetcher: &mut Fetcher, reqs: Vec<FetchRequest>, concurrency: usize) -> Vec<FetchOutcome> {
-    let start = Instant::now();
-    let total = reqs.len();
-    let mut reqs = reqs.into_iter();
-    let mut done = Vec::new();
-    let mut out = Vec::new();
-    while done.len() < total {
-        assert!(start.elapsed() < Duration::from_secs(20), "not finished");
-        while fetcher.in_flight() < concurrency {
-            let Some(r) = reqs.next() else { break };
-            fetcher.submit(r);
-        }
-        fetcher
-            .poll(&mut out, Some(Duration::from_millis(50)))
-            .expect("poll");
-        done.append(&mut out);
-    }
-    done
-}
-
 #[test]
 fn an_idle_connection_serves_another_host_only_from_its_source_address() {
     // a.test and b.test leave from 127.0.0.2, d.test from 127.0.0.3 (the hash's
@@ -226,7 +197,12 @@ fn an_idle_connection_serves_another_host_only_from_its_source_address() {
     let mut fetcher = Fetcher::new(cfg).expect("fetcher");
     let mut reused = Vec::new();
     for (id, host) in [(1, "a.test"), (2, "b.test"), (3, "d.test")] {
-        let o = run(&mut fetcher, vec![req(id, host, server.addr)], 1);
+        let o = run_requests(
+            &mut fetcher,
+            vec![named_request(id, host, server.addr, "/")],
+            1,
+            Duration::from_secs(10),
+        );
         assert!(o[0].is_ok(), "{o:?}");
         reused.push(o[0].reused_connection);
     }
@@ -252,9 +228,9 @@ fn many_names_sharing_connections_keep_their_source_addresses() {
     cfg.bind = two_sources();
     let mut fetcher = Fetcher::new(cfg).expect("fetcher");
     let reqs = (0..160u64)
-        .map(|i| req(i, &format!("site{}.test", i % 40), server.addr))
+        .map(|i| named_request(i, &format!("site{}.test", i % 40), server.addr, "/"))
         .collect();
-    let outcomes = run(&mut fetcher, reqs, 12);
+    let outcomes = run_requests(&mut fetcher, reqs, 12, Duration::from_secs(20));
     assert!(outcomes.iter().all(FetchOutcome::is_ok), "{outcomes:?}");
     assert!(
         fetcher.stats().shared_host_reuses > 0,
