@@ -3,7 +3,8 @@
 //! machine's is refused at start. All of 127/8 binds on Linux, so no namespace is needed:
 //! synthweb listens on 127.0.1.x and its request log's `peer` is the source address.
 //!
-//! The crawl test needs `cargo test --workspace` (synthweb built).
+//! The crawl test (a run stopped by its budget, then resumed: both runs bound alike)
+//! needs `cargo test --workspace` (synthweb built).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -49,7 +50,7 @@ fn sources_by_host(req_log: &str) -> BTreeMap<String, BTreeSet<IpAddr>> {
 }
 
 #[test]
-fn a_crawl_leaves_from_both_addresses_each_host_from_one() {
+fn a_crawl_and_its_resume_leave_from_both_addresses_each_host_from_one() {
     let tmp = tempfile::tempdir().unwrap();
     let budget = 60;
     // Eight hosts on two addresses: four share each, so connections are reused across
@@ -90,16 +91,33 @@ fn a_crawl_leaves_from_both_addresses_each_host_from_one() {
         ]
         .map(str::to_owned),
     );
-    let o = Command::new(trawl_bin())
-        .current_dir(&sw.dir)
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "trawl crawl failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    // Stopped after 20 pages, then resumed with a larger budget and no other flag:
+    // the recorded flags bind the second run the same way (unbound, it would come from
+    // 127.0.0.1).
+    args.extend(["--max-pages".to_owned(), "20".to_owned()]);
+    let resume = [
+        "crawl",
+        "--resume",
+        &out.display().to_string(),
+        "--max-pages",
+        "100000",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    for (dir, args) in [(&sw.dir, args), (&tmp.path().to_path_buf(), resume)] {
+        let o = Command::new(trawl_bin())
+            .current_dir(dir)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "trawl {args:?} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let log = crawl_log(&out);
+        eprintln!("{} crawl-log lines after {args:?}", log.len());
+    }
     sw.stop();
 
     let by_host = sources_by_host(&std::fs::read_to_string(sw.path("req.log")).unwrap());
@@ -119,7 +137,7 @@ fn a_crawl_leaves_from_both_addresses_each_host_from_one() {
     let missed: Vec<_> = m.difference(&fetched).take(5).collect();
     assert!(missed.is_empty(), "M URLs not fetched: {missed:?}");
 
-    // start.json records the flags as given, so a resume binds the same way.
+    // start.json records the flags as given.
     let start = std::fs::read_to_string(out.join("start.json")).unwrap();
     for flag in ["--bind-address=127.0.0.2", "--bind-address=127.0.0.3"] {
         assert!(start.contains(flag), "{flag} not in {start}");
