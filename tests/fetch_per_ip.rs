@@ -4,15 +4,17 @@
 
 mod support;
 
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use trawl::fetch::{FailReason, FetchOutcome, FetchRequest, TimeoutPhase};
+use trawl::fetch::{FailReason, FetchOutcome, TimeoutPhase};
 use trawl::net::{Fetcher, IpSlots};
 
-use support::{fast_config, read_head, send, ScriptServer};
+use support::{
+    fast_config, named_request as req, read_head, run_requests as run, send, ScriptServer,
+};
 
 /// Requests in progress at the server now and at most (head read → answer starts).
 #[derive(Default)]
@@ -50,40 +52,6 @@ fn slow_keep_alive(busy: Arc<Busy>, delay: Duration) -> ScriptServer {
             }
         }
     })
-}
-
-/// A request for `host` (a name that only exists here) sent to `addr`.
-fn req(id: u64, host: &str, addr: SocketAddr, path: &str) -> FetchRequest {
-    let url = url::Url::parse(&format!("http://{host}:{}{path}", addr.port())).expect("url");
-    let mut r = FetchRequest::get(id, url, "trawl-test/1".into());
-    r.addr = Some(addr);
-    r
-}
-
-/// Runs `reqs` through `fetcher`, `concurrency` in flight, within `bound`.
-fn run(
-    fetcher: &mut Fetcher,
-    reqs: Vec<FetchRequest>,
-    concurrency: usize,
-    bound: Duration,
-) -> Vec<FetchOutcome> {
-    let start = Instant::now();
-    let total = reqs.len();
-    let mut reqs = reqs.into_iter();
-    let mut done = Vec::new();
-    let mut out = Vec::new();
-    while done.len() < total {
-        assert!(start.elapsed() < bound, "not finished within {bound:?}");
-        while fetcher.in_flight() < concurrency {
-            let Some(r) = reqs.next() else { break };
-            fetcher.submit(r);
-        }
-        fetcher
-            .poll(&mut out, Some(Duration::from_millis(50)))
-            .expect("poll");
-        done.append(&mut out);
-    }
-    done
 }
 
 #[test]

@@ -1,15 +1,17 @@
 //! Network flags shared by `trawl fetch` and `trawl crawl`: static name overrides, the
-//! resolver's bounds, extra CA files, deadlines, and the dangerous TLS switch. One
+//! resolver's bounds, extra CA files, deadlines, source addresses, and the dangerous
+//! TLS switch. One
 //! definition, so the two commands spell and apply them the same way.
 
 use std::fs;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 
-use trawl::net::{parse_hosts_file, parse_resolve, Deadlines, FetcherConfig};
+use trawl::net::{parse_hosts_file, parse_resolve, BindAddrs, Deadlines, FetcherConfig};
 
 /// Flags that shape the fetcher's name resolution, TLS trust and deadlines.
 #[derive(Debug, Args)]
@@ -71,6 +73,12 @@ pub struct NetArgs {
     /// wait); for servers that route a connection by its first request only.
     #[arg(long)]
     pub no_shared_host_connections: bool,
+    /// Local address outgoing connections leave from (repeatable; curl's
+    /// `--interface`, wget's `--bind-address`). Each host always leaves from the same
+    /// one, hosts spread over the addresses of the destination's family; an address
+    /// that is not this machine's is refused at start.
+    #[arg(long, value_name = "ADDR")]
+    pub bind_address: Vec<IpAddr>,
     /// DANGEROUS: accept any TLS certificate (test rigs only).
     #[arg(long = "dangerous-skip-tls-verification")]
     pub dangerous_skip_tls_verification: bool,
@@ -84,7 +92,7 @@ impl NetArgs {
     ///
     /// # Errors
     /// A malformed `--resolve`, an unreadable or malformed hosts file, a deadline of
-    /// 0 ms, or a DNS count of 0.
+    /// 0 ms, a DNS count of 0, or a `--bind-address` that cannot be bound here.
     pub fn apply(&self, cfg: &mut FetcherConfig) -> anyhow::Result<()> {
         for (flag, ms) in [
             ("--timeout-ms", self.timeout_ms),
@@ -127,6 +135,13 @@ impl NetArgs {
             dns.max_starts_per_sec = n;
         }
         cfg.share_idle_across_hosts = !self.no_shared_host_connections;
+        cfg.bind =
+            BindAddrs::new(&self.bind_address).map_err(|e| {
+                match std::error::Error::source(&e) {
+                    Some(cause) => anyhow::anyhow!("--bind-address {e}: {cause}"),
+                    None => anyhow::anyhow!("--bind-address {e}"),
+                }
+            })?;
         if let Some(path) = &self.resolv_conf {
             if !path.is_file() {
                 anyhow::bail!("--resolv-conf {}: not a readable file", path.display());

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::net::bind::BindAddrs;
 use crate::net::dns::DnsConfig;
 use crate::net::egress::book::Egress;
 use crate::net::per_ip::IpSlots;
@@ -146,6 +147,10 @@ pub struct FetcherConfig {
     /// by every fetcher of the process with the per-proxy connection counts. `None`:
     /// every request goes direct, and the direct path pays nothing for proxies.
     pub egress: Option<Arc<Egress>>,
+    /// Source addresses outgoing connections leave from (`--bind-address`), each host
+    /// always from the same one; empty (the default): the system chooses. See
+    /// `docs/network.md`.
+    pub bind: BindAddrs,
 }
 
 impl Default for FetcherConfig {
@@ -165,6 +170,7 @@ impl Default for FetcherConfig {
             ip_wait_timeout: Duration::from_secs(300),
             share_idle_across_hosts: true,
             egress: None,
+            bind: BindAddrs::default(),
         }
     }
 }

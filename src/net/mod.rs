@@ -22,6 +22,7 @@
 
 mod address;
 mod admission;
+mod bind;
 mod config;
 mod conn;
 pub mod dns;
@@ -34,6 +35,7 @@ mod slab;
 mod timer;
 
 pub use address::is_blocked_address;
+pub use bind::{BindAddrs, BindError};
 pub use config::{Deadlines, FetcherConfig, PoolConfig};
 pub use dns::{parse_hosts_file, parse_resolve, DnsConfig, DnsOverride, DnsStats};
 pub use fetcher::{Fetcher, FetcherError, FetcherStats};

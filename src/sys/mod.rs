@@ -11,7 +11,8 @@
 //!   action restored;
 //! - [`alloc`]: mimalloc's options (freed memory purged at once);
 //! - [`procfs`]: what `/proc` says of this process's memory, the machine's RAM and a
-//!   thread's CPU time.
+//!   thread's CPU time;
+//! - `socket`: `IP_BIND_ADDRESS_NO_PORT` for the bound connects of `--bind-address`.
 //!
 //! Callers elsewhere stay free of `unsafe` (the workspace denies `unsafe_code`); the
 //! only other file that needs it is `src/warc/igzip.rs`, which calls ISA-L's C API, a
@@ -22,3 +23,4 @@ pub mod fs;
 pub(crate) mod mmap;
 pub mod process;
 pub mod procfs;
+pub(crate) mod socket;

@@ -271,3 +271,37 @@ pub fn metrics_crawl_config(
     c.metrics_addr = Some(metrics);
     (c, metrics)
 }
+
+/// A GET of `path` on `host` (a name that only exists here), sent to `addr`.
+pub fn named_request(id: u64, host: &str, addr: SocketAddr, path: &str) -> FetchRequest {
+    let url = url::Url::parse(&format!("http://{host}:{}{path}", addr.port())).expect("url");
+    let mut r = FetchRequest::get(id, url, "trawl-test/1".into());
+    r.addr = Some(addr);
+    r
+}
+
+/// Runs `reqs` through `fetcher`, `concurrency` in flight, within `bound`.
+pub fn run_requests(
+    fetcher: &mut Fetcher,
+    reqs: Vec<FetchRequest>,
+    concurrency: usize,
+    bound: Duration,
+) -> Vec<FetchOutcome> {
+    let start = Instant::now();
+    let total = reqs.len();
+    let mut reqs = reqs.into_iter();
+    let mut done = Vec::new();
+    let mut out = Vec::new();
+    while done.len() < total {
+        assert!(start.elapsed() < bound, "not finished within {bound:?}");
+        while fetcher.in_flight() < concurrency {
+            let Some(r) = reqs.next() else { break };
+            fetcher.submit(r);
+        }
+        fetcher
+            .poll(&mut out, Some(Duration::from_millis(50)))
+            .expect("poll");
+        done.append(&mut out);
+    }
+    done
+}

@@ -23,7 +23,7 @@
 //! | `io.rs` | socket and TLS reads/writes (drain to `WouldBlock`), a proxy handshake's round |
 //! | `fail.rs` | error → `FailReason` |
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -150,6 +150,10 @@ pub(crate) struct Conn {
     /// an HTTP proxy or `socks5h`, which resolve the name themselves. The outcome's
     /// `peer` (and so `WARC-IP-Address`) comes from here.
     pub origin: Option<SocketAddr>,
+    /// The local address the connection left from when `--bind-address` chose one
+    /// (`None`: the system chose). Reuse across host names checks it
+    /// ([`crate::net::BindAddrs`]): a host always leaves from one address.
+    pub src: Option<IpAddr>,
     /// The proxy on the connection's route (`None`: direct; its id is `key.via`), set
     /// by the opener. Kept on the connection, not on each job: a direct request
     /// carries nothing more than before.
@@ -192,6 +196,7 @@ impl Conn {
             key: ex.job.key.clone(),
             peer,
             origin,
+            src: None,
             via: None,
             absolute: false,
             phase: Phase::Connecting(Connecting { ex, since: now }),

@@ -454,12 +454,15 @@ impl Fetcher {
                 }
                 conn.phase = Phase::Idle(Idle { since: now });
                 let pool_key = conn.key.clone();
-                let tls = &self.tls;
-                let conn_tls = conn.tls.as_deref();
-                // Another host's request may ride on this connection: plain HTTP always;
+                let (tls, bind) = (&self.tls, &self.cfg.bind);
+                let (conn_tls, src, peer) = (conn.tls.as_deref(), conn.src, conn.peer);
+                // Another host's request may ride on this connection if that host leaves
+                // from the same source address (`--bind-address`): plain HTTP always;
                 // HTTPS when the certificate it was given is valid for that name too.
                 let covers = |k: &PoolKey| {
-                    !k.https || conn_tls.is_some_and(|c| tls.certificate_covers(c, &k.host))
+                    bind.leaves_alike(src, peer, &k.host)
+                        && (!k.https
+                            || conn_tls.is_some_and(|c| tls.certificate_covers(c, &k.host)))
                 };
                 let release = self.admission.on_idle(
                     key,

@@ -11,6 +11,7 @@ use mio::Interest;
 use super::{Fetcher, TimerKey};
 use crate::fetch::{FailReason, Timings};
 use crate::net::admission::{can_share, still_wanted, Decision};
+use crate::net::bind::BindAddrs;
 use crate::net::conn::{
     after, connect_reason, proxy_connect_reason, Conn, Exchange, Job, Phase, Readiness, Sending,
 };
@@ -165,12 +166,12 @@ impl Fetcher {
         // Each round takes a request off the queue; the bound is a safety net.
         let share = self.cfg.share_idle_across_hosts;
         for _ in 0..=self.admission.waiting_len() {
-            let (pool, conns, tls) = (&self.pool, &self.conns, &self.tls);
+            let (pool, conns, tls, bind) = (&self.pool, &self.conns, &self.tls, &self.cfg.bind);
             let Some(d) = self.admission.next_waiting(ip, now, |k| {
                 pool.len_for(k) > 0
                     || (share
                         && pool.has_peer(SocketAddr::new(ip, k.port), k.https, |slot| {
-                            carries(conns, tls, slot, k)
+                            carries(conns, tls, bind, slot, k)
                         }))
             }) else {
                 break;
@@ -294,12 +295,19 @@ impl Fetcher {
                 }
             },
         };
-        let stream = match mio::net::TcpStream::connect(addr) {
+        let (stream, src) = match self.cfg.bind.connect(&job.key.host, addr) {
             Ok(s) => s,
             Err(e) => {
                 drop(slot);
                 if job.key.via != 0 {
-                    return self.fail_job(job, None, proxy_connect_reason(&e), now);
+                    // No `--bind-address` of the proxy's family is a configuration
+                    // error, not the proxy being down (which would pause its route).
+                    let reason = if crate::net::bind::is_no_source(&e) {
+                        FailReason::Connect(e.to_string())
+                    } else {
+                        proxy_connect_reason(&e)
+                    };
+                    return self.fail_job(job, None, reason, now);
                 }
                 let reason = connect_reason(&e);
                 if job
@@ -318,6 +326,7 @@ impl Fetcher {
         self.stats.connections_opened += 1;
         let ex = Exchange::fresh(job, now);
         let mut conn = Conn::connecting(stream, addr, origin, ex, slot, now);
+        conn.src = src;
         if let Some((proxy_slot, via)) = proxy {
             conn.proxy_slot = Some(proxy_slot);
             conn.via = Some(via);
@@ -356,9 +365,9 @@ impl Fetcher {
             return None;
         }
         let addr = job.addrs.as_ref()?.get(job.addr_index).copied()?;
-        let (conns, tls) = (&self.conns, &self.tls);
+        let (conns, tls, bind) = (&self.conns, &self.tls, &self.cfg.bind);
         let (_, slot) = self.pool.take_by_peer(addr, job.key.https, |slot| {
-            carries(conns, tls, slot, &job.key)
+            carries(conns, tls, bind, slot, &job.key)
         })?;
         Some(slot)
     }
@@ -397,13 +406,20 @@ impl Fetcher {
 }
 
 /// Whether the idle connection `slot` may carry a request pooled under `want` (same
-/// scheme and port, checked by the pool's index and here): plain HTTP always; HTTPS
-/// when the certificate the connection was given is valid for `want`'s host too.
-fn carries(conns: &Slab<Conn>, tls: &TlsClient, slot: SlotKey, want: &PoolKey) -> bool {
+/// scheme and port, checked by the pool's index and here; the source address `want`'s
+/// host leaves from, with `--bind-address`): plain HTTP always; HTTPS when the
+/// certificate the connection was given is valid for `want`'s host too.
+fn carries(
+    conns: &Slab<Conn>,
+    tls: &TlsClient,
+    bind: &BindAddrs,
+    slot: SlotKey,
+    want: &PoolKey,
+) -> bool {
     let Some(conn) = conns.get(slot) else {
         return false;
     };
-    if !can_share(&conn.key, want) {
+    if !can_share(&conn.key, want) || !bind.leaves_alike(conn.src, conn.peer, &want.host) {
         return false;
     }
     !want.https
