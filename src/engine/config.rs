@@ -437,7 +437,11 @@ impl From<&CrawlConfig> for super::core::CoreSettings {
             sitemap_lastmod: c.sitemap_lastmod,
             dns_dead_for: c.fetcher.dns.dead_for,
             dns_negative_ttl: c.fetcher.dns.negative_ttl,
-            egress: c.fetcher.egress.clone(),
+            routes: c
+                .fetcher
+                .egress
+                .clone()
+                .map(|e| -> std::sync::Arc<dyn crate::fetch::RouteHealth> { e }),
         }
     }
 }

@@ -7,9 +7,11 @@
 mod limits;
 mod outcome;
 mod request;
+mod route;
 
 pub use limits::FetchLimits;
 pub use outcome::{
     DnsFailure, FailReason, FetchOutcome, ProxyFailKind, ProxyFailure, TimeoutPhase, Timings,
 };
 pub use request::FetchRequest;
+pub use route::{RouteHealth, RouteState};

@@ -1,15 +1,13 @@
 //! Proxy failures in the core (issue 29): a proxy that is down pauses the hosts of its
 //! route instead of failing them, and a proxy that refused the credentials ends its
-//! route's URLs. The health itself is kept in the shared [`Egress`] (every shard and
-//! fetcher sees the same), so one shard's discovery pauses the route for all.
+//! route's URLs. The health itself is kept behind the shared [`RouteHealth`] (every
+//! shard and fetcher sees the same), so one shard's discovery pauses the route for all.
 //!
-//! [`Egress`]: crate::net::egress::book::Egress
+//! [`RouteHealth`]: crate::fetch::RouteHealth
 
 use std::time::Instant;
 
-use crate::fetch::{FailReason, FetchOutcome, ProxyFailKind};
-use crate::net::egress::book::RouteState;
-use crate::net::egress::rules::DIRECT;
+use crate::fetch::{FetchOutcome, ProxyFailKind, RouteState};
 
 use super::{Core, Now};
 
@@ -32,28 +30,8 @@ impl Core {
         o: &FetchOutcome,
         now: Now,
     ) -> Option<ProxyFailKind> {
-        let egress = self.shared.settings.egress.as_ref()?;
-        let id = egress.route_of_key(host);
-        if id == DIRECT {
-            return None;
-        }
-        match &o.error {
-            Some(FailReason::Proxy(p)) => {
-                match p.kind {
-                    ProxyFailKind::Unreachable => {
-                        egress.note_unreachable(id, now.at);
-                    }
-                    ProxyFailKind::Auth => egress.note_auth_failed(id),
-                    // It answered, if with an error of its own.
-                    ProxyFailKind::Error | ProxyFailKind::Protocol => egress.note_answered(id),
-                }
-                Some(p.kind)
-            }
-            _ => {
-                egress.note_answered(id);
-                None
-            }
-        }
+        let routes = self.shared.settings.routes.as_ref()?;
+        routes.note(host, o.error.as_ref(), now.at)
     }
 
     /// Until when `host`'s URLs wait after a failure of `kind` on its proxy: the
@@ -64,8 +42,8 @@ impl Core {
         if kind != ProxyFailKind::Unreachable {
             return None;
         }
-        let egress = self.shared.settings.egress.as_ref()?;
-        match egress.state(egress.route_of_key(host), now.at) {
+        let routes = self.shared.settings.routes.as_ref()?;
+        match routes.state(host, now.at) {
             RouteState::Paused(until) => Some(until),
             // Its pause already ended (another shard's answer came first): try again
             // after a second.

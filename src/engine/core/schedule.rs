@@ -6,7 +6,7 @@
 //! and leave the frontier once, when the answer is in (`robots.rs` releases the
 //! host).
 
-use crate::net::egress::book::RouteState;
+use crate::fetch::RouteState;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -417,8 +417,8 @@ impl GateCtx<'_> {
                 crate::control::BLOCKED_NOTE,
             ));
         }
-        if let Some(egress) = &self.shared.settings.egress {
-            match egress.state(egress.route_of_key(host), now.at) {
+        if let Some(routes) = &self.shared.settings.routes {
+            match routes.state(host, now.at) {
                 RouteState::Up => {}
                 // A proxy that is down pauses its hosts: no fetch, no log line, no
                 // failure counted; they go again when it is tried again.

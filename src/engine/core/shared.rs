@@ -72,7 +72,7 @@ pub(crate) struct CoreSettings {
     pub dns_negative_ttl: Duration,
     /// The routes through proxies and their health, shared with the fetchers; `None`
     /// when every request goes direct.
-    pub egress: Option<Arc<crate::net::egress::book::Egress>>,
+    pub routes: Option<Arc<dyn crate::fetch::RouteHealth>>,
 }
 
 /// What the shards remember together, each part with its own lock-free or briefly

@@ -358,9 +358,8 @@ impl Shard {
 
     /// The label of the route `url`'s host takes, when the crawl has proxy routes.
     fn route_label(&self, url: &str) -> Option<String> {
-        let egress = self.shared.core.settings.egress.as_ref()?;
-        let id = egress.route_of_key(origin_of(url));
-        Some(egress.routes().route(id).label.clone())
+        let routes = self.shared.core.settings.routes.as_ref()?;
+        Some(routes.label(origin_of(url)).to_owned())
     }
 
     /// A crawl-log line with no capture, and maybe a re-crawl index entry to keep.

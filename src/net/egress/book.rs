@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use super::rules::{RouteId, Routes, DIRECT};
 use super::url::ProxyKind;
 use super::via::Via;
+use crate::fetch::{FailReason, ProxyFailKind, RouteHealth, RouteState};
 
 /// Connections to one proxy at most, across the process, by default.
 pub const DEFAULT_PER_PROXY_CONNECTIONS: u32 = 256;
@@ -64,19 +65,6 @@ struct Proxy {
     misses: AtomicU32,
     /// The proxy refused the credentials (407 or a SOCKS refusal): sticky for the run.
     auth_failed: AtomicBool,
-}
-
-/// A proxy route's health, as the engine reads it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RouteState {
-    /// Answering (or direct).
-    Up,
-    /// Down: its hosts wait until this instant.
-    Paused(Instant),
-    /// Down for longer than `--proxy-down-secs`: its URLs fail for good.
-    GaveUp,
-    /// The proxy refused the credentials.
-    AuthFailed,
 }
 
 /// The routes and, per proxy route, its addresses, `Via`, open-connection count and
@@ -324,6 +312,45 @@ impl Egress {
             return None;
         }
         self.proxies.get(usize::from(id))?.as_ref()
+    }
+}
+
+impl RouteHealth for Egress {
+    fn state(&self, host_key: &str, now: Instant) -> RouteState {
+        Egress::state(self, self.route_of_key(host_key), now)
+    }
+
+    fn note(
+        &self,
+        host_key: &str,
+        error: Option<&FailReason>,
+        now: Instant,
+    ) -> Option<ProxyFailKind> {
+        let id = self.route_of_key(host_key);
+        if id == DIRECT {
+            return None;
+        }
+        match error {
+            Some(FailReason::Proxy(p)) => {
+                match p.kind {
+                    ProxyFailKind::Unreachable => {
+                        self.note_unreachable(id, now);
+                    }
+                    ProxyFailKind::Auth => self.note_auth_failed(id),
+                    // It answered, if with an error of its own.
+                    ProxyFailKind::Error | ProxyFailKind::Protocol => self.note_answered(id),
+                }
+                Some(p.kind)
+            }
+            _ => {
+                self.note_answered(id);
+                None
+            }
+        }
+    }
+
+    fn label(&self, host_key: &str) -> &str {
+        &self.routes.route(self.route_of_key(host_key)).label
     }
 }
 

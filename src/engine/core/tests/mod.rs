@@ -91,7 +91,7 @@ impl TestConfig {
                 sitemap_lastmod: crate::recrawl::LastmodPolicy::Conditional,
                 dns_dead_for: secs(600),
                 dns_negative_ttl: secs(60),
-                egress: None,
+                routes: None,
             },
             shards: 1,
             filter: FilterConfig::default(),
