@@ -35,6 +35,10 @@ pub struct FarmConfig {
     /// A node with received entries not yet covered by a checkpoint asks for one
     /// after this long, so they can be acknowledged and leave Redis.
     pub ack_interval: Duration,
+    /// A fingerprint of the node's proxy routes and source-address count
+    /// (`net::egress_fingerprint`), recorded with the farm's settings so a node whose
+    /// routes differ stops; `None` without proxies or `--bind-address`.
+    pub egress: Option<String>,
 }
 
 impl FarmConfig {
@@ -53,6 +57,7 @@ impl FarmConfig {
             stream_max_entries: 10_000,
             batch_urls: 512,
             ack_interval: Duration::from_secs(30),
+            egress: None,
         }
     }
 

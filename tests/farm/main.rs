@@ -21,6 +21,7 @@ mod redis;
 // The tests, by what they put the farm through.
 mod recovery;
 mod referee;
+mod settings;
 mod sitemaps;
 
 const NODES: u32 = 3;

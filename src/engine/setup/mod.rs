@@ -191,7 +191,11 @@ pub(super) fn prepare(
     // Farm: this node's link, and on a resume the links its checkpoint still owed
     // other nodes (`farm-outbox.bin`), sent again when the bus starts.
     let (farm_link, farm_ends) = match farm {
-        Some(f) => {
+        Some(mut f) => {
+            f.egress = crate::net::egress::book::fingerprint(
+                config.fetcher.egress.as_deref(),
+                config.fetcher.bind.iter().count(),
+            );
             let (link, mut ends) = crate::farm::FarmLink::new(f).map_err(CrawlError::Config)?;
             if let Some((dir, _)) = &resumed {
                 link.check_resume(dir, &mut ends)

@@ -54,12 +54,16 @@ impl Bus {
         let Some(conn) = self.conn.as_mut() else {
             return;
         };
-        let settings = format!(
+        let mut settings = format!(
             "nodes={} partitions={} by={}",
             self.config.nodes,
             self.config.partitions,
             self.config.partition_by.name()
         );
+        if let Some(routes) = &self.config.egress {
+            settings.push_str(" routes=");
+            settings.push_str(routes);
+        }
         let mut set = Cmd::new();
         set.arg("SET")
             .arg(self.keys.settings())
@@ -69,7 +73,7 @@ impl Bus {
         match conn.one(&set) {
             Ok(Value::BulkString(b)) if b != settings.as_bytes() => {
                 let msg = format!(
-                    "farm settings differ from the farm's ({} in Redis, {settings} here): every node needs the same --farm-nodes, --farm-partitions and --farm-partition-by",
+                    "farm settings differ from the farm's ({} in Redis, {settings} here): every node needs the same --farm-nodes, --farm-partitions and --farm-partition-by, and the same proxy routes (--proxy, --proxy-rules, the proxy environment) and number of --bind-address",
                     String::from_utf8_lossy(&b)
                 );
                 tracing::error!("{msg}");

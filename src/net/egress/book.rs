@@ -354,6 +354,21 @@ impl RouteHealth for Egress {
     }
 }
 
+/// A short fingerprint of a node's routes and number of source addresses, for the
+/// farm's settings (every node must route alike); `None` with neither.
+pub fn fingerprint(egress: Option<&Egress>, bind_count: usize) -> Option<String> {
+    if egress.is_none() && bind_count == 0 {
+        return None;
+    }
+    use sha1::Digest as _;
+    let text = format!(
+        "{}|bind={bind_count}",
+        egress.map_or_else(String::new, |e| e.routes.describe())
+    );
+    let digest = sha1::Sha1::digest(text.as_bytes());
+    Some(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
 /// One open connection to a proxy; the count goes down when it is dropped, whatever
 /// closed the connection.
 pub struct ProxySlot {
@@ -496,5 +511,17 @@ mod tests {
         assert_ne!(e.route_of_key("https://[::1]:8443"), DIRECT);
         assert_ne!(e.route_of_key("https://[::1]"), DIRECT);
         assert_eq!(e.route_of_key("http://[::1]"), DIRECT);
+    }
+
+    #[test]
+    fn the_farm_fingerprint_ignores_credentials_and_sees_routes_and_bind_count() {
+        let a = egress("http://u:one@proxy.test:3128", 8).expect("egress");
+        let b = egress("http://v:two@proxy.test:3128", 8).expect("egress");
+        let c = egress("http://proxy.test:3129", 8).expect("egress");
+        assert_eq!(fingerprint(None, 0), None);
+        assert_eq!(fingerprint(Some(&a), 0), fingerprint(Some(&b), 0));
+        assert_ne!(fingerprint(Some(&a), 0), fingerprint(Some(&c), 0));
+        assert_ne!(fingerprint(Some(&a), 0), fingerprint(Some(&a), 2));
+        assert_eq!(fingerprint(Some(&a), 0).map(|f| f.len()), Some(16));
     }
 }

@@ -435,6 +435,28 @@ impl Routes {
         }
     }
 
+    /// A description of the table without credentials or where they came from: its
+    /// rules, fallback and each route's label and proxy endpoint. Equal tables give
+    /// equal text (the farm compares nodes by it).
+    pub fn describe(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = format!("{:?}|{:?}", self.rules, self.fallback);
+        for r in &self.routes {
+            let _ = match &r.proxy {
+                Some(p) => write!(
+                    out,
+                    "|{}={}://{}:{}",
+                    r.label,
+                    p.kind.scheme(),
+                    p.host,
+                    p.port
+                ),
+                None => write!(out, "|{}", r.label),
+            };
+        }
+        out
+    }
+
     /// Whether any route goes through a proxy.
     pub fn has_proxies(&self) -> bool {
         self.routes.len() > 1
