@@ -54,15 +54,20 @@ fn inner_proxy_servers() {
             ("danted_socks5h", danted_socks5h),
             ("what_squid_sends", what_squid_sends),
             ("what_socks_servers_send", what_socks_servers_send),
+            (
+                "proxies_restart_on_their_ports",
+                proxies_restart_on_their_ports,
+            ),
+            ("direct_trawl_crawl", direct_trawl_crawl),
         ],
     );
 }
 
-/// The requests synthweb logged for `url` since `mark`, and their source addresses.
+/// The source addresses of curl's requests for `url` synthweb logged since `mark`.
 fn peers_of(lab: &Lab, mark: usize, url: &str) -> Vec<std::net::Ipv4Addr> {
     lab.requests_since(mark)
         .into_iter()
-        .filter(|r| r.url() == url)
+        .filter(|r| r.by_curl() && r.url() == url)
         .map(|r| r.peer)
         .collect()
 }
@@ -222,6 +227,69 @@ fn danted_socks5h(lab: &Lab) {
             .count()
             >= 2,
         "{log}"
+    );
+}
+
+/// The outage helpers: a killed proxy refuses, and starts again on the same port.
+fn proxies_restart_on_their_ports(lab: &Lab) {
+    let squid = lab.squid("outage", SquidConfig::default());
+    let socks = lab.microsocks("outage", false);
+    let h = &lab.hosts[8];
+    let url = format!("{}p/8", h.http_root());
+    for proxy in [squid.url(), socks.url("socks5h")] {
+        let run = curl(&["-x", &proxy, &url]);
+        assert_eq!((run.code, run.status), (0, 200), "{proxy}: {run:?}");
+    }
+    squid.kill();
+    socks.kill();
+    for proxy in [squid.url(), socks.url("socks5h")] {
+        // curl 7: CURLE_COULDNT_CONNECT.
+        let run = curl(&["-x", &proxy, &url]);
+        assert_eq!(run.code, 7, "{proxy}: {run:?}");
+    }
+    squid.restart();
+    socks.restart();
+    for proxy in [squid.url(), socks.url("socks5h")] {
+        let run = curl(&["-x", &proxy, &url]);
+        assert_eq!((run.code, run.status), (0, 200), "{proxy}: {run:?}");
+    }
+    assert_eq!(
+        squid.access_log().iter().filter(|l| l.url == url).count(),
+        2
+    );
+    assert_eq!(socks.connected().len(), 2, "{}", socks.log());
+}
+
+/// `trawl crawl` in the namespace, direct: names through dnsmasq, every manifest page
+/// fetched, every request from 127.0.0.1.
+fn direct_trawl_crawl(lab: &Lab) {
+    let out = lab.dir.join("crawl-direct");
+    let mark = lab.web_mark();
+    let run = lab.crawl(&out, 100, 0, &[], Duration::from_secs(120));
+    assert!(
+        run.status.success(),
+        "trawl crawl: {}\n{}",
+        run.status,
+        run.stderr
+    );
+    let fetched = crawl_support::fetched_urls(&run.log);
+    crawl_support::assert_covers_manifest(&lab.web, &fetched, "direct, in the namespace");
+    let peers: std::collections::BTreeSet<_> = lab
+        .requests_since(mark)
+        .iter()
+        .filter(|r| !r.by_curl())
+        .map(|r| r.peer)
+        .collect();
+    assert_eq!(peers, [DIRECT_EGRESS].into(), "synthweb saw {peers:?}");
+    assert!(run
+        .outcomes()
+        .iter()
+        .any(|(_, outcome, status)| outcome == "fetched" && *status == 200));
+    eprintln!(
+        "direct crawl: {} log lines, {} URLs fetched, {:.1} s",
+        run.log.len(),
+        fetched.len(),
+        run.elapsed.as_secs_f64()
     );
 }
 

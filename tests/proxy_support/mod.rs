@@ -331,11 +331,19 @@ pub struct WebRequest {
     pub host: String,
     pub target: String,
     pub status: u16,
+    /// The `User-Agent` header: `curl/…` or trawl's.
+    pub user_agent: String,
 }
 
 impl WebRequest {
     pub fn url(&self) -> String {
         format!("{}://{}{}", self.scheme, self.host, self.target)
+    }
+
+    /// Whether curl sent it (cases that run curl and cases that run trawl share the
+    /// world, in parallel).
+    pub fn by_curl(&self) -> bool {
+        self.user_agent.starts_with("curl/")
     }
 }
 
@@ -524,6 +532,7 @@ impl Lab {
                     host: v["host"].as_str().unwrap().to_owned(),
                     target: v["target"].as_str().unwrap().to_owned(),
                     status: u16::try_from(v["status"].as_u64().unwrap()).unwrap(),
+                    user_agent: v["user_agent"].as_str().unwrap_or_default().to_owned(),
                 }
             })
             .collect()
