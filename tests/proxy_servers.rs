@@ -53,6 +53,7 @@ fn inner_proxy_servers() {
             ("microsocks_credentials", microsocks_credentials),
             ("danted_socks5h", danted_socks5h),
             ("what_squid_sends", what_squid_sends),
+            ("what_squid_tunnels_do", what_squid_tunnels_do),
             ("what_socks_servers_send", what_socks_servers_send),
             (
                 "proxies_restart_on_their_ports",
@@ -520,6 +521,45 @@ fn what_squid_sends(lab: &Lab) {
         "squid answered otherwise:\n{}",
         wrong.join("\n")
     );
+}
+
+/// Inside the tunnel squid opened (`200`) to an origin that resets, or never answers:
+/// both end in a clean close (EOF), never a reset, the second after squid's timeout.
+fn what_squid_tunnels_do(lab: &Lab) {
+    let squid = lab.squid(
+        "tunnels",
+        SquidConfig {
+            read_timeout_secs: 2,
+            connect_timeout_secs: 2,
+            ..SquidConfig::default()
+        },
+    );
+    let f = &lab.fixtures;
+    let cases = [
+        ("resets", format!("{RESET_HOST}:{}", f.reset.port()), 0.0),
+        (
+            "never answers",
+            format!("{SILENT_HOST}:{}", f.silent.port()),
+            1.5,
+        ),
+    ];
+    for (what, authority, at_least) in cases {
+        let request = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
+        let (head, ended, after) = proxy_support::through_tunnel(
+            squid.addr(),
+            request.as_bytes(),
+            Duration::from_secs(10),
+        );
+        eprintln!(
+            "squid 5.7, CONNECT, origin {what}: {}, then the tunnel ends: {ended} after {:.1} s \
+             (read_timeout 2 s)",
+            head.lines().next().unwrap_or_default(),
+            after.as_secs_f64()
+        );
+        assert_eq!(status_of(&head), 200, "{what}: {head}");
+        assert_eq!(ended, "eof", "{what}");
+        assert!(after.as_secs_f64() >= at_least, "{what}: {after:?}");
+    }
 }
 
 fn what_socks_servers_send(lab: &Lab) {

@@ -1062,6 +1062,50 @@ pub fn response_head(addr: SocketAddr, request: &[u8], limit: Duration) -> Strin
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
+/// What a client sees in a tunnel after the proxy's `200` to `request` (a
+/// `CONNECT`): it sends a few bytes (as a TLS ClientHello would be), then reads until
+/// the tunnel ends or `limit` passes. Returns the head, what ended the wait (`eof`,
+/// `reset`, `timeout`, `data`) and when.
+pub fn through_tunnel(
+    addr: SocketAddr,
+    request: &[u8],
+    limit: Duration,
+) -> (String, &'static str, Duration) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(limit)).unwrap();
+    s.write_all(request).unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let end = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(buf.len());
+    let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let started = Instant::now();
+    let _ = s.write_all(b"\x16\x03\x01\x00\x05hello");
+    let ended = match s.read(&mut chunk) {
+        Ok(0) => "eof",
+        Ok(_) => "data",
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => "reset",
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            "timeout"
+        }
+        Err(_) => "error",
+    };
+    (head, ended, started.elapsed())
+}
+
 /// The value of header `name` in a head from [`response_head`].
 pub fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
     head.lines().skip(1).find_map(|l| {
