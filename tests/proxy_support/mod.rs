@@ -1044,6 +1044,12 @@ impl Fixtures {
 /// Sends `request` to `addr` and returns the response head (up to the blank line,
 /// without it), or what came before the connection ended; gives up after `limit`.
 pub fn response_head(addr: SocketAddr, request: &[u8], limit: Duration) -> String {
+    send_request(addr, request, limit).0
+}
+
+/// Connects, sends `request`, and reads the response head ([`response_head`]); the
+/// stream is returned for what follows the head.
+fn send_request(addr: SocketAddr, request: &[u8], limit: Duration) -> (String, TcpStream) {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(limit)).unwrap();
     s.write_all(request).unwrap();
@@ -1059,7 +1065,7 @@ pub fn response_head(addr: SocketAddr, request: &[u8], limit: Duration) -> Strin
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    (String::from_utf8_lossy(&buf[..end]).into_owned(), s)
 }
 
 /// What a client sees in a tunnel after the proxy's `200` to `request` (a
@@ -1071,25 +1077,10 @@ pub fn through_tunnel(
     request: &[u8],
     limit: Duration,
 ) -> (String, &'static str, Duration) {
-    let mut s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(limit)).unwrap();
-    s.write_all(request).unwrap();
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        match s.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let end = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or(buf.len());
-    let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let (head, mut s) = send_request(addr, request, limit);
     let started = Instant::now();
     let _ = s.write_all(b"\x16\x03\x01\x00\x05hello");
-    let ended = match s.read(&mut chunk) {
+    let ended = match s.read(&mut [0u8; 4096]) {
         Ok(0) => "eof",
         Ok(_) => "data",
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => "reset",
