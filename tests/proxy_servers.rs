@@ -60,6 +60,7 @@ fn inner_proxy_servers() {
                 proxies_restart_on_their_ports,
             ),
             ("direct_trawl_crawl", direct_trawl_crawl),
+            ("leak_check_finds_secrets", leak_check_finds_secrets),
         ],
     );
 }
@@ -292,6 +293,39 @@ fn direct_trawl_crawl(lab: &Lab) {
         fetched.len(),
         run.elapsed.as_secs_f64()
     );
+}
+
+/// The leak check finds each secret in plain and gzip files, and nothing in files
+/// without them (squid's and microsocks' own, after authenticated requests).
+fn leak_check_finds_secrets(lab: &Lab) {
+    use std::io::Write as _;
+    let secrets = proxy_support::secrets_of(USER, PASSWORD);
+    let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    let dir = lab.subdir("leaks");
+    std::fs::write(dir.join("plain.txt"), format!("x {PASSWORD} y")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(format!("Proxy-Authorization: Basic {}\r\n", secrets[1]).as_bytes())
+        .unwrap();
+    std::fs::write(dir.join("member.warc.gz"), gz.finish().unwrap()).unwrap();
+    let hits = proxy_support::leaks(&[&dir], &refs);
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    let squid = lab.squid(
+        "leaks",
+        SquidConfig {
+            auth: true,
+            ..SquidConfig::default()
+        },
+    );
+    let socks = lab.microsocks("leaks", true);
+    let url = format!("{}p/9", lab.hosts[9].http_root());
+    for proxy in [squid.url_with(USER, PASSWORD), socks.url("socks5h")] {
+        let run = curl(&["-x", &proxy, &url]);
+        assert_eq!((run.code, run.status), (0, 200), "{proxy}: {run:?}");
+    }
+    let _ = squid.access_log();
+    // squid's passwd file holds only the hash.
+    let clean = proxy_support::leaks(&[&squid.dir, &socks.dir], &refs);
+    assert!(clean.is_empty(), "{clean:?}");
 }
 
 /// One observation of squid: the proxy, what is tried, the request, the status and

@@ -46,12 +46,13 @@ pub const MICROSOCKS_EGRESS: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 10);
 pub const DANTED_EGRESS: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 11);
 /// Where a direct client's connections come from.
 pub const DIRECT_EGRESS: Ipv4Addr = Ipv4Addr::LOCALHOST;
-/// The user and password of the proxies that ask for them.
-pub const USER: &str = "u";
-pub const PASSWORD: &str = "p";
-/// `u:p` as an Apache MD5 (`$apr1$`) htpasswd line for `basic_ncsa_auth`
-/// (`openssl passwd -apr1 -salt trawltst p`).
-pub const HTPASSWD: &str = "u:$apr1$trawltst$6Vb3asI7EgEju5iWEb5Fd0";
+/// The user and password of the proxies that ask for them (distinct enough for a
+/// leak check: [`leaks`]).
+pub const USER: &str = "crawler";
+pub const PASSWORD: &str = "Sq7secretPw";
+/// [`USER`]:[`PASSWORD`] as an Apache MD5 (`$apr1$`) htpasswd line for
+/// `basic_ncsa_auth` (`openssl passwd -apr1 -salt trawltst Sq7secretPw`).
+pub const HTPASSWD: &str = "crawler:$apr1$trawltst$pDQ42yGTGCZzAky.sNol5.";
 /// The synthweb world of the proxy tests: HTTP and HTTPS hosts (`--tls`), a profile
 /// without randomness in what is served, fixed page counts and sizes.
 pub const WORLD: [&str; 8] = [
@@ -472,6 +473,19 @@ impl Lab {
         Some(lab)
     }
 
+    /// A resolv.conf naming a server nobody answers at (127.0.0.53): given to a
+    /// `socks5h` or HTTP-proxy crawl as `--resolv-conf`, it proves trawl's own DNS
+    /// was never needed.
+    pub fn dead_resolv_conf(&self) -> PathBuf {
+        let path = self.dir.join("dead-resolv.conf");
+        fs::write(
+            &path,
+            "nameserver 127.0.0.53\noptions timeout:1 attempts:1\n",
+        )
+        .unwrap();
+        path
+    }
+
     /// A port nothing in the namespace uses yet.
     pub fn port(&self) -> u16 {
         self.next_port.fetch_add(1, Ordering::Relaxed)
@@ -617,6 +631,55 @@ pub fn getent(name: &str) -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// Where any of `secrets` appears in the files under `roots` (files, or directories
+/// walked), gzip members decoded (WARC files): `path: secret` for each hit. The leak
+/// check of notes §7, for the password, `user:password` and its base64.
+pub fn leaks(roots: &[&Path], secrets: &[&str]) -> Vec<String> {
+    fn walk(p: &Path, files: &mut Vec<PathBuf>) {
+        if p.is_dir() {
+            for e in fs::read_dir(p).unwrap().flatten() {
+                walk(&e.path(), files);
+            }
+        } else if p.is_file() {
+            files.push(p.to_path_buf());
+        }
+    }
+    let mut files = Vec::new();
+    for r in roots {
+        walk(r, &mut files);
+    }
+    let mut hits = Vec::new();
+    for f in files {
+        let mut bytes = fs::read(&f).unwrap_or_default();
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut plain = Vec::new();
+            if flate2::read::MultiGzDecoder::new(&bytes[..])
+                .read_to_end(&mut plain)
+                .is_ok()
+            {
+                bytes = plain;
+            }
+        }
+        for s in secrets {
+            if bytes.windows(s.len()).any(|w| w == s.as_bytes()) {
+                hits.push(format!("{}: {s}", f.display()));
+            }
+        }
+    }
+    hits
+}
+
+/// The secrets a leak check looks for with `user` and `password`: the password,
+/// `user:password`, and its base64 (the `Proxy-Authorization` value).
+pub fn secrets_of(user: &str, password: &str) -> Vec<String> {
+    let pair = format!("{user}:{password}");
+    vec![
+        password.to_owned(),
+        data_encoding::BASE64.encode(pair.as_bytes()),
+        pair,
+    ]
 }
 
 /// synthweb's `hostname address port [tls_port]` lines.
