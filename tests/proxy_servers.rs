@@ -302,11 +302,11 @@ fn leak_check_finds_secrets(lab: &Lab) {
     let secrets = proxy_support::secrets_of(USER, PASSWORD);
     let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let dir = lab.subdir("leaks");
-    std::fs::write(dir.join("plain.txt"), format!("x {PASSWORD} y")).unwrap();
+    std::fs::write(dir.join("plain.txt"), format!("x {PASSWORD} y")).expect("write");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(format!("Proxy-Authorization: Basic {}\r\n", secrets[1]).as_bytes())
-        .unwrap();
-    std::fs::write(dir.join("member.warc.gz"), gz.finish().unwrap()).unwrap();
+        .expect("gzip");
+    std::fs::write(dir.join("member.warc.gz"), gz.finish().expect("gzip")).expect("write");
     let hits = proxy_support::leaks(&[&dir], &refs);
     assert_eq!(hits.len(), 2, "{hits:?}");
     let squid = lab.squid(
