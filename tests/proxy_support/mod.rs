@@ -147,7 +147,9 @@ pub fn prerequisites(curl: bool) -> bool {
 
 /// The outer half: re-executes this test binary's test `inner` inside a fresh
 /// namespace and asserts it passed (within `limit`). Inside the namespace, and when a
-/// prerequisite is missing ([`prerequisites`]), it returns at once.
+/// prerequisite is missing ([`prerequisites`]), it returns at once. The inner run's
+/// output goes through this test's own (`eprint!`), so libtest shows it on failure or
+/// with `--nocapture`.
 pub fn run_in_namespace(inner: &str, curl: bool, limit: Duration) {
     if inside() || !prerequisites(curl) {
         return;
@@ -169,13 +171,41 @@ pub fn run_in_namespace(inner: &str, curl: bool, limit: Duration) {
         .args([inner, "--exact", "--nocapture", "--test-threads=1"])
         .env(INNER_ENV, "1")
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn unshare");
-    let status = crawl_support::wait_exit(&mut child, limit, inner);
+    // Both pipes drained by threads, so neither can fill up and stall the child.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = r.read_to_end(&mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if Instant::now() > deadline {
+            // The namespace's PID 1 is unshare's child: killing unshare kills it
+            // (--kill-child), and with it every server.
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    eprint!("{}", out.join().unwrap_or_default());
+    eprint!("{}", err.join().unwrap_or_default());
     eprintln!(
         "{inner}: the namespace run took {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    let status = status.unwrap_or_else(|| panic!("{inner} did not finish in {limit:?}"));
     assert!(
         status.success(),
         "{inner} failed inside the namespace: {status}"
