@@ -384,7 +384,6 @@ impl WebRequest {
 /// anyway).
 pub struct Lab {
     pub dir: PathBuf,
-    _tmp: tempfile::TempDir,
     pub web: Synthweb,
     pub hosts: Vec<WebHost>,
     /// synthweb's CA certificate (PEM).
@@ -394,6 +393,8 @@ pub struct Lab {
     pub fixtures: Fixtures,
     dnsmasq: Child,
     next_port: AtomicU16,
+    /// Last, so that it is removed once synthweb has stopped (fields drop in order).
+    _tmp: tempfile::TempDir,
 }
 
 impl Lab {
