@@ -998,7 +998,8 @@ impl Microsocks {
     }
 }
 
-/// A running danted (Dante 1.4), started as root and serving as `nobody`.
+/// A running danted (Dante 1.4), run as `nobody`: it needs no privilege to serve
+/// SOCKS5 without authentication on a port above 1024.
 pub struct Danted {
     pub dir: PathBuf,
     pub port: u16,
@@ -1015,20 +1016,30 @@ impl Danted {
              external: {DANTED_EGRESS}\n\
              socksmethod: none\n\
              clientmethod: none\n\
-             user.privileged: root\n\
-             user.unprivileged: nobody\n\
              client pass {{ from: 127.0.0.0/8 to: 0.0.0.0/0 }}\n\
              socks pass {{ from: 0.0.0.0/0 to: 0.0.0.0/0 log: connect error }}\n",
             log = dir.join("danted.log").display(),
         );
         fs::write(dir.join("danted.conf"), conf).unwrap();
+        // It runs unprivileged: as `nobody` from the start (setpriv execs it, so the
+        // child is danted itself and a kill reaches it).
+        sh(
+            "chown",
+            &["-R", "nobody:nogroup", &dir.display().to_string()],
+        );
         let d = Danted {
             dir,
             port,
             process: Process::default(),
         };
         d.process.start(
-            Command::new(DANTED)
+            Command::new("setpriv")
+                .args([
+                    "--reuid=nobody",
+                    "--regid=nogroup",
+                    "--clear-groups",
+                    DANTED,
+                ])
                 .args(["-f", &d.dir.join("danted.conf").display().to_string()])
                 .args(["-p", &d.dir.join("danted.pid").display().to_string()])
                 .args(["-N", "1"]),
