@@ -541,6 +541,11 @@ fn what_squid_sends(lab: &Lab) {
         );
         if *status >= 400 {
             assert_eq!(header(&head, "Server"), Some("squid/5.7"), "{head}");
+            // Errors to CONNECT, but its 407, carry no Via, X-Cache or Connection.
+            let plain = request.starts_with("CONNECT") && *status != 407;
+            for name in ["Via", "X-Cache", "Connection"] {
+                assert_eq!(header(&head, name).is_none(), plain, "{name}: {head}");
+            }
         }
         let trawl = verdict_of(&trawl_reads(&head, request.starts_with("CONNECT")));
         let mark = if trawl == *meaning { "" } else { "  MISREAD" };
