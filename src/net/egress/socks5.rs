@@ -89,9 +89,12 @@ impl Socks5Error {
             Self::NoAcceptableMethod { offered_auth: true } | Self::AuthFailed(_) => {
                 ProxyVerdict::Own(ProxyErrorKind::Auth)
             }
+            // The proxy wants credentials we were not given (microsocks with -u/-P
+            // answers 0xFF to a greeting without user/password): missing credentials,
+            // as a 407 without Proxy-Authorization.
             Self::NoAcceptableMethod {
                 offered_auth: false,
-            } => ProxyVerdict::Own(ProxyErrorKind::Error),
+            } => ProxyVerdict::Own(ProxyErrorKind::Auth),
             Self::Name | Self::CredLength => ProxyVerdict::Own(ProxyErrorKind::Error),
             Self::Version(_) | Self::Method(_) | Self::AddressType(_) | Self::OutOfTurn => {
                 ProxyVerdict::Own(ProxyErrorKind::Protocol)
@@ -101,15 +104,18 @@ impl Socks5Error {
 }
 
 /// The verdict for a REP code (notes §4): the destination's failures (3 network
-/// unreachable, 4 host unreachable, 5 refused, 6 TTL expired) are the origin's; the
-/// rest (1 general failure, 2 not allowed by ruleset, 7 command and 8 address type not
-/// supported, unassigned codes) are the proxy's.
+/// unreachable, 4 host unreachable, 5 refused, 6 TTL expired) are the origin's; so is
+/// 1, "general failure", the reply to a request the proxy took: microsocks 1.0.3 sends it
+/// when the name does not resolve or the connect fails for another reason (measured,
+/// docs/network.md "What the real servers send"), and counting it toward the origin
+/// lets a dead name end like one trawl resolved. The rest (2 not allowed by ruleset, 7
+/// command and 8 address type not supported, unassigned codes) are the proxy's.
 pub fn rep_verdict(rep: u8) -> ProxyVerdict {
     match rep {
-        0x03 | 0x04 => ProxyVerdict::Origin(OriginFailure::Unreachable),
+        0x01 | 0x03 | 0x04 => ProxyVerdict::Origin(OriginFailure::Unreachable),
         0x05 => ProxyVerdict::Origin(OriginFailure::Refused),
         0x06 => ProxyVerdict::Origin(OriginFailure::ConnectTimeout),
-        0x01 | 0x02 | 0x07 | 0x08 => ProxyVerdict::Own(ProxyErrorKind::Error),
+        0x02 | 0x07 | 0x08 => ProxyVerdict::Own(ProxyErrorKind::Error),
         _ => ProxyVerdict::Own(ProxyErrorKind::Protocol),
     }
 }
@@ -513,7 +519,7 @@ mod tests {
         use OriginFailure as O;
         use ProxyVerdict::{Origin, Own};
         let want = [
-            (1, Own(ProxyErrorKind::Error)),
+            (1, Origin(O::Unreachable)),
             (2, Own(ProxyErrorKind::Error)),
             (3, Origin(O::Unreachable)),
             (4, Origin(O::Unreachable)),
@@ -608,10 +614,11 @@ mod tests {
             end.map(|_| ()).map_err(Socks5Error::verdict),
             Err(ProxyVerdict::Own(ProxyErrorKind::Auth))
         );
+        // A proxy that wants credentials we were not given: missing credentials.
         let (_, end) = run(name, None, &[&[5, 0xff]], 2);
         assert_eq!(
             end.map(|_| ()).map_err(Socks5Error::verdict),
-            Err(ProxyVerdict::Own(ProxyErrorKind::Error))
+            Err(ProxyVerdict::Own(ProxyErrorKind::Auth))
         );
         // Username/password chosen though not offered.
         let (_, end) = run(name, None, &[&[5, 2]], 2);

@@ -269,11 +269,24 @@ pub fn squid_verdict(code: &str, errno: Option<u32>) -> ProxyVerdict {
         },
         "ERR_READ_TIMEOUT" | "ERR_LIFETIME_EXP" => O::ResponseTimeout,
         "ERR_ZERO_SIZE_OBJECT" => O::Reset,
-        "ERR_INVALID_RESP" => O::BadResponse,
+        // squid 5.7 (Debian 12) answers a name that does not resolve with
+        // `ERR_READ_ERROR 0` (GET) or `ERR_CANNOT_FORWARD 0` (CONNECT), not
+        // ERR_DNS_FAIL (squid bug 5294, fixed in squid 6); an origin's reset reads
+        // `ERR_READ_ERROR 104`. Both say squid could not reach the destination: the
+        // origin's failure, counted as a direct one would be (measured,
+        // docs/network.md "What the real servers send").
+        "ERR_READ_ERROR" => match errno {
+            Some(104) => O::Reset,
+            _ => O::Unreachable,
+        },
+        "ERR_CANNOT_FORWARD" => O::Unreachable,
+        // The origin's response head was too large for squid (hostile hosts: a 1 MiB
+        // header block): the origin's bad answer, as trawl would judge it directly.
+        "ERR_INVALID_RESP" | "ERR_TOO_BIG" => O::BadResponse,
         "ERR_SECURE_CONNECT_FAIL" => O::Tls,
         "ERR_CACHE_ACCESS_DENIED" => return ProxyVerdict::Own(ProxyErrorKind::Auth),
-        // ERR_ACCESS_DENIED, ERR_TOO_BIG, ERR_GATEWAY_FAILURE, ERR_CANNOT_FORWARD,
-        // ERR_SHUTTING_DOWN, ERR_INVALID_REQ, and the rest: the proxy's.
+        // ERR_ACCESS_DENIED, ERR_GATEWAY_FAILURE, ERR_SHUTTING_DOWN, ERR_INVALID_REQ,
+        // and the rest: the proxy's.
         _ => return ProxyVerdict::Own(ProxyErrorKind::Error),
     };
     ProxyVerdict::Origin(origin)
@@ -571,7 +584,11 @@ mod tests {
             ("ERR_SECURE_CONNECT_FAIL", None, Origin(O::Tls)),
             ("ERR_CACHE_ACCESS_DENIED", None, Own(K::Auth)),
             ("ERR_ACCESS_DENIED", None, Own(K::Error)),
-            ("ERR_TOO_BIG", None, Own(K::Error)),
+            ("ERR_TOO_BIG", Some(0), Origin(O::BadResponse)),
+            // squid 5.7's answers for a dead name (bug 5294) and an origin's reset.
+            ("ERR_READ_ERROR", Some(0), Origin(O::Unreachable)),
+            ("ERR_READ_ERROR", Some(104), Origin(O::Reset)),
+            ("ERR_CANNOT_FORWARD", Some(0), Origin(O::Unreachable)),
             ("ERR_GATEWAY_FAILURE", None, Own(K::Error)),
         ];
         for &(code, errno, want) in squid {
