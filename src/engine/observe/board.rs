@@ -38,6 +38,10 @@ pub struct HostRow {
     pub delay_ms: u64,
     /// URLs queued for the host (filled when served, from the shards).
     pub queued: Option<u64>,
+    /// The route the host takes, in a crawl with proxy routes (the crawl log's
+    /// `route`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
 }
 
 /// One recent error.
@@ -96,7 +100,10 @@ impl Board {
             | Outcome::TlsError
             | Outcome::Timeout
             | Outcome::ProtocolError
-            | Outcome::HostParked => true,
+            | Outcome::HostParked
+            | Outcome::ProxyUnreachable
+            | Outcome::ProxyAuth
+            | Outcome::ProxyError => true,
             _ => false,
         };
         let Ok(mut st) = self.state.lock() else {
@@ -131,6 +138,9 @@ impl Board {
         let Some(row) = st.hosts.get_mut(host) else {
             return;
         };
+        if row.route.as_deref() != rec.route.as_deref() {
+            row.route.clone_from(&rec.route);
+        }
         if is_robots {
             row.robots = match (rec.outcome, rec.status) {
                 (Outcome::Fetched, Some(s)) => s.to_string(),
@@ -261,5 +271,29 @@ mod tests {
             ));
         }
         assert_eq!(b.view(|_| 0).errors.len(), MAX_ERRORS);
+    }
+
+    #[test]
+    fn a_hosts_row_shows_its_route_and_proxy_failures_count_as_errors() {
+        let b = Board::default();
+        let mut r = rec("http://p.test/a", Outcome::ProxyUnreachable, None);
+        r.route = Some("squid".to_owned());
+        b.note(&r);
+        b.note(&rec("http://d.test/a", Outcome::Fetched, Some(200)));
+        let v = b.view(|_| 0);
+        let p = v
+            .failing
+            .iter()
+            .find(|h| h.host.contains("p.test"))
+            .expect("p.test fails");
+        assert_eq!(p.route.as_deref(), Some("squid"));
+        assert_eq!(v.errors.len(), 1);
+        assert_eq!(v.errors[0].outcome, "proxy-unreachable");
+        let d = v
+            .busiest
+            .iter()
+            .find(|h| h.host.contains("d.test"))
+            .expect("d.test");
+        assert_eq!(d.route, None);
     }
 }

@@ -171,9 +171,13 @@ pub struct Stats {
     /// The operator's pause, blocks and delays, set through the control API
     /// (`docs/control.md`).
     pub operator: crate::engine::OperatorStats,
+    /// Each route (`direct` and every proxy): its label, endpoint, where its
+    /// credentials came from, connections open and health; absent without proxies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routes: Option<Vec<crate::net::egress::book::RouteStats>>,
 }
 
-pub(crate) const OUTCOMES: [Outcome; 11] = [
+pub(crate) const OUTCOMES: [Outcome; 14] = [
     Outcome::Fetched,
     Outcome::Robots,
     Outcome::Filtered,
@@ -185,6 +189,9 @@ pub(crate) const OUTCOMES: [Outcome; 11] = [
     Outcome::ProtocolError,
     Outcome::Budget,
     Outcome::HostParked,
+    Outcome::ProxyUnreachable,
+    Outcome::ProxyAuth,
+    Outcome::ProxyError,
 ];
 
 pub(crate) fn outcome_index(o: Outcome) -> usize {
@@ -307,6 +314,12 @@ pub(crate) fn stats(
         finish: finish.to_owned(),
         recrawl: shared.core.previous.as_ref().map(|_| c.recrawl),
         operator: shared.operator.stats(),
+        routes: shared
+            .config
+            .fetcher
+            .egress
+            .as_deref()
+            .map(|e| e.route_stats(Instant::now())),
         // The coordinator's disk watch fills these (`space::DiskWatch::fill`).
         ..Stats::default()
     }
@@ -350,4 +363,44 @@ pub(crate) fn write_stats(out: &Path, s: &Stats) -> Result<(), CrawlError> {
     fs::write(&tmp, json).map_err(CrawlError::io("write", &tmp))?;
     fs::rename(&tmp, &path).map_err(CrawlError::io("rename into place", &path))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every crawl-log outcome has its own count: one missing from [`OUTCOMES`] would
+    /// be counted as `fetched` (`outcome_index`'s fallback). The match makes a new
+    /// variant fail to compile here until it is listed.
+    #[test]
+    fn every_outcome_is_counted_under_its_own_name() {
+        let listed = |o: Outcome| match o {
+            Outcome::Fetched
+            | Outcome::Robots
+            | Outcome::Filtered
+            | Outcome::BlockedAddress
+            | Outcome::DnsError
+            | Outcome::ConnectError
+            | Outcome::TlsError
+            | Outcome::Timeout
+            | Outcome::ProtocolError
+            | Outcome::Budget
+            | Outcome::HostParked
+            | Outcome::ProxyUnreachable
+            | Outcome::ProxyAuth
+            | Outcome::ProxyError => OUTCOMES.contains(&o),
+        };
+        for o in OUTCOMES {
+            assert!(listed(o));
+            assert_eq!(OUTCOMES[outcome_index(o)], o);
+        }
+        for o in [
+            Outcome::ProxyUnreachable,
+            Outcome::ProxyAuth,
+            Outcome::ProxyError,
+        ] {
+            assert!(listed(o), "{o:?}");
+            assert_ne!(outcome_index(o), 0, "{o:?} would count as fetched");
+        }
+    }
 }

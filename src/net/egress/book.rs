@@ -354,6 +354,76 @@ impl RouteHealth for Egress {
     }
 }
 
+/// One route's figures for `stats.json` and the status page: never a credential, only
+/// where it came from.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RouteStats {
+    /// `direct`, a rules file's name, or the proxy URL without credentials.
+    pub label: String,
+    /// `direct`, `http`, `socks5` or `socks5h`.
+    pub kind: String,
+    /// The proxy's `host:port` (empty for direct).
+    pub endpoint: String,
+    /// `none`, or where the credentials came from (`url:--proxy`, `file:/abs/path`,
+    /// `env:NAME`).
+    pub credentials: String,
+    /// Connections open to the proxy now, across the process.
+    pub open_connections: u32,
+    /// `up`, `paused` (down, its hosts waiting for the next try), `gave-up` (down past
+    /// `--proxy-down-secs`) or `auth-failed`.
+    pub state: String,
+    /// Seconds the current outage has lasted (0 when up).
+    pub down_secs: f64,
+}
+
+impl Egress {
+    /// Every route's figures at `now`, direct first.
+    pub fn route_stats(&self, now: Instant) -> Vec<RouteStats> {
+        let at = self.micros(now);
+        self.routes
+            .routes()
+            .iter()
+            .enumerate()
+            .map(|(i, route)| {
+                let id = RouteId::try_from(i).unwrap_or(DIRECT);
+                let p = self.proxy(id);
+                let since = p.map_or(0, |p| p.down_since.load(Ordering::Acquire));
+                RouteStats {
+                    label: route.label.clone(),
+                    kind: route
+                        .proxy
+                        .as_ref()
+                        .map_or("direct", |u| u.kind.scheme())
+                        .to_owned(),
+                    endpoint: route
+                        .proxy
+                        .as_ref()
+                        .map_or_else(String::new, |u| format!("{}:{}", u.host, u.port)),
+                    credentials: route
+                        .proxy
+                        .as_ref()
+                        .and_then(|u| u.auth.as_ref())
+                        .map_or_else(|| "none".to_owned(), |c| c.source.to_string()),
+                    open_connections: self.open(id),
+                    state: match self.state(id, now) {
+                        RouteState::Up if since != 0 => "paused",
+                        RouteState::Up => "up",
+                        RouteState::Paused(_) => "paused",
+                        RouteState::GaveUp => "gave-up",
+                        RouteState::AuthFailed => "auth-failed",
+                    }
+                    .to_owned(),
+                    down_secs: if since == 0 {
+                        0.0
+                    } else {
+                        at.saturating_sub(since) as f64 / 1e6
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
 /// A short fingerprint of a node's routes and number of source addresses, for the
 /// farm's settings (every node must route alike); `None` with neither.
 pub fn fingerprint(egress: Option<&Egress>, bind_count: usize) -> Option<String> {
