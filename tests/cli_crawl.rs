@@ -356,3 +356,103 @@ fn resume_dir_and_out_dir_resume_both_continue_the_crawl() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
 }
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_proxy_down_past_its_limit_ends_the_crawl_and_its_url_credentials_are_never_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A port nothing listens on: the proxy is down for the whole crawl.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let secret = "Sup3rSecretPw";
+    let proxy = format!("http://crawler:{secret}@127.0.0.1:{port}");
+    let args = [
+        "crawl",
+        "--out",
+        "out",
+        "--progress-secs",
+        "0",
+        "--seen-capacity",
+        "100000",
+        "--seed",
+        "http://a.test/",
+        "--proxy",
+        proxy.as_str(),
+        "--no-proxy-env",
+        "--proxy-down-secs",
+        "2",
+    ];
+    let t0 = Instant::now();
+    let o = trawl(tmp.path(), &args);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    let out = tmp.path().join("out");
+    let log = crawl_log(&out);
+    assert!(
+        log.iter().any(|r| r["annotations"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|n| n == "proxy-down:retry"))),
+        "the proxy's outage paused the host first: {log:?}"
+    );
+    let seed: Vec<_> = log
+        .iter()
+        .filter(|r| r["url"] == "http://a.test/")
+        .collect();
+    assert_eq!(seed.len(), 1, "{log:?}");
+    assert_eq!(seed[0]["outcome"], "proxy-unreachable", "{log:?}");
+    let route = format!("http://127.0.0.1:{port}");
+    assert!(log.iter().all(|r| r["route"] == route.as_str()), "{log:?}");
+    let stats = stats_json(&out);
+    assert_eq!(stats["finish"], "exhausted", "{stats}");
+    assert_eq!(stats["outcomes"].get("fetched"), None, "{stats}");
+    let routes = stats["routes"].as_array().expect("routes in stats.json");
+    assert_eq!(routes[0]["label"], "direct");
+    assert_eq!(routes[1]["label"], route.as_str());
+    assert_eq!(routes[1]["credentials"], "url:--proxy");
+    assert_eq!(routes[1]["state"], "gave-up");
+    // The password, or its base64 with the user, is nowhere: not in any file of the
+    // crawl (start.json, stats.json, the crawl log, the WARC, the checkpoint) nor on
+    // stderr.
+    let b64 = "Y3Jhd2xlcjpTdXAzclNlY3JldFB3"; // base64("crawler:Sup3rSecretPw")
+    assert!(!err.contains(secret) && !err.contains(b64), "{err}");
+    for f in files_under(&out) {
+        let bytes = std::fs::read(&f).unwrap();
+        for needle in [secret.as_bytes(), b64.as_bytes()] {
+            assert!(
+                !bytes.windows(needle.len()).any(|w| w == needle),
+                "{} holds a credential",
+                f.display()
+            );
+        }
+    }
+    let start = std::fs::read_to_string(out.join("start.json")).unwrap();
+    assert!(
+        start.contains("--proxy-credentials=url-not-recorded"),
+        "{start}"
+    );
+    // A resume without the credentials stops and says why.
+    let o = trawl(tmp.path(), &["crawl", "--resume", "out"]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("not recorded"), "{err}");
+}

@@ -57,6 +57,11 @@ pub struct EgressArgs {
     /// are logged `proxy-unreachable` and the crawl can end (default 600).
     #[arg(long, value_name = "SECS")]
     pub proxy_down_secs: Option<u64>,
+    /// Where the `--proxy` credentials came from when they are not recorded: start.json
+    /// holds `url-not-recorded` for credentials given in the URL, so a resume without
+    /// them stops with a clear message instead of meeting 407s.
+    #[arg(long, value_name = "SOURCE", hide = true)]
+    pub proxy_credentials: Option<String>,
 }
 
 impl EgressArgs {
@@ -96,6 +101,19 @@ impl EgressArgs {
             noproxy: self.noproxy.as_deref(),
             env: (!self.no_proxy_env).then_some(&env_lookup as &dyn Fn(&str) -> Option<String>),
         };
+        if self.proxy_credentials.as_deref() == Some(URL_NOT_RECORDED)
+            && self.proxy_user_file.is_none()
+            && self.proxy_user_env.is_none()
+            && self
+                .proxy
+                .as_deref()
+                .is_some_and(|p| ProxyUrl::parse(p, "--proxy").is_ok_and(|u| u.auth.is_none()))
+        {
+            anyhow::bail!(
+                "the proxy credentials were given in the --proxy URL and are not recorded (start.json); \
+                 give --proxy again with them, or use --proxy-user-file or --proxy-user-env"
+            );
+        }
         let mut routes = Routes::build(spec)?;
         if !routes.has_proxies() {
             if self.proxy_user_file.is_some() || self.proxy_user_env.is_some() {
@@ -170,13 +188,17 @@ fn warn_if_readable_by_others(path: &Path) {
     }
 }
 
+/// The `--proxy-credentials` value start.json records for credentials given in a
+/// `--proxy` URL.
+pub const URL_NOT_RECORDED: &str = "url-not-recorded";
+
 /// The form of a `--proxy` value `start.json` records: the URL without its
 /// credentials (a resume reads them again from a file or variable, or is given
-/// `--proxy` again).
-pub fn recordable_proxy(raw: &str) -> String {
+/// `--proxy` again), and whether it had some.
+pub fn recordable_proxy(raw: &str) -> (String, bool) {
     match ProxyUrl::parse(raw, "--proxy") {
-        Ok(url) => url.to_string(),
-        Err(_) => trawl::net::egress::url::redact(raw),
+        Ok(url) => (url.to_string(), url.auth.is_some()),
+        Err(_) => (trawl::net::egress::url::redact(raw), raw.contains('@')),
     }
 }
 
@@ -197,12 +219,12 @@ mod tests {
     fn a_recorded_proxy_has_no_credentials() {
         assert_eq!(
             recordable_proxy("http://u:secret@proxy.test:3128"),
-            "http://proxy.test:3128"
+            ("http://proxy.test:3128".to_owned(), true)
         );
         assert_eq!(
-            recordable_proxy("socks5h://u:s@p.test"),
-            "socks5h://p.test:1080"
+            recordable_proxy("socks5h://p.test"),
+            ("socks5h://p.test:1080".to_owned(), false)
         );
-        assert!(!recordable_proxy("bogus://u:secret@x").contains("secret"));
+        assert!(!recordable_proxy("bogus://u:secret@x").0.contains("secret"));
     }
 }

@@ -484,8 +484,16 @@ fn recordable_args(matches: &ArgMatches) -> Vec<String> {
                 }
             }
             if id == "proxy" {
-                // Credentials are used, never recorded (docs/network.md).
-                value = super::egressargs::recordable_proxy(&value);
+                // Credentials are used, never recorded (docs/network.md): where they
+                // came from is, so a resume without them says so.
+                let (url, had_credentials) = super::egressargs::recordable_proxy(&value);
+                value = url;
+                if had_credentials {
+                    out.push(format!(
+                        "--proxy-credentials={}",
+                        super::egressargs::URL_NOT_RECORDED
+                    ));
+                }
             }
             out.push(format!("--{long}={value}"));
         }
