@@ -25,6 +25,10 @@ pub(super) struct Report {
     pub checkpoints: u64,
     pub disk: space::DiskWatch,
     pub monitor: Monitor,
+    /// URLs queued at the last committed checkpoint's cut: what a resume finds. The
+    /// final `stats.json` reports these, since a fetch may still finish between the
+    /// final cut and the shards' stop, and the checkpoint is what a resume reads.
+    pub checkpoint_queued: Option<u64>,
 }
 
 /// The coordinator of a running crawl (see the module docs). Borrows what setup and
@@ -98,6 +102,7 @@ impl<'a> Coordinator<'a> {
                 checkpoints: 0,
                 disk,
                 monitor,
+                checkpoint_queued: None,
             },
             disk_checkpoint: None,
             disk_checkpoint_failed: false,
@@ -298,7 +303,7 @@ impl<'a> Coordinator<'a> {
     fn checkpoint(&mut self) -> Result<(), CrawlError> {
         // Every added URL is sent to its shard before the cut, so the cut holds it.
         self.adds.before_checkpoint(self.shared, self.epoch);
-        let cp = take_checkpoint(
+        let (cp, queued) = take_checkpoint(
             self.shared,
             self.controls,
             self.wakers,
@@ -308,6 +313,7 @@ impl<'a> Coordinator<'a> {
             self.last_cp.as_ref(),
         )?;
         self.last_cp = Some(cp);
+        self.report.checkpoint_queued = Some(queued);
         self.adds.committed(self.epoch);
         Ok(())
     }
@@ -432,7 +438,7 @@ fn take_checkpoint(
     root: &Path,
     epoch: u64,
     prev: Option<&(PathBuf, PresenceLogs)>,
-) -> Result<(PathBuf, PresenceLogs), CrawlError> {
+) -> Result<((PathBuf, PresenceLogs), u64), CrawlError> {
     let begun = Instant::now();
     let dir = checkpoint::prepare(root, epoch)?;
     // Farm: the bus stops delivering received links until this cut ends.
@@ -565,5 +571,5 @@ fn take_checkpoint(
         secs,
         "checkpoint committed"
     );
-    Ok((done, presence))
+    Ok(((done, presence), queued))
 }

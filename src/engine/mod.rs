@@ -355,6 +355,9 @@ fn finish(
         prepared.resumed_epoch,
         ending,
     );
+    if let Some(queued) = report.checkpoint_queued {
+        s.queued = queued;
+    }
     report.disk.fill(&mut s, Instant::now());
     report.monitor.finish(&s);
     write_stats(&prepared.out, &s)?;
