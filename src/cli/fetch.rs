@@ -58,6 +58,9 @@ struct Line<'a> {
     truncated: bool,
     peer: Option<String>,
     reused: bool,
+    /// The route taken (present when proxies are configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    route: Option<&'a str>,
 }
 
 /// Runs `trawl fetch`.
@@ -95,6 +98,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(trawl::default_user_agent);
 
+    let egress = cfg.egress.clone();
     let mut fetcher = Fetcher::new(cfg)?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -131,6 +135,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
                         truncated: false,
                         peer: None,
                         reused: false,
+                        route: None,
                     },
                 )?,
             }
@@ -145,14 +150,19 @@ pub fn run(args: FetchArgs) -> anyhow::Result<ExitCode> {
                 fs::write(&path, &o.body)
                     .with_context(|| format!("cannot write {}", path.display()))?;
             }
-            report(&mut out, &urls, &o)?;
+            report(&mut out, &urls, &o, egress.as_deref())?;
         }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn report(out: &mut impl Write, urls: &[String], o: &FetchOutcome) -> anyhow::Result<()> {
+fn report(
+    out: &mut impl Write,
+    urls: &[String],
+    o: &FetchOutcome,
+    egress: Option<&trawl::net::egress::book::Egress>,
+) -> anyhow::Result<()> {
     let url = urls
         .get(o.id as usize)
         .map(String::as_str)
@@ -170,6 +180,13 @@ fn report(out: &mut impl Write, urls: &[String], o: &FetchOutcome) -> anyhow::Re
             truncated: o.body_truncated,
             peer: o.peer.map(|p| p.to_string()),
             reused: o.reused_connection,
+            route: egress.map(|e| {
+                let id = e.pick(
+                    o.url.scheme() == "https",
+                    o.url.host_str().unwrap_or_default(),
+                );
+                e.routes().route(id).label.as_str()
+            }),
         },
     )
 }
