@@ -10,18 +10,20 @@
 #   HOSTS=100 PAGES=20 RUNS=1 tools/proxybench/run.sh          # a quick look
 #   CASES="direct squid" tools/proxybench/run.sh                # some cases only
 #
-# env: HOSTS (200) PAGES (50, a host's pages, the root included) PAGE_BYTES (4096)
-#      HTTPS_SHARE (25, percent of hosts HTTPS-only) CROSS_LINKS (2) SEED (42)
+# env: SITE (identity, or br) HOSTS (200) PAGES (50, a host's pages, the root included)
+#      PAGE_BYTES (4096) HTTPS_SHARE (25, percent of hosts HTTPS-only) CROSS_LINKS (2) SEED (42)
 #      RUNS (3) CASES ("direct squid socks5 socks5h") SHARDS (2) TIMEOUT (300 s a crawl)
 #      TRAWL_EXTRA (more trawl flags, word-split; default --no-warc) BIN WORK
 #      WRAP (a command put before trawl, word-split, {OUT} = the crawl's out dir, e.g.
 #      WRAP='strace -f -c -o {OUT}.strace' for a diagnostic run; its CPU is not trawl's)
 #
-# The site is synthweb's mesh mode (every page links every page of its host and
-# CROSS_LINKS other roots; fixed page size, Content-Length framing, identity-coded: mesh
-# mode negotiates no content coding, and trawl always offers br, which synthweb would
-# pick over gzip elsewhere). Every host is a seed; HTTPS-only hosts are seeded and
-# linked https://. synthweb listens on 0.0.0.0:80/443 inside the namespace, one address
+# SITE=identity (the default) is synthweb's mesh mode: every page links every page of
+# its host and CROSS_LINKS other roots; fixed page size, Content-Length framing,
+# identity-coded (mesh mode negotiates no content coding). Every host is a seed;
+# HTTPS-only hosts (HTTPS_SHARE) are seeded and linked https://. SITE=br is synthweb's
+# default profile at the same page size, brotli-coded: synthweb negotiates br with
+# trawl's Accept-Encoding (gzip, deflate, br; trawl has no flag to offer gzip alone);
+# links keep their page's scheme, so every k-th seed is made https:// (HTTPS_SHARE). synthweb listens on 0.0.0.0:80/443 inside the namespace, one address
 # per host (--bind-any), and dnsmasq answers the names through a bind-mounted
 # /etc/resolv.conf, which trawl, squid (dns_nameservers) and microsocks (glibc) all read.
 #
@@ -60,6 +62,7 @@ fi
 HOSTS=${HOSTS:-200}
 PAGES=${PAGES:-50}
 PAGE_BYTES=${PAGE_BYTES:-4096}
+SITE=${SITE:-identity}
 HTTPS_SHARE=${HTTPS_SHARE:-25}
 CROSS_LINKS=${CROSS_LINKS:-2}
 SEED=${SEED:-42}
@@ -121,16 +124,37 @@ wait_port() { # PORT WHAT
 }
 
 # ---- the web ----------------------------------------------------------------------------
-SW_FLAGS=(--seed "$SEED" --hosts "$HOSTS" --mesh --pages-per-host "$PAGES" --page-bytes "$PAGE_BYTES"
-  --cross-links "$CROSS_LINKS" --https-share "$HTTPS_SHARE" --seed-stride 1 --bind-any
+SW_FLAGS=(--seed "$SEED" --hosts "$HOSTS" --page-bytes "$PAGE_BYTES" --seed-stride 1 --bind-any
   --port 80 --tls --tls-port 443 --ca-out "$WORK/ca.pem" --max-connections 60000
   --hosts-file "$WORK/hosts.txt" --seeds "$WORK/seeds.txt" --log "$WORK/requests.jsonl"
   --max-secs 7200)
+SITE_FLAGS=()
+case "$SITE" in
+  identity) SW_FLAGS+=(--mesh --pages-per-host "$PAGES" --cross-links "$CROSS_LINKS"
+              --https-share "$HTTPS_SHARE") ;;
+  # The default profile has special hosts (robots.txt answered 5xx, retried after
+  # minutes): the crawl stops at 80 % of the pages (--max-pages), long before.
+  br) SW_FLAGS+=(--profile default --pages-per-host "$PAGES-$PAGES")
+      SITE_FLAGS=(--max-pages $(( HOSTS * PAGES * 8 / 10 ))) ;;
+  *) log "unknown SITE $SITE (identity br)"; exit 2 ;;
+esac
 log "work dir $WORK; synthweb ${SW_FLAGS[*]}"
 "$BIN/synthweb" "${SW_FLAGS[@]}" >"$WORK/synthweb.json" 2>"$WORK/synthweb.err" &
 SYNTHWEB=$!; PIDS+=("$SYNTHWEB")
 for _ in $(seq 600); do [ -s "$WORK/synthweb.json" ] && break; kill -0 "$SYNTHWEB" || break; sleep 0.2; done
 [ -s "$WORK/synthweb.json" ] || { log "synthweb did not start:"; cat "$WORK/synthweb.err" >&2; exit 1; }
+if [ "$SITE" = br ]; then
+  # Outside mesh mode links keep their page's scheme: HTTPS_SHARE percent of the seeds
+  # (every k-th) go https://, and their hosts are crawled over HTTPS.
+  python3 - "$WORK/seeds.txt" "$HTTPS_SHARE" <<'PY'
+import sys
+path, share = sys.argv[1], int(sys.argv[2])
+seeds = open(path).read().split()
+k = round(100 / share) if share else 0
+out = [s.replace("http://", "https://", 1) if k and i % k == k - 1 else s for i, s in enumerate(seeds)]
+open(path, "w").write("".join(u + "\n" for u in out))
+PY
+fi
 
 # ---- DNS, through the system resolver's files, private to this mount namespace ------------
 awk 'NF >= 3 {print $2, $1}' "$WORK/hosts.txt" >"$WORK/dns-hosts"
@@ -215,9 +239,11 @@ for run in $(seq "$RUNS"); do
     OUT="$WORK/crawl-$CASE-$run"
     rm -rf "$OUT"
     FLAGS=(crawl --seeds "$WORK/seeds.txt" --out "$OUT" --allow-private-addresses
-      --ca-file "$WORK/ca.pem" --from bench@example.org --delay-ms 0 --per-ip-connections 0
+      --ca-file "$WORK/ca.pem" --from bench@example.org --delay-ms 0 --max-crawl-delay-secs 0
+      --per-ip-connections 0
       --shards "$SHARDS" --checkpoint-secs 0 --progress-secs 0 --no-proxy-env)
     [ -n "$ROUTE" ] && FLAGS+=(--proxy "$ROUTE")
+    FLAGS+=("${SITE_FLAGS[@]}")
     # shellcheck disable=SC2206
     FLAGS+=($TRAWL_EXTRA)
     MARK=$(wc -l <"$WORK/requests.jsonl")
