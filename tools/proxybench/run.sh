@@ -14,6 +14,8 @@
 #      PAGE_BYTES (4096) HTTPS_SHARE (25, percent of hosts HTTPS-only) CROSS_LINKS (2) SEED (42)
 #      RUNS (3) CASES ("direct squid socks5 socks5h") SHARDS (2) TIMEOUT (300 s a crawl)
 #      TRAWL_EXTRA (more trawl flags, word-split; default --no-warc) BIN WORK
+#      SW_EXTRA (more synthweb flags, word-split, e.g. "--bandwidth 16384": paced
+#      responses reach trawl in pieces, as they do from a far server or a relaying proxy)
 #      WRAP (a command put before trawl, word-split, {OUT} = the crawl's out dir, e.g.
 #      WRAP='strace -f -c -o {OUT}.strace' for a diagnostic run; its CPU is not trawl's)
 #
@@ -72,6 +74,7 @@ SHARDS=${SHARDS:-2}
 TIMEOUT=${TIMEOUT:-300}
 TRAWL_EXTRA=${TRAWL_EXTRA---no-warc}
 WRAP=${WRAP:-}
+SW_EXTRA=${SW_EXTRA:-}
 SQUID_PORT=3128
 SOCKS_PORT=1080
 SQUID_EGRESS=127.0.0.9
@@ -138,6 +141,8 @@ case "$SITE" in
       SITE_FLAGS=(--max-pages $(( HOSTS * PAGES * 8 / 10 ))) ;;
   *) log "unknown SITE $SITE (identity br)"; exit 2 ;;
 esac
+# shellcheck disable=SC2206
+SW_FLAGS+=($SW_EXTRA)
 log "work dir $WORK; synthweb ${SW_FLAGS[*]}"
 "$BIN/synthweb" "${SW_FLAGS[@]}" >"$WORK/synthweb.json" 2>"$WORK/synthweb.err" &
 SYNTHWEB=$!; PIDS+=("$SYNTHWEB")
