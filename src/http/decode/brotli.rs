@@ -83,10 +83,28 @@ impl Allocator<u8> for RingPool {
     }
 }
 
+/// Compressed bytes a `br` body may hold back before decoding starts
+/// ([`BrotliDecoder::push`]).
+pub(super) const HOLD_BYTES: usize = 64 * 1024;
+
 /// br: brotli-decompressor's stream state.
+///
+/// A body that arrives in pieces is held back, up to [`HOLD_BYTES`] compressed, and
+/// decoded when it is complete ([`BrotliDecoder::flush`] from `finish`) or grows past
+/// that. Decoding piece by piece kept a decoder, and its ring buffer of the whole
+/// window (4 MiB at the usual lgwin 22, zeroed when new), alive for every response in
+/// flight: with more such responses on a thread than [`RING_POOL_BUFFERS`], each took a
+/// fresh zeroed buffer, and a crawl whose pages came in pieces (through a SOCKS proxy,
+/// or any server writing in small slices) spent half its CPU in `memset`
+/// (tools/proxybench, docs/benchmarks.md) and held megabytes per connection. Held
+/// back, a page decodes in one pass, one pooled ring buffer at a time per thread.
 pub(super) struct BrotliDecoder {
     state: BrotliState<RingPool, StandardAlloc, StandardAlloc>,
     pub(super) done: bool,
+    /// Compressed bytes not decoded yet (empty once decoding has started).
+    held: Vec<u8>,
+    /// Decoding has started: later input goes straight to the decoder.
+    streaming: bool,
 }
 
 impl BrotliDecoder {
@@ -99,10 +117,46 @@ impl BrotliDecoder {
                 StandardAlloc::default(),
             ),
             done: false,
+            held: Vec::new(),
+            streaming: false,
         }
     }
 
+    /// Takes the next compressed bytes: held back while the body is small, decoded once
+    /// it passes [`HOLD_BYTES`].
     pub(super) fn push(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        budget: &mut Budget<'_>,
+    ) -> Result<(), DecodeError> {
+        if !self.streaming {
+            if self.held.len() + input.len() <= HOLD_BYTES {
+                self.held.extend_from_slice(input);
+                return Ok(());
+            }
+            self.streaming = true;
+            let held = std::mem::take(&mut self.held);
+            self.decode(&held, out, budget)?;
+        }
+        self.decode(input, out, budget)
+    }
+
+    /// The body ended: decodes what was held back.
+    pub(super) fn flush(
+        &mut self,
+        out: &mut Vec<u8>,
+        budget: &mut Budget<'_>,
+    ) -> Result<(), DecodeError> {
+        self.streaming = true;
+        let held = std::mem::take(&mut self.held);
+        if held.is_empty() {
+            return Ok(());
+        }
+        self.decode(&held, out, budget)
+    }
+
+    fn decode(
         &mut self,
         input: &[u8],
         out: &mut Vec<u8>,

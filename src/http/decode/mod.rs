@@ -287,9 +287,25 @@ impl ContentDecoder {
     ///
     /// # Errors
     /// [`DecodeError::Truncated`] when the stream stops early, or the earlier error.
-    pub fn finish(&mut self, _out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), DecodeError> {
         if let Some(e) = self.failed {
             return Err(e);
+        }
+        if let Codec::Brotli(state) = &mut self.codec {
+            // A `br` body held back while it arrived is decoded now.
+            if self.scratch.is_empty() {
+                self.scratch = vec![0; OUTPUT_STEP_BYTES];
+            }
+            let mut budget = Budget {
+                limits: &self.limits,
+                input_bytes: self.input_bytes,
+                output_bytes: &mut self.output_bytes,
+                scratch: &mut self.scratch,
+            };
+            if let Err(e) = state.flush(out, &mut budget) {
+                self.failed = Some(e);
+                return Err(e);
+            }
         }
         let complete = self.input_bytes == 0
             || match &self.codec {

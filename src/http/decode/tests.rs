@@ -255,11 +255,14 @@ fn gzip_bomb_hits_size_cap() {
         let (encoding, input) = encoding_input;
         let mut d = ContentDecoder::new(encoding, limits);
         let mut out = Vec::new();
-        assert_eq!(
-            d.push(&input, &mut out),
-            Err(DecodeError::TooLarge),
-            "{encoding:?}"
-        );
+        // A small `br` body is held back until the body ends (brotli.rs, HOLD_BYTES):
+        // its cap is met at `finish`, with the same bound on memory.
+        let pushed = d.push(&input, &mut out);
+        let result = pushed.and_then(|()| d.finish(&mut out));
+        assert_eq!(result, Err(DecodeError::TooLarge), "{encoding:?}");
+        if encoding != ContentEncoding::Brotli {
+            assert_eq!(pushed, Err(DecodeError::TooLarge), "{encoding:?}");
+        }
         assert!(
             out.len() as u64 <= limits.max_decoded_bytes + 1,
             "{encoding:?}"
@@ -335,5 +338,40 @@ fn content_encoding_header_table() {
     ];
     for (value, want) in cases {
         assert_eq!(ContentEncoding::from_header(*value), *want, "{value:?}");
+    }
+}
+
+/// A `br` body that arrives in pieces is held back and decoded once at the end when
+/// small, and streamed once it passes `HOLD_BYTES`; either way the output is the same.
+#[test]
+fn brotli_in_pieces_is_held_back_while_small_and_streamed_past_the_hold() {
+    let limits = DecodeLimits {
+        max_decoded_bytes: 64 << 20,
+        max_expansion_ratio: 0,
+    };
+    // Text that compresses a little (a pseudo-random walk over words), so the large
+    // body's compressed form passes the hold.
+    let mut text = Vec::new();
+    let mut x: u32 = 7;
+    while text.len() < 3 << 20 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        text.extend_from_slice(format!("w{} ", (x >> 8) % 50_000).as_bytes());
+    }
+    for len in [20_000usize, text.len()] {
+        let plain = &text[..len];
+        let body = brotli(plain);
+        assert_eq!(body.len() > 64 * 1024, len > 20_000, "{}", body.len());
+        let mut d = ContentDecoder::new(ContentEncoding::Brotli, limits);
+        let mut out = Vec::new();
+        for piece in body.chunks(1400) {
+            d.push(piece, &mut out).unwrap();
+        }
+        if body.len() <= 64 * 1024 {
+            assert!(out.is_empty(), "a small body is held back until its end");
+        } else {
+            assert!(!out.is_empty(), "a large body streams");
+        }
+        d.finish(&mut out).unwrap();
+        assert_eq!(out, plain, "{len}");
     }
 }
