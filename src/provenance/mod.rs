@@ -143,6 +143,9 @@ pub struct FetchTimings {
     /// TCP connect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_ms: Option<u64>,
+    /// The proxy handshake (`CONNECT` or SOCKS5), through a proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_ms: Option<u64>,
     /// TLS handshake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_ms: Option<u64>,

@@ -174,6 +174,7 @@ fn timings_of(o: &FetchOutcome) -> FetchTimings {
     FetchTimings {
         dns_ms: o.timings.dns.map(ms),
         connect_ms: o.timings.connect.map(ms),
+        proxy_ms: o.timings.proxy.map(ms),
         tls_ms: o.timings.tls.map(ms),
         first_byte_ms: o.timings.first_byte.map(ms),
         total_ms: Some(ms(o.timings.total)),

@@ -306,6 +306,7 @@ fn metadata_lists_outlinks_and_timings() {
         timings: FetchTimings {
             dns_ms: Some(1),
             connect_ms: Some(2),
+            proxy_ms: None,
             tls_ms: None,
             first_byte_ms: Some(3),
             total_ms: Some(4),
