@@ -38,6 +38,8 @@ use crate::crawl_support::{self, Synthweb};
 
 /// Set in the re-executed test binary: it runs inside the namespace.
 pub const INNER_ENV: &str = "TRAWL_PROXY_NETNS_INNER";
+/// Names of the cases to run (comma separated), for working on one: [`run_cases`].
+pub const CASES_ENV: &str = "TRAWL_PROXY_CASES";
 /// squid's `tcp_outgoing_address`.
 pub const SQUID_EGRESS: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 9);
 /// microsocks' `-b`.
@@ -216,11 +218,18 @@ pub fn run_in_namespace(inner: &str, curl: bool, limit: Duration) {
 pub type Case = (&'static str, fn(&Lab));
 
 /// Runs every case against `lab`, each in its own thread, and panics listing the ones
-/// that failed (each case's own panic message is printed as it happens).
+/// that failed (each case's own panic message is printed as it happens). With
+/// [`CASES_ENV`] set (names, comma separated), only those cases run.
 pub fn run_cases(lab: &Lab, cases: &[Case]) {
+    let only = std::env::var(CASES_ENV).ok();
+    let chosen = |name: &str| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|n| n.trim() == name))
+    };
     let failed: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = cases
             .iter()
+            .filter(|(name, _)| chosen(name))
             .map(|&(name, case)| {
                 let started = Instant::now();
                 (
@@ -606,10 +615,17 @@ impl Lab {
     /// and stderr to `out.stdout`/`out.stderr` beside `out`: a crawl to watch, kill or
     /// wait for with [`Lab::wait_crawl`].
     pub fn spawn_trawl(&self, out: &Path, args: &[String]) -> Child {
+        self.spawn_trawl_env(out, args, &[])
+    }
+
+    /// As [`Lab::spawn_trawl`], with `env` added to trawl's environment (credentials
+    /// for `--proxy-user-env`, proxy variables).
+    pub fn spawn_trawl_env(&self, out: &Path, args: &[String], env: &[(&str, &str)]) -> Child {
         let log = |ext: &str| fs::File::create(out.with_extension(ext)).unwrap();
         Command::new(crawl_support::trawl_bin())
             .current_dir(&self.web.dir)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log("stdout"))
             .stderr(log("stderr"))
@@ -790,6 +806,7 @@ impl SquidConfig {
              pid_filename {d}/squid.pid\n\
              cache_log {d}/cache.log\n\
              access_log stdio:{d}/access.log squid\n\
+             strip_query_terms off\n\
              cache_store_log none\n\
              cache deny all\n\
              cache_mem 0 MB\n\
