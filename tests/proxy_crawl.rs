@@ -489,13 +489,15 @@ fn same_crawl_each_route(lab: &Lab) {
 /// the crawl ends on its own within 30 s, and no trace of the password is left in
 /// its directory or output. The right password through squid crawls as directly.
 fn bad_credentials_end_the_crawl(lab: &Lab) {
-    let squid = lab.squid(
-        "auth",
-        SquidConfig {
-            auth: true,
-            ..SquidConfig::default()
-        },
-    );
+    // Two squids: squid 5.7 keeps one credentials record per user name, and a request
+    // with the wrong password can pass on the strength of a concurrent request with
+    // the right one (seen: robots.txt relayed to synthweb for the wrong password).
+    let auth = SquidConfig {
+        auth: true,
+        ..SquidConfig::default()
+    };
+    let squid = lab.squid("authwrong", auth);
+    let good_squid = lab.squid("authgood", auth);
     let socks = lab.microsocks("auth", true);
     let creds = lab.subdir("credentials");
     let wrong_file = creds.join("wrong");
@@ -525,7 +527,7 @@ fn bad_credentials_end_the_crawl(lab: &Lab) {
             )
         });
         let c = s.spawn(|| {
-            let mut flags = via(&squid.url());
+            let mut flags = via(&good_squid.url());
             flags.extend(user_file(&good_file));
             crawl(lab, "squid-good", &flags)
         });
@@ -564,14 +566,15 @@ fn bad_credentials_end_the_crawl(lab: &Lab) {
         );
         assert_no_leak(run, &secrets_of(USER, WRONG_PASSWORD));
     }
-    let denied: Vec<_> = squid
-        .access_log()
-        .into_iter()
-        .filter(|l| l.code == "TCP_DENIED")
+    let log = squid.access_log();
+    let relayed: Vec<_> = log
+        .iter()
+        .filter(|l| l.method != "-" && (l.code.as_str(), l.status) != ("TCP_DENIED", 407))
+        .take(10)
         .collect();
     assert!(
-        !denied.is_empty() && denied.iter().all(|l| l.status == 407),
-        "squid's denials: {denied:?}"
+        relayed.is_empty() && log.iter().any(|l| l.code == "TCP_DENIED"),
+        "squid did not deny every request: {relayed:?}"
     );
     assert!(
         socks.connected().is_empty(),
@@ -583,7 +586,7 @@ fn bad_credentials_end_the_crawl(lab: &Lab) {
     assert_same_outcomes(&squid_good, direct(lab));
     assert_eq!(squid_good.peers(lab), [SQUID_EGRESS].into());
     assert!(
-        squid
+        good_squid
             .access_log()
             .iter()
             .any(|l| l.user == USER && l.status == 200),
