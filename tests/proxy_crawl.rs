@@ -19,18 +19,15 @@ mod proxy_support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use proxy_support::{
-    leaks, secrets_of, CrawlRun, Lab, SquidConfig, WebRequest, DANTED_EGRESS, DIRECT_EGRESS,
-    MICROSOCKS_EGRESS, PASSWORD, SQUID_EGRESS, USER, WORLD,
+    assert_same_set, leaks, scheme_less, secrets_of, via, Lab, Run, SquidConfig, WebRequest,
+    DANTED_EGRESS, DIRECT_EGRESS, MICROSOCKS_EGRESS, PASSWORD, SQUID_EGRESS, USER, WORLD,
 };
 
-/// The crawl's per-host page budget: above what a host serves over both schemes, so
-/// that no budget decides which URLs are fetched.
-const BUDGET: u64 = 1_000;
 /// A wrong password, distinct enough for the leak check.
 const WRONG_PASSWORD: &str = "Wr0ngPw5zq";
 
@@ -46,15 +43,6 @@ fn inner_proxy_crawl() {
     let Some(lab) = Lab::enter(&WORLD) else {
         return;
     };
-    // synthweb's seeds are the HTTP roots; the HTTPS roots are added, so that every
-    // route carries both absolute-form requests and CONNECT tunnels.
-    let seeds: String = lab
-        .hosts
-        .iter()
-        .flat_map(|h| [h.http_root(), h.https_root()])
-        .map(|u| u + "\n")
-        .collect();
-    fs::write(seeds_file(&lab), seeds).unwrap();
     proxy_support::run_cases(
         &lab,
         &[
@@ -69,159 +57,9 @@ fn inner_proxy_crawl() {
     );
 }
 
-fn seeds_file(lab: &Lab) -> PathBuf {
-    lab.dir.join("seeds-http-https.txt")
-}
-
-/// One crawl of the world: its name (in its User-Agent and its directory) and what it
-/// left.
-struct Run {
-    name: String,
-    out: PathBuf,
-    crawl: CrawlRun,
-}
-
-impl Run {
-    /// The User-Agent of the crawl named `name`.
-    fn user_agent(name: &str) -> String {
-        format!("trawl/0 (pxaccept {name})")
-    }
-
-    /// synthweb's requests from this crawl.
-    fn requests(&self, lab: &Lab) -> Vec<WebRequest> {
-        let ua = Run::user_agent(&self.name);
-        lab.requests_since(0)
-            .into_iter()
-            .filter(|r| r.user_agent == ua)
-            .collect()
-    }
-
-    /// The source addresses synthweb saw this crawl's requests come from.
-    fn peers(&self, lab: &Lab) -> BTreeSet<Ipv4Addr> {
-        self.requests(lab).iter().map(|r| r.peer).collect()
-    }
-
-    /// Every URL the crawl log names.
-    fn urls(&self) -> BTreeSet<String> {
-        self.crawl
-            .outcomes()
-            .into_iter()
-            .map(|(u, _, _)| u)
-            .collect()
-    }
-
-    /// Each URL's last crawl-log line: `(url, outcome, status)`.
-    fn finals(&self) -> BTreeSet<(String, String, u64)> {
-        let mut last: BTreeMap<String, (String, u64)> = BTreeMap::new();
-        for r in &self.crawl.log {
-            last.insert(
-                r["url"].as_str().unwrap_or_default().to_owned(),
-                (
-                    r["outcome"].as_str().unwrap_or_default().to_owned(),
-                    r["status"].as_u64().unwrap_or(0),
-                ),
-            );
-        }
-        last.into_iter().map(|(u, (o, s))| (u, o, s)).collect()
-    }
-
-    /// The crawl log's `route` values, with how many lines carry each (`-` for a line
-    /// without one).
-    fn routes(&self) -> BTreeMap<String, usize> {
-        let mut n = BTreeMap::new();
-        for r in &self.crawl.log {
-            *n.entry(r["route"].as_str().unwrap_or("-").to_owned())
-                .or_default() += 1;
-        }
-        n
-    }
-
-    /// The `WARC-IP-Address` of each `response` and `revisit` record (HTTP and HTTPS
-    /// pages are alike, so which of the two is the revisit varies), by target URI
-    /// (`None` where the field is absent).
-    fn warc_ip_addresses(&self) -> BTreeMap<String, Option<String>> {
-        let files = crawl_support::warc_files(&self.out.join("warc"));
-        crawl_support::read_warc_records(&files)
-            .into_iter()
-            .filter(|r| matches!(r.field("WARC-Type"), Some("response" | "revisit")))
-            .map(|r| {
-                (
-                    r.field("WARC-Target-URI").unwrap_or_default().to_owned(),
-                    r.field("WARC-IP-Address").map(str::to_owned),
-                )
-            })
-            .collect()
-    }
-
-    fn assert_succeeded(&self) {
-        assert!(
-            self.crawl.status.success(),
-            "{}: trawl crawl {}\n{}",
-            self.name,
-            self.crawl.status,
-            self.crawl.stderr
-        );
-    }
-}
-
-/// The `trawl crawl` flags of the crawl `name` into `out`: the lab's ([`Lab::crawl_args`]),
-/// with both schemes' seeds, its own User-Agent, the environment's proxies ignored,
-/// then `extra`; a `--resolv-conf` in `extra` replaces the lab's.
-fn crawl_args(lab: &Lab, name: &str, out: &Path, delay_ms: u64, extra: &[String]) -> Vec<String> {
-    let mut args = lab.crawl_args(out, BUDGET, delay_ms);
-    let set = |args: &mut Vec<String>, flag: &str, value: String| {
-        let at = args.iter().position(|a| a == flag).expect(flag);
-        args[at + 1] = value;
-    };
-    set(&mut args, "--seeds", seeds_file(lab).display().to_string());
-    let mut extra = extra.to_vec();
-    if let Some(at) = extra.iter().position(|a| a == "--resolv-conf") {
-        let value = extra.remove(at + 1);
-        extra.remove(at);
-        set(&mut args, "--resolv-conf", value);
-    }
-    args.extend([
-        "--user-agent".to_owned(),
-        Run::user_agent(name),
-        "--no-proxy-env".to_owned(),
-    ]);
-    args.extend(extra);
-    args
-}
-
-/// Runs the crawl `name` ([`crawl_args`]) with `env` added to trawl's environment,
-/// and waits for it (at most `limit`).
-fn crawl_env(
-    lab: &Lab,
-    name: &str,
-    delay_ms: u64,
-    extra: &[String],
-    env: &[(&str, &str)],
-    limit: Duration,
-) -> Run {
-    let out = lab.dir.join(format!("crawl-{name}"));
-    let args = crawl_args(lab, name, &out, delay_ms, extra);
-    let mut child = lab.spawn_trawl_env(&out, &args, env);
-    let crawl = lab.wait_crawl(&mut child, &out, limit);
-    eprintln!(
-        "crawl {name}: {} log lines, {:.1} s",
-        crawl.log.len(),
-        crawl.elapsed.as_secs_f64()
-    );
-    Run {
-        name: name.to_owned(),
-        out,
-        crawl,
-    }
-}
-
+/// The crawl `name` with `extra` flags, no delay, waited for (at most 240 s).
 fn crawl(lab: &Lab, name: &str, extra: &[String]) -> Run {
-    crawl_env(lab, name, 0, extra, &[], Duration::from_secs(240))
-}
-
-/// `--proxy URL`.
-fn via(url: &str) -> Vec<String> {
-    vec!["--proxy".to_owned(), url.to_owned()]
+    lab.named_crawl(name, 0, extra, &[], Duration::from_secs(240))
 }
 
 /// The direct crawl every case compares with: run once, by the first case that asks.
@@ -230,10 +68,20 @@ fn direct(lab: &Lab) -> &'static Run {
     DIRECT.get_or_init(|| {
         let run = crawl(lab, "direct", &[]);
         run.assert_succeeded();
-        let urls = crawl_support::fetched_urls(&run.crawl.log);
-        crawl_support::assert_covers_manifest(&lab.web, &urls, "direct, both schemes");
+        // Every manifest URL (synthweb's manifest is of HTTP URLs), in either scheme.
+        let fetched: BTreeSet<String> = crawl_support::fetched_urls(&run.crawl.log)
+            .iter()
+            .map(|u| scheme_less(u))
+            .collect();
+        let (m, _) = lab.web.manifest();
+        let m: BTreeSet<String> = m.iter().map(|u| scheme_less(u)).collect();
+        let missed: Vec<_> = m.difference(&fetched).take(5).collect();
         assert!(
-            urls.iter().any(|u| u.starts_with("https://")),
+            missed.is_empty(),
+            "direct: manifest URLs not fetched {missed:?}"
+        );
+        assert!(
+            run.urls().iter().any(|u| u.starts_with("https://")),
             "no HTTPS page fetched"
         );
         assert_eq!(run.peers(lab), [DIRECT_EGRESS].into());
@@ -241,33 +89,34 @@ fn direct(lab: &Lab) -> &'static Run {
     })
 }
 
-/// Asserts that `run` logged exactly the reference's `(url, outcome, status)` set,
-/// listing the differences.
+/// Asserts that `run` logged the reference's `(url, outcome, status)` set (URLs
+/// [`scheme_less`]: see [`Run::outcomes_any_scheme`]), listing the differences.
 fn assert_same_outcomes(run: &Run, reference: &Run) {
-    let got = run.crawl.outcomes();
-    let want = reference.crawl.outcomes();
-    let missing: Vec<_> = want.difference(&got).take(10).collect();
-    let extra: Vec<_> = got.difference(&want).take(10).collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "{} differs from {} ({} against {} lines): missing {missing:?}, extra {extra:?}",
-        run.name,
-        reference.name,
-        got.len(),
-        want.len()
+    assert_same_set(
+        &run.outcomes_any_scheme(),
+        &reference.outcomes_any_scheme(),
+        &format!(
+            "{}'s (url, outcome, status) against {}'s",
+            run.name, reference.name
+        ),
     );
 }
 
-/// Asserts two sets are equal, listing only their differences.
-fn assert_same_set<T: Ord + std::fmt::Debug>(got: &BTreeSet<T>, want: &BTreeSet<T>, what: &str) {
-    let missing: Vec<_> = want.difference(got).take(10).collect();
-    let extra: Vec<_> = got.difference(want).take(10).collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "{what} ({} against {}): missing {missing:?}, extra {extra:?}",
-        got.len(),
-        want.len()
-    );
+/// Asserts that each `response` and `revisit` record of `run` has the
+/// `WARC-IP-Address` of its origin when `knows`, and none otherwise.
+fn assert_warc_ip_addresses(lab: &Lab, run: &Run, knows: bool) {
+    let ips = run.warc_ip_addresses();
+    assert!(!ips.is_empty(), "{}: no response records", run.name);
+    for (uri, ip) in &ips {
+        let host = url::Url::parse(uri).unwrap();
+        let origin = lab
+            .hosts
+            .iter()
+            .find(|h| Some(h.name.as_str()) == host.host_str())
+            .map(|h| h.addr.to_string());
+        let want = if knows { origin } else { None };
+        assert_eq!(ip, &want, "{}: WARC-IP-Address of {uri}", run.name);
+    }
 }
 
 /// The `name:port` authorities of `requests` of one scheme.
@@ -324,17 +173,7 @@ fn same_crawl_each_route(lab: &Lab) {
     let by_name = |n: &str| runs.iter().find(|r| r.name == n).unwrap();
 
     // The direct crawl: every response record has its origin's address.
-    let direct_ips = reference.warc_ip_addresses();
-    assert!(!direct_ips.is_empty(), "direct: no response records");
-    for (uri, ip) in &direct_ips {
-        let host = url::Url::parse(uri).unwrap();
-        let want = lab
-            .hosts
-            .iter()
-            .find(|h| Some(h.name.as_str()) == host.host_str())
-            .map(|h| h.addr.to_string());
-        assert_eq!(ip.as_deref(), want.as_deref(), "direct: {uri}");
-    }
+    assert_warc_ip_addresses(lab, reference, true);
     assert_eq!(reference.routes().keys().collect::<Vec<_>>(), ["-"]);
 
     for run in &runs {
@@ -353,21 +192,7 @@ fn same_crawl_each_route(lab: &Lab) {
         );
         // WARC-IP-Address where trawl knew the origin's address (socks5), not where
         // the proxy resolved the name.
-        let ips = run.warc_ip_addresses();
-        assert_eq!(
-            ips.keys().collect::<Vec<_>>(),
-            direct_ips.keys().collect::<Vec<_>>(),
-            "{}: response records",
-            run.name
-        );
-        for (uri, ip) in &ips {
-            let want = if run.name == "socks5" {
-                direct_ips[uri].clone()
-            } else {
-                None
-            };
-            assert_eq!(ip, &want, "{}: WARC-IP-Address of {uri}", run.name);
-        }
+        assert_warc_ip_addresses(lab, run, run.name == "socks5");
         // The crawl log names the route, by the proxy's URL.
         let label = match run.name.as_str() {
             "squid" => squid.url(),
@@ -512,13 +337,12 @@ fn bad_credentials_end_the_crawl(lab: &Lab) {
         let a = s.spawn(|| {
             let mut flags = via(&squid.url());
             flags.extend(user_file(&wrong_file));
-            crawl_env(lab, "squid-wrong", 0, &flags, &[], limit)
+            lab.named_crawl("squid-wrong", 0, &flags, &[], limit)
         });
         let b = s.spawn(|| {
             let mut flags = via(&socks_url);
             flags.extend(["--proxy-user-env".to_owned(), "PXA_SOCKS_USER".to_owned()]);
-            crawl_env(
-                lab,
+            lab.named_crawl(
                 "socks-wrong",
                 0,
                 &flags,
@@ -537,11 +361,7 @@ fn bad_credentials_end_the_crawl(lab: &Lab) {
             c.join().expect("squid-good"),
         )
     });
-    let seeds: BTreeSet<String> = fs::read_to_string(seeds_file(lab))
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
+    let seeds = lab.seed_urls();
     for run in [&squid_wrong, &socks_wrong] {
         run.assert_succeeded();
         assert!(run.crawl.elapsed < limit, "{}", run.name);
@@ -621,10 +441,8 @@ fn proxy_outage(lab: &Lab) {
     const DELAY_MS: u64 = 300;
     let squid = lab.squid("outage", SquidConfig::default());
     let name = "outage";
-    let out = lab.dir.join(format!("crawl-{name}"));
-    let args = crawl_args(lab, name, &out, DELAY_MS, &via(&squid.url()));
     let started = Instant::now();
-    let mut child = lab.spawn_trawl(&out, &args);
+    let (mut child, out) = lab.start_named(name, DELAY_MS, &via(&squid.url()), &[]);
     std::thread::sleep(Duration::from_secs(5));
     assert!(
         child.try_wait().unwrap().is_none(),
@@ -658,35 +476,20 @@ fn proxy_outage(lab: &Lab) {
         "the crawl was short"
     );
     let reference = direct(lab);
-    let missing: Vec<_> = reference
-        .urls()
-        .difference(&run.urls())
-        .take(10)
-        .cloned()
-        .collect();
-    let extra: Vec<_> = run
-        .urls()
-        .difference(&reference.urls())
-        .take(10)
-        .cloned()
-        .collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "outage: URLs missing {missing:?}, extra {extra:?}"
+    assert_same_set(
+        &run.urls_any_scheme(),
+        &reference.urls_any_scheme(),
+        "outage: URLs against direct",
     );
-    let outcomes = |o: &str| {
-        run.crawl
-            .log
-            .iter()
-            .filter(|r| r["outcome"] == o)
-            .map(|r| r["url"].as_str().unwrap_or_default().to_owned())
-            .collect::<Vec<_>>()
-    };
-    assert!(
-        outcomes("host-parked").is_empty(),
-        "{:?}",
-        outcomes("host-parked")
-    );
+    let parked: Vec<_> = run
+        .crawl
+        .log
+        .iter()
+        .filter(|r| r["outcome"] == "host-parked")
+        .filter_map(|r| r["url"].as_str())
+        .take(10)
+        .collect();
+    assert!(parked.is_empty(), "outage: hosts given up: {parked:?}");
     let retried = run
         .crawl
         .log
@@ -697,23 +500,22 @@ fn proxy_outage(lab: &Lab) {
                 .any(|a| a == "proxy-down:retry")
         })
         .count();
-    assert!(retried > 0, "no proxy-down:retry line");
-    let unreachable: Vec<_> = run
-        .finals()
+    assert!(retried > 0, "outage: no proxy-down:retry line");
+    let on_proxy: Vec<_> = run
+        .finals_any_scheme()
         .into_iter()
         .filter(|(_, o, _)| o.starts_with("proxy-"))
+        .take(10)
         .collect();
     assert!(
-        unreachable.is_empty(),
-        "ended on the proxy: {unreachable:?}"
+        on_proxy.is_empty(),
+        "outage: URLs ended on the proxy: {on_proxy:?}"
     );
     // Each URL ends as it does directly.
-    let finals = run.finals();
-    let want = reference.finals();
-    let differ: Vec<_> = finals.symmetric_difference(&want).take(10).collect();
-    assert!(
-        differ.is_empty(),
-        "outage: final outcomes differ {differ:?}"
+    assert_same_set(
+        &run.finals_any_scheme(),
+        &reference.finals_any_scheme(),
+        "outage: each URL's last (url, outcome, status) against direct",
     );
     assert_eq!(run.peers(lab), [SQUID_EGRESS].into());
     eprintln!("outage: {retried} lines proxy-down:retry");
