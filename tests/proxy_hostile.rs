@@ -11,20 +11,8 @@ mod proxy_support;
 
 use std::time::Duration;
 
-use proxy_support::{header, response_head, status_of, Lab, SquidConfig};
+use proxy_support::{header, response_head, status_of, Lab, SquidConfig, HOSTILE_WORLD};
 use trawl::net::egress::status::{classify, OriginFailure, ProxyVerdict, ReplyClass};
-
-/// synthweb's hostile profile needs 24 hosts; the hostile ones are 8 to 23.
-const HOSTILE_WORLD: [&str; 8] = [
-    "--hosts",
-    "24",
-    "--profile",
-    "hostile",
-    "--pages-per-host",
-    "10-10",
-    "--page-size",
-    "2000-2000",
-];
 
 #[test]
 fn proxy_hostile() {

@@ -24,7 +24,7 @@
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -38,6 +38,8 @@ use crate::crawl_support::{self, Synthweb};
 
 /// Set in the re-executed test binary: it runs inside the namespace.
 pub const INNER_ENV: &str = "TRAWL_PROXY_NETNS_INNER";
+/// Names of the cases to run (comma separated), for working on one: [`run_cases`].
+pub const CASES_ENV: &str = "TRAWL_PROXY_CASES";
 /// squid's `tcp_outgoing_address`.
 pub const SQUID_EGRESS: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 9);
 /// microsocks' `-b`.
@@ -64,6 +66,38 @@ pub const WORLD: [&str; 8] = [
     "10-10",
     "--page-size",
     "2000-2000",
+];
+/// synthweb's hostile profile needs 24 hosts: 0 to 7 are ordinary, 8 to 23 each
+/// misbehave in one way ([`HOSTILE_KINDS`]).
+pub const HOSTILE_WORLD: [&str; 8] = [
+    "--hosts",
+    "24",
+    "--profile",
+    "hostile",
+    "--pages-per-host",
+    "10-10",
+    "--page-size",
+    "2000-2000",
+];
+/// The behaviour of each of [`HOSTILE_WORLD`]'s hostile hosts, from host 8 on
+/// (synthweb's `HOSTILE_HOSTS`).
+pub const HOSTILE_KINDS: [&str; 16] = [
+    "head 1 byte a second",
+    "chunked body without end",
+    "Content-Length twice the body, close",
+    "Content-Length half the body, a fake second response",
+    "a bad chunk size line",
+    "a 1 MiB header block",
+    "10,000 header fields",
+    "bare LF line ends",
+    "gzip bomb",
+    "half the body, then RST",
+    "closed before any response byte",
+    "never answered",
+    "HTTP/0.9 reply (no status line)",
+    "4 KiB of binary garbage",
+    "TLS fails (plain HTTP normal)",
+    "expired certificate (plain HTTP normal)",
 ];
 /// Server fixtures for the error cases, each on its own address with its own name:
 /// see [`Fixtures`].
@@ -216,11 +250,18 @@ pub fn run_in_namespace(inner: &str, curl: bool, limit: Duration) {
 pub type Case = (&'static str, fn(&Lab));
 
 /// Runs every case against `lab`, each in its own thread, and panics listing the ones
-/// that failed (each case's own panic message is printed as it happens).
+/// that failed (each case's own panic message is printed as it happens). With
+/// [`CASES_ENV`] set (names, comma separated), only those cases run.
 pub fn run_cases(lab: &Lab, cases: &[Case]) {
+    let only = std::env::var(CASES_ENV).ok();
+    let chosen = |name: &str| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|n| n.trim() == name))
+    };
     let failed: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = cases
             .iter()
+            .filter(|(name, _)| chosen(name))
             .map(|&(name, case)| {
                 let started = Instant::now();
                 (
@@ -606,10 +647,17 @@ impl Lab {
     /// and stderr to `out.stdout`/`out.stderr` beside `out`: a crawl to watch, kill or
     /// wait for with [`Lab::wait_crawl`].
     pub fn spawn_trawl(&self, out: &Path, args: &[String]) -> Child {
+        self.spawn_trawl_env(out, args, &[])
+    }
+
+    /// As [`Lab::spawn_trawl`], with `env` added to trawl's environment (credentials
+    /// for `--proxy-user-env`, proxy variables).
+    pub fn spawn_trawl_env(&self, out: &Path, args: &[String], env: &[(&str, &str)]) -> Child {
         let log = |ext: &str| fs::File::create(out.with_extension(ext)).unwrap();
         Command::new(crawl_support::trawl_bin())
             .current_dir(&self.web.dir)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log("stdout"))
             .stderr(log("stderr"))
@@ -644,6 +692,245 @@ impl Lab {
         args.extend(extra.iter().map(|s| (*s).to_owned()));
         let mut child = self.spawn_trawl(out, &args);
         self.wait_crawl(&mut child, out, limit)
+    }
+}
+
+/// The per-host page budget of a named crawl ([`Lab::named_crawl`]): above what a host
+/// of [`WORLD`] serves over both schemes, so that no budget decides which URLs are
+/// fetched.
+pub const NAMED_BUDGET: u64 = 1_000;
+
+/// A crawl with a name of its own ([`Lab::named_crawl`]): the name is in its
+/// User-Agent, so that crawls running in parallel against one synthweb are told apart
+/// in its request log, and in its directory.
+pub struct Run {
+    pub name: String,
+    pub out: PathBuf,
+    pub crawl: CrawlRun,
+}
+
+impl Run {
+    /// The User-Agent of the crawl named `name`.
+    pub fn user_agent(name: &str) -> String {
+        format!("trawl/0 (proxy test {name})")
+    }
+
+    /// synthweb's requests from this crawl.
+    pub fn requests(&self, lab: &Lab) -> Vec<WebRequest> {
+        let ua = Run::user_agent(&self.name);
+        lab.requests_since(0)
+            .into_iter()
+            .filter(|r| r.user_agent == ua)
+            .collect()
+    }
+
+    /// The source addresses synthweb saw this crawl's requests come from.
+    pub fn peers(&self, lab: &Lab) -> BTreeSet<Ipv4Addr> {
+        self.requests(lab).iter().map(|r| r.peer).collect()
+    }
+
+    /// Every `(url, outcome, status)` of the crawl log, the URL [`scheme_less`]. A
+    /// world's HTTP and HTTPS pages are alike, and a page whose twin was read first is
+    /// a `duplicate` whose links are not followed, so which scheme of a URL linked
+    /// from one page only is crawled depends on timing; this set does not.
+    pub fn outcomes_any_scheme(&self) -> BTreeSet<(String, String, u64)> {
+        self.crawl
+            .outcomes()
+            .into_iter()
+            .map(|(u, o, s)| (scheme_less(&u), o, s))
+            .collect()
+    }
+
+    /// Every URL the crawl log names.
+    pub fn urls(&self) -> BTreeSet<String> {
+        self.crawl
+            .outcomes()
+            .into_iter()
+            .map(|(u, _, _)| u)
+            .collect()
+    }
+
+    /// Every URL the crawl log names, [`scheme_less`].
+    pub fn urls_any_scheme(&self) -> BTreeSet<String> {
+        self.crawl
+            .outcomes()
+            .into_iter()
+            .map(|(u, _, _)| scheme_less(&u))
+            .collect()
+    }
+
+    /// Each URL's last crawl-log line: `(url, outcome, status)`, the URL
+    /// [`scheme_less`].
+    pub fn finals_any_scheme(&self) -> BTreeSet<(String, String, u64)> {
+        let mut last: BTreeMap<String, (String, u64)> = BTreeMap::new();
+        for r in &self.crawl.log {
+            last.insert(
+                r["url"].as_str().unwrap_or_default().to_owned(),
+                (
+                    r["outcome"].as_str().unwrap_or_default().to_owned(),
+                    r["status"].as_u64().unwrap_or(0),
+                ),
+            );
+        }
+        last.into_iter()
+            .map(|(u, (o, s))| (scheme_less(&u), o, s))
+            .collect()
+    }
+
+    /// The crawl log's `route` values, with how many lines carry each (`-` for a line
+    /// without one).
+    pub fn routes(&self) -> BTreeMap<String, usize> {
+        let mut n = BTreeMap::new();
+        for r in &self.crawl.log {
+            *n.entry(r["route"].as_str().unwrap_or("-").to_owned())
+                .or_default() += 1;
+        }
+        n
+    }
+
+    /// The `WARC-IP-Address` of each `response` and `revisit` record (a world's HTTP
+    /// and HTTPS pages are alike, so which of the two is the revisit varies), by target
+    /// URI (`None` where the field is absent).
+    pub fn warc_ip_addresses(&self) -> BTreeMap<String, Option<String>> {
+        let files = crawl_support::warc_files(&self.out.join("warc"));
+        crawl_support::read_warc_records(&files)
+            .into_iter()
+            .filter(|r| matches!(r.field("WARC-Type"), Some("response" | "revisit")))
+            .map(|r| {
+                (
+                    r.field("WARC-Target-URI").unwrap_or_default().to_owned(),
+                    r.field("WARC-IP-Address").map(str::to_owned),
+                )
+            })
+            .collect()
+    }
+
+    pub fn assert_succeeded(&self) {
+        assert!(
+            self.crawl.status.success(),
+            "{}: trawl crawl {}\n{}",
+            self.name,
+            self.crawl.status,
+            self.crawl.stderr
+        );
+    }
+}
+
+/// `url` without its scheme and port: `host/path?query`, the same for a world's HTTP
+/// and HTTPS twins ([`Run::outcomes_any_scheme`]).
+pub fn scheme_less(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => format!(
+            "{}{}{}",
+            u.host_str().unwrap_or_default(),
+            u.path(),
+            u.query().map(|q| format!("?{q}")).unwrap_or_default()
+        ),
+        Err(_) => url.to_owned(),
+    }
+}
+
+/// `--proxy URL`.
+pub fn via(url: &str) -> Vec<String> {
+    vec!["--proxy".to_owned(), url.to_owned()]
+}
+
+/// Asserts two sets are equal, listing only their differences.
+pub fn assert_same_set<T: Ord + std::fmt::Debug>(
+    got: &BTreeSet<T>,
+    want: &BTreeSet<T>,
+    what: &str,
+) {
+    let missing: Vec<_> = want.difference(got).take(10).collect();
+    let extra: Vec<_> = got.difference(want).take(10).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{what} ({} against {}): missing {missing:?}, extra {extra:?}",
+        got.len(),
+        want.len()
+    );
+}
+
+impl Lab {
+    /// The seeds of a named crawl: synthweb's (every host's HTTP root) and every host's
+    /// HTTPS root, so that a route carries absolute-form requests and `CONNECT`
+    /// tunnels both.
+    pub fn seed_urls(&self) -> BTreeSet<String> {
+        let mut seeds: BTreeSet<String> = fs::read_to_string(self.web.path("seeds.txt"))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        seeds.extend(self.hosts.iter().map(WebHost::https_root));
+        seeds
+    }
+
+    /// The `trawl crawl` flags of the crawl `name` into `out`: [`Lab::crawl_args`]
+    /// with [`NAMED_BUDGET`], the HTTPS roots as `--seed`s ([`Lab::seed_urls`]), its
+    /// own User-Agent ([`Run::user_agent`]), the environment's proxies ignored, then
+    /// `extra`; a `--resolv-conf` in `extra` replaces the lab's.
+    pub fn named_args(
+        &self,
+        name: &str,
+        out: &Path,
+        delay_ms: u64,
+        extra: &[String],
+    ) -> Vec<String> {
+        let mut args = self.crawl_args(out, NAMED_BUDGET, delay_ms);
+        let mut extra = extra.to_vec();
+        if let Some(at) = extra.iter().position(|a| a == "--resolv-conf") {
+            let value = extra.remove(at + 1);
+            extra.remove(at);
+            let at = args.iter().position(|a| a == "--resolv-conf").unwrap();
+            args[at + 1] = value;
+        }
+        for h in &self.hosts {
+            args.extend(["--seed".to_owned(), h.https_root()]);
+        }
+        args.extend([
+            "--user-agent".to_owned(),
+            Run::user_agent(name),
+            "--no-proxy-env".to_owned(),
+        ]);
+        args.extend(extra);
+        args
+    }
+
+    /// Starts the crawl `name` ([`Lab::named_args`]) into `crawl-NAME` under the lab's
+    /// directory, with `env` added to trawl's environment; returns it and its `out`.
+    pub fn start_named(
+        &self,
+        name: &str,
+        delay_ms: u64,
+        extra: &[String],
+        env: &[(&str, &str)],
+    ) -> (Child, PathBuf) {
+        let out = self.dir.join(format!("crawl-{name}"));
+        let args = self.named_args(name, &out, delay_ms, extra);
+        (self.spawn_trawl_env(&out, &args, env), out)
+    }
+
+    /// Runs the crawl `name` ([`Lab::start_named`]) and waits for it (at most `limit`).
+    pub fn named_crawl(
+        &self,
+        name: &str,
+        delay_ms: u64,
+        extra: &[String],
+        env: &[(&str, &str)],
+        limit: Duration,
+    ) -> Run {
+        let (mut child, out) = self.start_named(name, delay_ms, extra, env);
+        let crawl = self.wait_crawl(&mut child, &out, limit);
+        eprintln!(
+            "crawl {name}: {} log lines, {:.1} s",
+            crawl.log.len(),
+            crawl.elapsed.as_secs_f64()
+        );
+        Run {
+            name: name.to_owned(),
+            out,
+            crawl,
+        }
     }
 }
 
@@ -790,6 +1077,7 @@ impl SquidConfig {
              pid_filename {d}/squid.pid\n\
              cache_log {d}/cache.log\n\
              access_log stdio:{d}/access.log squid\n\
+             strip_query_terms off\n\
              cache_store_log none\n\
              cache deny all\n\
              cache_mem 0 MB\n\
