@@ -8,7 +8,7 @@ use super::{After, Conn, Step};
 use crate::fetch::{
     DnsFailure, FailReason, FetchOutcome, ProxyFailKind, ProxyFailure, TimeoutPhase,
 };
-use crate::http::{DecodeError, HttpError};
+use crate::http::{DecodeError, HttpError, SharedBytes};
 use crate::net::egress::status::{self, OriginFailure, ProxyErrorKind, ProxyVerdict, ReplyClass};
 
 /// A failed `connect()` (at once or reported later by the socket).
@@ -96,6 +96,12 @@ pub(crate) fn proxied_answer(outcome: &mut FetchOutcome, conn: &Conn) {
     {
         let detail = error_type.unwrap_or_else(|| format!("proxy answered {}", head.status));
         outcome.error = Some(verdict_reason(verdict, &detail));
+        // The proxy's error page is not the origin's answer: no status for the URL in
+        // the crawl log, and no `response` record in the WARC.
+        outcome.head = None;
+        outcome.payload = None;
+        outcome.body = SharedBytes::default();
+        outcome.body_complete = false;
     }
 }
 
