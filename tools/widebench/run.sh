@@ -170,7 +170,11 @@ TRAWL_FLAGS+=(${TRAWL_EXTRA:-})
 log "trawl ${TRAWL_FLAGS[*]}"
 snap CPU0
 set +e
-/usr/bin/time -v -o "$WORK/trawl.time" timeout "$TIMEOUT" "$BIN/trawl" "${TRAWL_FLAGS[@]}" \
+# WRAP: a command put before trawl for a diagnostic run (word-split), e.g.
+# WRAP="perf record -F 999 -o $WORK/perf.data --": its CPU is then not trawl's alone.
+# shellcheck disable=SC2206
+WRAP_CMD=(${WRAP:-})
+/usr/bin/time -v -o "$WORK/trawl.time" timeout "$TIMEOUT" "${WRAP_CMD[@]}" "$BIN/trawl" "${TRAWL_FLAGS[@]}" \
   >"$WORK/trawl.out" 2>"$WORK/trawl.err" &
 TRAWL=$!; PIDS+=("$TRAWL")
 # Scrape trawl's gauges once a second (bounded by the crawl's own timeout).
