@@ -180,6 +180,24 @@ struct Budget<'a> {
     scratch: &'a mut [u8],
 }
 
+/// The caps' view for one call, the step buffer allocated on first use.
+fn budget<'a>(
+    limits: &'a DecodeLimits,
+    input_bytes: u64,
+    output_bytes: &'a mut u64,
+    scratch: &'a mut Vec<u8>,
+) -> Budget<'a> {
+    if scratch.is_empty() {
+        *scratch = vec![0; OUTPUT_STEP_BYTES];
+    }
+    Budget {
+        limits,
+        input_bytes,
+        output_bytes,
+        scratch,
+    }
+}
+
 impl Budget<'_> {
     /// Output room for the next step: one byte more than the cap allows, so that a
     /// stream exceeding the cap is detected rather than silently cut.
@@ -250,29 +268,31 @@ impl ContentDecoder {
             return Err(e);
         }
         self.input_bytes += input.len() as u64;
-        if self.scratch.is_empty() && !matches!(self.codec, Codec::Identity) {
-            self.scratch = vec![0; OUTPUT_STEP_BYTES];
-        }
-        let mut budget = Budget {
-            limits: &self.limits,
-            input_bytes: self.input_bytes,
-            output_bytes: &mut self.output_bytes,
-            scratch: &mut self.scratch,
-        };
         let result = match &mut self.codec {
             Codec::Identity => {
                 out.extend_from_slice(input);
                 // The ratio is 1: only the size cap applies.
-                *budget.output_bytes += input.len() as u64;
-                if *budget.output_bytes > budget.limits.max_decoded_bytes {
+                self.output_bytes += input.len() as u64;
+                if self.output_bytes > self.limits.max_decoded_bytes {
                     Err(DecodeError::TooLarge)
                 } else {
                     Ok(())
                 }
             }
-            Codec::Deflate(state) => state.push(input, out, &mut budget),
-            Codec::Gzip(state) => state.push(input, out, &mut budget),
-            Codec::Brotli(state) => state.push(input, out, &mut budget),
+            codec => {
+                let mut budget = budget(
+                    &self.limits,
+                    self.input_bytes,
+                    &mut self.output_bytes,
+                    &mut self.scratch,
+                );
+                match codec {
+                    Codec::Identity => Ok(()),
+                    Codec::Deflate(state) => state.push(input, out, &mut budget),
+                    Codec::Gzip(state) => state.push(input, out, &mut budget),
+                    Codec::Brotli(state) => state.push(input, out, &mut budget),
+                }
+            }
         };
         if let Err(e) = result {
             self.failed = Some(e);
@@ -293,15 +313,12 @@ impl ContentDecoder {
         }
         if let Codec::Brotli(state) = &mut self.codec {
             // A `br` body held back while it arrived is decoded now.
-            if self.scratch.is_empty() {
-                self.scratch = vec![0; OUTPUT_STEP_BYTES];
-            }
-            let mut budget = Budget {
-                limits: &self.limits,
-                input_bytes: self.input_bytes,
-                output_bytes: &mut self.output_bytes,
-                scratch: &mut self.scratch,
-            };
+            let mut budget = budget(
+                &self.limits,
+                self.input_bytes,
+                &mut self.output_bytes,
+                &mut self.scratch,
+            );
             if let Err(e) = state.flush(out, &mut budget) {
                 self.failed = Some(e);
                 return Err(e);
