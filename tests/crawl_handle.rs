@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crawl_support::{crawl_log, ADD_WORLD};
+use crawl_support::{crawl_log, Synthweb, ADD_WORLD};
 use trawl::engine::{AddError, CrawlConfig, Crawler};
 use trawl::handler::{Handler, Page};
 use url::Url;
@@ -42,12 +42,9 @@ impl Handler for Gate {
     }
 }
 
-#[test]
-fn urls_added_through_the_handle_are_fetched() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut sw = ADD_WORLD.start_with(&tmp.path().join("web"), &[], false);
-    let out = tmp.path().join("crawl");
-    let mut config = CrawlConfig::new(&out);
+/// A crawl of the server's web into `out`: its seeds and hosts, loopback allowed.
+fn config_of(sw: &Synthweb, out: &std::path::Path) -> CrawlConfig {
+    let mut config = CrawlConfig::new(out);
     config.seeds = std::fs::read_to_string(sw.path("seeds.txt"))
         .unwrap()
         .lines()
@@ -61,6 +58,15 @@ fn urls_added_through_the_handle_are_fetched() {
         .overrides
         .extend(trawl::net::parse_hosts_file(&hosts).unwrap());
     config.fetcher.allow_private_addresses = true;
+    config
+}
+
+#[test]
+fn urls_added_through_the_handle_are_fetched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sw = ADD_WORLD.start_with(&tmp.path().join("web"), &[], false);
+    let out = tmp.path().join("crawl");
+    let mut config = config_of(&sw, &out);
     config.delay = Duration::from_millis(60);
     config.seen_capacity = 100_000;
     config.progress_interval = Duration::ZERO;
@@ -160,20 +166,7 @@ fn the_handle_pauses_checkpoints_reports_and_stops() {
     let tmp = tempfile::tempdir().unwrap();
     let mut sw = ADD_WORLD.start_with(&tmp.path().join("web"), &[], false);
     let out = tmp.path().join("crawl");
-    let mut config = CrawlConfig::new(&out);
-    config.seeds = std::fs::read_to_string(sw.path("seeds.txt"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(str::to_owned)
-        .collect();
-    let hosts = std::fs::read_to_string(sw.path("hosts.txt")).unwrap();
-    config
-        .fetcher
-        .dns
-        .overrides
-        .extend(trawl::net::parse_hosts_file(&hosts).unwrap());
-    config.fetcher.allow_private_addresses = true;
+    let mut config = config_of(&sw, &out);
     config.delay = Duration::from_millis(200);
     config.seen_capacity = 100_000;
     config.progress_interval = Duration::ZERO;
