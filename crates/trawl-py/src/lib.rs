@@ -30,6 +30,13 @@ use trawl::engine::{CrawlHandle, Crawler, Stats};
 use trawl::options::crawl::{command, CrawlPlan};
 use trawl::{Handler, Page as EnginePage};
 
+/// The engine's allocator, as in the `trawl` binary: a crawl allocates and frees many
+/// small strings per page from several threads, and mimalloc's thread-local free
+/// lists cost about half of glibc's malloc there (src/main.rs). It serves the Rust
+/// allocations of this module only; the interpreter keeps its own.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Pages waiting for the Python consumer past which the shards start no new fetch
 /// (those in flight still finish and queue: at most this plus the crawl's
 /// concurrency wait, each as large as the fetch buffer it came from).
@@ -281,9 +288,39 @@ fn recv_interruptible<T: Send>(
     }
 }
 
+/// The crawls started and not yet waited for: stopped cleanly (final checkpoint) when
+/// the interpreter exits ([`stop_all`], registered with `atexit`), rather than cut
+/// off mid-write by the process's end.
+static LIVE: Mutex<Vec<Py<Crawl>>> = Mutex::new(Vec::new());
+
+/// Stops every crawl still running and waits for each to end (the `atexit` hook).
+#[pyfunction]
+fn stop_all(py: Python<'_>) {
+    let live = LIVE
+        .lock()
+        .map(|mut l| std::mem::take(&mut *l))
+        .unwrap_or_default();
+    for crawl in live {
+        let crawl = crawl.get();
+        crawl.stop();
+        crawl.drain();
+        let _ = crawl.wait(py);
+    }
+}
+
 impl Crawl {
-    /// Starts the crawl's thread if it has not started.
-    fn start(&self) -> PyResult<()> {
+    /// Starts the crawl's thread if it has not started (and counts it live).
+    fn start_py(slf: &Py<Self>, py: Python<'_>) -> PyResult<()> {
+        if slf.get().start()? {
+            if let Ok(mut live) = LIVE.lock() {
+                live.push(slf.clone_ref(py));
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the crawl's thread if it has not started; true if it starts now.
+    fn start(&self) -> PyResult<bool> {
         let mut run = self.lock_run()?;
         if let Run::Ready(_) = &*run {
             let Run::Ready(crawler) = std::mem::replace(&mut *run, Run::Taken) else {
@@ -294,8 +331,9 @@ impl Crawl {
                 .spawn(move || crawler.run().map_err(|e| e.to_string()))
                 .map_err(|e| PyRuntimeError::new_err(format!("cannot start the crawl: {e}")))?;
             *run = Run::Running(thread);
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     }
 
     fn lock_run(&self) -> PyResult<std::sync::MutexGuard<'_, Run>> {
@@ -319,6 +357,7 @@ impl Crawl {
     /// for its final checkpoint and raises `KeyboardInterrupt`.
     fn wait(&self, py: Python<'_>) -> PyResult<Stats> {
         self.start()?;
+        let _left = Unlisted(self);
         let mut interrupted: Option<PyErr> = None;
         loop {
             let done = py.allow_threads(|| {
@@ -370,6 +409,21 @@ impl Crawl {
         self.bridge.want_outcomes.store(false, Ordering::Release);
         while self.bridge.pages_rx.try_recv().is_ok() {}
         while self.bridge.outcomes_rx.try_recv().is_ok() {}
+    }
+}
+
+/// Takes a crawl off [`LIVE`] once it has been waited for (on every way out of
+/// [`Crawl::wait`]).
+struct Unlisted<'a>(&'a Crawl);
+
+impl Drop for Unlisted<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_finished() {
+            return;
+        }
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|c| !std::ptr::eq(c.get(), self.0));
+        }
     }
 }
 
@@ -432,24 +486,27 @@ impl Crawl {
     }
 
     /// Runs the crawl to its end and returns the final stats.
-    fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let stats = self.wait(py)?;
-        stats_dict(py, &stats, self.bridge.hook_errors.load(Ordering::Relaxed))
+    fn run<'py>(slf: Py<Self>, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Self::start_py(&slf, py)?;
+        let crawl = slf.get();
+        let stats = crawl.wait(py)?;
+        stats_dict(py, &stats, crawl.bridge.hook_errors.load(Ordering::Relaxed))
     }
 
     /// The fetched pages as they finish; iterating drives the crawl.
-    fn pages(slf: Py<Self>) -> PyResult<PageStream> {
-        let crawl = slf.get();
-        crawl.bridge.want_pages.store(true, Ordering::Release);
-        crawl.start()?;
+    fn pages(slf: Py<Self>, py: Python<'_>) -> PyResult<PageStream> {
+        slf.get().bridge.want_pages.store(true, Ordering::Release);
+        Self::start_py(&slf, py)?;
         Ok(PageStream { crawl: slf })
     }
 
     /// The crawl-log records as dicts, as they are decided.
-    fn outcomes(slf: Py<Self>) -> PyResult<OutcomeStream> {
-        let crawl = slf.get();
-        crawl.bridge.want_outcomes.store(true, Ordering::Release);
-        crawl.start()?;
+    fn outcomes(slf: Py<Self>, py: Python<'_>) -> PyResult<OutcomeStream> {
+        slf.get()
+            .bridge
+            .want_outcomes
+            .store(true, Ordering::Release);
+        Self::start_py(&slf, py)?;
         Ok(OutcomeStream { crawl: slf })
     }
 
@@ -693,5 +750,9 @@ fn _trawl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PageStream>()?;
     m.add_class::<OutcomeStream>()?;
     m.add("VERSION", trawl::VERSION)?;
+    let stop_all = wrap_pyfunction!(stop_all, m)?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (stop_all,))?;
     Ok(())
 }

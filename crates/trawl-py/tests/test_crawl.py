@@ -219,7 +219,7 @@ def test_a_slow_consumer_pauses_scheduling_within_memory(web: Synthweb, tmp_path
 CHILD = """
 import sys, trawl
 sys.path.insert(0, {tests!r})
-from conftest import options, Synthweb
+from conftest import options
 class Web: pass
 web = Web(); web.dir = __import__("pathlib").Path({dir!r})
 c = trawl.Crawl(seeds={seeds!r}, out={out!r}, **options(web, delay_ms=200))
@@ -230,6 +230,34 @@ except KeyboardInterrupt:
     sys.exit(3)
 print("ended", flush=True)
 """
+
+
+EXIT_EARLY = """
+import sys, trawl
+sys.path.insert(0, {tests!r})
+from conftest import options
+class Web: pass
+web = Web(); web.dir = __import__("pathlib").Path({dir!r})
+c = trawl.Crawl(seeds={seeds!r}, out={out!r}, **options(web, delay_ms=200))
+for n, page in enumerate(c.pages()):
+    if n == 3:
+        break
+print("left", flush=True)
+"""
+
+
+def test_the_interpreter_exit_stops_a_crawl_left_running(web: Synthweb, tmp_path: Path) -> None:
+    out = tmp_path / "crawl"
+    script = EXIT_EARLY.format(
+        tests=str(Path(__file__).parent), dir=str(web.dir), seeds=web.seeds, out=str(out)
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["finish"] == "stopped", stats
+    assert (out / "checkpoint" / "CURRENT").is_file()
 
 
 def test_sigint_stops_the_crawl_cleanly(web: Synthweb, tmp_path: Path) -> None:
