@@ -1,7 +1,7 @@
 # trawl — the commands a person (and CI) runs. See README.md.
 CARGO ?= cargo
 
-.PHONY: all deps build demo test memtest lint fmt bench synthweb clean
+.PHONY: all deps build demo test pytest python memtest lint fmt bench synthweb clean
 
 all: build
 
@@ -27,9 +27,34 @@ demo: deps
 
 ## The whole test suite (the README's test command; .ci/run calls it): the module-graph
 ## lint's own tests (tools/modgraph/test_check.py, on made-up crates), then cargo's.
-test: deps .venv/bin/warcio
+test: deps .venv/bin/warcio .venv/bin/maturin
 	python3 -m unittest discover -s tools/modgraph -p 'test_*.py'
 	WARCIO=$(CURDIR)/.venv/bin/warcio $(CARGO) test --workspace --all-features
+	$(MAKE) pytest PYPROFILE=dev
+
+## Where cargo builds (CARGO_TARGET_DIR, else ./target): the Python tests find synthweb
+## there, and maturin builds the wheel there.
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+## The wheel's cargo profile. `make test` passes `dev`: the engine compiled for
+## `cargo test` is reused (only the extension module links), so CI compiles the engine
+## once; `make python` alone builds an optimised wheel.
+PYPROFILE ?= release
+WHEELS = $(TARGET_DIR)/wheels-$(PYPROFILE)
+
+## The Python package (crates/trawl-py, docs/python.md): an abi3 wheel (CPython >= 3.9)
+## built with maturin and installed in .venv. It links the system's ISA-L as the binary
+## does: a local wheel (tagged linux), not a manylinux one.
+python: deps .venv/bin/maturin
+	rm -rf $(WHEELS)
+	CARGO_TARGET_DIR=$(TARGET_DIR) .venv/bin/maturin build --quiet --profile $(PYPROFILE) \
+	  -m crates/trawl-py/Cargo.toml --out $(WHEELS)
+	.venv/bin/pip install --quiet --force-reinstall --no-deps $(WHEELS)/trawl-*.whl
+
+## The Python package's tests (crates/trawl-py/tests, pytest) against synthweb on
+## loopback, and mypy --strict on docs/python.md's example, after `make python`.
+pytest: python
+	$(CARGO) build -p synthweb
+	SYNTHWEB=$(TARGET_DIR)/debug/synthweb .venv/bin/python -m pytest -q crates/trawl-py/tests
 
 ## The frontier memory acceptance run (tests/crawl_memory.rs, ignored in `make test`):
 ## release trawl + synthweb, `--memory 256M`, tens of millions of queued URLs; peak RSS
@@ -41,6 +66,10 @@ memtest: deps
 ## warcio (PyPI) checks every WARC file the tests write; it lives in a local venv.
 .venv/bin/warcio:
 	python3 -m venv .venv && .venv/bin/pip install --quiet warcio
+
+## maturin builds the Python package; pytest and mypy check it (same venv).
+.venv/bin/maturin: .venv/bin/warcio
+	.venv/bin/pip install --quiet maturin pytest mypy
 
 ## The module graph's rules (tools/modgraph/check.py with tools/modgraph/rules.toml: no
 ## import cycle among the modules of any level, the crawl core closed, the frontier

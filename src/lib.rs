@@ -22,6 +22,7 @@ pub mod html;
 pub mod http;
 pub mod inspect;
 pub mod net;
+pub mod options;
 pub mod provenance;
 pub mod recrawl;
 pub mod robots;

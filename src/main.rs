@@ -33,7 +33,7 @@ enum Command {
     Bench(cli::bench::BenchArgs),
     /// Crawl from seeds into an output directory (WARC, crawl log, checkpoints).
     #[command(args_override_self = true)]
-    Crawl(cli::crawl::CrawlArgs),
+    Crawl(trawl::options::crawl::CrawlArgs),
     /// Describe and verify a crawl's checkpoint (exit 1 if it is damaged).
     Inspect(cli::inspect::InspectArgs),
     /// Hand URLs to a running crawl through its drop directory (`OUT/add/`).
@@ -55,7 +55,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     trawl::sys::process::restore_default_sigpipe();
-    let args = match cli::crawl::expand_config(std::env::args().collect()) {
+    let args = match trawl::options::crawl::expand_config(std::env::args().collect()) {
         Ok(args) => args,
         Err(err) => {
             eprintln!("trawl: {err:#}");

@@ -26,7 +26,7 @@ pub struct FetchArgs {
     pub concurrency: usize,
     /// Name overrides, CA files, deadlines.
     #[command(flatten)]
-    pub net: super::netargs::NetArgs,
+    pub net: trawl::options::netargs::NetArgs,
     /// Write each decoded body to DIR/<index>.body (index = position in the input).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

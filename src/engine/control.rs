@@ -24,6 +24,10 @@ use crate::control::{
 /// How long the `checkpoint` verb waits for its checkpoint to commit.
 const CHECKPOINT_WAIT: Duration = Duration::from_secs(10);
 
+/// How long a caller of live figures waits for the coordinator's next turn (it
+/// turns every 20 ms, longer only while it writes a checkpoint).
+const STATS_WAIT: Duration = Duration::from_secs(5);
+
 /// What the operator has set, and what the engine reports back.
 pub(crate) struct Operator {
     out: PathBuf,
@@ -38,6 +42,18 @@ pub(crate) struct Operator {
     ending: AtomicBool,
     /// The blocks and raised delays, which the crawl cores read (`CoreShared`).
     pub rules: std::sync::Arc<OperatorRules>,
+    /// Live figures for the library's [`super::CrawlHandle::stats`]: asked for by a
+    /// caller, published by the coordinator on its next turn.
+    live: LiveStats,
+}
+
+/// The last `stats.json` content published, and whether a caller waits for a new one.
+#[derive(Default)]
+struct LiveStats {
+    latest: std::sync::Mutex<Option<super::Stats>>,
+    generation: AtomicU64,
+    asked: AtomicBool,
+    running: AtomicBool,
 }
 
 /// The operator's figures in `stats.json` and `/api/control`.
@@ -64,7 +80,58 @@ impl Operator {
             stop: AtomicBool::new(false),
             ending: AtomicBool::new(false),
             rules: std::sync::Arc::default(),
+            live: LiveStats::default(),
         }
+    }
+
+    /// The coordinator runs (true) or has finished (false): whether a caller asking
+    /// for live figures should wait for the next turn.
+    pub fn set_running(&self, running: bool) {
+        self.live.running.store(running, Ordering::Release);
+    }
+
+    /// Live figures were asked for since the last call.
+    pub fn take_stats_request(&self) -> bool {
+        self.live.asked.swap(false, Ordering::AcqRel)
+    }
+
+    /// The coordinator's answer: the figures as of now (`finish` "running"), or the
+    /// final ones.
+    pub fn publish_stats(&self, stats: super::Stats) {
+        if let Ok(mut latest) = self.live.latest.lock() {
+            *latest = Some(stats);
+        }
+        self.live.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Figures as of now: while the crawl runs, asks the coordinator and waits (at
+    /// most [`STATS_WAIT`]) for its next turn; otherwise the last ones published
+    /// (`None` before the crawl started).
+    pub fn live_stats(&self) -> Option<super::Stats> {
+        let before = self.live.generation.load(Ordering::Acquire);
+        self.live.asked.store(true, Ordering::Release);
+        let deadline = Instant::now() + STATS_WAIT;
+        while self.live.running.load(Ordering::Acquire)
+            && self.live.generation.load(Ordering::Acquire) == before
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.live.latest.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// Asks for a pause (true) or the end of one (false).
+    pub fn set_paused(&self, paused: bool) {
+        let _ = self.apply(if paused {
+            Command::Pause
+        } else {
+            Command::Resume
+        });
+    }
+
+    /// Asks for a stop: final checkpoint, then the crawl ends.
+    pub fn stop(&self) {
+        let _ = self.apply(Command::Stop);
     }
 
     pub fn token(&self) -> &str {
@@ -151,23 +218,32 @@ impl Operator {
     /// the coordinator takes it on its next turn unless one is running or the disk
     /// watch holds checkpoints back.
     fn checkpoint_now(&self) -> serde_json::Value {
-        let before = self.committed_epoch.load(Ordering::Acquire);
-        self.checkpoint.store(true, Ordering::Release);
-        let deadline = Instant::now() + CHECKPOINT_WAIT;
-        while Instant::now() < deadline {
-            let now = self.committed_epoch.load(Ordering::Acquire);
-            if now > before {
-                return serde_json::json!({
-                    "ok": true, "verb": "checkpoint", "committed": true, "epoch": now,
-                });
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if let Some(epoch) = self.checkpoint_wait() {
+            return serde_json::json!({
+                "ok": true, "verb": "checkpoint", "committed": true, "epoch": epoch,
+            });
         }
         serde_json::json!({
             "ok": true, "verb": "checkpoint", "committed": false,
             "message": "asked for; not committed within 10 s (a checkpoint may be running, \
                         or the disk watch holds them back); see checkpoints in /api/status",
         })
+    }
+
+    /// Asks for a checkpoint and waits (at most [`CHECKPOINT_WAIT`]) for it to
+    /// commit; its epoch, or `None` if none committed in time.
+    pub fn checkpoint_wait(&self) -> Option<u64> {
+        let before = self.committed_epoch.load(Ordering::Acquire);
+        self.checkpoint.store(true, Ordering::Release);
+        let deadline = Instant::now() + CHECKPOINT_WAIT;
+        while Instant::now() < deadline {
+            let now = self.committed_epoch.load(Ordering::Acquire);
+            if now > before {
+                return Some(now);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     fn add(&self, urls: &[String]) -> Result<serde_json::Value, ApiError> {

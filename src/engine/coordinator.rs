@@ -134,6 +134,11 @@ impl<'a> Coordinator<'a> {
                 self.report.disk.fill(&mut s, now);
                 self.report.monitor.update(&s, now);
             }
+            if self.shared.operator.take_stats_request() {
+                let mut s = self.stats();
+                self.report.disk.fill(&mut s, now);
+                self.shared.operator.publish_stats(s);
+            }
         }
     }
 

@@ -123,8 +123,10 @@ impl CrawlerBuilder {
         if let Some(f) = &self.farm {
             f.validate().map_err(CrawlError::Config)?;
         }
+        let operator = Arc::new(control::Operator::new(&config.out_dir, config.delay));
         Ok(Crawler {
             farm: self.farm,
+            operator,
             config,
             handler: self.handler,
             resume: self.resume,
@@ -136,6 +138,7 @@ impl CrawlerBuilder {
 /// A configured crawl, ready to [`Crawler::run`].
 pub struct Crawler {
     farm: Option<crate::farm::FarmConfig>,
+    operator: Arc<control::Operator>,
     config: CrawlConfig,
     handler: Option<Arc<dyn Handler>>,
     resume: bool,
@@ -148,10 +151,11 @@ impl Crawler {
         CrawlerBuilder::default()
     }
 
-    /// A handle for adding URLs while [`Crawler::run`] runs (on another thread):
-    /// see [`CrawlHandle::add`].
+    /// A handle for operating the crawl while [`Crawler::run`] runs (on another
+    /// thread): add URLs, pause, resume, checkpoint, stop, live figures. See
+    /// [`CrawlHandle`].
     pub fn handle(&self) -> CrawlHandle {
-        CrawlHandle::new(self.config.out_dir.clone())
+        CrawlHandle::new(self.config.out_dir.clone(), Arc::clone(&self.operator))
     }
 
     /// Runs the crawl to the end: the frontier is exhausted, a budget is spent, or the
@@ -170,12 +174,13 @@ impl Crawler {
 fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
     let Crawler {
         farm,
+        operator,
         config,
         handler,
         resume,
         stop,
     } = crawler;
-    let mut prepared = setup::prepare(config, handler, resume, farm)?;
+    let mut prepared = setup::prepare(config, handler, resume, farm, operator)?;
     let monitor = observe::monitor::Monitor::new(
         &prepared.shared.config,
         Arc::clone(&prepared.shared.operator),
@@ -191,7 +196,10 @@ fn run(crawler: Crawler) -> Result<Stats, CrawlError> {
         monitor,
         adds,
     );
-    let ending = coordinator.run()?;
+    prepared.shared.operator.set_running(true);
+    let ending = coordinator.run();
+    prepared.shared.operator.set_running(false);
+    let ending = ending?;
     // The final checkpoint while the shards still hold their frontiers.
     let cp = coordinator.final_checkpoint();
     let report = coordinator.into_report();
@@ -360,6 +368,7 @@ fn finish(
     }
     report.disk.fill(&mut s, Instant::now());
     report.monitor.finish(&s);
+    shared.operator.publish_stats(s.clone());
     write_stats(&prepared.out, &s)?;
     Ok(s)
 }

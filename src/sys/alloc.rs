@@ -17,7 +17,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// budget; with no delay it is 208-220 MiB (`tests/crawl_memory.rs`,
 /// docs/benchmarks.md "Frontier memory"). It costs CPU (the freed memory is faulted in
 /// again when reused), so `trawl crawl` asks for it only under a `--memory` budget
-/// below the default 512M (`cli::crawl`).
+/// below the default 512M (`options::crawl`).
 pub fn purge_freed_memory_promptly() {
     // SAFETY: `mi_option_set` stores an integer in mimalloc's option table; it may be
     // called at any time from any thread, and 0 is a valid `purge_delay` (immediate).

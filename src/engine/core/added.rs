@@ -41,12 +41,14 @@ impl Core {
             let keys: Vec<&[u8]> = canonical.iter().map(|u| u.as_str().as_bytes()).collect();
             self.shared.memory.seen.test_and_set_batch(&keys, &mut seen);
         }
-        for (url, &known) in canonical.into_iter().zip(seen.iter()) {
-            if !known {
-                self.admit(url, None, String::new(), now, out);
-            }
-        }
+        let fresh: Vec<(Url, String)> = canonical
+            .into_iter()
+            .zip(seen.iter())
+            .filter(|(_, &known)| !known)
+            .map(|(url, _)| (url, String::new()))
+            .collect();
         self.seen_scratch = seen;
+        self.admit_batch(None, fresh, now, out);
         self.shared.outstanding.sub(travelled);
     }
 }

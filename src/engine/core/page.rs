@@ -208,6 +208,7 @@ impl Core {
         seen.resize(keys.len(), false);
         self.shared.memory.seen.test_and_set_batch(&keys, &mut seen);
         let kept = outlinks.iter().filter(|(_, hop)| !over(*hop));
+        let mut fresh = Vec::new();
         for ((link, hop), known) in kept.zip(seen.iter()) {
             if *known {
                 continue;
@@ -222,9 +223,10 @@ impl Core {
             let mut hops = String::with_capacity(item.hops.len() + 1);
             hops.push_str(&item.hops);
             hops.push(hop.code());
-            self.admit(url, Some(&item.url), hops, now, out);
+            fresh.push((url, hops));
         }
         self.seen_scratch = seen;
+        self.admit_batch(Some(&item.url), fresh, now, out);
     }
 
     /// Applies X-Robots-Tag, meta robots and content fingerprints, then extracts links.
@@ -304,12 +306,7 @@ impl Core {
     }
 
     /// The decision for a URL the presence bits just reported as new (the caller sets
-    /// its bit): filters (a gzipped sitemap on a sitemap hop exempt from the refused
-    /// extensions), the handler's hook, then [`Core::route`]. The one admission: a
-    /// page's links, a robots.txt's `Sitemap:` lines, the links other farm nodes send
-    /// ([`Core::on_inbound`]) and the URLs added while the crawl runs
-    /// ([`Core::on_added`]) all pass here. `via` is `None` only for an added URL (this
-    /// node's, or one another node was handed): no page, no hop, refused as `added`.
+    /// its bit): [`Core::admit_batch`] of one.
     pub(super) fn admit(
         &mut self,
         url: Url,
@@ -318,31 +315,92 @@ impl Core {
         now: Now,
         out: &mut Vec<Action>,
     ) {
-        let checked = self.filter.check(&url, hops.len() as u32);
-        if let Err(reason) = checked.or_else(|r| super::sitemaps::exempt(r, &url, &hops)) {
-            if matches!(reason, crate::url::Reject::OutOfScope) && !self.scope_warned {
-                self.scope_warned = true;
-                out.push(Note::warn(format!(
-                    "links outside the crawl scope ({}) are logged as filtered \
-                     (filter:out_of_scope) and not followed; --scope any follows them",
-                    self.shared.settings.scope
-                )));
+        self.admit_batch(via, vec![(url, hops)], now, out);
+    }
+
+    /// The decision for URLs the presence bits just reported as new, all found on
+    /// `via` (the caller set their bits): filters (a gzipped sitemap on a sitemap hop
+    /// exempt from the refused extensions), then the handler's hook, asked once for
+    /// all that passed ([`crate::handler::Handler::accept_links`]), then
+    /// [`Core::route`]. The one admission: a page's links, a robots.txt's `Sitemap:`
+    /// lines, the links other farm nodes send ([`Core::on_inbound`]) and the URLs added
+    /// while the crawl runs ([`Core::on_added`]) all pass here. `via` is `None` only for
+    /// an added URL (this node's, or one another node was handed): no page, no hop,
+    /// refused as `added`.
+    pub(super) fn admit_batch(
+        &mut self,
+        via: Option<&str>,
+        candidates: Vec<(Url, String)>,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
+        let mut passed = Vec::with_capacity(candidates.len());
+        for (url, hops) in candidates {
+            if self.screen(&url, via, &hops, now, out) {
+                passed.push((url, hops));
             }
-            let mut rec = LogRecord::new(now.wall, url.as_str(), Outcome::Filtered);
-            rec.via = via.map(str::to_owned);
-            rec.hops = hops_path(&hops);
-            rec.annotations.push(format!("filter:{}", reason.code()));
-            if via.is_none() {
-                rec.annotations.push("added".to_owned());
+        }
+        let Some(handler) = self.shared.handler.clone() else {
+            for (url, hops) in passed {
+                self.enqueue(url, via, hops, now, out);
             }
-            out.push(Action::Log(Box::new(rec)));
+            return;
+        };
+        if passed.is_empty() {
             return;
         }
-        if let Some(handler) = &self.shared.handler {
-            if !handler.accept_link(via.unwrap_or_default(), &url) {
-                return;
+        let (urls, hops): (Vec<Url>, Vec<String>) = passed.into_iter().unzip();
+        let mut keep = vec![true; urls.len()];
+        handler.accept_links(via.unwrap_or_default(), &urls, &mut keep);
+        for ((url, hops), keep) in urls.into_iter().zip(hops).zip(keep) {
+            if keep {
+                self.enqueue(url, via, hops, now, out);
             }
         }
+    }
+
+    /// The filters' verdict on a new URL: true if it passes; a refusal is logged
+    /// `filtered` with its reason.
+    fn screen(
+        &mut self,
+        url: &Url,
+        via: Option<&str>,
+        hops: &str,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        let checked = self.filter.check(url, hops.len() as u32);
+        let Err(reason) = checked.or_else(|r| super::sitemaps::exempt(r, url, hops)) else {
+            return true;
+        };
+        if matches!(reason, crate::url::Reject::OutOfScope) && !self.scope_warned {
+            self.scope_warned = true;
+            out.push(Note::warn(format!(
+                "links outside the crawl scope ({}) are logged as filtered \
+                 (filter:out_of_scope) and not followed; --scope any follows them",
+                self.shared.settings.scope
+            )));
+        }
+        let mut rec = LogRecord::new(now.wall, url.as_str(), Outcome::Filtered);
+        rec.via = via.map(str::to_owned);
+        rec.hops = hops_path(hops);
+        rec.annotations.push(format!("filter:{}", reason.code()));
+        if via.is_none() {
+            rec.annotations.push("added".to_owned());
+        }
+        out.push(Action::Log(Box::new(rec)));
+        false
+    }
+
+    /// An admitted URL counted discovered and outstanding, then routed.
+    fn enqueue(
+        &mut self,
+        url: Url,
+        via: Option<&str>,
+        hops: String,
+        now: Now,
+        out: &mut Vec<Action>,
+    ) {
         let Some(key) = host_key(&url) else { return };
         let item = QueuedUrl {
             url: url.into(),

@@ -162,6 +162,7 @@ pub(super) fn prepare(
     handler: Option<Arc<dyn Handler>>,
     resume: bool,
     farm: Option<crate::farm::FarmConfig>,
+    operator: Arc<super::control::Operator>,
 ) -> Result<Prepared, CrawlError> {
     let out = config.out_dir.clone();
     let cp_root = out.join("checkpoint");
@@ -170,9 +171,9 @@ pub(super) fn prepare(
     let resumed = open_run(&mut config, resume)?;
     previous::record_previous(&config)?;
     let (seen, fingerprints) = open_presence(&config, resumed.as_ref())?;
-    // What an operator sets through the control API; the status page's board follows
-    // what the output writes.
-    let operator = Arc::new(super::control::Operator::new(&config.out_dir, config.delay));
+    // The status page's board follows what the output writes. (What an operator sets
+    // through the control API, `operator`, is the builder's: a `CrawlHandle` reaches
+    // it before the run starts.)
     let board = Arc::default();
     let output = open_output(&config, resumed.as_ref(), Arc::clone(&board))?;
     // URL filter scope from the seeds.

@@ -158,7 +158,8 @@ impl Shard {
             let scheduling = !self.shared.core.is_stopping()
                 && !self.shared.flags.is_paused()
                 && !self.shared.operator.is_paused()
-                && !backlogged;
+                && !backlogged
+                && !self.is_consumer_behind();
             if scheduling {
                 let mut actions = std::mem::take(&mut self.actions);
                 self.core.set_waiting_unconnected(
@@ -214,6 +215,16 @@ impl Shard {
         }
         self.flush_output();
         self.publish();
+    }
+
+    /// The embedder's consumer is behind ([`crate::handler::Handler::is_backlogged`]):
+    /// no new fetch starts until it catches up; those in flight finish.
+    fn is_consumer_behind(&self) -> bool {
+        self.shared
+            .core
+            .handler
+            .as_ref()
+            .is_some_and(|h| h.is_backlogged())
     }
 
     /// Carries out the core's actions, in order, leaving `actions` empty.
@@ -417,10 +428,18 @@ impl Shard {
         log.route = self.route_label(&log.url);
         if let Some(h) = &self.shared.core.handler {
             if let (Some(head), None) = (o.head.as_ref(), &o.error) {
+                let links: Vec<&str> = fetched
+                    .page
+                    .map(|(_, links)| links.iter().map(|(l, _)| l.as_str()).collect())
+                    .unwrap_or_default();
+                let micros = u64::try_from(now.unix_micros()).unwrap_or(0);
                 h.on_response(&crate::handler::Page {
                     url: &o.url,
                     head,
                     body: &o.body,
+                    links: &links,
+                    fetched_at: std::time::UNIX_EPOCH + Duration::from_micros(micros),
+                    ip: o.peer.map(|p| p.ip()),
                 });
             }
             h.on_outcome(&log);

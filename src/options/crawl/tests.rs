@@ -125,7 +125,7 @@ fn warc_gzip_level_flag() {
 /// and replayed by a resume (which passes no flag), anything else refused.
 #[test]
 fn sitemap_lastmod_flag_is_recorded_and_replayed() {
-    use trawl::recrawl::LastmodPolicy;
+    use crate::recrawl::LastmodPolicy;
     let argv: Vec<String> = [
         "trawl",
         "crawl",
@@ -183,8 +183,8 @@ fn sitemap_lastmod_flag_is_recorded_and_replayed() {
 /// clear error for anything else.
 #[test]
 fn disk_reserve_flag() {
+    use crate::engine::space::Reserve;
     use clap::Parser;
-    use trawl::engine::space::Reserve;
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]

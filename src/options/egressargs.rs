@@ -11,11 +11,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use trawl::net::egress::book::{Egress, DEFAULT_PER_PROXY_CONNECTIONS};
-use trawl::net::egress::rules::{RouteSpec, Routes};
-use trawl::net::egress::secret::{CredSource, Credentials, Secret};
-use trawl::net::egress::url::ProxyUrl;
-use trawl::net::FetcherConfig;
+use crate::net::egress::book::{Egress, DEFAULT_PER_PROXY_CONNECTIONS};
+use crate::net::egress::rules::{RouteSpec, Routes};
+use crate::net::egress::secret::{CredSource, Credentials, Secret};
+use crate::net::egress::url::ProxyUrl;
+use crate::net::FetcherConfig;
 
 /// Flags that route requests through HTTP or SOCKS5 proxies.
 #[derive(Debug, Args)]
@@ -198,7 +198,7 @@ pub const URL_NOT_RECORDED: &str = "url-not-recorded";
 pub fn recordable_proxy(raw: &str) -> (String, bool) {
     match ProxyUrl::parse(raw, "--proxy") {
         Ok(url) => (url.to_string(), url.auth.is_some()),
-        Err(_) => (trawl::net::egress::url::redact(raw), raw.contains('@')),
+        Err(_) => (crate::net::egress::url::redact(raw), raw.contains('@')),
     }
 }
 

@@ -2,7 +2,7 @@
 //! `--concurrency` connections fit, and the concurrency lowered (with a warning) when
 //! even that is too small.
 
-use trawl::engine::CrawlConfig;
+use crate::engine::CrawlConfig;
 
 /// File descriptors a crawl keeps beside its connections: WARC and log files,
 /// frontier files, checkpoints, the listener of the metrics endpoint, epoll and
@@ -15,7 +15,7 @@ const RESERVED_FDS: u64 = 512;
 /// DNS lookups in flight hold a socket each and are reserved for too. A lowered
 /// setting is said on stderr, never silently.
 pub fn fit_concurrency_to_open_files(c: &mut CrawlConfig) {
-    let limit = match trawl::sys::process::raise_open_files_limit(u64::MAX) {
+    let limit = match crate::sys::process::raise_open_files_limit(u64::MAX) {
         Ok(n) => n,
         Err(e) => {
             eprintln!("trawl: warning: cannot read or raise the open files limit: {e}");

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use trawl::net::{parse_hosts_file, parse_resolve, BindAddrs, Deadlines, FetcherConfig};
+use crate::net::{parse_hosts_file, parse_resolve, BindAddrs, Deadlines, FetcherConfig};
 
 /// Flags that shape the fetcher's name resolution, TLS trust and deadlines.
 #[derive(Debug, Args)]

@@ -1,19 +1,19 @@
-//! `trawl crawl`: run a crawl from seeds into an output directory.
+//! The settings of a crawl as `trawl crawl` spells them: one clap table
+//! ([`CrawlArgs`]) that the command line and the Python package (`trawl.Crawl(**options)`)
+//! both parse, the checks that turn it into a [`CrawlConfig`], and the resume from
+//! `start.json` (the flags a crawl started with, applied again under the new ones).
 
 use std::fs;
 use std::path::PathBuf;
-use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::parser::ValueSource;
 use clap::{ArgAction, ArgMatches, Args, FromArgMatches};
 
-use trawl::engine::{CrawlConfig, Crawler};
-use trawl::robots::Forbidden4xx;
-use trawl::url::Scope;
+use crate::engine::CrawlConfig;
+use crate::robots::Forbidden4xx;
+use crate::url::Scope;
 
 /// Flags of `trawl crawl`. Every long flag may also be given in the `--config` TOML
 /// file as `flag-name = value` (flags on the command line win).
@@ -102,7 +102,7 @@ pub struct CrawlArgs {
     pub max_bytes: Option<u64>,
     /// Most distinct links followed from one page (at least 1); pages with more are
     /// logged `links-truncated:N`.
-    #[arg(long, default_value_t = trawl::html::ExtractOptions::DEFAULT_MAX_LINKS)]
+    #[arg(long, default_value_t = crate::html::ExtractOptions::DEFAULT_MAX_LINKS)]
     pub max_links_per_page: usize,
     /// Most link hops from a seed.
     #[arg(long)]
@@ -236,9 +236,9 @@ impl Seeds {
     /// Checks one seed: an absolute `http` or `https` URL.
     fn check(&mut self, value: &str, place: &str) {
         self.given += 1;
-        match trawl::url::canonicalize_absolute(value) {
+        match crate::url::canonicalize_absolute(value) {
             Ok(_) => self.usable.push(value.to_owned()),
-            Err(trawl::url::Reject::UnsupportedScheme) => {
+            Err(crate::url::Reject::UnsupportedScheme) => {
                 let scheme = value.split(':').next().unwrap_or(value);
                 self.warnings.push(format!(
                     "{place}: {value:?} has scheme {scheme:?}; trawl crawls http and https only: skipped"
@@ -294,11 +294,11 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     c.seeds = seeds.usable;
     c.recrawl.clone_from(&args.recrawl);
     c.sitemap_lastmod = match args.sitemap_lastmod.as_str() {
-        "conditional" => trawl::recrawl::LastmodPolicy::Conditional,
-        "skip" => trawl::recrawl::LastmodPolicy::Skip,
+        "conditional" => crate::recrawl::LastmodPolicy::Conditional,
+        "skip" => crate::recrawl::LastmodPolicy::Skip,
         other => bail!("--sitemap-lastmod must be conditional or skip, not {other:?}"),
     };
-    if c.recrawl.is_none() && c.sitemap_lastmod == trawl::recrawl::LastmodPolicy::Skip {
+    if c.recrawl.is_none() && c.sitemap_lastmod == crate::recrawl::LastmodPolicy::Skip {
         eprintln!("trawl: warning: --sitemap-lastmod skip has no effect without --recrawl");
     }
     for s in &args.sitemap {
@@ -354,13 +354,13 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     if let Some(path) = &args.blacklist {
         let text =
             fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        c.filter.blacklist = trawl::url::Blacklist::parse(&text)?;
+        c.filter.blacklist = crate::url::Blacklist::parse(&text)?;
     }
     c.memory_bytes = parse_size(&args.memory).context("--memory")?;
     if c.memory_bytes < 512 << 20 {
         // A budget tighter than the default: freed memory goes back to the OS at once
         // (CPU for a lower, steadier peak; `purge_freed_memory_promptly`).
-        trawl::sys::alloc::purge_freed_memory_promptly();
+        crate::sys::alloc::purge_freed_memory_promptly();
     }
     // A quarter of the budget for robots rules, split across shards (16..512 MiB each):
     // a breadth-first crawl cycles through every host of a shard, which is the worst
@@ -381,13 +381,13 @@ pub fn config_from(args: &CrawlArgs) -> anyhow::Result<CrawlConfig> {
     };
     c.seen_fp = args.seen_fp;
     c.seen_backing = match args.seen_backing.as_str() {
-        "mapped" => trawl::seen::Backing::Mapped,
-        _ => trawl::seen::Backing::Memory,
+        "mapped" => crate::seen::Backing::Mapped,
+        _ => crate::seen::Backing::Memory,
     };
     c.warc = !args.no_warc;
     c.warc_max_file_bytes = args.warc_max_bytes;
     if let Some(level) = args.warc_gzip_level {
-        c.warc_gzip_level = trawl::warc::gzip::Deflater::default()
+        c.warc_gzip_level = crate::warc::gzip::Deflater::default()
             .check_level(level)
             .context("--warc-gzip-level")?;
     }
@@ -504,18 +504,13 @@ fn recordable_args(matches: &ArgMatches) -> Vec<String> {
 /// Parses the flags of `trawl crawl` (without the subcommand name) the way the binary
 /// does: a flag given twice keeps its last value.
 fn parse_crawl_flags(flags: &[String]) -> Result<(CrawlArgs, ArgMatches), clap::Error> {
-    let cmd = CrawlArgs::augment_args(
-        clap::Command::new("crawl")
-            .no_binary_name(true)
-            .args_override_self(true),
-    );
-    let matches = cmd.try_get_matches_from(flags)?;
+    let matches = command().try_get_matches_from(flags)?;
     let args = CrawlArgs::from_arg_matches(&matches)?;
     Ok((args, matches))
 }
 
 /// The flags after `crawl` in the (config-expanded) command line.
-fn crawl_flags(argv: &[String]) -> &[String] {
+pub fn crawl_flags(argv: &[String]) -> &[String] {
     let at = argv
         .iter()
         .position(|a| a == "crawl")
@@ -527,15 +522,14 @@ fn crawl_flags(argv: &[String]) -> &[String] {
 /// flags first and this command line's after (so they win), and the recorded seeds
 /// instead of any given again; otherwise this command line. Returns the parsed flags
 /// and the flags to record.
-fn effective_args(args: CrawlArgs, argv: &[String]) -> anyhow::Result<(CrawlArgs, Vec<String>)> {
-    let flags = crawl_flags(argv);
+fn effective_args(args: CrawlArgs, flags: &[String]) -> anyhow::Result<(CrawlArgs, Vec<String>)> {
     let resuming = args.resume.is_some();
     let start = if resuming {
         let dir = output_dir(&args)?;
         if !dir.is_dir() {
             bail!("--resume {}: no such directory", dir.display());
         }
-        trawl::checkpoint::start::read(&dir)?
+        crate::checkpoint::start::read(&dir)?
     } else {
         None
     };
@@ -566,44 +560,67 @@ fn effective_args(args: CrawlArgs, argv: &[String]) -> anyhow::Result<(CrawlArgs
     Ok((merged_args, recordable_args(&matches)))
 }
 
-/// Runs `trawl crawl`.
-///
-/// # Errors
-/// Bad flags or files, or a crawl that cannot start (see [`Crawler::run`]).
-///
-/// `argv` is the whole command line after `--config` expansion: the flags given are
-/// recorded in `start.json`, and a resume applies the recorded ones before them.
-pub fn run(args: CrawlArgs, argv: &[String]) -> anyhow::Result<ExitCode> {
-    let (args, start_args) = effective_args(args, argv)?;
-    let mut config = config_from(&args)?;
-    config.start_args = start_args;
-    if config.from.is_none() {
-        eprintln!("trawl: warning: no --from given; webmasters cannot reach the operator");
+/// A crawl ready to build: its configuration (the recorded flags in
+/// `start_args`), whether it resumes, and its farm settings.
+#[derive(Debug)]
+pub struct CrawlPlan {
+    pub config: CrawlConfig,
+    /// Continue the crawl in the output directory (`--resume`).
+    pub resume: bool,
+    /// `--farm*`: crawl as one node of a farm.
+    pub farm: Option<crate::farm::FarmConfig>,
+}
+
+impl CrawlPlan {
+    /// The plan of `trawl crawl` parsed as `args` from `flags` (the flags after
+    /// `crawl`, `--config` expanded): on a resume of a crawl with a start file, its
+    /// recorded flags first and these after (so they win), and the recorded seeds.
+    ///
+    /// # Errors
+    /// Bad flags, unreadable files, no seeds, or settings out of range.
+    pub fn new(args: CrawlArgs, flags: &[String]) -> anyhow::Result<Self> {
+        let (args, start_args) = effective_args(args, flags)?;
+        let mut config = config_from(&args)?;
+        config.start_args = start_args;
+        Ok(Self {
+            config,
+            resume: args.resume.is_some(),
+            farm: args.farm.config()?,
+        })
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("cannot install signal handler")?;
+
+    /// The plan of the flags after `crawl` (no program or subcommand name), as the
+    /// command line parses them.
+    ///
+    /// # Errors
+    /// As [`CrawlPlan::new`]; a flag clap refuses.
+    pub fn from_flags(flags: &[String]) -> anyhow::Result<Self> {
+        let (args, _) = parse_crawl_flags(flags).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Self::new(args, flags)
     }
-    let mut builder = Crawler::builder()
-        .config(config)
-        .resume(args.resume.is_some())
-        .stop_flag(stop);
-    if let Some(farm) = args.farm.config()? {
-        builder = builder.farm(farm);
+
+    /// A crawler for this plan: the configuration, the resume and the farm settings;
+    /// the caller adds its handler and stop flag.
+    pub fn builder(self) -> crate::engine::CrawlerBuilder {
+        let mut builder = crate::engine::Crawler::builder()
+            .config(self.config)
+            .resume(self.resume);
+        if let Some(farm) = self.farm {
+            builder = builder.farm(farm);
+        }
+        builder
     }
-    let stats = builder.build()?.run()?;
-    if stats.farm.is_some() && stats.finish == "error" {
-        // A farm node that gave up (Redis unreachable past its limit) says so in its
-        // exit status; the error itself was logged.
-        eprintln!("trawl: farm node stopped on an error (see the log above); resume with --resume");
-        return Ok(ExitCode::FAILURE);
-    }
-    eprintln!(
-        "trawl: done ({}): {} pages in {:.1}s ({:.0} pages/s, {:.1} MB/s), {} discovered, {} queued",
-        stats.finish, stats.pages, stats.elapsed_secs, stats.pages_per_sec, stats.mb_per_sec, stats.discovered, stats.queued
-    );
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The clap command of [`CrawlArgs`] alone (no binary name): what
+/// [`CrawlPlan::from_flags`] parses, and the table the Python package checks its
+/// keyword names against.
+pub fn command() -> clap::Command {
+    CrawlArgs::augment_args(
+        clap::Command::new("crawl")
+            .no_binary_name(true)
+            .args_override_self(true),
+    )
 }
 
 /// Expands `--config FILE` of `trawl crawl` into flags placed before the command-line
