@@ -3,14 +3,16 @@
 cost bound: iterating pages in Python with no work per page adds at most 15 µs of CPU
 a page over the CLI, WARC off, 20-host site).
 
-One synthweb of 20 hosts on loopback; in each round, interleaved, every case crawls
+One synthweb of 20 hosts on loopback (`--mesh --page-bytes 20480`: pages of 20 KB,
+identity-coded, every page linking its host's pages and two other roots, robots.txt
+allowing all, as the static 20-host site of docs/benchmarks.md); in each round, interleaved, every case crawls
 the whole web into a fresh directory with WARC off and no delay:
 
   cli        `trawl crawl` (the release binary), CPU from getrusage of the child
   py-run     `trawl.Crawl(...).run()` in a Python child: the engine embedded, no stream
   py-pages   `for page in crawl.pages(): pass`: every page handed to Python
-  py-hook    as py-pages, with `accept_link=lambda f, u: True` (one call a link,
-             one GIL acquisition a page)
+  py-hook    as py-pages, with an `accept_link` that counts and says True (one call
+             a new link, one GIL acquisition a page with new links)
 
 A Python case's CPU is the child's `time.process_time()` across the crawl (every
 thread of the process; the interpreter's start and the import are outside it). Pages
@@ -19,7 +21,7 @@ each Python case's excess over `cli` in the same round (median of the per-round
 differences).
 
     make python                       # the release wheel in .venv
-    cargo build --release -p trawl -p synthweb
+    cargo build --release -p trawl    # synthweb: the release build, else the debug one
     .venv/bin/python tools/pybench/run.py [--rounds 3] [--pages-per-host 200] [--bin DIR]
 """
 
@@ -44,8 +46,12 @@ CHILD = r"""
 import json, sys, time, trawl
 opts = json.loads(sys.argv[1])
 case = opts.pop("case")
+asked = [0]
 if case == "py-hook":
-    opts["accept_link"] = lambda f, u: True
+    def hook(from_url, url):
+        asked[0] += 1
+        return True
+    opts["accept_link"] = hook
 crawl = trawl.Crawl(**opts)
 t0 = time.process_time()
 if case == "py-run":
@@ -55,7 +61,7 @@ else:
         pass
     stats = crawl.stats()
 cpu = time.process_time() - t0
-print(json.dumps({"cpu": cpu, "pages": stats["pages"], "finish": stats["finish"]}))
+print(json.dumps({"cpu": cpu, "pages": stats["pages"], "finish": stats["finish"], "asked": asked[0]}))
 """
 
 
@@ -65,6 +71,8 @@ def crawl_flags(web: Path) -> Dict[str, object]:
         "allow_private_addresses": True,
         "from_": "bench@example.org",
         "delay_ms": 0,
+        "max_crawl_delay_secs": 0,
+        "max_retry_after_secs": 1,
         "warc": False,
         "progress_secs": 0,
         "checkpoint_secs": 0,
@@ -108,6 +116,8 @@ def run_py(case: str, seeds: List[str], out: Path, opts: Dict[str, object]) -> T
     )
     line = json.loads(result.stdout.strip().splitlines()[-1])
     assert line["finish"] == "exhausted", line
+    if line["asked"]:
+        print(f"  accept_link asked about {line['asked']} links", flush=True)
     return float(line["cpu"]), int(line["pages"])
 
 
@@ -117,8 +127,15 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=20)
     ap.add_argument("--pages-per-host", type=int, default=200)
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-    ap.add_argument("--bin", type=Path, default=target / "release", help="dir of release trawl and synthweb")
+    ap.add_argument("--bin", type=Path, default=target / "release", help="dir of the release trawl")
+    ap.add_argument("--synthweb", type=Path, default=None,
+                    help="synthweb binary (default: the release one, else the debug one, "
+                    "which the dev profile optimises too)")
     args = ap.parse_args()
+    synthweb = args.synthweb or next(
+        (p for p in (args.bin / "synthweb", target / "debug" / "synthweb") if p.is_file()),
+        args.bin / "synthweb",
+    )
 
     cases = ["cli", "py-run", "py-pages", "py-hook"]
     with tempfile.TemporaryDirectory(prefix="pybench-") as tmp:
@@ -126,8 +143,9 @@ def main() -> None:
         web.mkdir()
         n = args.pages_per_host
         server = subprocess.Popen(
-            [str(args.bin / "synthweb"), "--port", "0", "--hosts-file", "hosts.txt", "--seeds",
-             "seeds.txt", "--hosts", str(args.hosts), "--pages-per-host", f"{n}-{n}"],
+            [str(synthweb), "--port", "0", "--hosts-file", "hosts.txt", "--seeds",
+             "seeds.txt", "--hosts", str(args.hosts), "--pages-per-host", f"{n}-{n}",
+             "--mesh", "--page-bytes", "20480"],
             cwd=web, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
         )
         try:

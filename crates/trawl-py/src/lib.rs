@@ -27,6 +27,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use trawl::crawllog::LogRecord;
 use trawl::engine::{CrawlHandle, Crawler, Stats};
+use trawl::http::{ResponseHead, SharedBytes};
 use trawl::options::crawl::{command, CrawlPlan};
 use trawl::{Handler, Page as EnginePage};
 
@@ -52,15 +53,32 @@ const TICK: Duration = Duration::from_millis(100);
 /// flags it sets itself (`out` holding a crawl resumes it).
 const NOT_OPTIONS: [&str; 5] = ["seeds", "seed", "out", "config", "resume"];
 
-/// A fetched response, copied out of the engine for Python.
+/// A fetched response, taken out of the engine for Python at the least cost on the
+/// shard: the head shared (its raw bytes, parsed again only if Python asks for the
+/// headers), the links in one string (a line each), the body copied.
 struct PageData {
     url: String,
     status: u16,
-    headers: Vec<(String, Vec<u8>)>,
+    head: SharedBytes,
     body: Vec<u8>,
-    links: Vec<String>,
+    links: String,
     fetched_at: SystemTime,
     ip: Option<IpAddr>,
+}
+
+impl PageData {
+    /// The header fields in order; values as Latin-1 text (HTTP's bytes, one char a
+    /// byte).
+    fn headers(&self) -> Vec<(String, String)> {
+        ResponseHead::parse(&self.head)
+            .map(|h| {
+                h.headers
+                    .into_iter()
+                    .map(|(n, v)| (n, v.iter().map(|&b| char::from(b)).collect()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// The crawl's handler on the Python side.
@@ -133,9 +151,9 @@ impl Handler for Bridge {
         let _ = self.pages_tx.send(PageData {
             url: page.url.to_string(),
             status: page.head.status,
-            headers: page.head.headers.clone(),
+            head: page.head.raw.clone(),
             body: page.body.to_vec(),
-            links: page.links.iter().map(|l| (*l).to_owned()).collect(),
+            links: page.links.join("\n"),
             fetched_at: page.fetched_at,
             ip: page.ip,
         });
@@ -687,11 +705,7 @@ impl Page {
     /// Latin-1, as HTTP allows).
     #[getter]
     fn headers(&self) -> Vec<(String, String)> {
-        self.data
-            .headers
-            .iter()
-            .map(|(n, v)| (n.clone(), v.iter().map(|&b| char::from(b)).collect()))
-            .collect()
+        self.data.headers()
     }
 
     /// The body, content-decoded (gzip, deflate, br) as the crawl decoded it.
@@ -702,8 +716,8 @@ impl Page {
 
     /// The links found on the page (canonical URLs).
     #[getter]
-    fn links(&self) -> Vec<String> {
-        self.data.links.clone()
+    fn links(&self) -> Vec<&str> {
+        self.data.links.lines().collect()
     }
 
     /// When the response was recorded (a UTC datetime).
@@ -731,10 +745,10 @@ impl Page {
     #[getter]
     fn content_type(&self) -> Option<String> {
         self.data
-            .headers
-            .iter()
+            .headers()
+            .into_iter()
             .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.iter().map(|&b| char::from(b)).collect())
+            .map(|(_, v)| v)
     }
 
     fn __repr__(&self) -> String {
