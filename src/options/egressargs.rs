@@ -123,6 +123,21 @@ impl EgressArgs {
             }
             return Ok(());
         }
+        if self.proxy.is_none() && self.proxy_rules.is_none() {
+            // Routes from the environment alone: said once, so a proxy variable set for
+            // something else is not followed silently.
+            let labels: Vec<&str> = routes
+                .routes()
+                .iter()
+                .filter(|r| r.proxy.is_some())
+                .map(|r| r.label.as_str())
+                .collect();
+            eprintln!(
+                "trawl: requests go through {} as the proxy environment variables say \
+                 (http_proxy, https_proxy, all_proxy; no_proxy); --no-proxy-env ignores them",
+                labels.join(", ")
+            );
+        }
         if let Some(creds) = self.credentials()? {
             routes.set_missing_credentials(&creds);
         }
