@@ -23,14 +23,21 @@ build: deps
 ## crawl with synthweb's referee and print a summary (tools/demo.sh; about 2 minutes).
 demo: deps
 	$(CARGO) build --workspace --release
-	sh tools/demo.sh
+	$(NO_PROXY_ENV) sh tools/demo.sh
 
 ## The whole test suite (the README's test command; .ci/run calls it): the module-graph
 ## lint's own tests (tools/modgraph/test_check.py, on made-up crates), then cargo's.
+## The tests crawl loopback servers; trawl follows the proxy environment variables as
+## curl does (docs/network.md), so a machine whose environment names a proxy (for its
+## package downloads) would send the tests' crawls to it. The test commands run without
+## them; what needs the network (pip, cargo's downloads) ran before, with them.
+NO_PROXY_ENV := env -u http_proxy -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
+  -u no_proxy -u NO_PROXY
+
 test: deps .venv/bin/warcio .venv/bin/maturin
 	python3 -m unittest discover -s tools/modgraph -p 'test_*.py'
-	WARCIO=$(CURDIR)/.venv/bin/warcio $(CARGO) test --workspace --all-features
-	$(MAKE) pytest PYPROFILE=dev
+	WARCIO=$(CURDIR)/.venv/bin/warcio $(NO_PROXY_ENV) $(CARGO) test --workspace --all-features
+	$(NO_PROXY_ENV) $(MAKE) pytest PYPROFILE=dev
 
 ## Where cargo builds (CARGO_TARGET_DIR, else ./target): the Python tests find synthweb
 ## there, and maturin builds the wheel there.
@@ -61,7 +68,7 @@ pytest: python
 ## less presence bits must stay under 256 MiB (about 3 minutes, 2.5 GB of disk in /tmp).
 memtest: deps
 	$(CARGO) build --release -p synthweb -p trawl
-	$(CARGO) test --release --test crawl_memory -- --ignored --nocapture
+	$(NO_PROXY_ENV) $(CARGO) test --release --test crawl_memory -- --ignored --nocapture
 
 ## warcio (PyPI) checks every WARC file the tests write; it lives in a local venv.
 .venv/bin/warcio:
