@@ -16,6 +16,7 @@ use std::cell::Cell;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use html5ever::tendril::TendrilSink;
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
+use trawl::html::fingerprint as fp;
 use trawl::html::{for_each_raw_link, Links};
 use url::Url;
 
@@ -447,11 +448,38 @@ fn mix(c: &mut Criterion) {
     }
 }
 
+/// The duplicate-content digest every fetched page pays (`page_fingerprint`: XXH3 with
+/// the page's own directory abstracted) beside plain XXH3 of the same bytes: what the
+/// search for the page's own locations adds.
+fn fingerprints(c: &mut Criterion) {
+    let synth = pages::synthweb_pages(50);
+    let total: usize = synth.iter().map(|p| p.len()).sum();
+    let mut group = c.benchmark_group("fingerprint");
+    group.throughput(Throughput::Bytes(total as u64));
+    group.bench_function("xxh3_128", |b| {
+        b.iter(|| {
+            synth
+                .iter()
+                .map(|p| fp::fingerprint(p))
+                .fold(0, |a, x| a ^ x)
+        })
+    });
+    group.bench_function("page_fingerprint", |b| {
+        b.iter(|| {
+            synth
+                .iter()
+                .map(|p| fp::page_fingerprint(b"/culture/sub/page-1.html", p))
+                .fold(0, |a, x| a ^ x)
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(3));
-    targets = links, javadoc, mix
+    targets = links, javadoc, mix, fingerprints
 }
 criterion_main!(benches);

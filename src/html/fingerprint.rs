@@ -33,15 +33,22 @@ pub fn fingerprint(page: &[u8]) -> u128 {
 /// themselves count as copies, and only the first one's links are followed.
 pub fn page_fingerprint(path: &[u8], page: &[u8]) -> u128 {
     let needles = own_locations(path);
-    if needles.is_empty() {
+    // Each needle is a prefix of the one before it (the directory, then the same
+    // without its `/`, then the parent, ...), so a mention of any of them starts with
+    // the shortest: one substring search for it finds every candidate, where a search
+    // for `/` would stop at every end tag and link of the page.
+    let Some(shortest) = needles.last() else {
         return fingerprint(page);
-    }
-    let mut hasher = Xxh3::new();
+    };
+    let finder = memchr::memmem::Finder::new(shortest);
+    // Made at the first mention: most pages have none, and one-shot XXH3 of the
+    // whole page (the same digest as streaming it) is faster than the streaming form.
+    let mut hasher: Option<Xxh3> = None;
     let mut rest = page;
     let mut from = 0;
-    // Every needle starts with `/`: only a `/` can start a mention. (`rest` is the
-    // unhashed tail; after a mention the byte before `rest` is never `<`.)
-    while let Some(at) = rest.get(from..).and_then(|r| memchr::memchr(b'/', r)) {
+    // (`rest` is the unhashed tail; after a mention the byte before `rest` is never
+    // `<`.)
+    while let Some(at) = rest.get(from..).and_then(|r| finder.find(r)) {
         let start = from + at;
         let tail = rest.get(start..).unwrap_or_default();
         // `</a>` is an end tag, not a mention of the directory `/a`.
@@ -51,6 +58,7 @@ pub fn page_fingerprint(path: &[u8], page: &[u8]) -> u128 {
             .position(|n| !is_end_tag && tail.starts_with(n))
         {
             Some(k) => {
+                let hasher = hasher.get_or_insert_with(Xxh3::new);
                 hasher.update(rest.get(..start).unwrap_or_default());
                 hasher.update(OWN_MARKERS.get(k).map_or(&[0][..], |m| &m[..]));
                 let len = needles.get(k).map_or(1, |n| n.len());
@@ -60,8 +68,13 @@ pub fn page_fingerprint(path: &[u8], page: &[u8]) -> u128 {
             None => from = start + 1,
         }
     }
-    hasher.update(rest);
-    hasher.digest128()
+    match hasher {
+        Some(mut hasher) => {
+            hasher.update(rest);
+            hasher.digest128()
+        }
+        None => fingerprint(page),
+    }
 }
 
 /// Stand-ins for the page's directory, the same without its final `/`, its parent
@@ -231,6 +244,91 @@ mod tests {
         ];
         for ((pa, ba), (pb, bb)) in pairs {
             assert_ne!(fp(pa, ba), fp(pb, bb), "{pa} vs {pb}");
+        }
+    }
+
+    /// The first form of [`page_fingerprint`], kept as the oracle: it stopped at every
+    /// `/` of the page and tried each needle there.
+    fn page_fingerprint_by_slash(path: &[u8], page: &[u8]) -> u128 {
+        let needles = own_locations(path);
+        if needles.is_empty() {
+            return fingerprint(page);
+        }
+        let mut hasher = Xxh3::new();
+        let mut rest = page;
+        let mut from = 0;
+        while let Some(at) = rest.get(from..).and_then(|r| memchr::memchr(b'/', r)) {
+            let start = from + at;
+            let tail = &rest[start..];
+            let is_end_tag = start > 0 && rest[start - 1] == b'<';
+            match needles
+                .iter()
+                .position(|n| !is_end_tag && tail.starts_with(n))
+            {
+                Some(k) => {
+                    hasher.update(&rest[..start]);
+                    hasher.update(&OWN_MARKERS[k]);
+                    rest = &rest[start + needles[k].len()..];
+                    from = 0;
+                }
+                None => from = start + 1,
+            }
+        }
+        hasher.update(rest);
+        hasher.digest128()
+    }
+
+    #[test]
+    fn substring_search_agrees_with_the_slash_walk() {
+        // Pages built from pieces that mention the path's locations in every way
+        // (whole, bare, as end tags, overlapping, at the ends), shuffled by a fixed
+        // generator.
+        let paths: [&[u8]; 7] = [
+            b"/a/sub/x.html",
+            b"/a/",
+            b"/a/sub/",
+            b"//x",
+            b"/aa/a/",
+            b"/x.html",
+            b"/a/a/a/",
+        ];
+        let pieces: [&[u8]; 14] = [
+            b"/a/sub/",
+            b"/a/sub",
+            b"/a/",
+            b"/a",
+            b"</a>",
+            b"<",
+            b"/",
+            b"a",
+            b"sub",
+            b"</a/sub>",
+            b"//",
+            b"/aa",
+            b"text ",
+            b"/a/a",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for path in paths {
+            for _ in 0..300 {
+                let mut page = Vec::new();
+                for _ in 0..(next() % 24) {
+                    page.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+                }
+                assert_eq!(
+                    page_fingerprint(path, &page),
+                    page_fingerprint_by_slash(path, &page),
+                    "{:?} {:?}",
+                    String::from_utf8_lossy(path),
+                    String::from_utf8_lossy(&page)
+                );
+            }
         }
     }
 
