@@ -66,11 +66,16 @@ def record(out_dir, a):
         "warc_bytes": int(a.get("warc_bytes") or 0),
         "load": a.get("load", ""),
     }
+    if a.get("ir"):
+        # CALLGRIND=1: user-space instructions of the whole process (all threads).
+        r["ir"] = int(a["ir"])
+        r["ir_per_page"] = int(a["ir"]) / pages if pages else None
     with open(os.path.join(out_dir, "results.jsonl"), "a") as f:
         f.write(json.dumps(r) + "\n")
     print(f"  {r['case']} {r['tool']} run {r['run']}: {pages} pages, {wall:.2f} s, "
           f"{r['pages_per_s']:.0f} pages/s, {r['cpu_us_per_page'] or 0:.0f} us CPU/page, "
-          f"nginx {r['nginx_cpu_us_per_page'] or 0:.0f} us/page, rc {r['rc']}", file=sys.stderr)
+          f"nginx {r['nginx_cpu_us_per_page'] or 0:.0f} us/page, rc {r['rc']}"
+          + (f", {r['ir_per_page']:,.0f} Ir/page" if r.get("ir_per_page") else ""), file=sys.stderr)
 
 
 def load(out_dir):

@@ -38,7 +38,10 @@
 # CODINGS ("identity gzip"), STATIC20 (1: add static20-identity), STATIC20_DIR
 # (/var/tmp/cpubench-static20), STATIC20_PAGES (40000), CASES (overrides CODINGS, DOCS
 # and STATIC20; only the sites it needs are generated), PROFILE (1), PERF_FREQ (999 Hz),
-# PERF_CALLGRAPH (dwarf,16384).
+# PERF_CALLGRAPH (dwarf,16384), CALLGRIND (0; 1: with PROFILE=0, every trawl crawl runs
+# under `valgrind --tool=callgrind` and records its user-space instructions a page, `ir_per_page`
+# in results.jsonl: a figure the machine's load does not move, for A/B of small changes;
+# pair it with TRAWL_ARGS="--max-pages 4000", as callgrind runs ~50x slower).
 # Results: $OUT/results.jsonl, $OUT/summary.md (medians, ratios, the WARC path),
 # $OUT/ledger.md,
 # $OUT/logs/, $OUT/perf/*.data.
@@ -58,6 +61,7 @@ STATIC20_DIR=${STATIC20_DIR:-/var/tmp/cpubench-static20}
 STATIC20_PAGES=${STATIC20_PAGES:-40000}
 STATIC20_FLAGS=(--page-bytes 20480 --links 40)
 PROFILE=${PROFILE:-1}
+CALLGRIND=${CALLGRIND:-0}
 PERF_FREQ=${PERF_FREQ:-999}
 PERF_CALLGRAPH=${PERF_CALLGRAPH:-dwarf,16384}
 JAVADOC_ROOT=/usr/share/doc/openjdk-17-jre-headless/api
@@ -279,10 +283,13 @@ stop_nginx() {
 crawl() {
   local cs=$1 tool=$2 run=$3 prof=${4:-} tag="$1-$2-$3${4:+-perf}"
   local log=$OUT/logs/$tag.access.log dir=$WORK/out-$tag rc=0 load
-  local pre=()
+  local pre=() vg=()
   if [ -n "$prof" ]; then
     mkdir -p "$OUT/perf"
     pre=(perf record -q -e cpu-clock -F "$PERF_FREQ" --call-graph "$PERF_CALLGRAPH" -o "$OUT/perf/$cs-$tool.data" --)
+  elif [ "$CALLGRIND" = 1 ] && [ "$tool" != wget2 ]; then
+    mkdir -p "$OUT/callgrind"
+    vg=(valgrind -q --tool=callgrind --callgrind-out-file="$OUT/callgrind/$tag.cg" --)
   fi
   start_nginx "$cs" "$log"
   local a nhosts=0
@@ -296,7 +303,7 @@ crawl() {
       case $tool in trawl|trawl.b) flags+=(--no-warc) ;; esac
       case $tool in *.b) bin=$BIN_B ;; esac
       "${pre[@]}" /usr/bin/time -f 'wall=%e user=%U sys=%S maxrss_kb=%M' -o "$WORK/time.txt" \
-        timeout -k 30 "$TIMEOUT" "$bin/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
+        timeout -k 30 "$TIMEOUT" "${vg[@]}" "$bin/trawl" crawl --seeds "$WORK/seeds.txt" --out "$dir" \
         --scope seed-hosts --allow-private-addresses --delay-ms 0 \
         --from cpubench@example.org --progress-secs 0 "${flags[@]}" "${CASE_TRAWL[@]}" $TRAWL_ARGS \
         2>"$OUT/logs/$tag.stderr" || rc=$?
@@ -320,9 +327,11 @@ crawl() {
   stop_nginx
   local warc_bytes=0
   [ -d "$dir" ] && warc_bytes=$(find "$dir" -name '*.warc*' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+  local ir=
+  [ -f "$OUT/callgrind/$tag.cg" ] && ir=$(awk '/^(summary|totals):/ {print $2; exit}' "$OUT/callgrind/$tag.cg")
   python3 "$HERE/analyze.py" record "$OUT" case="$cs" tool="$tool" run="$run" rc="$rc" \
     log="$log" time="$WORK/time.txt" nginx_cpu="$ncpu" load="$load" warc_bytes="$warc_bytes" \
-    profiled="${prof:-0}"
+    profiled="${prof:-0}" ir="$ir"
   gzip -f "$log"
   rm -rf "$dir"
 }
