@@ -66,7 +66,9 @@ pub struct BoardView {
 
 #[derive(Default)]
 struct State {
-    hosts: HashMap<String, HostRow>,
+    /// Every logged line looks its host up here: aHash (randomly keyed, so still
+    /// DoS-resistant) instead of SipHash.
+    hosts: HashMap<String, HostRow, ahash::RandomState>,
     not_followed: u64,
     errors: VecDeque<ErrorRow>,
 }
