@@ -72,7 +72,10 @@ impl Job {
 
 /// Per-exchange state carried through the phases of one request.
 pub(crate) struct Exchange {
-    pub job: Job,
+    /// Boxed: a connection's phase moves by value at every step (`Phase::take`, then
+    /// the next phase put back), and the job is most of an exchange's bytes (a
+    /// `Phase` was 1,184 bytes with it inline, copied several times per read event).
+    pub job: Box<Job>,
     /// When the exchange left the queue (start of `total_timeout`).
     pub started: Instant,
     pub timings: Timings,
@@ -85,7 +88,7 @@ impl Exchange {
     /// `job`'s exchange on a fresh connection, starting `now`.
     pub fn fresh(job: Job, now: Instant) -> Self {
         Self {
-            job,
+            job: Box::new(job),
             started: now,
             timings: Timings::default(),
             reused: false,

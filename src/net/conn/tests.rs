@@ -187,7 +187,7 @@ impl Rig {
 
 pub(super) fn exchange(job: Job, now: Instant, reused: bool) -> Exchange {
     Exchange {
-        job,
+        job: Box::new(job),
         started: now,
         timings: Timings::default(),
         reused,

@@ -509,13 +509,13 @@ impl Fetcher {
                         .is_some_and(|a| job.addr_index + 1 < a.len())
                 {
                     job.addr_index += 1;
-                    return self.dispatch(job, now);
+                    return self.dispatch(*job, now);
                 }
                 if retryable && job.retries == 0 && is_idempotent(job.req.head.method) {
                     self.stats.retries += 1;
                     job.retries += 1;
                     job.fresh_only = true;
-                    return self.dispatch(job, now);
+                    return self.dispatch(*job, now);
                 }
                 let ex = Exchange { job, ..ex };
                 let outcome = build_outcome(ex, reading.map(|r| *r), peer, Some(reason), now);

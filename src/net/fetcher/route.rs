@@ -343,7 +343,7 @@ impl Fetcher {
         if let Err(e) = registered {
             if let Some(mut conn) = self.conns.remove(key) {
                 if let Phase::Connecting(p) = conn.phase.take() {
-                    self.fail_job(p.ex.job, Some(addr), FailReason::Io(e.to_string()), now);
+                    self.fail_job(*p.ex.job, Some(addr), FailReason::Io(e.to_string()), now);
                 }
             }
             return;
@@ -392,7 +392,7 @@ impl Fetcher {
         }
         conn.phase = Phase::Sending(Sending {
             ex: Exchange {
-                job,
+                job: Box::new(job),
                 started: now,
                 timings: Timings::default(),
                 reused: true,
