@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+use super::stats::{outcome_name, outcome_str};
 use crate::crawllog::{LogRecord, Outcome};
 
 /// Most hosts followed.
@@ -83,13 +84,6 @@ pub(crate) struct Board {
     queues: Mutex<HashMap<String, u64>>,
 }
 
-fn outcome_name(o: Outcome) -> String {
-    serde_json::to_value(o)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 impl Board {
     /// Takes one crawl-log record.
     pub fn note(&self, rec: &LogRecord) {
@@ -157,7 +151,10 @@ impl Board {
         if rec.status.is_some() {
             row.last_status = rec.status;
         }
-        row.last_outcome = outcome_name(rec.outcome);
+        let name = outcome_str(rec.outcome);
+        if row.last_outcome != name {
+            row.last_outcome = name.to_owned();
+        }
     }
 
     /// The busiest and most failing hosts and the latest errors, as `/api/hosts`

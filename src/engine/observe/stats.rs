@@ -199,10 +199,24 @@ pub(crate) fn outcome_index(o: Outcome) -> usize {
 }
 
 pub(crate) fn outcome_name(o: Outcome) -> String {
-    serde_json::to_value(o)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
+    outcome_str(o).to_owned()
+}
+
+/// The crawl log's name of `o` (`"fetched"`, `"robots"`, ...), serialized once per
+/// process: the status board asks for it at every logged line.
+pub(crate) fn outcome_str(o: Outcome) -> &'static str {
+    static NAMES: std::sync::OnceLock<Vec<(Outcome, String)>> = std::sync::OnceLock::new();
+    let serialized = |o: Outcome| {
+        serde_json::to_value(o)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    let names = NAMES.get_or_init(|| OUTCOMES.iter().map(|o| (*o, serialized(*o))).collect());
+    names
+        .iter()
+        .find(|(have, _)| *have == o)
+        .map_or("", |(_, name)| name.as_str())
 }
 
 pub(crate) fn stats(
@@ -393,6 +407,8 @@ mod tests {
         for o in OUTCOMES {
             assert!(listed(o));
             assert_eq!(OUTCOMES[outcome_index(o)], o);
+            let serialized = serde_json::to_value(o).unwrap();
+            assert_eq!(outcome_str(o), serialized.as_str().unwrap());
         }
         for o in [
             Outcome::ProxyUnreachable,
