@@ -117,10 +117,17 @@ impl ResponseHead {
     /// `application/xhtml+xml`, or no `Content-Type` at all (sniffing is out of scope;
     /// browsers often treat such a body as HTML).
     pub fn is_html(&self) -> bool {
-        match self.media_type() {
-            Some(mt) => mt == "text/html" || mt == "application/xhtml+xml",
-            None => true,
-        }
+        // As `media_type` reads it, compared in place: every page asks, twice.
+        let Some(value) = self
+            .header("content-type")
+            .and_then(|v| std::str::from_utf8(v).ok())
+        else {
+            return true;
+        };
+        let media_type = value.split(';').next().unwrap_or("").trim();
+        media_type.is_empty()
+            || media_type.eq_ignore_ascii_case("text/html")
+            || media_type.eq_ignore_ascii_case("application/xhtml+xml")
     }
 
     /// The encoding named by the `charset` parameter of `Content-Type`, if it is one

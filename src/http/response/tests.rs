@@ -521,3 +521,34 @@ fn header_helpers() {
         .unwrap()
         .is_html());
 }
+
+#[test]
+fn is_html_agrees_with_the_media_type() {
+    for value in [
+        &b"text/html"[..],
+        b"TEXT/HTML; charset=utf-8",
+        b"  text/html  ;",
+        b"application/XHTML+xml",
+        b"text/htmlx",
+        b"text/plain",
+        b"",
+        b"  ; charset=utf-8",
+        b"text/h\xfftml",
+        b"t\xc3\xa9xt/html",
+    ] {
+        let mut raw = b"HTTP/1.1 200 OK\r\nContent-Type: ".to_vec();
+        raw.extend_from_slice(value);
+        raw.extend_from_slice(b"\r\n\r\n");
+        let head = ResponseHead::parse(&raw).unwrap();
+        let by_media_type = match head.media_type() {
+            Some(mt) => mt == "text/html" || mt == "application/xhtml+xml",
+            None => true,
+        };
+        assert_eq!(
+            head.is_html(),
+            by_media_type,
+            "{:?}",
+            String::from_utf8_lossy(value)
+        );
+    }
+}
