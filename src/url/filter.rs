@@ -15,6 +15,7 @@ use std::fmt;
 use regex::RegexSet;
 use url::{Host, Url};
 
+use super::plain::PlainUrl;
 use super::Reject;
 
 /// Extensions refused by default: archives, executables and installers, images,
@@ -228,9 +229,55 @@ fn normalize_host(host: &str) -> String {
     host.trim_end_matches('.').to_ascii_lowercase()
 }
 
+/// What the filters read of a URL: the parts of a parsed [`Url`], or the same parts
+/// cut from the text of a [`PlainUrl`] (a canonical key the crawl need not parse).
+trait Parts {
+    fn as_str(&self) -> &str;
+    fn host_str(&self) -> Option<&str>;
+    fn host(&self) -> Option<Host<&str>>;
+    fn path(&self) -> &str;
+    fn query(&self) -> Option<&str>;
+}
+
+impl Parts for Url {
+    fn as_str(&self) -> &str {
+        Url::as_str(self)
+    }
+    fn host_str(&self) -> Option<&str> {
+        Url::host_str(self)
+    }
+    fn host(&self) -> Option<Host<&str>> {
+        Url::host(self)
+    }
+    fn path(&self) -> &str {
+        Url::path(self)
+    }
+    fn query(&self) -> Option<&str> {
+        Url::query(self)
+    }
+}
+
+impl Parts for PlainUrl<'_> {
+    fn as_str(&self) -> &str {
+        PlainUrl::as_str(self)
+    }
+    fn host_str(&self) -> Option<&str> {
+        Some(PlainUrl::host_str(self))
+    }
+    fn host(&self) -> Option<Host<&str>> {
+        Some(PlainUrl::host(self))
+    }
+    fn path(&self) -> &str {
+        PlainUrl::path(self)
+    }
+    fn query(&self) -> Option<&str> {
+        PlainUrl::query(self)
+    }
+}
+
 /// The registrable domain (eTLD+1) of a host, or the host itself for IP addresses and
 /// names the public suffix list cannot split.
-fn registrable_domain(url: &Url) -> Option<String> {
+fn registrable_domain(url: &impl Parts) -> Option<String> {
     match url.host()? {
         Host::Domain(domain) => {
             let domain = domain.trim_end_matches('.');
@@ -305,6 +352,16 @@ impl UrlFilter {
     /// # Errors
     /// The first filter that refuses the URL, as a [`Reject`].
     pub fn check(&self, url: &Url, hops: u32) -> Result<(), Reject> {
+        self.check_parts(url, hops)
+    }
+
+    /// [`UrlFilter::check`] of a canonical URL read from its text: the same verdict
+    /// as for its parse.
+    pub(crate) fn check_plain(&self, url: &PlainUrl<'_>, hops: u32) -> Result<(), Reject> {
+        self.check_parts(url, hops)
+    }
+
+    fn check_parts(&self, url: &impl Parts, hops: u32) -> Result<(), Reject> {
         let cfg = &self.config;
         let bytes = url.as_str().len();
         if bytes > cfg.max_url_bytes {
@@ -345,7 +402,7 @@ impl UrlFilter {
         Ok(())
     }
 
-    fn is_blacklisted(&self, url: &Url) -> bool {
+    fn is_blacklisted(&self, url: &impl Parts) -> bool {
         if !self.blocked_hosts.is_empty() {
             if let Some(host) = url.host_str() {
                 let host = host.trim_end_matches('.');
@@ -368,7 +425,7 @@ impl UrlFilter {
             || (!self.blocked_regexes.is_empty() && self.blocked_regexes.is_match(text))
     }
 
-    fn is_in_scope(&self, url: &Url) -> bool {
+    fn is_in_scope(&self, url: &impl Parts) -> bool {
         match &self.scope {
             CompiledScope::Any => true,
             CompiledScope::Hosts(hosts) => url
