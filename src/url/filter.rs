@@ -9,6 +9,7 @@
 
 #![deny(clippy::indexing_slicing)]
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -190,8 +191,8 @@ impl std::error::Error for FilterBuildError {
 #[derive(Debug, Clone)]
 enum CompiledScope {
     Any,
-    Hosts(HashSet<String>),
-    Domains(HashSet<String>),
+    Hosts(NameSet),
+    Domains(NameSet),
     Regex {
         include: RegexSet,
         exclude: RegexSet,
@@ -203,8 +204,8 @@ enum CompiledScope {
 #[derive(Debug, Clone)]
 pub struct UrlFilter {
     config: FilterConfig,
-    extensions: HashSet<String>,
-    blocked_hosts: HashSet<String>,
+    extensions: NameSet,
+    blocked_hosts: NameSet,
     blocked_prefixes: Vec<String>,
     blocked_regexes: RegexSet,
     scope: CompiledScope,
@@ -225,8 +226,22 @@ fn regex_set(patterns: &[String]) -> Result<RegexSet, FilterBuildError> {
     })
 }
 
+/// The sets of names every link is looked up in: ahash, keyed at random as SipHash
+/// is, at a fraction of its cost on short keys.
+type NameSet = HashSet<String, ahash::RandomState>;
+
 fn normalize_host(host: &str) -> String {
     host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// `text` in lower case, copied only if it has an upper-case letter (a canonical
+/// URL's host never has; an extension seldom).
+fn lowercase(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(text.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 /// What the filters read of a URL: the parts of a parsed [`Url`], or the same parts
@@ -430,7 +445,7 @@ impl UrlFilter {
             CompiledScope::Any => true,
             CompiledScope::Hosts(hosts) => url
                 .host_str()
-                .is_some_and(|h| hosts.contains(&normalize_host(h))),
+                .is_some_and(|h| hosts.contains(lowercase(h.trim_end_matches('.')).as_ref())),
             CompiledScope::Domains(domains) => {
                 registrable_domain(url).is_some_and(|d| domains.contains(&d))
             }
@@ -445,7 +460,7 @@ impl UrlFilter {
         let last = last.split(';').next().unwrap_or("");
         match last.rsplit_once('.') {
             Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => {
-                self.extensions.contains(&ext.to_ascii_lowercase())
+                self.extensions.contains(lowercase(ext).as_ref())
             }
             _ => false,
         }
@@ -500,7 +515,7 @@ impl UrlFilter {
                 .iter()
                 .map(|e| (*e).to_owned())
                 .collect(),
-            blocked_hosts: HashSet::new(),
+            blocked_hosts: NameSet::default(),
             blocked_prefixes: Vec::new(),
             blocked_regexes: RegexSet::empty(),
             scope: CompiledScope::Any,
