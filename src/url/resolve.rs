@@ -423,30 +423,29 @@ fn push_host(host: &str, out: &mut String) -> bool {
 
 /// The test of [`push_host`], on a host in any case.
 pub(super) fn is_plain_host(host: &str) -> bool {
-    if is_canonical_ipv4(host.as_bytes()) {
+    let bytes = host.as_bytes();
+    if is_canonical_ipv4(bytes) {
         return true;
     }
-    if host.is_empty() || host.contains("--") {
-        return false;
-    }
-    let mut last_first = b'a';
-    for label in host.split('.') {
-        let lb = label.as_bytes();
-        let (Some(&first), Some(&last)) = (lb.first(), lb.last()) else {
-            return false;
-        };
-        if !first.is_ascii_alphanumeric() || !last.is_ascii_alphanumeric() {
-            return false;
+    // One pass: `prev` is the byte before (a `.` at a label's start), `first` the
+    // first byte of the current label.
+    let mut prev = b'.';
+    let mut first = b'.';
+    for &b in bytes {
+        match b {
+            b'.' if !prev.is_ascii_alphanumeric() => return false,
+            b'-' | b'_' if prev == b'.' || (b == b'-' && prev == b'-') => return false,
+            b'.' | b'-' | b'_' => {}
+            _ if b.is_ascii_alphanumeric() => {
+                if prev == b'.' {
+                    first = b;
+                }
+            }
+            _ => return false,
         }
-        if !lb
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            return false;
-        }
-        last_first = first;
+        prev = b;
     }
-    !last_first.is_ascii_digit()
+    prev.is_ascii_alphanumeric() && !first.is_ascii_digit()
 }
 
 /// Whether `host` is four dot-separated decimal numbers of at most 255, each `0` or
