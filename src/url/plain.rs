@@ -121,6 +121,11 @@ impl<'a> PlainUrl<'a> {
         self.text
     }
 
+    /// Whether the scheme is `https`.
+    pub(crate) fn is_https(&self) -> bool {
+        self.spans.https
+    }
+
     /// The host, as [`url::Url::host_str`] gives it.
     pub(crate) fn host_str(&self) -> &'a str {
         self.text
@@ -208,6 +213,7 @@ mod tests {
             let url = Url::parse(text).unwrap();
             assert_eq!(url.as_str(), text);
             assert_eq!(plain.as_str(), text);
+            assert_eq!(plain.is_https(), url.scheme() == "https");
             assert_eq!(Some(plain.host_str()), url.host_str());
             assert_eq!(Some(plain.host()), url.host());
             assert_eq!(plain.origin(), url.origin().ascii_serialization());
