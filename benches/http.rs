@@ -2,7 +2,8 @@
 //! each checking its answer:
 //! - head parsing (ns per response) vs bare httparse on the same bytes;
 //! - chunked decoding (bytes/s) vs a plain copy of the same data;
-//! - gzip and brotli decoding (bytes/s of output) vs flate2's and brotli's own readers.
+//! - gzip and brotli decoding (bytes/s of output) vs flate2's and brotli's own readers;
+//! - writing a crawl's GET (ns per request), with a canonical `Referer` and without one.
 //!
 //! Run: `cargo bench --bench http`.
 
@@ -11,7 +12,8 @@ use std::io::{Read, Write};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use trawl::http::{
-    ContentDecoder, ContentEncoding, DecodeLimits, Method, ResponseLimits, ResponseReader,
+    write_request, ContentDecoder, ContentEncoding, DecodeLimits, Method, RequestHead,
+    ResponseLimits, ResponseReader,
 };
 
 /// Response heads as real servers send them (nginx, Apache, a CDN), 10-20 fields.
@@ -234,5 +236,34 @@ fn content_decode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, head_parse, chunked_decode, content_decode);
+/// One page request as the crawl writes it: the `Referer` is the linking page's
+/// canonical URL; the baseline is the same request without it.
+fn request_write(c: &mut Criterion) {
+    let mut group = c.benchmark_group("http_request_write");
+    group.throughput(Throughput::Elements(1));
+    let url = url::Url::parse("http://host-07.test:8080/section/page-0123.html").expect("url");
+    let referer = "http://host-07.test:8080/section/index-0042.html?sort=name";
+    for (name, referer) in [("no_referer", None), ("canonical_referer", Some(referer))] {
+        let mut req = RequestHead::get(url.clone(), trawl::default_user_agent());
+        req.referer = referer.map(str::to_owned);
+        group.bench_function(name, |b| {
+            let mut out = Vec::with_capacity(512);
+            b.iter(|| {
+                out.clear();
+                write_request(black_box(&req), &mut out);
+                assert!(out.ends_with(b"\r\n\r\n"));
+                black_box(out.len())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    head_parse,
+    chunked_decode,
+    content_decode,
+    request_write
+);
 criterion_main!(benches);

@@ -9,12 +9,14 @@
 
 #![deny(clippy::indexing_slicing)]
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use regex::RegexSet;
 use url::{Host, Url};
 
+use super::plain::PlainUrl;
 use super::Reject;
 
 /// Extensions refused by default: archives, executables and installers, images,
@@ -189,8 +191,8 @@ impl std::error::Error for FilterBuildError {
 #[derive(Debug, Clone)]
 enum CompiledScope {
     Any,
-    Hosts(HashSet<String>),
-    Domains(HashSet<String>),
+    Hosts(NameSet),
+    Domains(NameSet),
     Regex {
         include: RegexSet,
         exclude: RegexSet,
@@ -202,8 +204,8 @@ enum CompiledScope {
 #[derive(Debug, Clone)]
 pub struct UrlFilter {
     config: FilterConfig,
-    extensions: HashSet<String>,
-    blocked_hosts: HashSet<String>,
+    extensions: NameSet,
+    blocked_hosts: NameSet,
     blocked_prefixes: Vec<String>,
     blocked_regexes: RegexSet,
     scope: CompiledScope,
@@ -224,13 +226,73 @@ fn regex_set(patterns: &[String]) -> Result<RegexSet, FilterBuildError> {
     })
 }
 
+/// The sets of names every link is looked up in: ahash, keyed at random as SipHash
+/// is, at a fraction of its cost on short keys.
+type NameSet = HashSet<String, ahash::RandomState>;
+
 fn normalize_host(host: &str) -> String {
     host.trim_end_matches('.').to_ascii_lowercase()
 }
 
+/// `text` in lower case, copied only if it has an upper-case letter (a canonical
+/// URL's host never has; an extension seldom).
+fn lowercase(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(text.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// What the filters read of a URL: the parts of a parsed [`Url`], or the same parts
+/// cut from the text of a [`PlainUrl`] (a canonical key the crawl need not parse).
+trait Parts {
+    fn as_str(&self) -> &str;
+    fn host_str(&self) -> Option<&str>;
+    fn host(&self) -> Option<Host<&str>>;
+    fn path(&self) -> &str;
+    fn query(&self) -> Option<&str>;
+}
+
+impl Parts for Url {
+    fn as_str(&self) -> &str {
+        Url::as_str(self)
+    }
+    fn host_str(&self) -> Option<&str> {
+        Url::host_str(self)
+    }
+    fn host(&self) -> Option<Host<&str>> {
+        Url::host(self)
+    }
+    fn path(&self) -> &str {
+        Url::path(self)
+    }
+    fn query(&self) -> Option<&str> {
+        Url::query(self)
+    }
+}
+
+impl Parts for PlainUrl<'_> {
+    fn as_str(&self) -> &str {
+        PlainUrl::as_str(self)
+    }
+    fn host_str(&self) -> Option<&str> {
+        Some(PlainUrl::host_str(self))
+    }
+    fn host(&self) -> Option<Host<&str>> {
+        Some(PlainUrl::host(self))
+    }
+    fn path(&self) -> &str {
+        PlainUrl::path(self)
+    }
+    fn query(&self) -> Option<&str> {
+        PlainUrl::query(self)
+    }
+}
+
 /// The registrable domain (eTLD+1) of a host, or the host itself for IP addresses and
 /// names the public suffix list cannot split.
-fn registrable_domain(url: &Url) -> Option<String> {
+fn registrable_domain(url: &impl Parts) -> Option<String> {
     match url.host()? {
         Host::Domain(domain) => {
             let domain = domain.trim_end_matches('.');
@@ -305,6 +367,16 @@ impl UrlFilter {
     /// # Errors
     /// The first filter that refuses the URL, as a [`Reject`].
     pub fn check(&self, url: &Url, hops: u32) -> Result<(), Reject> {
+        self.check_parts(url, hops)
+    }
+
+    /// [`UrlFilter::check`] of a canonical URL read from its text: the same verdict
+    /// as for its parse.
+    pub(crate) fn check_plain(&self, url: &PlainUrl<'_>, hops: u32) -> Result<(), Reject> {
+        self.check_parts(url, hops)
+    }
+
+    fn check_parts(&self, url: &impl Parts, hops: u32) -> Result<(), Reject> {
         let cfg = &self.config;
         let bytes = url.as_str().len();
         if bytes > cfg.max_url_bytes {
@@ -345,7 +417,7 @@ impl UrlFilter {
         Ok(())
     }
 
-    fn is_blacklisted(&self, url: &Url) -> bool {
+    fn is_blacklisted(&self, url: &impl Parts) -> bool {
         if !self.blocked_hosts.is_empty() {
             if let Some(host) = url.host_str() {
                 let host = host.trim_end_matches('.');
@@ -368,12 +440,12 @@ impl UrlFilter {
             || (!self.blocked_regexes.is_empty() && self.blocked_regexes.is_match(text))
     }
 
-    fn is_in_scope(&self, url: &Url) -> bool {
+    fn is_in_scope(&self, url: &impl Parts) -> bool {
         match &self.scope {
             CompiledScope::Any => true,
             CompiledScope::Hosts(hosts) => url
                 .host_str()
-                .is_some_and(|h| hosts.contains(&normalize_host(h))),
+                .is_some_and(|h| hosts.contains(lowercase(h.trim_end_matches('.')).as_ref())),
             CompiledScope::Domains(domains) => {
                 registrable_domain(url).is_some_and(|d| domains.contains(&d))
             }
@@ -388,7 +460,7 @@ impl UrlFilter {
         let last = last.split(';').next().unwrap_or("");
         match last.rsplit_once('.') {
             Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => {
-                self.extensions.contains(&ext.to_ascii_lowercase())
+                self.extensions.contains(lowercase(ext).as_ref())
             }
             _ => false,
         }
@@ -443,7 +515,7 @@ impl UrlFilter {
                 .iter()
                 .map(|e| (*e).to_owned())
                 .collect(),
-            blocked_hosts: HashSet::new(),
+            blocked_hosts: NameSet::default(),
             blocked_prefixes: Vec::new(),
             blocked_regexes: RegexSet::empty(),
             scope: CompiledScope::Any,

@@ -8,6 +8,7 @@
 
 pub mod canon;
 pub mod filter;
+pub(crate) mod plain;
 mod reject;
 pub mod resolve;
 

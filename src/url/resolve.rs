@@ -180,10 +180,10 @@ impl Resolver {
 /// percent-encode set contains none of them and canonicalization changes none, so
 /// they are copied as they are. Everything else (`%`, `\`, `^`, `|`, `[`, `"`,
 /// spaces, controls, non-ASCII ...) takes the `url` crate's path.
-const PATH: u8 = 1;
+pub(super) const PATH: u8 = 1;
 /// Query bytes copied as they are: the path set without `'` (in the special-query
 /// percent-encode set), plus `?`.
-const QUERY: u8 = 2;
+pub(super) const QUERY: u8 = 2;
 /// Bytes inside one path segment: [`PATH`] without `/`.
 const SEGMENT: u8 = 4;
 
@@ -229,11 +229,11 @@ const fn byte_classes() -> [u8; 256] {
 }
 
 #[inline]
-fn is(class: u8, b: u8) -> bool {
+pub(super) fn is(class: u8, b: u8) -> bool {
     CLASS.get(usize::from(b)).is_some_and(|c| c & class != 0)
 }
 
-fn all_in(bytes: &[u8], class: u8) -> bool {
+pub(super) fn all_in(bytes: &[u8], class: u8) -> bool {
     bytes.iter().all(|&b| is(class, b))
 }
 
@@ -422,37 +422,36 @@ fn push_host(host: &str, out: &mut String) -> bool {
 }
 
 /// The test of [`push_host`], on a host in any case.
-fn is_plain_host(host: &str) -> bool {
-    if is_canonical_ipv4(host.as_bytes()) {
+pub(super) fn is_plain_host(host: &str) -> bool {
+    let bytes = host.as_bytes();
+    if is_canonical_ipv4(bytes) {
         return true;
     }
-    if host.is_empty() || host.contains("--") {
-        return false;
-    }
-    let mut last_first = b'a';
-    for label in host.split('.') {
-        let lb = label.as_bytes();
-        let (Some(&first), Some(&last)) = (lb.first(), lb.last()) else {
-            return false;
-        };
-        if !first.is_ascii_alphanumeric() || !last.is_ascii_alphanumeric() {
-            return false;
+    // One pass: `prev` is the byte before (a `.` at a label's start), `first` the
+    // first byte of the current label.
+    let mut prev = b'.';
+    let mut first = b'.';
+    for &b in bytes {
+        match b {
+            b'.' if !prev.is_ascii_alphanumeric() => return false,
+            b'-' | b'_' if prev == b'.' || (b == b'-' && prev == b'-') => return false,
+            b'.' | b'-' | b'_' => {}
+            _ if b.is_ascii_alphanumeric() => {
+                if prev == b'.' {
+                    first = b;
+                }
+            }
+            _ => return false,
         }
-        if !lb
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            return false;
-        }
-        last_first = first;
+        prev = b;
     }
-    !last_first.is_ascii_digit()
+    prev.is_ascii_alphanumeric() && !first.is_ascii_digit()
 }
 
 /// Whether `host` is four dot-separated decimal numbers of at most 255, each `0` or
 /// without a leading zero (a leading zero means octal to the WHATWG IPv4 parser):
 /// exactly the form the parser serializes an IPv4 address to, so it stays as it is.
-fn is_canonical_ipv4(host: &[u8]) -> bool {
+pub(super) fn is_canonical_ipv4(host: &[u8]) -> bool {
     let mut parts = 0;
     for part in host.split(|&b| b == b'.') {
         parts += 1;

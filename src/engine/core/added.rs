@@ -12,6 +12,7 @@ use url::Url;
 
 use crate::crawllog::{LogRecord, Outcome};
 
+use super::page::Candidate;
 use super::{Action, Core, Now};
 
 impl Core {
@@ -41,11 +42,11 @@ impl Core {
             let keys: Vec<&[u8]> = canonical.iter().map(|u| u.as_str().as_bytes()).collect();
             self.shared.memory.seen.test_and_set_batch(&keys, &mut seen);
         }
-        let fresh: Vec<(Url, String)> = canonical
+        let fresh: Vec<(Candidate, String)> = canonical
             .into_iter()
             .zip(seen.iter())
             .filter(|(_, &known)| !known)
-            .map(|(url, _)| (url, String::new()))
+            .map(|(url, _)| (Candidate::Parsed(url), String::new()))
             .collect();
         self.seen_scratch = seen;
         self.admit_batch(None, fresh, now, out);

@@ -59,6 +59,13 @@ use crate::robots::{CacheStats, RobotsCache, RobotsPolicy};
 use crate::routing::HostKey;
 use crate::url::UrlFilter;
 
+/// The core's maps and sets keyed by host names and fetch ids, looked up a few times a
+/// page: ahash, a fraction of SipHash's cost on such short keys, and like it keyed at
+/// random (per process and map), so a crawled site cannot pick names that collide.
+pub(super) type FastMap<K, V> = HashMap<K, V, ahash::RandomState>;
+/// See [`FastMap`].
+pub(super) type FastSet<K> = HashSet<K, ahash::RandomState>;
+
 /// Crawl-log annotation of a URL refused because its host resolves to a loopback,
 /// private or otherwise special address and `--allow-private-addresses` is off.
 pub(crate) const POLICY_PRIVATE: &str = "policy:private-address";
@@ -354,24 +361,24 @@ pub(crate) struct Core {
     robots: RobotsCache,
     filter: Arc<UrlFilter>,
     extract: ExtractOptions,
-    in_flight: HashMap<u64, InFlight>,
+    in_flight: FastMap<u64, InFlight>,
     /// Hosts whose robots.txt fetch is in flight; their queues are held in the
     /// frontier until it ends.
-    robots_fetching: HashSet<String>,
+    robots_fetching: FastSet<String>,
     /// robots.txt redirect hops to the server just asked, waiting out its politeness
     /// delay (`robots.rs`): due instant, then what `robots_request` needs. Their hosts
     /// stay in `robots_fetching` (held); a checkpoint needs none of this, as a resume
     /// asks for robots.txt again.
     robots_hops: Vec<RobotsHop>,
-    tallies: HashMap<String, HostTally>,
+    tallies: FastMap<String, HostTally>,
     /// Hosts refused by policy (private addresses): their URLs are logged at once as
     /// `blocked-address`, never fetched or retried. Bounded by [`MAX_REFUSED_HOSTS`].
-    refused_hosts: HashSet<String>,
+    refused_hosts: FastSet<String>,
     /// Hosts whose name did not resolve when their robots.txt was asked (no such
     /// name, no address, or no answer in time), until when: their URLs are logged
     /// `dns-error` at once instead of waiting (`robots.rs` `unresolve_host`). Bounded
     /// by [`MAX_REFUSED_HOSTS`] like the refused hosts.
-    unresolved_hosts: HashMap<String, Instant>,
+    unresolved_hosts: FastMap<String, Instant>,
     refusal_warnings: u32,
     scope_warned: bool,
     next_id: u64,
@@ -408,12 +415,12 @@ impl Core {
             robots,
             filter: p.filter,
             extract,
-            in_flight: HashMap::new(),
-            robots_fetching: HashSet::new(),
+            in_flight: FastMap::default(),
+            robots_fetching: FastSet::default(),
             robots_hops: Vec::new(),
-            tallies: p.tallies,
-            refused_hosts: HashSet::new(),
-            unresolved_hosts: HashMap::new(),
+            tallies: p.tallies.into_iter().collect(),
+            refused_hosts: FastSet::default(),
+            unresolved_hosts: FastMap::default(),
             refusal_warnings: 0,
             scope_warned: false,
             next_id: 0,
@@ -554,7 +561,7 @@ impl Core {
     }
 
     /// The host tallies, for the checkpoint's tally dump.
-    pub fn tallies(&self) -> &HashMap<String, HostTally> {
+    pub fn tallies(&self) -> &FastMap<String, HostTally> {
         &self.tallies
     }
 

@@ -13,6 +13,7 @@ use crate::html::Links;
 use crate::http::ResponseHead;
 use crate::provenance::Hop;
 use crate::robots::PageDirectives;
+use crate::url::plain::PlainKey;
 
 use super::Counter;
 use super::{
@@ -213,12 +214,13 @@ impl Core {
             if *known {
                 continue;
             }
-            let Ok(url) = Url::parse(link) else {
-                // Unreachable: a canonical URL parses to itself. Said, not silent.
-                out.push(Note::warn(format!(
-                    "canonical link does not parse: dropped: {link}"
-                )));
-                continue;
+            // A plain key is read from its text; only the rest is parsed.
+            let url = match PlainKey::new(link.clone()) {
+                Ok(key) => Candidate::Plain(key),
+                Err(link) => match parsed(&link, out) {
+                    Some(url) => Candidate::Parsed(url),
+                    None => continue,
+                },
             };
             let mut hops = String::with_capacity(item.hops.len() + 1);
             hops.push_str(&item.hops);
@@ -315,7 +317,7 @@ impl Core {
         now: Now,
         out: &mut Vec<Action>,
     ) {
-        self.admit_batch(via, vec![(url, hops)], now, out);
+        self.admit_batch(via, vec![(Candidate::Parsed(url), hops)], now, out);
     }
 
     /// The decision for URLs the presence bits just reported as new, all found on
@@ -330,7 +332,7 @@ impl Core {
     pub(super) fn admit_batch(
         &mut self,
         via: Option<&str>,
-        candidates: Vec<(Url, String)>,
+        candidates: Vec<(Candidate, String)>,
         now: Now,
         out: &mut Vec<Action>,
     ) {
@@ -349,12 +351,16 @@ impl Core {
         if passed.is_empty() {
             return;
         }
-        let (urls, hops): (Vec<Url>, Vec<String>) = passed.into_iter().unzip();
+        // The handler is shown parsed URLs: the plain keys are parsed for it.
+        let (urls, hops): (Vec<Url>, Vec<String>) = passed
+            .into_iter()
+            .filter_map(|(url, hops)| Some((url.into_url(out)?, hops)))
+            .unzip();
         let mut keep = vec![true; urls.len()];
         handler.accept_links(via.unwrap_or_default(), &urls, &mut keep);
         for ((url, hops), keep) in urls.into_iter().zip(hops).zip(keep) {
             if keep {
-                self.enqueue(url, via, hops, now, out);
+                self.enqueue(Candidate::Parsed(url), via, hops, now, out);
             }
         }
     }
@@ -363,14 +369,24 @@ impl Core {
     /// `filtered` with its reason.
     fn screen(
         &mut self,
-        url: &Url,
+        url: &Candidate,
         via: Option<&str>,
         hops: &str,
         now: Now,
         out: &mut Vec<Action>,
     ) -> bool {
-        let checked = self.filter.check(url, hops.len() as u32);
-        let Err(reason) = checked.or_else(|r| super::sitemaps::exempt(r, url, hops)) else {
+        let depth = hops.len() as u32;
+        let checked = match url {
+            Candidate::Parsed(url) => self.filter.check(url, depth).map_err(|r| (r, url.path())),
+            Candidate::Plain(key) => {
+                let plain = key.get();
+                self.filter
+                    .check_plain(&plain, depth)
+                    .map_err(|r| (r, plain.path()))
+            }
+        };
+        let exempt = |(r, path)| super::sitemaps::exempt(r, path, hops);
+        let Err(reason) = checked.or_else(exempt) else {
             return true;
         };
         if matches!(reason, crate::url::Reject::OutOfScope) && !self.scope_warned {
@@ -395,15 +411,21 @@ impl Core {
     /// An admitted URL counted discovered and outstanding, then routed.
     fn enqueue(
         &mut self,
-        url: Url,
+        url: Candidate,
         via: Option<&str>,
         hops: String,
         now: Now,
         out: &mut Vec<Action>,
     ) {
-        let Some(key) = host_key(&url) else { return };
+        let (key, url) = match url {
+            Candidate::Parsed(url) => {
+                let Some(key) = host_key(&url) else { return };
+                (key, url.into())
+            }
+            Candidate::Plain(url) => (url.get().origin().to_owned(), url.into_string()),
+        };
         let item = QueuedUrl {
-            url: url.into(),
+            url,
             via: via.map(str::to_owned),
             hops,
             attempts: 0,
@@ -428,6 +450,42 @@ impl Core {
             });
         }
     }
+}
+
+/// A URL up for admission ([`Core::admit_batch`]): parsed, or a canonical key read
+/// from its text, which needs no parse unless a handler is to see it.
+pub(super) enum Candidate {
+    Parsed(Url),
+    Plain(PlainKey),
+}
+
+impl Candidate {
+    fn as_str(&self) -> &str {
+        match self {
+            Candidate::Parsed(url) => url.as_str(),
+            Candidate::Plain(key) => key.get().as_str(),
+        }
+    }
+
+    /// The URL parsed; `None`, said in `out`, if it does not parse.
+    fn into_url(self, out: &mut Vec<Action>) -> Option<Url> {
+        match self {
+            Candidate::Parsed(url) => Some(url),
+            Candidate::Plain(key) => parsed(key.get().as_str(), out),
+        }
+    }
+}
+
+/// A canonical link parsed, or `None` with a warning: a canonical URL parses to
+/// itself, so this is unreachable, but said, not silent.
+fn parsed(link: &str, out: &mut Vec<Action>) -> Option<Url> {
+    let url = Url::parse(link).ok();
+    if url.is_none() {
+        out.push(Note::warn(format!(
+            "canonical link does not parse: dropped: {link}"
+        )));
+    }
+    url
 }
 
 fn page_record(

@@ -28,7 +28,6 @@
 //! frontier's own pace) and, with the same tag (1 in 32,768), a host may wait once for
 //! another's start. Sans-IO: the caller gives the instant.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -55,6 +54,8 @@ pub(crate) enum Asker {
 #[derive(Debug)]
 pub(crate) struct RecentStarts {
     t0: Instant,
+    /// Host names to slots and tags: ahash, keyed at random like the core's maps.
+    hasher: ahash::RandomState,
     slots: Box<[AtomicU64]>,
 }
 
@@ -63,14 +64,13 @@ impl RecentStarts {
     pub fn new(t0: Instant) -> Self {
         Self {
             t0,
+            hasher: ahash::RandomState::new(),
             slots: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
-    fn slot_and_tag(host: &str) -> (usize, u64) {
-        let mut h = DefaultHasher::new();
-        host.hash(&mut h);
-        let v = h.finish();
+    fn slot_and_tag(&self, host: &str) -> (usize, u64) {
+        let v = self.hasher.hash_one(host);
         (v as usize % SLOTS, v >> 49)
     }
 
@@ -97,7 +97,7 @@ impl RecentStarts {
         delay: Duration,
         now: Instant,
     ) -> Result<(), Instant> {
-        let (slot, tag) = Self::slot_and_tag(host);
+        let (slot, tag) = self.slot_and_tag(host);
         let Some(s) = self.slots.get(slot) else {
             return Ok(());
         };
@@ -123,7 +123,7 @@ impl RecentStarts {
     /// Records a start as the owner's, unconditionally (tests set the scene with it).
     #[cfg(test)]
     pub(crate) fn record(&self, host: &str, at: Instant) {
-        let (slot, tag) = Self::slot_and_tag(host);
+        let (slot, tag) = self.slot_and_tag(host);
         if let Some(s) = self.slots.get(slot) {
             s.store(self.pack(tag, Asker::Owner, at), Ordering::Release);
         }

@@ -7,7 +7,6 @@
 //! host).
 
 use crate::fetch::RouteState;
-use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use url::Url;
@@ -23,8 +22,8 @@ use super::recent::Asker;
 use super::sitemaps::LastmodTurn;
 use super::Counter;
 use super::{
-    hops_path, secs, Action, Core, CoreSettings, CoreShared, HostTally, InFlight, Note, Now,
-    MAX_DECISIONS_PER_TURN, POLICY_PRIVATE,
+    hops_path, secs, Action, Core, CoreSettings, CoreShared, FastMap, FastSet, HostTally, InFlight,
+    Note, Now, MAX_DECISIONS_PER_TURN, POLICY_PRIVATE,
 };
 
 /// The note of a URL that does not parse: a verdict on the URL, not its host.
@@ -385,11 +384,11 @@ struct GateCtx<'a> {
     /// Fetches in flight that hold no slot (see [`Core::busy`]).
     excused: usize,
     robots: &'a mut RobotsCache,
-    tallies: &'a HashMap<String, HostTally>,
-    refused_hosts: &'a HashSet<String>,
-    unresolved_hosts: &'a mut HashMap<String, Instant>,
-    robots_fetching: &'a mut HashSet<String>,
-    in_flight: &'a mut HashMap<u64, InFlight>,
+    tallies: &'a FastMap<String, HostTally>,
+    refused_hosts: &'a FastSet<String>,
+    unresolved_hosts: &'a mut FastMap<String, Instant>,
+    robots_fetching: &'a mut FastSet<String>,
+    in_flight: &'a mut FastMap<u64, InFlight>,
     next_id: &'a mut u64,
     shared: &'a CoreShared,
     out: &'a mut Vec<Action>,
@@ -572,7 +571,7 @@ fn request_head(config: &CoreSettings, url: Url) -> RequestHead {
 /// to feed stays `key`, never the redirect target's.
 pub(super) fn robots_request(
     shared: &CoreShared,
-    in_flight: &mut HashMap<u64, InFlight>,
+    in_flight: &mut FastMap<u64, InFlight>,
     id: u64,
     host: &str,
     key: HostKey,

@@ -43,8 +43,8 @@ use crate::url::Reject;
 /// A gzipped sitemap (`….xml.gz`) reached through a sitemap hop is not the binary
 /// download the extension filter keeps out (`.gz` is on its list): let it through.
 /// Other refusals stand.
-pub(super) fn exempt(reason: Reject, url: &Url, hops: &str) -> Result<(), Reject> {
-    let gz_sitemap = url.path().to_ascii_lowercase().ends_with(".xml.gz");
+pub(super) fn exempt(reason: Reject, path: &str, hops: &str) -> Result<(), Reject> {
+    let gz_sitemap = path.to_ascii_lowercase().ends_with(".xml.gz");
     if reason == Reject::BlockedExtension && gz_sitemap && hops.ends_with(Hop::Manifest.code()) {
         Ok(())
     } else {

@@ -443,3 +443,76 @@ fn a_page_whose_lookup_the_resolver_could_not_start_is_retried() {
         crate::fetch::DnsFailure::NoSuchName
     )));
 }
+
+/// The cost of admitting pages of new links ([`Core::admit_links`]: presence bits,
+/// filters, host keys, frontier pushes), 40 links a page over 20 hosts, as a crawl of
+/// `static20` sees them. A workload to measure, not a check (the core prints
+/// nothing, so the figure comes from outside): run the release test binary with
+/// `admission_cost --ignored` under callgrind and compare the instructions of
+/// `admit_links` a call.
+#[test]
+#[ignore = "a measurement"]
+fn admission_cost() {
+    const PAGES: usize = 500;
+    const LINKS: usize = 40;
+    let mut h = harness(&["http://h00.test/"]);
+    let item = QueuedUrl::seed("http://h00.test/");
+    let pages: Vec<Vec<(String, crate::provenance::Hop)>> = (0..PAGES)
+        .map(|page| {
+            (0..LINKS)
+                .map(|link| {
+                    let host = (page + link) % 20;
+                    let url = format!("http://h{host:02}.test/s{page}/page-{link:04}.html");
+                    (url, crate::provenance::Hop::Link)
+                })
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for links in &pages {
+        out.clear();
+        h.core.admit_links(&item, links, h.t0, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+    }
+    assert_eq!(h.outstanding(), 1 + (PAGES * LINKS) as u64);
+}
+
+/// The core's cost a page over a whole turn (schedule, request, answer, links), 20
+/// hosts and 40 new links a page, as `static20` crawls. A workload to measure, not a
+/// check: run the release test binary with `page_cycle_cost --ignored` under
+/// callgrind and compare the instructions of the test a page (1,000 pages).
+#[test]
+#[ignore = "a measurement"]
+fn page_cycle_cost() {
+    const PAGES: usize = 1000;
+    let seeds: Vec<String> = (0..20).map(|h| format!("http://h{h:02}.test/")).collect();
+    let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    let mut h = harness(&seeds);
+    let bodies: Vec<String> = (0..PAGES)
+        .map(|page| {
+            (0..40)
+                .map(|link| {
+                    let host = (page + link) % 20;
+                    format!(
+                        "<p><a href=\"http://h{host:02}.test/s{page}/p{link}.html\">a link</a>\n"
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let mut now = h.t0;
+    let mut pages = 0;
+    while pages < PAGES {
+        now = now.plus(secs(1));
+        let actions = h.schedule(now);
+        for (id, url) in robots_fetches(&actions) {
+            h.feed(response(id, &url, 404, &[], b""), now);
+        }
+        for (id, url) in fetches(&actions) {
+            let body = &bodies[pages % PAGES];
+            h.feed(html(id, &url, body), now);
+            pages += 1;
+        }
+    }
+    assert_eq!(h.shared.counters.get(Counter::Pages), pages as u64);
+}
