@@ -22,8 +22,9 @@ pub use resolve::{Resolved, Resolver};
 
 /// Fuzz entry point for the canonicalizer: the input is split at the first newline
 /// into a base and a reference; nothing may panic, every canonical URL must be a
-/// fixed point of canonicalization, and the [`Resolver`] (splice fast path) must
-/// answer exactly as [`canonicalize_with`] does.
+/// fixed point of canonicalization, the [`Resolver`] (splice fast path) must
+/// answer exactly as [`canonicalize_with`] does, and a URL read from its text
+/// (`plain`) must have the parts the parser gives it.
 pub fn fuzz_canonicalize(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (base, href) = text
@@ -59,6 +60,12 @@ pub fn fuzz_canonicalize(data: &[u8]) {
                 );
             }
         }
+    }
+    // Links are admitted from their text when `plain` accepts it: whatever it accepts
+    // must be what the parser makes of it, raw input and canonical output alike.
+    plain::assert_plain_is_its_parse(href);
+    if let Ok(once) = canonicalize_with(&base, href, &CanonOptions::default(), None) {
+        plain::assert_plain_is_its_parse(once.as_str());
     }
     let _ = filter::UrlFilter::default_for_fuzz().check_str(href, 0);
 }
