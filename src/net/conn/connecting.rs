@@ -89,7 +89,7 @@ impl Connecting {
             Ok(client) => conn.go(Phase::Socksing(Socksing {
                 ex,
                 since: now,
-                client,
+                client: Box::new(client),
             })),
             Err(e) => {
                 let reason = verdict_reason(e.verdict(), &e.to_string());

@@ -76,7 +76,9 @@ pub(crate) struct Tunneling {
 pub(crate) struct Socksing {
     pub ex: Exchange,
     pub since: Instant,
-    pub client: Socks5Client,
+    /// Boxed: the largest proxy state would otherwise set the size of every phase,
+    /// and the direct path moves phases at every step.
+    pub client: Box<Socks5Client>,
 }
 
 pub(crate) struct Handshaking {
@@ -94,7 +96,8 @@ pub(crate) struct Sending {
 /// What both reading phases share: the exchange and what has been received for it.
 pub(crate) struct Reading {
     pub ex: Exchange,
-    pub rx: ResponseProgress,
+    /// Boxed, as the exchange's job is: a read event moves the phase out and back.
+    pub rx: Box<ResponseProgress>,
 }
 
 pub(crate) struct ReadingHead {
@@ -232,7 +235,7 @@ impl Conn {
             | Phase::Handshaking(Handshaking { ex, .. })
             | Phase::Sending(Sending { ex, .. }) => fail::failed(ex, None, reason),
             Phase::ReadingHead(ReadingHead { r }) | Phase::ReadingBody(ReadingBody { r, .. }) => {
-                fail::failed(r.ex, Some(Box::new(r.rx)), reason)
+                fail::failed(r.ex, Some(r.rx), reason)
             }
             Phase::Idle(_) | Phase::Gone => After::IdleClosed,
         }

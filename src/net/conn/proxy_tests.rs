@@ -519,7 +519,7 @@ fn a_proxy_handshake_is_the_proxys_until_it_has_our_request_then_the_origins() {
     conn.phase = Phase::Socksing(Socksing {
         ex,
         since: t0,
-        client: socks,
+        client: Box::new(socks),
     });
     assert_eq!(conn.interest(), Interest::READABLE);
     assert_eq!(

@@ -97,16 +97,12 @@ fn read_response(
         Ok(ReadEnd::Stopped) => false,
         Ok(ReadEnd::Eof) => true,
         Err(ReadError::Tls(e)) => {
-            return Step::Done(failed(
-                ex,
-                Some(Box::new(rx)),
-                FailReason::Tls(e.to_string()),
-            ));
+            return Step::Done(failed(ex, Some(rx), FailReason::Tls(e.to_string())));
         }
         Err(ReadError::Io(e)) => {
             return Step::Done(After::Failed {
                 ex,
-                reading: Some(Box::new(rx)),
+                reading: Some(rx),
                 reason: io_reason(&e),
                 retryable,
                 next_addr: false,
@@ -114,13 +110,13 @@ fn read_response(
         }
     };
     match state {
-        Fed::Failed(reason) => return Step::Done(failed(ex, Some(Box::new(rx)), reason)),
+        Fed::Failed(reason) => return Step::Done(failed(ex, Some(rx), reason)),
         Fed::Done { .. } if misdirected(&ex, &rx) => {
             // RFC 9110 §15.5.20: the server will not answer this name on a connection
             // opened for another; ask again on a fresh one (the retry path).
             return Step::Done(After::Failed {
                 ex,
-                reading: Some(Box::new(rx)),
+                reading: Some(rx),
                 reason: FailReason::ClosedEarly,
                 retryable: true,
                 next_addr: false,
@@ -137,13 +133,13 @@ fn read_response(
             Ok(()) if rx.reader.is_done() => finish(conn, ex, rx, decoder, true, now),
             Ok(()) | Err(_) if !got_bytes => After::Failed {
                 ex,
-                reading: Some(Box::new(rx)),
+                reading: Some(rx),
                 reason: FailReason::ClosedEarly,
                 retryable,
                 next_addr: false,
             },
-            Ok(()) => failed(ex, Some(Box::new(rx)), FailReason::ClosedEarly),
-            Err(e) => failed(ex, Some(Box::new(rx)), http_reason(e)),
+            Ok(()) => failed(ex, Some(rx), FailReason::ClosedEarly),
+            Err(e) => failed(ex, Some(rx), http_reason(e)),
         });
     }
     let r = Reading { ex, rx };
@@ -285,17 +281,17 @@ fn feed_body(
 fn finish(
     conn: &mut Conn,
     ex: Exchange,
-    mut rx: ResponseProgress,
+    mut rx: Box<ResponseProgress>,
     decoder: Option<ContentDecoder>,
     closing: bool,
     now: Instant,
 ) -> After {
     if let Some(mut dec) = decoder {
         if let Err(e) = dec.finish(&mut rx.body) {
-            return failed(ex, Some(Box::new(rx)), decode_reason(e));
+            return failed(ex, Some(rx), decode_reason(e));
         }
     }
     let reusable = !closing && rx.reader.keep_alive();
-    let outcome = build_outcome(ex, Some(rx), Some(conn.peer), None, now);
+    let outcome = build_outcome(ex, Some(*rx), Some(conn.peer), None, now);
     After::Finished { outcome, reusable }
 }

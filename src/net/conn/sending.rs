@@ -53,7 +53,7 @@ impl Sending {
                 conn.wait(Phase::ReadingHead(ReadingHead {
                     r: Reading {
                         ex: self.ex,
-                        rx: ResponseProgress::new(reader, now),
+                        rx: Box::new(ResponseProgress::new(reader, now)),
                     },
                 }))
             }

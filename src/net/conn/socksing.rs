@@ -23,7 +23,7 @@ impl Socksing {
         _ready: Readiness,
         now: Instant,
     ) -> Step {
-        let done = match shake(&mut conn.stream, ctx.read_buf, &mut self.client) {
+        let done = match shake(&mut conn.stream, ctx.read_buf, &mut *self.client) {
             Shook::Wait => return conn.wait(Phase::Socksing(self)),
             Shook::Failed(reason) => return Step::Done(failed(self.ex, None, reason)),
             Shook::Done(done) => done,
