@@ -139,10 +139,22 @@ impl LogRecord {
 
     /// The JSON line, newline included.
     pub fn to_line(&self) -> Vec<u8> {
-        // Serializing these plain fields cannot fail (no maps with non-string keys).
-        let mut line = serde_json::to_vec(self).unwrap_or_default();
-        line.push(b'\n');
+        let mut line = Vec::new();
+        self.append_line(&mut line);
         line
+    }
+
+    /// Appends the JSON line, newline included, to `out` (the writer reuses one
+    /// buffer instead of a new vector a line).
+    pub fn append_line(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        // Serializing these plain fields cannot fail (no maps with non-string keys);
+        // were it to, the partial line is taken back and the line is empty.
+        if serde_json::to_writer(&mut *out, self).is_err() {
+            out.truncate(start);
+            return;
+        }
+        out.push(b'\n');
     }
 }
 
@@ -165,6 +177,8 @@ pub struct CrawlLogWriter {
     path: PathBuf,
     out: BufWriter<File>,
     len: u64,
+    /// The line being written, kept between lines.
+    line: Vec<u8>,
 }
 
 /// Buffer size: a few hundred lines between writes.
@@ -192,6 +206,7 @@ impl CrawlLogWriter {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(BUFFER_BYTES, file),
             len,
+            line: Vec::with_capacity(1024),
         })
     }
 
@@ -200,11 +215,15 @@ impl CrawlLogWriter {
     /// # Errors
     /// [`CrawlLogError`] on a write failure.
     pub fn append(&mut self, record: &LogRecord) -> Result<(), CrawlLogError> {
-        let line = record.to_line();
-        self.out
-            .write_all(&line)
-            .map_err(|e| self.err("write", e))?;
-        self.len += line.len() as u64;
+        // A line of a page with thousands of annotations or a huge URL is not kept.
+        if self.line.capacity() > BUFFER_BYTES {
+            self.line = Vec::with_capacity(1024);
+        }
+        self.line.clear();
+        record.append_line(&mut self.line);
+        let written = self.out.write_all(&self.line);
+        written.map_err(|e| self.err("write", e))?;
+        self.len += self.line.len() as u64;
         Ok(())
     }
 
