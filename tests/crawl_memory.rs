@@ -182,7 +182,7 @@ fn run(label: &str, r: &Run) {
     let peak_less_bits = peak.total.saturating_sub(peak.bits);
     let hwm_less_bits = hwm.saturating_sub(bits_max);
     eprintln!(
-        "{label}: {:.0} s, pages {} discovered {} queued {queued} (ram {} disk {disk_urls}), \
+        "{label}: {:.0} s, pages {} discovered {} robots-declined {} queued {queued} (ram {} disk {disk_urls}), \
          frontier disk {} bytes = {:.1} bytes per URL on disk; peak RSS less presence bits \
          {:.1} MiB (sampled; presence bits {:.1} MiB of it, files {:.1} MiB), VmHWM {:.1} MiB \
          less final presence-bit RSS {:.1} MiB = {:.1} MiB; budget {} MiB; stopped by \
@@ -190,6 +190,7 @@ fn run(label: &str, r: &Run) {
         wall.as_secs_f64(),
         stats["pages"],
         stats["discovered"],
+        stats["outcomes"]["robots"],
         stats["frontier_ram_urls"],
         stats["frontier_disk_bytes"],
         stats["disk_bytes_per_queued_url"].as_f64().unwrap_or(0.0),
@@ -243,6 +244,13 @@ fn frontier_spills_and_rss_stays_under_the_budget() {
 
 /// The acceptance run (release binaries, `make memtest`): tens of millions of queued
 /// URLs under `--memory 256M`.
+///
+/// 6,000 pages discover about 29 million URLs. Not all of them stay queued: synthweb's
+/// robots.txt catalogue disallows some paths, and the shards decline those URLs as they
+/// reach them while the crawl waits on the one-thread server. How many are declined by
+/// the end follows the shards' speed, not the world: 1.5 to 4.2 million of 24 million
+/// in five runs at 5,000 pages (2026-12-06). A faster page path declined more and left
+/// 19.9 million queued, under the bar, so the run takes 6,000 pages for a margin.
 #[test]
 #[ignore = "minutes with release binaries: run by `make memtest`, which .ci/run calls"]
 fn tens_of_millions_queued_under_256m() {
@@ -250,7 +258,7 @@ fn tens_of_millions_queued_under_256m() {
         "crawl_memory (acceptance)",
         &Run {
             fanout: 5_000,
-            max_pages: 5_000,
+            max_pages: 6_000,
             seen_capacity: 40_000_000,
             time_bound: Duration::from_secs(900),
             min_queued: 20_000_000,
