@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use mio::Interest;
 
 use super::tests::{
-    deadlines, exchange, failure, finished, linger, read_head, serve, Rig, PATIENCE, TOKEN,
+    deadlines, exchange, failure, finished, linger, read_head, serve, tls_materials, Rig, PATIENCE,
+    TOKEN,
 };
 use super::*;
 use crate::fetch::{DnsFailure, FetchRequest, ProxyFailKind, ProxyFailure};
@@ -70,34 +71,6 @@ fn read_n(sock: &mut StdStream, n: usize) -> Vec<u8> {
     let mut buf = vec![0; n];
     sock.read_exact(&mut buf).unwrap();
     buf
-}
-
-/// A test CA and a server config for `localhost`, as `tests/support` makes them.
-fn tls_materials() -> (String, Arc<rustls::ServerConfig>) {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca_params, ca_key);
-    let leaf_key = KeyPair::generate().unwrap();
-    let leaf = CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .signed_by(&leaf_key, &issuer)
-        .unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![leaf.der().clone(), ca_cert.der().clone()], key)
-        .unwrap();
-    (ca_cert.pem(), Arc::new(config))
 }
 
 #[test]

@@ -57,6 +57,34 @@ pub(super) fn linger(sock: &mut StdStream) {
     while matches!(sock.read(&mut buf), Ok(n) if n > 0) {}
 }
 
+/// A test CA and a server config for `localhost`, as `tests/support` makes them.
+pub(super) fn tls_materials() -> (String, Arc<rustls::ServerConfig>) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &issuer)
+        .unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf.der().clone(), ca_cert.der().clone()], key)
+        .unwrap();
+    (ca_cert.pem(), Arc::new(config))
+}
+
 /// The loop's part, for one connection: a poll, the TLS client and the shared buffers.
 pub(super) struct Rig {
     pub(super) poll: Poll,
@@ -793,4 +821,50 @@ fn a_truncated_body_is_marked_and_not_complete() {
     server.join().unwrap();
     assert!(outcome.body_truncated && !outcome.body_complete);
     assert!(outcome.payload.unwrap().is_shared_with(&outcome.body));
+}
+
+/// A TLS response that arrives in pieces (records of 1,000 bytes 5 ms apart, then one
+/// write larger than rustls reads from the socket at once) is read whole: a short
+/// socket read ends the read loop without a final `EAGAIN` read, and the next piece's
+/// readiness resumes it; full reads go on reading.
+#[test]
+fn a_tls_response_arriving_in_pieces_is_read_whole() {
+    let (ca_pem, server_config) = tls_materials();
+    let body: Vec<u8> = (0..60_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let sent = body.clone();
+    let (addr, server) = serve(move |s| {
+        let tls = rustls::ServerConnection::new(server_config).unwrap();
+        let mut tls = rustls::StreamOwned::new(tls, s);
+        let request = read_head(&mut tls);
+        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", sent.len());
+        tls.write_all(head.as_bytes()).unwrap();
+        tls.flush().unwrap();
+        let (pieces, rest) = sent.split_at(20_000);
+        for piece in pieces.chunks(1_000) {
+            thread::sleep(Duration::from_millis(5));
+            tls.write_all(piece).unwrap();
+            tls.flush().unwrap();
+        }
+        tls.write_all(rest).unwrap();
+        tls.flush().unwrap();
+        let mut buf = [0u8; 256];
+        while matches!(tls.read(&mut buf), Ok(n) if n > 0) {}
+        request
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, ca_pem).unwrap();
+    let mut rig = Rig::new();
+    let mut tls = TlsConfig::default();
+    tls.ca_files.push(ca);
+    rig.tls = TlsClient::new(&tls).unwrap();
+    let mut conn = rig.open(addr, "/pieces", FetchLimits::default(), true);
+    let (outcome, reusable) = finished(rig.drive(&mut conn));
+    assert_eq!(outcome.status(), Some(200));
+    assert_eq!(outcome.body.len(), body.len());
+    assert!(outcome.body == body, "the body differs from what was sent");
+    assert!(reusable && outcome.timings.tls.is_some());
+    drop(conn);
+    let request = server.join().unwrap();
+    assert!(request.starts_with("GET /pieces HTTP/1.1\r\n"), "{request}");
 }
