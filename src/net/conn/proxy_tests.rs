@@ -18,7 +18,6 @@ use super::*;
 use crate::fetch::{DnsFailure, FetchRequest, ProxyFailKind, ProxyFailure};
 use crate::net::egress::url::ProxyUrl;
 use crate::net::egress::via::Via;
-use crate::tls::TlsConfig;
 
 /// `Proxy-Authorization` for `u:pw`.
 const BASIC: &str = "Proxy-Authorization: Basic dTpwdw==\r\n";
@@ -92,13 +91,7 @@ fn a_connect_tunnel_carries_tls_checked_against_the_origins_name() {
         while matches!(tls.read(&mut rest), Ok(n) if n > 0) {}
         (connect, request)
     });
-    let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, ca_pem).unwrap();
-    let mut rig = Rig::new();
-    let mut tls = TlsConfig::default();
-    tls.ca_files.push(ca);
-    rig.tls = TlsClient::new(&tls).unwrap();
+    let mut rig = Rig::trusting(&ca_pem);
     let mut conn = open_via(
         &mut rig,
         proxy,

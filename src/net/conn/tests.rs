@@ -105,6 +105,18 @@ impl Rig {
         }
     }
 
+    /// A rig whose TLS client trusts only the CA `ca_pem` (see [`tls_materials`]).
+    pub(super) fn trusting(ca_pem: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, ca_pem).unwrap();
+        let mut tls = TlsConfig::default();
+        tls.ca_files.push(ca);
+        let mut rig = Rig::new();
+        rig.tls = TlsClient::new(&tls).unwrap();
+        rig
+    }
+
     /// Starts a connection to `addr` for `GET {path}`, in `Connecting`, registered.
     pub(super) fn open(
         &mut self,
@@ -851,13 +863,7 @@ fn a_tls_response_arriving_in_pieces_is_read_whole() {
         while matches!(tls.read(&mut buf), Ok(n) if n > 0) {}
         request
     });
-    let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, ca_pem).unwrap();
-    let mut rig = Rig::new();
-    let mut tls = TlsConfig::default();
-    tls.ca_files.push(ca);
-    rig.tls = TlsClient::new(&tls).unwrap();
+    let mut rig = Rig::trusting(&ca_pem);
     let mut conn = rig.open(addr, "/pieces", FetchLimits::default(), true);
     let (outcome, reusable) = finished(rig.drive(&mut conn));
     assert_eq!(outcome.status(), Some(200));
