@@ -133,6 +133,11 @@ impl ContentSeen {
         self.inner.resident_bytes()
     }
 
+    /// Where the bits' mapping starts; see [`SeenSet::mapping_address`].
+    pub(crate) fn mapping_address(&self) -> usize {
+        self.inner.mapping_address()
+    }
+
     /// Seals the file; see [`SeenSet::close`].
     ///
     /// # Errors

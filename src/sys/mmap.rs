@@ -147,7 +147,12 @@ impl MappedWords {
     /// that starts at our address in `/proc/self/smaps` (file-backed or anonymous, huge
     /// pages included). `None` if the file cannot be read or has no such mapping.
     pub(crate) fn resident_bytes(&self) -> Option<u64> {
-        super::procfs::mapping_rss_bytes(self.map.as_ptr() as usize)
+        super::procfs::mapping_rss_bytes(self.address())
+    }
+
+    /// Where the mapping starts, as `/proc/self/smaps` names it.
+    pub(crate) fn address(&self) -> usize {
+        self.map.as_ptr() as usize
     }
 
     /// Writes dirty mapped pages back to the file and waits (`msync(MS_SYNC)`).
@@ -255,6 +260,26 @@ mod tests {
         words[100].fetch_or(1 << 63, Ordering::Relaxed);
         assert_eq!(words[100].load(Ordering::Relaxed), 1 << 63);
         assert!(MappedWords::anon(0).is_err());
+    }
+
+    /// The resident bytes of a mapping read with others in one read of smaps: the pages
+    /// touched are there, and an address with no mapping adds nothing. (The mapping is
+    /// advised random access, as the presence bits are, so the kernel does not merge it
+    /// with a neighbouring anonymous mapping, which would move its start.)
+    #[test]
+    fn resident_bytes_in_one_read_of_smaps() {
+        let a = MappedWords::anon(1 << 20).unwrap();
+        a.advise_random().unwrap();
+        for w in a.words().iter().step_by(512).take(16) {
+            w.fetch_or(1, Ordering::Relaxed);
+        }
+        if !std::path::Path::new("/proc/self/smaps").exists() {
+            return;
+        }
+        let alone = a.resident_bytes().unwrap();
+        assert!(alone >= 16 * 4096, "{alone}");
+        let read = crate::sys::procfs::mappings_rss_bytes(&[a.address(), 0x1000]).unwrap();
+        assert!(read >= 16 * 4096, "{read}");
     }
 
     #[test]

@@ -45,6 +45,26 @@ pub(crate) fn mapping_rss_bytes(start: usize) -> Option<u64> {
     smaps_rss_bytes(&fs::read_to_string("/proc/self/smaps").ok()?, start)
 }
 
+/// The summed `Rss` of the mappings that start at `starts`, from one read of
+/// `/proc/self/smaps` (a start with no mapping counts 0). The file is built by walking
+/// every mapping's page tables, about a millisecond for a crawler of 200 MiB: the
+/// memory figures, refreshed every second with `--metrics-addr`, read it once for all
+/// the presence bits, not once a mapping.
+pub(crate) fn mappings_rss_bytes(starts: &[usize]) -> Option<u64> {
+    Some(smaps_rss_sum(
+        &fs::read_to_string("/proc/self/smaps").ok()?,
+        starts,
+    ))
+}
+
+/// The summed `Rss` of the mappings at `starts` in the text of an `smaps` file.
+fn smaps_rss_sum(smaps: &str, starts: &[usize]) -> u64 {
+    starts
+        .iter()
+        .map(|&s| smaps_rss_bytes(smaps, s).unwrap_or(0))
+        .sum()
+}
+
 /// The `Rss` of the mapping at `start` in the text of an `smaps` file.
 fn smaps_rss_bytes(smaps: &str, start: usize) -> Option<u64> {
     let mut inside = false;
@@ -101,6 +121,9 @@ mod tests {
         assert_eq!(smaps_rss_bytes(smaps, 0x7f00_0000_0000), Some(1 << 20));
         assert_eq!(smaps_rss_bytes(smaps, 0x7f00_0020_0000), Some(8192));
         assert_eq!(smaps_rss_bytes(smaps, 0x1000), None);
+        let both = [0x7f00_0000_0000, 0x7f00_0020_0000, 0x1000];
+        assert_eq!(smaps_rss_sum(smaps, &both), (1 << 20) + 8192);
+        assert_eq!(smaps_rss_sum(smaps, &[]), 0);
     }
 
     /// This process, on Linux: figures that are there and agree with each other.

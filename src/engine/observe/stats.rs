@@ -352,13 +352,12 @@ pub(crate) struct MemorySplit {
 pub(crate) fn memory_split(shared: &Shared) -> MemorySplit {
     let status = crate::sys::procfs::process_memory();
     let rss = status.map_or(0, |m| m.rss_bytes);
-    let bits = shared.core.memory.seen.resident_bytes().unwrap_or(0)
-        + shared
-            .core
-            .memory
-            .fingerprints
-            .resident_bytes()
-            .unwrap_or(0);
+    let memory = &shared.core.memory;
+    let bits = crate::sys::procfs::mappings_rss_bytes(&[
+        memory.seen.mapping_address(),
+        memory.fingerprints.mapping_address(),
+    ])
+    .unwrap_or(0);
     let less = rss.saturating_sub(bits);
     let peak_less_bits = shared.peak_rss_less_bits(less);
     MemorySplit {

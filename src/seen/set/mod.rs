@@ -472,6 +472,11 @@ impl SeenSet {
         self.map.resident_bytes()
     }
 
+    /// Where the bits' mapping starts, for [`crate::sys::procfs::mappings_rss_bytes`].
+    pub(crate) fn mapping_address(&self) -> usize {
+        self.map.address()
+    }
+
     /// Seals the live file on a clean shutdown: writes back the mapped pages, records the
     /// counters and the bits' checksum, marks the file sealed and fsyncs it, so a later
     /// [`SeenSet::open`] accepts it. Dropping a set without `close` leaves the file
