@@ -8,6 +8,7 @@
 
 pub mod partition;
 
+use std::fmt::Write as _;
 use url::Url;
 
 pub use partition::{PartitionBy, PartitionError, Partitions, DEFAULT_PARTITIONS};
@@ -63,8 +64,8 @@ impl HostKey {
             key.push_str("://");
             key.push_str(host);
             if let Some(port) = url.port() {
-                key.push(':');
-                key.push_str(&port.to_string());
+                // Writing to a `String` cannot fail.
+                let _ = write!(key, ":{port}");
             }
             return Some(HostKey(key));
         }

@@ -205,18 +205,15 @@ pub(crate) fn outcome_name(o: Outcome) -> String {
 /// The crawl log's name of `o` (`"fetched"`, `"robots"`, ...), serialized once per
 /// process: the status board asks for it at every logged line.
 pub(crate) fn outcome_str(o: Outcome) -> &'static str {
-    static NAMES: std::sync::OnceLock<Vec<(Outcome, String)>> = std::sync::OnceLock::new();
-    let serialized = |o: Outcome| {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let serialized = |o: &Outcome| {
         serde_json::to_value(o)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default()
     };
-    let names = NAMES.get_or_init(|| OUTCOMES.iter().map(|o| (*o, serialized(*o))).collect());
-    names
-        .iter()
-        .find(|(have, _)| *have == o)
-        .map_or("", |(_, name)| name.as_str())
+    let names = NAMES.get_or_init(|| OUTCOMES.iter().map(serialized).collect());
+    names.get(outcome_index(o)).map_or("", String::as_str)
 }
 
 pub(crate) fn stats(

@@ -108,8 +108,14 @@ impl ResponseHead {
 
     /// The media type of `Content-Type`, lowercase, without parameters (`text/html`).
     pub fn media_type(&self) -> Option<String> {
+        self.media_type_as_sent().map(str::to_ascii_lowercase)
+    }
+
+    /// The media type of `Content-Type` as the server wrote it (any case), without
+    /// parameters; `None` when absent, empty or not UTF-8.
+    fn media_type_as_sent(&self) -> Option<&str> {
         let value = std::str::from_utf8(self.header("content-type")?).ok()?;
-        let media_type = value.split(';').next()?.trim().to_ascii_lowercase();
+        let media_type = value.split(';').next()?.trim();
         (!media_type.is_empty()).then_some(media_type)
     }
 
@@ -117,17 +123,10 @@ impl ResponseHead {
     /// `application/xhtml+xml`, or no `Content-Type` at all (sniffing is out of scope;
     /// browsers often treat such a body as HTML).
     pub fn is_html(&self) -> bool {
-        // As `media_type` reads it, compared in place: every page asks, twice.
-        let Some(value) = self
-            .header("content-type")
-            .and_then(|v| std::str::from_utf8(v).ok())
-        else {
-            return true;
-        };
-        let media_type = value.split(';').next().unwrap_or("").trim();
-        media_type.is_empty()
-            || media_type.eq_ignore_ascii_case("text/html")
-            || media_type.eq_ignore_ascii_case("application/xhtml+xml")
+        // Compared without a lower-case copy: every page asks, twice.
+        self.media_type_as_sent().is_none_or(|mt| {
+            mt.eq_ignore_ascii_case("text/html") || mt.eq_ignore_ascii_case("application/xhtml+xml")
+        })
     }
 
     /// The encoding named by the `charset` parameter of `Content-Type`, if it is one
